@@ -1,0 +1,1 @@
+export { type Infra, startInfra } from "./infra.js";

@@ -1,0 +1,191 @@
+/**
+ * Finds or starts the real NATS (with JetStream) and Postgres every integration test needs.
+ * Order: NATS_URL / DATABASE_URL when set; the local defaults when they answer; testcontainers
+ * when a Docker engine answers; else a spawned `nats-server -js` and a throwaway Postgres cluster.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createServer, connect as tcpConnect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface Infra {
+  natsUrl: string;
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+const LOCAL_NATS = "nats://127.0.0.1:4222";
+const LOCAL_DATABASE = "postgres://postgres@127.0.0.1:5432/test";
+
+export async function startInfra(env: NodeJS.ProcessEnv = process.env): Promise<Infra> {
+  const stops: Array<() => Promise<void>> = [];
+  const natsUrl = env.NATS_URL ?? ((await answers(LOCAL_NATS)) ? LOCAL_NATS : undefined);
+  const databaseUrl = env.DATABASE_URL ?? ((await answers(LOCAL_DATABASE)) ? LOCAL_DATABASE : undefined);
+  const started = { natsUrl, databaseUrl };
+  if (!started.natsUrl || !started.databaseUrl) {
+    const containers = await startContainers(!started.natsUrl, !started.databaseUrl);
+    if (containers) {
+      started.natsUrl ??= containers.natsUrl;
+      started.databaseUrl ??= containers.databaseUrl;
+      stops.push(containers.stop);
+    }
+  }
+  if (!started.natsUrl) {
+    const nats = await spawnNats();
+    started.natsUrl = nats.url;
+    stops.push(nats.stop);
+  }
+  if (!started.databaseUrl) {
+    const pg = await spawnPostgres();
+    started.databaseUrl = pg.url;
+    stops.push(pg.stop);
+  }
+  return {
+    natsUrl: started.natsUrl,
+    databaseUrl: started.databaseUrl,
+    async stop() {
+      for (const stop of stops.reverse()) await stop();
+    },
+  };
+}
+
+/** True when something accepts TCP connections at the URL's host and port within 500 ms. */
+async function answers(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host: hostname, port: Number(port) });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+async function startContainers(
+  needNats: boolean,
+  needPostgres: boolean,
+): Promise<{ natsUrl?: string; databaseUrl?: string; stop(): Promise<void> } | undefined> {
+  try {
+    // Imported lazily: testcontainers is heavy and only used where a Docker engine answers.
+    const tc = await import("testcontainers");
+    await tc.getContainerRuntimeClient();
+    const stops: Array<() => Promise<unknown>> = [];
+    let natsUrl: string | undefined;
+    let databaseUrl: string | undefined;
+    if (needNats) {
+      const nats = await new tc.GenericContainer("nats:2.10-alpine")
+        .withCommand(["-js"])
+        .withExposedPorts(4222)
+        .start();
+      natsUrl = `nats://${nats.getHost()}:${nats.getMappedPort(4222)}`;
+      stops.push(() => nats.stop());
+    }
+    if (needPostgres) {
+      const { PostgreSqlContainer } = await import("@testcontainers/postgresql");
+      const pg = await new PostgreSqlContainer("postgres:15-alpine").start();
+      databaseUrl = pg.getConnectionUri();
+      stops.push(() => pg.stop());
+    }
+    return {
+      ...(natsUrl ? { natsUrl } : {}),
+      ...(databaseUrl ? { databaseUrl } : {}),
+      async stop() {
+        for (const stop of stops) await stop();
+      },
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url: string, what: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null)
+      throw new Error(`${what} exited with code ${child.exitCode} before it answered`);
+    if (await answers(url)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} did not answer at ${url} within 15 s`);
+}
+
+function findBinary(name: string, candidates: string[]): string {
+  for (const candidate of candidates) if (existsSync(candidate)) return candidate;
+  throw new Error(
+    `${name} not found (looked in ${candidates.join(", ")}). Install it (Debian: apt-get install ${name}) or set ${
+      name === "nats-server" ? "NATS_URL" : "DATABASE_URL"
+    }.`,
+  );
+}
+
+async function spawnNats(): Promise<{ url: string; stop(): Promise<void> }> {
+  const binary = findBinary("nats-server", [
+    "/usr/sbin/nats-server",
+    "/usr/bin/nats-server",
+    "/usr/local/bin/nats-server",
+  ]);
+  const dir = mkdtempSync(join(tmpdir(), "toolbus-nats-"));
+  const port = await freePort();
+  const child = spawn(binary, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir], {
+    stdio: "ignore",
+  });
+  const url = `nats://127.0.0.1:${port}`;
+  await waitFor(url, "nats-server", child);
+  return {
+    url,
+    async stop() {
+      child.kill("SIGTERM");
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function spawnPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
+  const versions = existsSync("/usr/lib/postgresql") ? readdirSync("/usr/lib/postgresql").sort() : [];
+  const bin = join("/usr/lib/postgresql", versions.at(-1) ?? "15", "bin");
+  findBinary("postgresql", [join(bin, "postgres")]);
+  const dir = mkdtempSync(join(tmpdir(), "toolbus-pg-"));
+  const port = await freePort();
+  // initdb and postgres refuse to run as root; run them as the postgres user then.
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) execFileSync("chown", ["postgres", dir]);
+  const run = (cmd: string, args: string[]) =>
+    asRoot ? execFileSync("runuser", ["-u", "postgres", "--", cmd, ...args]) : execFileSync(cmd, args);
+  run(join(bin, "initdb"), [
+    "-D",
+    join(dir, "data"),
+    "-A",
+    "trust",
+    "-U",
+    "postgres",
+    "--no-sync",
+    "-E",
+    "UTF8",
+  ]);
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+  run(join(bin, "pg_ctl"), ["-D", join(dir, "data"), "-l", join(dir, "log"), "-w", "-o", options, "start"]);
+  run(join(bin, "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "test"]);
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/test`,
+    async stop() {
+      run(join(bin, "pg_ctl"), ["-D", join(dir, "data"), "-m", "immediate", "stop"]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

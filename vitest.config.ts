@@ -1,0 +1,49 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+// Workspace packages resolve to their TypeScript source under this condition, so tests
+// need no build. Only ssr conditions count for node tests, and `module` must stay out of
+// the list (it sends @opentelemetry/api to its browser build): see TOOLCHAIN.md §9.
+const ssr = { resolve: { conditions: ["@toolbus/source", "node", "development|production"] } };
+const root = fileURLToPath(new URL(".", import.meta.url));
+const packageTests = ["packages/*/test/**/*", "services/*/test/**/*"];
+
+export default defineConfig({
+  ssr,
+  test: {
+    // Runs once for all projects: finds or starts NATS and Postgres (packages/testkit).
+    globalSetup: [`${root}vitest.global-setup.ts`],
+    projects: [
+      {
+        ssr,
+        test: {
+          name: "unit",
+          root,
+          include: packageTests.map((glob) => `${glob}.test.ts`),
+          exclude: packageTests.map((glob) => `${glob}.int.test.ts`),
+          testTimeout: 10_000,
+        },
+      },
+      {
+        ssr,
+        test: {
+          name: "integration",
+          root,
+          include: packageTests.map((glob) => `${glob}.int.test.ts`),
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        ssr,
+        test: {
+          name: "e2e",
+          root,
+          include: ["test/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});

@@ -4,3 +4,4 @@ export * from "./errors.js";
 export * from "./naming/index.js";
 export * from "./schemas/index.js";
 export * from "./subjects.js";
+export * from "./validation.js";

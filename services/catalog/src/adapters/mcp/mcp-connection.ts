@@ -1,0 +1,269 @@
+/**
+ * One MCP client's lifecycle: connect over stdio, streamable HTTP or legacy SSE, initialize
+ * with toolbus's capabilities, list, call, and relay what the server sends during a call.
+ * It knows nothing of NATS: the connector owns routing, revisions and restarts.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  type JSONRPCMessage,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { type Page, paginate } from "../../core/pagination.js";
+
+export type ConnectSpec =
+  | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string }
+  | { transport: "streamable_http"; url: string; headers: Record<string, string> }
+  | { transport: "sse"; url: string; headers: Record<string, string> };
+
+/** Requests a server may send mid-call; the connector relays them to whoever made the call. */
+export interface ServerRequestRelay {
+  elicit(params: unknown): Promise<unknown>;
+  sample(params: unknown): Promise<unknown>;
+  listRoots(): Promise<unknown>;
+  log(params: unknown): void;
+}
+
+export interface McpConnectionEvents {
+  toolsChanged(): void;
+  resourcesChanged(): void;
+  closed(error?: Error): void;
+  stderr?(line: string): void;
+}
+
+export const CLIENT_INFO = { name: "toolbus", title: "toolbus", version: "0.1.0" } as const;
+/** Reference rule: under this protocol version `tools/list` reads the first page only. */
+const LEGACY_PROTOCOL = "2025-06-18";
+/** A hostile server cannot make us buffer more than this for one stdio message. */
+const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+const LooseListResult = (key: string) =>
+  z.looseObject({ [key]: z.array(z.unknown()), nextCursor: z.string().optional() });
+const LooseResult = z.looseObject({});
+
+export interface ServerInfo {
+  instructions?: string;
+  protocolVersion?: string;
+  capabilities: Record<string, unknown>;
+  serverVersion?: { name: string; version: string };
+}
+
+export class McpConnection {
+  private client: Client | undefined;
+  private transport: Transport | undefined;
+  private negotiatedProtocol: string | undefined;
+  private closing = false;
+
+  constructor(
+    private readonly spec: ConnectSpec,
+    private readonly events: McpConnectionEvents,
+    private readonly relay: () => ServerRequestRelay | undefined,
+  ) {}
+
+  /** Connects and initializes; the caller bounds it with the start-up timeout. */
+  async connect(signal: AbortSignal): Promise<ServerInfo> {
+    const spec = this.spec;
+    if (spec.transport === "streamable_http") {
+      const options = { requestInit: { headers: spec.headers } };
+      try {
+        await this.connectWith(new StreamableHTTPClientTransport(new URL(spec.url), options), signal);
+      } catch (error) {
+        // Servers that only speak the 2024-11-05 HTTP+SSE transport answer the POST with 4xx.
+        if (!isHttpClientError(error)) throw error;
+        await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal);
+      }
+    } else if (spec.transport === "sse") {
+      const options = { requestInit: { headers: spec.headers } };
+      await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal);
+    } else {
+      const transport = new StdioClientTransport({
+        command: spec.command,
+        args: spec.args,
+        env: spec.env,
+        ...(spec.cwd ? { cwd: spec.cwd } : {}),
+        stderr: "pipe",
+        maxBufferSize: MAX_STDIO_MESSAGE_BYTES,
+      });
+      transport.stderr?.on("data", (chunk: Buffer) => this.events.stderr?.(chunk.toString("utf8").trimEnd()));
+      await this.connectWith(transport, signal);
+    }
+    const client = this.client!;
+    return {
+      ...(client.getInstructions() ? { instructions: client.getInstructions()! } : {}),
+      ...(this.negotiatedProtocol ? { protocolVersion: this.negotiatedProtocol } : {}),
+      capabilities: (client.getServerCapabilities() ?? {}) as Record<string, unknown>,
+      ...(client.getServerVersion() ? { serverVersion: client.getServerVersion()! } : {}),
+    };
+  }
+
+  get pid(): number | null {
+    return this.transport instanceof StdioClientTransport ? this.transport.pid : null;
+  }
+
+  get capabilities(): Record<string, unknown> {
+    return (this.client?.getServerCapabilities() ?? {}) as Record<string, unknown>;
+  }
+
+  async listTools(timeoutMs: number, maxItems?: number): Promise<unknown[]> {
+    return this.listAll("tools/list", "tools", timeoutMs, {
+      firstPageOnly: this.negotiatedProtocol === LEGACY_PROTOCOL,
+      ...(maxItems ? { maxItems } : {}),
+    });
+  }
+
+  async listResources(timeoutMs: number): Promise<unknown[]> {
+    return this.listAll("resources/list", "resources", timeoutMs, {});
+  }
+
+  async listResourceTemplates(timeoutMs: number): Promise<unknown[]> {
+    return this.listAll("resources/templates/list", "resourceTemplates", timeoutMs, {});
+  }
+
+  /** One page, for callers that page through a single server themselves. */
+  async listPage(
+    method: "resources/list" | "resources/templates/list",
+    cursor: string | undefined,
+    timeoutMs: number,
+  ): Promise<{ items: unknown[]; nextCursor?: string }> {
+    const key = method === "resources/list" ? "resources" : "resourceTemplates";
+    const result = await this.connected().request(
+      { method, params: cursor === undefined ? {} : { cursor } },
+      LooseListResult(key),
+      { timeout: timeoutMs },
+    );
+    return {
+      items: result[key] as unknown[],
+      ...(typeof result.nextCursor === "string" ? { nextCursor: result.nextCursor } : {}),
+    };
+  }
+
+  async readResource(uri: string, timeoutMs: number): Promise<Record<string, unknown>> {
+    return this.connected().request({ method: "resources/read", params: { uri } }, LooseResult, {
+      timeout: timeoutMs,
+    });
+  }
+
+  /**
+   * A raw `tools/call`. The result comes back as the server sent it: the SDK's own
+   * `callTool` would validate it against the output schema, which is not ours to judge.
+   */
+  async callTool(
+    params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+    options: { timeoutMs: number; signal?: AbortSignal; onProgress?: (progress: unknown) => void },
+  ): Promise<Record<string, unknown>> {
+    return this.connected().request({ method: "tools/call", params }, LooseResult, {
+      timeout: options.timeoutMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress ? { onprogress: options.onProgress, resetTimeoutOnProgress: false } : {}),
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const client = this.client;
+    this.client = undefined;
+    await client?.close().catch(() => {});
+  }
+
+  private async connectWith(transport: Transport, signal: AbortSignal): Promise<void> {
+    const client = new Client(CLIENT_INFO, {
+      capabilities: { elicitation: { form: {} }, sampling: {}, roots: { listChanged: false } },
+    });
+    this.installHandlers(client);
+    this.transport = this.watchNegotiation(transport);
+    client.onclose = () => {
+      if (this.client === client && !this.closing) this.events.closed(new Error("MCP server connection closed"));
+    };
+    try {
+      await client.connect(this.transport, { signal });
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    }
+    this.client = client;
+  }
+
+  /** The SDK does not expose the negotiated protocol version for every transport, so read it off the wire. */
+  private watchNegotiation(transport: Transport): Transport {
+    const original = transport.start.bind(transport);
+    transport.start = async () => {
+      const onmessage = transport.onmessage;
+      transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
+        const result = (message as { result?: { protocolVersion?: unknown } }).result;
+        if (this.negotiatedProtocol === undefined && typeof result?.protocolVersion === "string") {
+          this.negotiatedProtocol = result.protocolVersion;
+        }
+        (onmessage as ((m: JSONRPCMessage, e?: unknown) => void) | undefined)?.(message, extra);
+      };
+      await original();
+    };
+    return transport;
+  }
+
+  private installHandlers(client: Client): void {
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.events.toolsChanged());
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.events.resourcesChanged());
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) =>
+      this.relay()?.log(notification.params),
+    );
+    // With nobody to answer, the server gets a clean decline or error at once, never a hang.
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      const relay = this.relay();
+      if (!relay) return { action: "decline" };
+      return (await relay.elicit(request.params)) as { action: "accept" | "decline" | "cancel" };
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      const relay = this.relay();
+      if (!relay) throw new Error("sampling is not available: no caller is listening for this call");
+      return (await relay.sample(request.params)) as never;
+    });
+    client.setRequestHandler(ListRootsRequestSchema, async () => {
+      const relay = this.relay();
+      if (!relay) return { roots: [] };
+      return (await relay.listRoots()) as { roots: [] };
+    });
+  }
+
+  private async listAll(
+    method: string,
+    key: string,
+    timeoutMs: number,
+    options: { firstPageOnly?: boolean; maxItems?: number },
+  ): Promise<unknown[]> {
+    const client = this.connected();
+    const fetchPage = async (cursor: string | undefined): Promise<Page<unknown>> => {
+      const result = await client.request(
+        { method: method as "tools/list", params: cursor === undefined ? {} : { cursor } },
+        LooseListResult(key),
+        { timeout: timeoutMs },
+      );
+      return { items: result[key] as unknown[], nextCursor: result.nextCursor as string | undefined };
+    };
+    return paginate(fetchPage, {
+      method,
+      limits: { timeoutMs, ...(options.maxItems ? { maxItems: options.maxItems } : {}) },
+      ...(options.firstPageOnly ? { firstPageOnly: true } : {}),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()),
+    });
+  }
+
+  private connected(): Client {
+    if (!this.client) throw new Error("MCP server is not connected");
+    return this.client;
+  }
+
+}
+
+function isHttpClientError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "number" && code >= 400 && code < 500;
+}

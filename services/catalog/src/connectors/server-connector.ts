@@ -1,0 +1,323 @@
+/**
+ * One configured MCP server as toolbus serves it: start-up under its timeout with status
+ * events, listing into the catalog, re-listing on list_changed, restarts with backoff when
+ * the connection dies, and the raw calls behind the revision barrier.
+ */
+import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
+import { formatDuration, startupFailureDisplay, startupTimeoutError } from "../core/startup-messages.js";
+import { type ConnectSpec, McpConnection, type ServerRequestRelay } from "../adapters/mcp/mcp-connection.js";
+
+export interface ConnectorSettings {
+  server: string;
+  spec: ConnectSpec;
+  required: boolean;
+  startupTimeoutMs: number;
+  toolTimeoutMs: number;
+  supportsParallelToolCalls: boolean;
+  enabledTools?: readonly string[];
+  disabledTools?: readonly string[];
+  /** `stdio`, or the URL origin for HTTP. */
+  origin: string;
+  maxTools: number;
+}
+
+export interface StatusUpdate {
+  state: Exclude<ServerState, "disabled">;
+  error?: string;
+  reason?: "reauthentication_required";
+}
+
+export type StartupOutcome = { state: "ready" } | { state: "failed"; error: string } | { state: "cancelled" };
+
+export interface ConnectorPorts {
+  log: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
+  publishStatus(server: string, status: StatusUpdate): void;
+  /** Writes the change unless it changes nothing; returns the entry as stored afterwards. */
+  writeEntry(server: string, change: EntryUpdate): Promise<ServerEntry>;
+  relayFor(callId: string, threadId: string | undefined): ServerRequestRelay;
+}
+
+export type EntryUpdate = Partial<Pick<ServerEntry, "status" | "statusError" | "tools" | "instructions" | "resourcesSupported">>;
+
+export type CallOutcome =
+  | { kind: "ok"; result: Record<string, unknown> }
+  | { kind: "stale"; message: string }
+  | { kind: "not_ready"; message: string }
+  | { kind: "bad_arguments"; message: string }
+  | { kind: "disabled"; message: string }
+  | { kind: "timeout"; message: string }
+  | { kind: "failed"; message: string };
+
+const BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
+
+export class ServerConnector {
+  private connection: McpConnection | undefined;
+  private state: StatusUpdate["state"] = "starting";
+  private revision = -1;
+  private stopped = false;
+  private restartAttempt = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private listing: Promise<void> | undefined;
+  private relistWanted = false;
+  private readonly inFlight = new Map<string, string | undefined>();
+
+  constructor(
+    readonly settings: ConnectorSettings,
+    private readonly ports: ConnectorPorts,
+  ) {}
+
+  get status(): StatusUpdate["state"] {
+    return this.state;
+  }
+
+  get currentRevision(): number {
+    return this.revision;
+  }
+
+  /** Another replica's write to this server's entry, seen through the catalog watch. */
+  observeEntry(entry: ServerEntry): void {
+    this.revision = entry.revision;
+  }
+
+  /** Starts the server; resolves once it is ready, failed or cancelled. Never rejects. */
+  async start(signal?: AbortSignal): Promise<StartupOutcome> {
+    const { server, startupTimeoutMs } = this.settings;
+    this.setStatus({ state: "starting" });
+    await this.ports.writeEntry(server, { status: "starting" }).catch((e) => this.logWriteFailure(e));
+    const timeout = AbortSignal.timeout(startupTimeoutMs);
+    const abort = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const connection = new McpConnection(
+      this.settings.spec,
+      {
+        toolsChanged: () => void this.relist("tools/list_changed"),
+        resourcesChanged: () => {},
+        closed: (error) => this.onClosed(connection, error),
+        stderr: (line) => this.ports.log.info({ server, stderr: line }, "MCP server stderr"),
+      },
+      () => this.relayForCurrentCall(),
+    );
+    try {
+      const info = await raceAbort(
+        (async () => {
+          const serverInfo = await connection.connect(abort);
+          const tools = await connection.listTools(startupTimeoutMs, this.settings.maxTools);
+          return { serverInfo, tools };
+        })(),
+        abort,
+      );
+      if (this.stopped) {
+        await connection.close();
+        return { state: "cancelled" };
+      }
+      this.connection = connection;
+      this.restartAttempt = 0;
+      const entry = await this.ports.writeEntry(server, {
+        status: "ready",
+        tools: this.filterTools(info.tools),
+        ...(info.serverInfo.instructions ? { instructions: info.serverInfo.instructions } : {}),
+        resourcesSupported: info.serverInfo.capabilities.resources !== undefined,
+      });
+      this.revision = entry.revision;
+      this.setStatus({ state: "ready" });
+      return { state: "ready" };
+    } catch (cause) {
+      await connection.close();
+      if (signal?.aborted || this.stopped) {
+        this.setStatus({ state: "cancelled" });
+        await this.ports.writeEntry(server, { status: "cancelled" }).catch((e) => this.logWriteFailure(e));
+        return { state: "cancelled" };
+      }
+      const error = timeout.aborted ? startupTimeoutError(startupTimeoutMs) : errorChain(cause);
+      const display = startupFailureDisplay({
+        server,
+        error,
+        startupTimeoutMs,
+        local: this.settings.spec.transport === "stdio",
+        ...(this.settings.spec.transport !== "stdio" ? { url: this.settings.spec.url } : {}),
+        hasHeaders: this.settings.spec.transport !== "stdio" && Object.keys(this.settings.spec.headers).length > 0,
+      });
+      this.setStatus({ state: "failed", error: display });
+      await this.ports
+        .writeEntry(server, { status: "failed", statusError: display })
+        .catch((e) => this.logWriteFailure(e));
+      return { state: "failed", error };
+    }
+  }
+
+  /** Re-lists the tools; concurrent triggers coalesce into one more listing. */
+  relist(reason: string): Promise<void> {
+    if (this.listing) {
+      this.relistWanted = true;
+      return this.listing;
+    }
+    this.listing = (async () => {
+      do {
+        this.relistWanted = false;
+        const connection = this.connection;
+        if (!connection) return;
+        try {
+          const tools = await connection.listTools(this.settings.startupTimeoutMs, this.settings.maxTools);
+          const entry = await this.ports.writeEntry(this.settings.server, { tools: this.filterTools(tools) });
+          this.revision = entry.revision;
+          this.ports.log.info({ server: this.settings.server, reason, revision: entry.revision }, "tools re-listed");
+        } catch (error) {
+          this.ports.log.warn({ server: this.settings.server, reason, err: error }, "re-listing tools failed");
+        }
+      } while (this.relistWanted && !this.stopped);
+    })().finally(() => {
+      this.listing = undefined;
+    });
+    return this.listing;
+  }
+
+  /**
+   * The raw `tools/call`, behind the barrier: a call prepared against another revision of this
+   * server's tools is refused, and the server never sees it.
+   */
+  async call(request: {
+    callId: string;
+    threadId?: string;
+    tool: string;
+    arguments?: unknown;
+    preparedRevision?: number;
+    timeoutMs?: number;
+    meta?: Record<string, unknown>;
+    signal?: AbortSignal;
+    onProgress?: (progress: unknown) => void;
+  }): Promise<CallOutcome> {
+    const { server } = this.settings;
+    if (request.preparedRevision !== undefined && request.preparedRevision !== this.revision) {
+      return {
+        kind: "stale",
+        message: `tool call rejected because the catalog changed after \`${server}/${request.tool}\` was prepared`,
+      };
+    }
+    const connection = this.connection;
+    if (!connection || this.state !== "ready") {
+      return { kind: "not_ready", message: `MCP server '${server}' is not connected` };
+    }
+    if (!this.isAllowed(request.tool)) {
+      return { kind: "disabled", message: `tool '${request.tool}' is disabled for MCP server '${server}'` };
+    }
+    if (request.arguments !== undefined && !isPlainObject(request.arguments)) {
+      return {
+        kind: "bad_arguments",
+        message: `MCP tool arguments must be a JSON object, got ${JSON.stringify(request.arguments)}`,
+      };
+    }
+    const timeoutMs = Math.min(this.settings.toolTimeoutMs, request.timeoutMs ?? Number.POSITIVE_INFINITY);
+    const meta: Record<string, unknown> = { ...request.meta, callId: request.callId };
+    // The thread id is always ours to set, overwriting whatever the caller put there.
+    if (request.threadId !== undefined) meta.threadId = request.threadId;
+    this.inFlight.set(request.callId, request.threadId);
+    try {
+      const result = await connection.callTool(
+        {
+          name: request.tool,
+          ...(request.arguments !== undefined ? { arguments: request.arguments as Record<string, unknown> } : {}),
+          _meta: meta,
+        },
+        {
+          timeoutMs,
+          ...(request.signal ? { signal: request.signal } : {}),
+          ...(request.onProgress ? { onProgress: request.onProgress } : {}),
+        },
+      );
+      return { kind: "ok", result };
+    } catch (error) {
+      const context = `tool call failed for \`${server}/${request.tool}\``;
+      if (isRequestTimeout(error)) {
+        return { kind: "timeout", message: `${context}: timed out awaiting tools/call after ${formatDuration(timeoutMs)}` };
+      }
+      return { kind: "failed", message: `${context}: ${errorChain(error)}` };
+    } finally {
+      this.inFlight.delete(request.callId);
+    }
+  }
+
+  get mcp(): McpConnection | undefined {
+    return this.state === "ready" ? this.connection : undefined;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.restartTimer);
+    await this.connection?.close();
+    this.connection = undefined;
+  }
+
+  private isAllowed(rawName: string): boolean {
+    const { enabledTools, disabledTools } = this.settings;
+    return (enabledTools === undefined || enabledTools.includes(rawName)) && !disabledTools?.includes(rawName);
+  }
+
+  private filterTools(tools: unknown[]): unknown[] {
+    return tools.filter((tool) => {
+      const name = (tool as { name?: unknown }).name;
+      return typeof name === "string" && this.isAllowed(name);
+    });
+  }
+
+  /** Server requests are not tied to a call on the wire; the call in flight (oldest first) gets them. */
+  private relayForCurrentCall(): ServerRequestRelay | undefined {
+    const first = this.inFlight.entries().next();
+    if (first.done) return undefined;
+    const [callId, threadId] = first.value;
+    return this.ports.relayFor(callId, threadId);
+  }
+
+  private onClosed(connection: McpConnection, error?: Error): void {
+    if (this.stopped || this.connection !== connection) return;
+    this.connection = undefined;
+    const delay = BACKOFF_MS[Math.min(this.restartAttempt, BACKOFF_MS.length - 1)]!;
+    this.restartAttempt++;
+    const message = `MCP client for \`${this.settings.server}\` lost its connection: ${error?.message ?? "closed"}; reconnecting in ${formatDuration(delay)} (attempt ${this.restartAttempt})`;
+    this.ports.log.warn({ server: this.settings.server, attempt: this.restartAttempt }, message);
+    this.setStatus({ state: "failed", error: message });
+    void this.ports
+      .writeEntry(this.settings.server, { status: "failed", statusError: message })
+      .catch((e) => this.logWriteFailure(e));
+    this.restartTimer = setTimeout(() => {
+      if (!this.stopped) void this.start();
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  private setStatus(status: StatusUpdate): void {
+    this.state = status.state;
+    this.ports.publishStatus(this.settings.server, status);
+  }
+
+  private logWriteFailure(error: unknown): void {
+    this.ports.log.error({ server: this.settings.server, err: error }, "writing the catalog entry failed");
+  }
+}
+
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isRequestTimeout(error: unknown): boolean {
+  return (error as { code?: unknown }).code === -32001;
+}
+
+/** `outer: inner: innermost`, the way the reference prints an error with its causes. */
+export function errorChain(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && depth < 8; depth++) {
+    const message = current instanceof Error ? current.message : String(current);
+    if (message && !parts.includes(message)) parts.push(message);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(": ");
+}

@@ -1,0 +1,76 @@
+/**
+ * The rule for one server's entry in the catalog bucket: what a new listing or status
+ * changes, and when nothing changed so nothing is written (CONTRACT.md "Catalog": a replica
+ * re-listing an unchanged server writes nothing; a server's `revision` moves only when its
+ * tool list changes).
+ */
+
+export type ServerState = "starting" | "ready" | "failed" | "cancelled" | "disabled";
+
+export interface ServerEntry {
+  server: string;
+  status: ServerState;
+  statusError?: string;
+  required: boolean;
+  /** The catalog revision at which this server's tool list last changed. */
+  revision: number;
+  instructions?: string;
+  origin: string;
+  tools: unknown[];
+  resourcesSupported: boolean;
+  listedAt: string;
+  /** How long the dispatcher waits for this server to become ready. */
+  startupTimeoutMs: number;
+  toolTimeoutMs: number;
+  supportsParallelToolCalls: boolean;
+}
+
+export type EntryChange = Partial<Omit<ServerEntry, "server" | "revision" | "listedAt">> & { listedAt?: string };
+
+/**
+ * The entry to write, or undefined when the stored one already says the same thing.
+ * `nextRevision` is the catalog revision this write will get if it happens.
+ */
+export function nextServerEntry(
+  current: ServerEntry | undefined,
+  base: Omit<ServerEntry, "revision" | "tools" | "status" | "listedAt">,
+  change: EntryChange,
+  nextRevision: number,
+  now: string,
+): ServerEntry | undefined {
+  const tools = change.tools ?? current?.tools ?? [];
+  const toolsChanged = current === undefined || canonical(tools) !== canonical(current.tools);
+  const candidate: ServerEntry = {
+    ...base,
+    ...(current?.instructions !== undefined ? { instructions: current.instructions } : {}),
+    ...change,
+    status: change.status ?? current?.status ?? "starting",
+    tools,
+    revision: toolsChanged ? nextRevision : current.revision,
+    listedAt: change.listedAt ?? current?.listedAt ?? now,
+  };
+  if (candidate.status !== "failed") delete candidate.statusError;
+  if (current && sameIgnoringListedAt(current, candidate)) return undefined;
+  return candidate;
+}
+
+/**
+ * Several replicas may serve one server. One that is still starting must not report the
+ * server as starting again while another replica already serves it ready.
+ */
+export function shouldReportStarting(current: ServerEntry | undefined): boolean {
+  return current?.status !== "ready";
+}
+
+function sameIgnoringListedAt(a: ServerEntry, b: ServerEntry): boolean {
+  return canonical({ ...a, listedAt: "" }) === canonical({ ...b, listedAt: "" });
+}
+
+/** JSON with object keys sorted, so equal values compare equal whatever their key order. */
+export function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : v,
+  );
+}

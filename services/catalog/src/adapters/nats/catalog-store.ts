@@ -1,0 +1,96 @@
+/**
+ * The catalog bucket (JetStream KV): one key per server, `server.<name>`. A write is
+ * published with the stream's expected last sequence, so the entry can carry the very
+ * revision (stream sequence) it is stored at, and concurrent replicas never both write
+ * the same change: the loser re-reads, finds the change already there, and writes nothing.
+ */
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import type { KV } from "@nats-io/kv";
+import { type ServerEntry, nextServerEntry } from "../../core/catalog-entry.js";
+
+const MAX_WRITE_ATTEMPTS = 50;
+
+export function serverKey(server: string): string {
+  return `server.${server}`;
+}
+
+export class CatalogStore {
+  constructor(
+    private readonly deps: { js: JetStreamClient; jsm: JetStreamManager; kv: KV; bucket: string },
+  ) {}
+
+  get streamName(): string {
+    return `KV_${this.deps.bucket}`;
+  }
+
+  /** The catalog revision: the sequence of the bucket's last change. */
+  async revision(): Promise<number> {
+    const info = await this.deps.jsm.streams.info(this.streamName);
+    return info.state.last_seq;
+  }
+
+  async read(server: string): Promise<ServerEntry | undefined> {
+    const entry = await this.deps.kv.get(serverKey(server));
+    return entry && entry.operation === "PUT" ? entry.json<ServerEntry>() : undefined;
+  }
+
+  async readAll(): Promise<ServerEntry[]> {
+    const keys = await this.deps.kv.keys("server.*");
+    const entries: ServerEntry[] = [];
+    for await (const key of keys) {
+      const entry = await this.deps.kv.get(key);
+      if (entry && entry.operation === "PUT") entries.push(entry.json<ServerEntry>());
+    }
+    return entries.sort((a, b) => (a.server < b.server ? -1 : a.server > b.server ? 1 : 0));
+  }
+
+  /**
+   * Applies `compute` to the stored entry and writes the result at the next revision, unless
+   * it returns undefined (nothing changed). Returns the entry as stored afterwards.
+   */
+  async update(
+    server: string,
+    compute: (current: ServerEntry | undefined, nextRevision: number) => ServerEntry | undefined,
+  ): Promise<{ entry: ServerEntry; written: boolean }> {
+    const subject = `$KV.${this.deps.bucket}.${serverKey(server)}`;
+    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+      const lastSequence = await this.revision();
+      const current = await this.read(server);
+      const next = compute(current, lastSequence + 1);
+      if (!next) {
+        if (!current) throw new Error(`no catalog entry for server '${server}' and nothing to write`);
+        return { entry: current, written: false };
+      }
+      try {
+        await this.deps.js.publish(subject, JSON.stringify(next), { expect: { lastSequence } });
+        return { entry: next, written: true };
+      } catch (error) {
+        if (!isWrongLastSequence(error)) throw error;
+      }
+    }
+    throw new Error(`could not write the catalog entry of '${server}': the bucket kept changing under us`);
+  }
+
+  /** Convenience over `update` with the entry rule of core/catalog-entry. */
+  async apply(
+    base: Omit<ServerEntry, "revision" | "tools" | "status" | "listedAt">,
+    change: Parameters<typeof nextServerEntry>[2],
+    now: () => string,
+  ): Promise<{ entry: ServerEntry; written: boolean }> {
+    return this.update(base.server, (current, nextRevision) =>
+      nextServerEntry(current, base, change, nextRevision, now()),
+    );
+  }
+
+  async putNaming(options: unknown): Promise<void> {
+    const current = await this.deps.kv.get("naming");
+    const text = JSON.stringify(options);
+    if (current && current.operation === "PUT" && current.string() === text) return;
+    await this.deps.kv.put("naming", text);
+  }
+}
+
+function isWrongLastSequence(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.includes("wrong last sequence") || (error as { code?: unknown }).code === 10071;
+}

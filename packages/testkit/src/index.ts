@@ -1,1 +1,2 @@
 export { type Infra, startInfra } from "./infra.js";
+export { cleanupJetStream, isolation, type PgSchema, withPgSchema } from "./isolation.js";

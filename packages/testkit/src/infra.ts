@@ -1,13 +1,17 @@
 /**
  * Finds or starts the real NATS (with JetStream) and Postgres every integration test needs.
- * Order: NATS_URL / DATABASE_URL when set; the local defaults when they answer; testcontainers
- * when a Docker engine answers; else a spawned `nats-server -js` and a throwaway Postgres cluster.
+ * Order: NATS_URL / DATABASE_URL when set; the local defaults when they work (NATS answers a
+ * JetStream account request, Postgres accepts a login); testcontainers when a Docker engine
+ * answers; else a spawned `nats-server -js` and a throwaway Postgres cluster.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer, connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect as natsConnect } from "@nats-io/transport-node";
+import pg from "pg";
 
 export interface Infra {
   natsUrl: string;
@@ -20,8 +24,12 @@ const LOCAL_DATABASE = "postgres://postgres@127.0.0.1:5432/test";
 
 export async function startInfra(env: NodeJS.ProcessEnv = process.env): Promise<Infra> {
   const stops: Array<() => Promise<void>> = [];
-  const natsUrl = env.NATS_URL ?? ((await answers(LOCAL_NATS)) ? LOCAL_NATS : undefined);
-  const databaseUrl = env.DATABASE_URL ?? ((await answers(LOCAL_DATABASE)) ? LOCAL_DATABASE : undefined);
+  const [localNats, localDatabase] = await Promise.all([
+    env.NATS_URL ? false : hasJetStream(LOCAL_NATS),
+    env.DATABASE_URL ? false : acceptsLogin(LOCAL_DATABASE),
+  ]);
+  const natsUrl = env.NATS_URL ?? (localNats ? LOCAL_NATS : undefined);
+  const databaseUrl = env.DATABASE_URL ?? (localDatabase ? LOCAL_DATABASE : undefined);
   const started = { natsUrl, databaseUrl };
   if (!started.natsUrl || !started.databaseUrl) {
     const containers = await startContainers(!started.natsUrl, !started.databaseUrl);
@@ -63,6 +71,38 @@ async function answers(url: string): Promise<boolean> {
     socket.once("connect", () => done(true));
     socket.once("error", () => done(false));
   });
+}
+
+/** True when a NATS server answers at the URL and has JetStream enabled for this account. */
+async function hasJetStream(url: string): Promise<boolean> {
+  if (!(await answers(url))) return false;
+  try {
+    const nc = await natsConnect({ servers: url, timeout: 1_000, reconnect: false });
+    try {
+      await (await jetstreamManager(nc, { timeout: 1_000 })).getAccountInfo();
+      return true;
+    } finally {
+      await nc.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+/** True when Postgres at the URL accepts the login and answers a query. */
+async function acceptsLogin(url: string): Promise<boolean> {
+  if (!(await answers(url))) return false;
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 async function startContainers(

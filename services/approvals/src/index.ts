@@ -1,1 +1,1 @@
-export {};
+export * from "./core/index.js";

@@ -1,0 +1,122 @@
+/**
+ * Runs one scripted tool behaviour for a tools/call and produces the raw result, or throws the
+ * JSON-RPC error the script asked for. Results are built by hand: the test server must be able
+ * to answer what a well-behaved server never would.
+ */
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  type CallToolResult,
+  ElicitResultSchema,
+  type ServerNotification,
+  type ServerRequest,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { ToolBehavior } from "./script.js";
+
+export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+const TINY_PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+const SILENT_WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
+
+/** An Error the SDK sends as-is: `{code, message}` with no "MCP error" decoration. */
+export function wireError(code: number, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+export async function runBehavior(
+  behavior: ToolBehavior,
+  args: Record<string, unknown>,
+  extra: CallExtra,
+): Promise<CallToolResult> {
+  const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });
+  switch (behavior.kind) {
+    case "echo":
+      return text(JSON.stringify(args));
+    case "text":
+      return text(behavior.text);
+    case "structured":
+      return {
+        content: [{ type: "text", text: behavior.text ?? JSON.stringify(behavior.value) }],
+        structuredContent: behavior.value,
+      };
+    case "error_result":
+      return { content: [{ type: "text", text: behavior.text }], isError: true };
+    case "throw":
+      throw wireError(behavior.code ?? -32603, behavior.message);
+    case "hang":
+      await sleep(Number.POSITIVE_INFINITY, extra.signal);
+      throw wireError(-32800, "cancelled");
+    case "delay":
+      await sleep(behavior.ms, extra.signal);
+      return text(JSON.stringify(args));
+    case "image":
+      return {
+        content: [
+          { type: "image", data: behavior.data ?? TINY_PNG, mimeType: behavior.mimeType ?? "image/png" },
+        ],
+      };
+    case "audio":
+      return {
+        content: [
+          { type: "audio", data: behavior.data ?? SILENT_WAV, mimeType: behavior.mimeType ?? "audio/wav" },
+        ],
+      };
+    case "huge":
+      return text("x".repeat(behavior.bytes));
+    case "progress":
+      return progress(behavior.count, behavior.intervalMs ?? 10, extra);
+    case "elicit": {
+      const request = {
+        method: "elicitation/create",
+        params: {
+          mode: "form",
+          message: behavior.message,
+          requestedSchema: behavior.requestedSchema ?? { type: "object", properties: {} },
+          ...(behavior._meta ? { _meta: behavior._meta } : {}),
+        },
+      } as ServerRequest;
+      const answer = await extra.sendRequest(request, ElicitResultSchema);
+      return text(JSON.stringify({ action: answer.action, content: answer.content }));
+    }
+    case "crash":
+      process.stderr.write(`mcp-test-server: crashing on purpose (exit ${behavior.exitCode ?? 1})\n`);
+      process.exit(behavior.exitCode ?? 1);
+      break;
+    case "log":
+      await extra.sendNotification({
+        method: "notifications/message",
+        params: { level: behavior.level ?? "info", logger: "mcp-test-server", data: behavior.data ?? null },
+      });
+      return text(behavior.text ?? "logged");
+  }
+  throw wireError(-32603, `unknown behaviour ${JSON.stringify(behavior)}`);
+}
+
+async function progress(count: number, intervalMs: number, extra: CallExtra): Promise<CallToolResult> {
+  const progressToken = extra._meta?.progressToken;
+  for (let i = 1; i <= count; i++) {
+    await sleep(intervalMs, extra.signal);
+    if (progressToken !== undefined)
+      await extra.sendNotification({
+        method: "notifications/progress",
+        params: { progressToken, progress: i, total: count, message: `step ${i} of ${count}` },
+      });
+  }
+  return { content: [{ type: "text", text: "done" }] };
+}
+
+/** Resolves after `ms` (never, for Infinity); rejects when the client cancels the request. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(wireError(-32800, "cancelled"));
+    const timer = Number.isFinite(ms) ? setTimeout(resolve, ms) : undefined;
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(wireError(-32800, "cancelled"));
+      },
+      { once: true },
+    );
+  });
+}

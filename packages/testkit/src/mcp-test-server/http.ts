@@ -1,0 +1,94 @@
+/**
+ * Serves test-server sessions over streamable HTTP at `/mcp` on 127.0.0.1, statefully: one
+ * transport per `mcp-session-id`, so list_changed notifications reach each client's GET stream.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  createServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { log } from "./script-source.js";
+import type { TestSession } from "./session.js";
+
+export const MCP_PATH = "/mcp";
+
+export interface HttpHost {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function serveHttp(port: number, newSession: () => TestSession): Promise<HttpHost> {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (new URL(req.url ?? "/", "http://localhost").pathname !== MCP_PATH)
+      return reply(res, 404, `Not found: the MCP endpoint is ${MCP_PATH}`);
+    const sessionId = req.headers["mcp-session-id"];
+    if (typeof sessionId === "string") {
+      const transport = transports.get(sessionId);
+      if (!transport) return reply(res, 404, `Session not found: ${sessionId}`);
+      return transport.handleRequest(req, res);
+    }
+    if (req.method !== "POST") return reply(res, 400, "Bad Request: No valid session ID provided");
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBody(req));
+    } catch {
+      return reply(res, 400, "Parse error: the body is not JSON", -32700);
+    }
+    if (!isInitializeRequest(body)) return reply(res, 400, "Bad Request: No valid session ID provided");
+    const session = newSession();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        transports.set(id, transport);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) transports.delete(transport.sessionId);
+    };
+    await session.server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log(`HTTP request failed: ${(error as Error).stack ?? String(error)}`);
+      if (!res.headersSent) reply(res, 500, "Internal error", -32603);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve());
+  });
+  const address = server.address();
+  const actualPort = typeof address === "object" && address ? address.port : port;
+  return {
+    url: `http://127.0.0.1:${actualPort}${MCP_PATH}`,
+    close: () => closeAll(server, transports),
+  };
+}
+
+async function closeAll(server: HttpServer, transports: Map<string, StreamableHTTPServerTransport>) {
+  for (const transport of transports.values()) await transport.close().catch(() => undefined);
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+function reply(res: ServerResponse, status: number, message: string, code = -32000): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}

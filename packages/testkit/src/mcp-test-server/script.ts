@@ -1,0 +1,140 @@
+/**
+ * The test server's script: the JSON a test writes to the control file to decide what the
+ * MCP test server lists and how each tool behaves. Strict, so a typo in a test fails loudly.
+ */
+import { z } from "zod";
+
+const Json = z.json();
+const JsonObject = z.record(z.string(), Json);
+
+export const ToolBehaviorSchema = z.discriminatedUnion("kind", [
+  /** Text content: the call's arguments as JSON. */
+  z.strictObject({ kind: z.literal("echo") }),
+  z.strictObject({ kind: z.literal("text"), text: z.string() }),
+  /** `structuredContent` = value; text content = `text` or the value as JSON. */
+  z.strictObject({ kind: z.literal("structured"), value: JsonObject, text: z.string().optional() }),
+  /** A result with `isError: true`. */
+  z.strictObject({ kind: z.literal("error_result"), text: z.string() }),
+  /** A JSON-RPC error response carrying exactly `message` (and `code`, default -32603). */
+  z.strictObject({ kind: z.literal("throw"), message: z.string(), code: z.number().int().optional() }),
+  /** Never answers; the handler ends only when the client cancels. */
+  z.strictObject({ kind: z.literal("hang") }),
+  /** Waits `ms`, then echoes. */
+  z.strictObject({ kind: z.literal("delay"), ms: z.number().int().nonnegative() }),
+  /** Image content; a 1×1 PNG unless `data` (base64) is given. */
+  z.strictObject({ kind: z.literal("image"), data: z.string().optional(), mimeType: z.string().optional() }),
+  /** Audio content; a tiny silent WAV unless `data` (base64) is given. */
+  z.strictObject({ kind: z.literal("audio"), data: z.string().optional(), mimeType: z.string().optional() }),
+  /** One text content of `bytes` ASCII characters. */
+  z.strictObject({ kind: z.literal("huge"), bytes: z.number().int().nonnegative() }),
+  /** `count` progress notifications (when the call has a progressToken), then text `done`. */
+  z.strictObject({
+    kind: z.literal("progress"),
+    count: z.number().int().nonnegative(),
+    intervalMs: z.number().int().nonnegative().optional(),
+  }),
+  /** Sends `elicitation/create` to the client and returns its answer as JSON text. */
+  z.strictObject({
+    kind: z.literal("elicit"),
+    message: z.string(),
+    requestedSchema: JsonObject.optional(),
+    _meta: JsonObject.optional(),
+  }),
+  /** The server process exits at once (with `exitCode`, default 1) without answering. */
+  z.strictObject({ kind: z.literal("crash"), exitCode: z.number().int().optional() }),
+  /** Sends a `notifications/message` log (level default `info`), then returns `text` (default `logged`). */
+  z.strictObject({
+    kind: z.literal("log"),
+    level: z
+      .enum(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"])
+      .optional(),
+    data: Json.optional(),
+    text: z.string().optional(),
+  }),
+]);
+export type ToolBehavior = z.infer<typeof ToolBehaviorSchema>;
+
+export const ScriptToolSchema = z.strictObject({
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  /** Listed as written; any JSON, so tests can send schemas a client should reject or repair. */
+  inputSchema: Json.optional(),
+  outputSchema: Json.optional(),
+  annotations: JsonObject.optional(),
+  _meta: JsonObject.optional(),
+  behavior: ToolBehaviorSchema.default({ kind: "echo" }),
+});
+export type ScriptTool = z.infer<typeof ScriptToolSchema>;
+
+export const ScriptResourceSchema = z.strictObject({
+  uri: z.string(),
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  mimeType: z.string().optional(),
+  /** Contents returned by resources/read: `text`, or `blob` (base64). */
+  text: z.string().optional(),
+  blob: z.string().optional(),
+});
+export type ScriptResource = z.infer<typeof ScriptResourceSchema>;
+
+export const ScriptResourceTemplateSchema = z.strictObject({
+  uriTemplate: z.string(),
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  mimeType: z.string().optional(),
+});
+
+export const TestServerScriptSchema = z.strictObject({
+  /** Sent in the initialize result; read when a session starts. */
+  instructions: z.string().optional(),
+  tools: z.array(ScriptToolSchema).default([]),
+  /** tools/list pages of this size (cursor = offset); all in one page when absent. */
+  toolsPageSize: z.number().int().positive().optional(),
+  /** tools/list answers every request with the first page and the same `nextCursor` forever. */
+  cursorLoop: z.boolean().optional(),
+  /** Appends N generated echo tools `t0000`, `t0001`, … after `tools`. */
+  toolCount: z.number().int().nonnegative().optional(),
+  /**
+   * When set (even to []), the server advertises the resources capability at initialize.
+   * resources/read answers from `text`/`blob`.
+   */
+  resources: z.array(ScriptResourceSchema).optional(),
+  resourceTemplates: z.array(ScriptResourceTemplateSchema).optional(),
+  /** resources/list and resources/templates/list pages of this size. */
+  resourcesPageSize: z.number().int().positive().optional(),
+  /**
+   * Lists tools exactly as written: a tool without `inputSchema` goes out without one.
+   * Otherwise a missing `inputSchema` is listed as `{type:"object"}`.
+   */
+  invalidToolSchemas: z.boolean().optional(),
+});
+
+/** What a test writes (defaults may be omitted). */
+export type TestServerScript = z.input<typeof TestServerScriptSchema>;
+/** The script after parsing, as the server uses it. */
+export type ParsedTestServerScript = z.output<typeof TestServerScriptSchema>;
+
+/** Parses script JSON text; throws an Error naming every problem. */
+export function parseScript(text: string): ParsedTestServerScript {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`test server script is not JSON: ${(error as Error).message}`);
+  }
+  const parsed = TestServerScriptSchema.safeParse(json);
+  if (!parsed.success) throw new Error(`test server script is invalid: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+/** One line of the call log: every tools/call the server received, in arrival order. */
+export const CallLogLineSchema = z.object({
+  at: z.string(),
+  tool: z.string(),
+  arguments: JsonObject.optional(),
+  _meta: JsonObject.optional(),
+});
+export type CallLogLine = z.infer<typeof CallLogLineSchema>;

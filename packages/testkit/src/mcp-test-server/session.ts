@@ -1,0 +1,122 @@
+/**
+ * One MCP session of the test server: a low-level SDK `Server` whose handlers answer from the
+ * current script, log every tools/call to the call log, and can be told the lists changed.
+ * The low-level API is used on purpose: it sends lists as written, unvalidated.
+ */
+import { appendFileSync } from "node:fs";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  type ServerResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import { runBehavior, wireError } from "./behaviors.js";
+import {
+  findTool,
+  listedResources,
+  listedResourceTemplates,
+  type Page,
+  page,
+  type ScriptChanges,
+  toolsPage,
+} from "./listing.js";
+import type { CallLogLine, ParsedTestServerScript } from "./script.js";
+import { log } from "./script-source.js";
+
+export const TEST_SERVER_INFO = { name: "toolbus-mcp-test-server", version: "0.1.0" };
+const INVALID_PARAMS = -32602;
+const RESOURCE_NOT_FOUND = -32002;
+
+export interface SessionDeps {
+  script: () => ParsedTestServerScript;
+  callLogPath: string | undefined;
+}
+
+export interface TestSession {
+  server: Server;
+  /** Tells this session's client what changed; a session whose transport is gone is skipped. */
+  notify(changes: ScriptChanges): Promise<void>;
+}
+
+export function createSession({ script, callLogPath }: SessionDeps): TestSession {
+  const initial = script();
+  const withResources = initial.resources !== undefined || initial.resourceTemplates !== undefined;
+  const server = new Server(TEST_SERVER_INFO, {
+    capabilities: {
+      tools: { listChanged: true },
+      logging: {},
+      ...(withResources ? { resources: { listChanged: true } } : {}),
+    },
+    ...(initial.instructions !== undefined ? { instructions: initial.instructions } : {}),
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, (request) => {
+    const result = paged(toolsPage(script(), request.params?.cursor), "tools");
+    return result as ServerResult;
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    const { name, arguments: args, _meta } = request.params;
+    appendCall(callLogPath, {
+      at: new Date().toISOString(),
+      tool: name,
+      ...(args !== undefined ? { arguments: args as CallLogLine["arguments"] } : {}),
+      ...(_meta !== undefined ? { _meta: _meta as CallLogLine["_meta"] } : {}),
+    });
+    const tool = findTool(script(), name);
+    if (!tool) throw wireError(INVALID_PARAMS, `Unknown tool: ${name}`);
+    return runBehavior(tool.behavior, args ?? {}, extra);
+  });
+
+  if (withResources) {
+    server.setRequestHandler(ListResourcesRequestSchema, (request) => {
+      const current = script();
+      const result = page(listedResources(current), current.resourcesPageSize, request.params?.cursor);
+      return paged(result, "resources") as ServerResult;
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, (request) => {
+      const current = script();
+      const result = page(
+        listedResourceTemplates(current),
+        current.resourcesPageSize,
+        request.params?.cursor,
+      );
+      return paged(result, "resourceTemplates") as ServerResult;
+    });
+    server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+      const { uri } = request.params;
+      const resource = script().resources?.find((r) => r.uri === uri);
+      if (!resource) throw wireError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`);
+      const mimeType = resource.mimeType ? { mimeType: resource.mimeType } : {};
+      const body = resource.blob !== undefined ? { blob: resource.blob } : { text: resource.text ?? "" };
+      return { contents: [{ uri, ...mimeType, ...body }] };
+    });
+  }
+  return {
+    server,
+    async notify(changes) {
+      try {
+        if (changes.tools) await server.sendToolListChanged();
+        if (changes.resources && withResources) await server.sendResourceListChanged();
+      } catch (error) {
+        log(`could not notify a session: ${(error as Error).message}`);
+      }
+    },
+  };
+}
+
+function paged<T>(result: Page<T>, key: string): Record<string, unknown> {
+  if ("invalidCursor" in result) throw wireError(INVALID_PARAMS, `Invalid cursor: ${result.invalidCursor}`);
+  return {
+    [key]: result.items,
+    ...(result.nextCursor !== undefined ? { nextCursor: result.nextCursor } : {}),
+  };
+}
+
+/** Synchronous, so a call that crashes the process is still on record. */
+function appendCall(path: string | undefined, line: CallLogLine): void {
+  if (path) appendFileSync(path, `${JSON.stringify(line)}\n`);
+}

@@ -1,1 +1,47 @@
-export {};
+/** @toolbus/config: the toolbus.toml schema (and .mcp.json), its loader, and the pure rules that read it. */
+export { effectiveApprovalMode } from "./approval-mode.js";
+export { DEMO_SERVER_NAME, demoConfig } from "./demo.js";
+export { resolveGatewayTokens, type TokensResolution } from "./gateway-tokens.js";
+export { type Env, type HeadersResolution, resolveHttpHeaders } from "./http-headers.js";
+export { type LoadToolbusConfigOptions, loadToolbusConfig } from "./load.js";
+export {
+  applyEnvOverrides,
+  type ConfigLocation,
+  configFormat,
+  DEFAULT_CONFIG_FILE,
+  type LocateOptions,
+  locateConfig,
+} from "./locate.js";
+export { parseMcpJson } from "./mcp-json.js";
+export {
+  APPROVAL_MODES,
+  type ApprovalMode,
+  DEFAULT_ENVIRONMENT_ID,
+  DEFAULT_STARTUP_TIMEOUT_MS,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  type EnvVarSpec,
+  MCP_SERVER_NAME_PATTERN,
+  type McpServerCommon,
+  type McpServerConfig,
+  type McpToolConfig,
+  type McpTransport,
+  OMIT_TOOLS_FROM,
+  type OmitToolsFrom,
+  type StdioCommand,
+  type StdioServerConfig,
+  type StreamableHttpServerConfig,
+} from "./mcp-server.js";
+export { ConfigFileError, type ConfigProblem, formatProblems } from "./problems.js";
+export { INHERITED_ENV_VARS, stdioChildEnv } from "./stdio-env.js";
+export {
+  type ApprovalsConfig,
+  type CatalogConfig,
+  DEFAULT_ALLOWED_HOSTS,
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  DEFAULT_APPROVALS_PORT,
+  DEFAULT_GATEWAY_PORT,
+  type GatewayConfig,
+  type MemoryConfig,
+} from "./tables.js";
+export type { ConfigSource, ToolbusConfig } from "./toolbus-config.js";
+export { type ParseOptions, parseToolbusToml } from "./toolbus-toml.js";

@@ -1,0 +1,108 @@
+/** The normalized MCP server config every service reads, whichever file format it came from. */
+
+export const APPROVAL_MODES = ["auto", "prompt", "writes", "approve"] as const;
+/** `auto` decides from tool annotations; `prompt` always asks; `writes` asks unless read-only; `approve` never asks. */
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+
+export const OMIT_TOOLS_FROM = ["code_mode", "deferred", "direct"] as const;
+export type OmitToolsFrom = (typeof OMIT_TOOLS_FROM)[number];
+
+export const MCP_SERVER_NAME_PATTERN = "^[a-zA-Z0-9_-]+$";
+export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
+export const DEFAULT_TOOL_TIMEOUT_MS = 300_000;
+export const DEFAULT_ENVIRONMENT_ID = "local";
+
+/** A variable the stdio child receives from the parent's environment (`local`), or from a remote executor's (`remote`). */
+export interface EnvVarSpec {
+  name: string;
+  source: "local" | "remote";
+}
+
+export interface McpToolConfig {
+  approvalMode?: ApprovalMode;
+}
+
+export interface McpServerCommon {
+  /** The configured name (`[mcp_servers.<name>]`), matching MCP_SERVER_NAME_PATTERN. */
+  name: string;
+  /** false → never started; its status is `disabled`. */
+  enabled: boolean;
+  /** true → start-up fails when this server does not come up. */
+  required: boolean;
+  /** Spawn/connect + initialize + first tools/list. */
+  startupTimeoutMs: number;
+  /** Per tools/call (and resources/* request). */
+  toolTimeoutMs: number;
+  /** Raw tool names; absent = every tool. Applied before `disabledTools`. */
+  enabledTools?: string[];
+  /** Raw tool names; absent = none. */
+  disabledTools?: string[];
+  defaultToolsApprovalMode: ApprovalMode;
+  /** Per raw tool name. */
+  tools: Record<string, McpToolConfig>;
+  supportsParallelToolCalls: boolean;
+  environmentId: string;
+  omitToolsFrom: OmitToolsFrom[];
+}
+
+export interface StdioCommand {
+  command: string;
+  args: string[];
+}
+
+export interface StdioServerConfig extends McpServerCommon {
+  transport: "stdio";
+  command: string;
+  args: string[];
+  /** Applied last, over the inherited variables. */
+  env: Record<string, string>;
+  envVars: EnvVarSpec[];
+  /** Working directory of the child; absent = the service's own. */
+  cwd?: string;
+}
+
+export interface StreamableHttpServerConfig extends McpServerCommon {
+  transport: "streamable_http";
+  url: string;
+  /** toolbus extension (`transport = "sse"`, or `type: "sse"` in .mcp.json): use the legacy HTTP+SSE transport. */
+  legacySse: boolean;
+  /** Read at connect time: `Authorization: Bearer <value>`. */
+  bearerTokenEnvVar?: string;
+  httpHeaders: Record<string, string>;
+  /** Header name → name of the env var holding its value; read at connect time. */
+  envHttpHeaders: Record<string, string>;
+  auth: "oauth" | "chatgpt";
+}
+
+export type McpServerConfig = StdioServerConfig | StreamableHttpServerConfig;
+export type McpTransport = McpServerConfig["transport"];
+
+const SERVER_NAME = new RegExp(MCP_SERVER_NAME_PATTERN);
+
+/** The reference's start-up check, with its exact message; undefined when the name is fine. */
+export function serverNameProblem(name: string): string | undefined {
+  return SERVER_NAME.test(name)
+    ? undefined
+    : `Invalid MCP server name '${name}': must match pattern ${MCP_SERVER_NAME_PATTERN}`;
+}
+
+/** The defaults shared by both formats, for a server that sets nothing else. */
+export function commonDefaults(name: string): McpServerCommon {
+  return {
+    name,
+    enabled: true,
+    required: false,
+    startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
+    toolTimeoutMs: DEFAULT_TOOL_TIMEOUT_MS,
+    defaultToolsApprovalMode: "auto",
+    tools: {},
+    supportsParallelToolCalls: false,
+    environmentId: DEFAULT_ENVIRONMENT_ID,
+    omitToolsFrom: [],
+  };
+}
+
+/** Float seconds → whole milliseconds, never 0 for a positive input. */
+export function secondsToMs(seconds: number): number {
+  return Math.max(1, Math.round(seconds * 1000));
+}

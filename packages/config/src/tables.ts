@@ -1,0 +1,133 @@
+/** The toolbus.toml tables besides `[mcp_servers]`: `[gateway]`, `[catalog]`, `[approvals]`, `[memory]`, with every default. */
+import { DEFAULT_NAME_LIMIT, MIN_NAME_LIMIT } from "@toolbus/protocol";
+import { z } from "zod";
+import { secondsToMs } from "./mcp-server.js";
+
+export interface GatewayConfig {
+  /** 0 = any free port. `TOOLBUS_HTTP_PORT` overrides it (see loadToolbusConfig). */
+  port: number;
+  host: string;
+  /** How the MCP edge names tools. */
+  naming: "prefixed" | "conditional";
+  /** Name of the env var holding the accepted bearer tokens (comma- or space-separated); absent = no auth. */
+  tokensEnv?: string;
+  /** Host names (port ignored) the gateway answers to, against DNS rebinding. */
+  allowedHosts: string[];
+}
+
+/** Shaped as @toolbus/protocol's `NamingOptions`: pass it straight to `normalizeCatalog`. */
+export interface CatalogConfig {
+  /** Byte limit of a flat tool name (`ns__name`), at least MIN_NAME_LIMIT; 128 reproduces Codex. */
+  nameLimit: number;
+  /** Give namespaces the `mcp__` prefix (false: no server gets it). */
+  prefixMcp: boolean;
+  /** With `prefixMcp`, the servers that do not get the prefix. */
+  nonPrefixedServers?: string[];
+}
+
+export interface ApprovalsConfig {
+  /** How long a call waits for a human before it is `timed_out`. */
+  timeoutMs: number;
+  /** Absolute path of a hooks JSON file in Claude Code's shape (relative paths are resolved against the config file). */
+  hooksPath?: string;
+  /** HTTP inbox port when approvals runs as its own process. */
+  port: number;
+}
+
+export interface MemoryConfig {
+  /** Messages taken from TOOLBUS_MEMORY per batch. */
+  batchSize: number;
+  /** How long a partial batch waits for more messages before it is counted. */
+  batchWaitMs: number;
+}
+
+export const DEFAULT_GATEWAY_PORT = 8080;
+export const DEFAULT_APPROVALS_PORT = 8081;
+/**
+ * 10 minutes: long enough for a person to notice the prompt, short enough that an abandoned call does not hold a
+ * dispatcher request (and the model's turn) indefinitely. Codex itself waits forever.
+ */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
+export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
+
+const NonEmpty = z.string().min(1, { error: "must not be empty" });
+const Port = z.int().min(0, { error: "must be a port from 0 to 65535" }).max(65535, {
+  error: "must be a port from 0 to 65535",
+});
+const Seconds = z.number().gt(0, { error: "must be a positive number of seconds" });
+
+const GatewayTable = z
+  .strictObject({
+    port: Port.default(DEFAULT_GATEWAY_PORT),
+    host: NonEmpty.default("127.0.0.1"),
+    naming: z.enum(["prefixed", "conditional"]).default("prefixed"),
+    tokens_env: NonEmpty.optional(),
+    allowed_hosts: z.array(NonEmpty).default(() => [...DEFAULT_ALLOWED_HOSTS]),
+  })
+  .transform(
+    (t): GatewayConfig => ({
+      port: t.port,
+      host: t.host,
+      naming: t.naming,
+      ...(t.tokens_env === undefined ? {} : { tokensEnv: t.tokens_env }),
+      allowedHosts: t.allowed_hosts,
+    }),
+  );
+
+const CatalogTable = z
+  .strictObject({
+    name_limit: z
+      .int()
+      .min(MIN_NAME_LIMIT, { error: `must be at least ${MIN_NAME_LIMIT} (bytes)` })
+      .default(DEFAULT_NAME_LIMIT),
+    prefix_mcp: z.boolean().default(true),
+    non_prefixed_servers: z.array(NonEmpty).optional(),
+  })
+  .transform(
+    (t): CatalogConfig => ({
+      nameLimit: t.name_limit,
+      prefixMcp: t.prefix_mcp,
+      ...(t.non_prefixed_servers === undefined ? {} : { nonPrefixedServers: t.non_prefixed_servers }),
+    }),
+  );
+
+const ApprovalsTable = z
+  .strictObject({
+    timeout_sec: Seconds.optional(),
+    hooks: NonEmpty.optional(),
+    port: Port.default(DEFAULT_APPROVALS_PORT),
+  })
+  .transform(
+    (t): ApprovalsConfig => ({
+      timeoutMs: t.timeout_sec === undefined ? DEFAULT_APPROVAL_TIMEOUT_MS : secondsToMs(t.timeout_sec),
+      ...(t.hooks === undefined ? {} : { hooksPath: t.hooks }),
+      port: t.port,
+    }),
+  );
+
+const MemoryTable = z
+  .strictObject({
+    batch_size: z.int().min(1, { error: "must be at least 1" }).default(100),
+    batch_wait_sec: Seconds.optional(),
+  })
+  .transform(
+    (t): MemoryConfig => ({
+      batchSize: t.batch_size,
+      batchWaitMs: t.batch_wait_sec === undefined ? 500 : secondsToMs(t.batch_wait_sec),
+    }),
+  );
+
+/** The whole file except `[mcp_servers]`, which is parsed server by server so every server reports its problems. */
+export const TablesSchema = z.strictObject({
+  mcp_servers: z.unknown().optional(),
+  gateway: GatewayTable.prefault({}),
+  catalog: CatalogTable.prefault({}),
+  approvals: ApprovalsTable.prefault({}),
+  memory: MemoryTable.prefault({}),
+});
+export type Tables = Omit<z.output<typeof TablesSchema>, "mcp_servers">;
+
+export function defaultTables(): Tables {
+  const { gateway, catalog, approvals, memory } = TablesSchema.parse({});
+  return { gateway, catalog, approvals, memory };
+}

@@ -1,0 +1,196 @@
+import { describe, expect, it } from "vitest";
+import { ConfigFileError } from "../src/problems.js";
+import type { ToolbusConfig } from "../src/toolbus-config.js";
+import { parseToolbusToml } from "../src/toolbus-toml.js";
+import { problemsOf } from "./problems-of.js";
+
+const path = "/etc/toolbus/toolbus.toml";
+const parse = (toml: string) => parseToolbusToml(toml, { path });
+const problems = (toml: string) => problemsOf(() => parse(toml));
+
+const defaults: ToolbusConfig = {
+  source: { kind: "file", path, format: "toml" },
+  mcpServers: {},
+  gateway: {
+    port: 8080,
+    host: "127.0.0.1",
+    naming: "prefixed",
+    allowedHosts: ["localhost", "127.0.0.1", "[::1]"],
+  },
+  catalog: { nameLimit: 64, prefixMcp: true },
+  approvals: { timeoutMs: 600_000, port: 8081 },
+  memory: { batchSize: 100, batchWaitMs: 500 },
+};
+
+describe("toolbus.toml tables", () => {
+  it("gives an empty file every default", () => {
+    expect(parse("")).toEqual(defaults);
+  });
+
+  it("reads every table key, camelCased, with seconds as ms", () => {
+    const toml = `
+[gateway]
+port = 9090
+host = "0.0.0.0"
+naming = "conditional"
+tokens_env = "TOOLBUS_TOKENS"
+allowed_hosts = ["toolbus.internal"]
+
+[catalog]
+name_limit = 128
+prefix_mcp = true
+non_prefixed_servers = ["docs"]
+
+[approvals]
+timeout_sec = 120
+hooks = "hooks.json"
+port = 9091
+
+[memory]
+batch_size = 10
+batch_wait_sec = 2
+
+[mcp_servers.docs]
+command = "docs-server"
+`;
+    expect(parse(toml)).toEqual({
+      ...defaults,
+      mcpServers: {
+        docs: {
+          name: "docs",
+          transport: "stdio",
+          command: "docs-server",
+          args: [],
+          env: {},
+          envVars: [],
+          enabled: true,
+          required: false,
+          startupTimeoutMs: 30_000,
+          toolTimeoutMs: 300_000,
+          defaultToolsApprovalMode: "auto",
+          tools: {},
+          supportsParallelToolCalls: false,
+          environmentId: "local",
+          omitToolsFrom: [],
+        },
+      },
+      gateway: {
+        port: 9090,
+        host: "0.0.0.0",
+        naming: "conditional",
+        tokensEnv: "TOOLBUS_TOKENS",
+        allowedHosts: ["toolbus.internal"],
+      },
+      catalog: { nameLimit: 128, prefixMcp: true, nonPrefixedServers: ["docs"] },
+      approvals: { timeoutMs: 120_000, hooksPath: "/etc/toolbus/hooks.json", port: 9091 },
+      memory: { batchSize: 10, batchWaitMs: 2_000 },
+    });
+  });
+
+  it("keeps an absolute hooks path as written", () => {
+    expect(parse('[approvals]\nhooks = "/opt/hooks.json"').approvals).toEqual({
+      timeoutMs: 600_000,
+      hooksPath: "/opt/hooks.json",
+      port: 8081,
+    });
+  });
+
+  it("lets prefix_mcp = false stand without a list (then no server is prefixed)", () => {
+    expect(parse("[catalog]\nprefix_mcp = false").catalog).toEqual({ nameLimit: 64, prefixMcp: false });
+  });
+
+  it.each([
+    ["[catalog]\nname_limit = 19", "catalog.name_limit", "must be at least 20 (bytes)"],
+    ["[catalog]\nname_limit = 64.5", "catalog.name_limit", "expected an integer, got 64.5"],
+    ["[gateway]\nport = 70000", "gateway.port", "must be a port from 0 to 65535"],
+    ['[gateway]\nnaming = "flat"', "gateway.naming", 'expected one of `prefixed`, `conditional`, got "flat"'],
+    ['[gateway]\nallowed_hosts = "localhost"', "gateway.allowed_hosts", 'expected an array, got "localhost"'],
+    ["[approvals]\ntimeout_sec = 0", "approvals.timeout_sec", "must be a positive number of seconds"],
+    ["[approvals]\nhook = 'h.json'", "approvals", "unknown key `hook` (did you mean `hooks`?)"],
+    ["[memory]\nbatch_size = 0", "memory.batch_size", "must be at least 1"],
+    ["[gatway]\nport = 1", "", "unknown key `gatway` (did you mean `gateway`?)"],
+    ["[mcp_server.x]\ncommand = 'x'", "", "unknown key `mcp_server` (did you mean `mcp_servers`?)"],
+    ["gateway = 5", "gateway", "expected a table, got 5"],
+    ["mcp_servers = []", "mcp_servers", "expected a table, got an array"],
+    [
+      "[catalog]\nprefix_mcp = false\nnon_prefixed_servers = []",
+      "catalog.non_prefixed_servers",
+      "has no effect with prefix_mcp = false (no server is prefixed); remove it or set prefix_mcp = true",
+    ],
+    [
+      '[catalog]\nnon_prefixed_servers = ["ghost"]',
+      "catalog.non_prefixed_servers",
+      "names `ghost`, which is not a server in [mcp_servers]",
+    ],
+  ])("reports `%s` at %j", (toml, at, message) => {
+    expect(problems(toml)).toEqual([{ at, message }]);
+  });
+
+  it("reports a TOML syntax error with its position", () => {
+    expect(problems("[gateway]\nport = ")).toEqual([
+      { at: "", message: "invalid TOML at line 2, column 8: invalid value" },
+    ]);
+  });
+
+  it("returns a frozen config, so no service can change it at run time", () => {
+    const config = parse('[mcp_servers.s]\ncommand = "srv"\nargs = ["a"]');
+    expect(() => {
+      (config.gateway as { port: number }).port = 1;
+    }).toThrow(TypeError);
+    expect(() => {
+      (config.mcpServers.s as { args: string[] }).args.push("b");
+    }).toThrow(TypeError);
+  });
+});
+
+describe("every problem is listed at once", () => {
+  const toml = `
+[mcp_servers.ok]
+command = "fine"
+
+[mcp_servers.no_transport]
+required = true
+
+[mcp_servers.both]
+command = "srv"
+url = "https://x.example"
+
+[mcp_servers."bad name"]
+command = "srv"
+
+[gateway]
+port = -1
+`;
+
+  it("reports one problem per bad server and bad field, in file order", () => {
+    expect(problems(toml)).toEqual([
+      { at: "mcp_servers.no_transport", message: "invalid transport" },
+      { at: "mcp_servers.both", message: "url is not supported for stdio" },
+      {
+        at: 'mcp_servers."bad name"',
+        message: "Invalid MCP server name 'bad name': must match pattern ^[a-zA-Z0-9_-]+$",
+      },
+      { at: "gateway.port", message: "must be a port from 0 to 65535" },
+    ]);
+  });
+
+  it("puts the file path on every line of the error message", () => {
+    let thrown: unknown;
+    try {
+      parse(toml);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigFileError);
+    expect((thrown as ConfigFileError).path).toBe(path);
+    expect((thrown as ConfigFileError).message).toBe(
+      [
+        "Invalid toolbus config (4 problems):",
+        "  /etc/toolbus/toolbus.toml: mcp_servers.no_transport: invalid transport",
+        "  /etc/toolbus/toolbus.toml: mcp_servers.both: url is not supported for stdio",
+        `  /etc/toolbus/toolbus.toml: mcp_servers."bad name": Invalid MCP server name 'bad name': must match pattern ^[a-zA-Z0-9_-]+$`,
+        "  /etc/toolbus/toolbus.toml: gateway.port: must be a port from 0 to 65535",
+      ].join("\n"),
+    );
+  });
+});

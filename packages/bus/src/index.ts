@@ -1,0 +1,24 @@
+/** @toolbus/bus: the runtime every toolbus service uses. Import from here only. */
+export {
+  type Bus,
+  type ConnectBusOptions,
+  connectBus,
+  type DrainOptions,
+  type ServiceIdentity,
+} from "./bus.js";
+export { ConfigError, loadConfig } from "./config.js";
+export type { PublishEventOptions } from "./events.js";
+export { type EnsureStreamConfig, ensureKv, ensureStream } from "./jetstream.js";
+export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
+export { DEFAULT_REQUEST_TIMEOUT_MS, type RequestOptions } from "./request.js";
+export type { EndpointSpec, Handler, HandlerContext } from "./serve.js";
+export { onShutdown, type ShutdownHandle, type ShutdownOptions } from "./shutdown.js";
+export { startTelemetry, type TelemetryOptions } from "./telemetry.js";
+export {
+  extractTraceContext,
+  injectTraceContext,
+  markFailed,
+  type SpanOptions,
+  tracer,
+  withSpan,
+} from "./tracing.js";

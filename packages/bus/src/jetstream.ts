@@ -1,0 +1,67 @@
+/**
+ * Idempotent JetStream set-up: `ensureStream` and `ensureKv` create what is missing and bring
+ * what exists in line with the config asked for. Calling them twice, or from several replicas
+ * at once, is fine.
+ */
+import {
+  JetStreamApiError,
+  type JetStreamManager,
+  type StreamConfig,
+  type StreamInfo,
+} from "@nats-io/jetstream";
+import type { KV, KvOptions } from "@nats-io/kv";
+import type { Bus } from "./bus.js";
+import { kvStreamChanges } from "./core/kv-limits.js";
+
+/** JetStream's "stream name already in use with a different configuration". */
+const STREAM_NAME_IN_USE = 10058;
+
+export type EnsureStreamConfig = Partial<StreamConfig> & Pick<StreamConfig, "name">;
+
+export async function ensureStream(jsm: JetStreamManager, config: EnsureStreamConfig): Promise<StreamInfo> {
+  try {
+    // Creating a stream that exists with the same config succeeds, so this covers reruns and races.
+    return await jsm.streams.add({ ...config });
+  } catch (err) {
+    if (!(err instanceof JetStreamApiError && err.code === STREAM_NAME_IN_USE)) throw err;
+  }
+  const { name, ...changes } = config;
+  try {
+    return await jsm.streams.update(name, changes);
+  } catch (err) {
+    throw new Error(
+      `stream ${name} exists with a config that cannot be changed to the one asked for (${errorText(err)}); ` +
+        `change it back, or delete the stream (nats stream rm ${name}) if its data may go`,
+      { cause: err },
+    );
+  }
+}
+
+/** Opens the bucket, creating it when missing and updating its limits when they differ from `opts`. */
+export async function ensureKv(
+  bus: Pick<Bus, "kvm" | "jsm">,
+  bucket: string,
+  opts: Partial<KvOptions> = {},
+): Promise<KV> {
+  const kv = await bus.kvm().create(bucket, opts);
+  const stream = `KV_${bucket}`;
+  const jsm = await bus.jsm();
+  const { config } = await jsm.streams.info(stream);
+  const changes = kvStreamChanges(opts, config);
+  if (Object.keys(changes).length > 0) {
+    try {
+      await jsm.streams.update(stream, changes);
+    } catch (err) {
+      throw new Error(
+        `KV bucket ${bucket} exists with limits that cannot be changed to ${JSON.stringify(changes)} (${errorText(err)}); ` +
+          `change the options back, or delete the bucket (nats kv rm ${bucket}) if its data may go`,
+        { cause: err },
+      );
+    }
+  }
+  return kv;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

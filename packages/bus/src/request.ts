@@ -1,0 +1,89 @@
+/**
+ * Calling an endpoint: the active trace context goes out in the headers, the reply envelope is
+ * validated, and every way a call can fail comes back as a `WireError` with a code from the
+ * closed set.
+ */
+import {
+  type MsgHdrs,
+  type NatsConnection,
+  NoRespondersError,
+  RequestError,
+  TimeoutError,
+} from "@nats-io/transport-node";
+import { type Envelope, envelopeSchema, formatZodIssues, WireError } from "@toolbus/protocol";
+import type { z } from "zod";
+import { injectTraceContext } from "./tracing.js";
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+export interface RequestOptions {
+  /** Default 10 s. */
+  timeoutMs?: number;
+  /** Extra headers; the trace context is added to them. */
+  headers?: MsgHdrs;
+}
+
+export async function requestReply<S extends z.ZodType>(
+  nc: NatsConnection,
+  subject: string,
+  body: unknown,
+  resultSchema: S,
+  options: RequestOptions = {},
+): Promise<z.output<S>> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const headers = injectTraceContext(options.headers);
+  let text: string;
+  try {
+    const reply = await nc.request(subject, JSON.stringify(body), { timeout: timeoutMs, headers });
+    text = reply.string();
+  } catch (err) {
+    throw requestFailure(err, subject, timeoutMs);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new WireError(
+      "internal",
+      `the reply on ${subject} is not JSON; the service that answered is faulty`,
+      {
+        retryable: false,
+      },
+    );
+  }
+  const parsed = envelopeSchema(resultSchema).safeParse(json);
+  if (!parsed.success) {
+    throw new WireError(
+      "internal",
+      `the reply on ${subject} does not match the contract (${formatZodIssues(parsed.error)}); the service and its caller disagree on the schema`,
+      { retryable: false },
+    );
+  }
+  const envelope = parsed.data as Envelope<z.output<S>>;
+  if (!envelope.ok) {
+    throw new WireError(envelope.error.code, envelope.error.message, { retryable: envelope.error.retryable });
+  }
+  return envelope.result;
+}
+
+function requestFailure(err: unknown, subject: string, timeoutMs: number): WireError {
+  if (err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders())) {
+    return new WireError(
+      "server_unavailable",
+      `no service answers on ${subject}; start the service that serves it (or check TOOLBUS_PREFIX)`,
+      { cause: err },
+    );
+  }
+  if (err instanceof TimeoutError || (err instanceof Error && err.cause instanceof TimeoutError)) {
+    return new WireError("timeout", `no reply on ${subject} within ${timeoutMs} ms`, { cause: err });
+  }
+  if (err instanceof Error && /max_payload/.test(err.message)) {
+    return new WireError(
+      "payload_too_large",
+      `the request on ${subject} is larger than the bus allows (NATS max_payload); send less`,
+      { cause: err },
+    );
+  }
+  const reason = err instanceof Error ? err.message : String(err);
+  return new WireError("transport_error", `request on ${subject} failed: ${reason}`, { cause: err });
+}

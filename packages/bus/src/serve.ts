@@ -1,0 +1,154 @@
+/**
+ * Answering one request on a served endpoint: trace context from the headers, a span named
+ * after the endpoint, the body decoded against the endpoint's schema, the handler run, and
+ * exactly one envelope sent back whatever happens (CONTRACT.md "Conventions").
+ */
+
+import type { Msg, MsgHdrs } from "@nats-io/transport-node";
+import { nuid } from "@nats-io/transport-node";
+import { ROOT_CONTEXT, type Span, SpanKind } from "@opentelemetry/api";
+import { type Envelope, errorEnvelope, okEnvelope } from "@toolbus/protocol";
+import type { Logger } from "pino";
+import type { z } from "zod";
+import { decodeRequest } from "./core/decode-request.js";
+import { failureOf } from "./core/failure.js";
+import type { Outcome } from "./micro-service.js";
+import { extractTraceContext, markFailed, withSpan } from "./tracing.js";
+
+export interface EndpointSpec<S extends z.ZodType = z.ZodType> {
+  /** The subject served, e.g. `toolbus.catalog.get` (prefix included). */
+  subject: string;
+  /** The micro-service endpoint name (`$SRV.INFO` lists it): letters, digits, `-`, `_`. */
+  name: string;
+  /** The request body's schema; a body it rejects is answered `bad_request`. */
+  request: S;
+  /** Queue group; default the service name, so replicas share the load. */
+  queue?: string;
+  metadata?: Record<string, string>;
+  /** The handler span's name; default `<service>.<name>`. */
+  spanName?: string;
+}
+
+export interface HandlerContext {
+  /** A child of the service logger with `{subject, callId?}`. */
+  logger: Logger;
+  headers: MsgHdrs | undefined;
+  /** The span the handler runs in (active, so child spans nest under it). */
+  span: Span;
+  /** Aborted when the bus closes before the handler finished (shutdown grace exceeded). */
+  signal: AbortSignal;
+  subject: string;
+  callId?: string;
+}
+
+export type Handler<Req, Res> = (request: Req, ctx: HandlerContext) => Promise<Res>;
+
+export interface EndpointDeps {
+  service: string;
+  logger: Logger;
+  signal: AbortSignal;
+  maxPayload: () => number;
+}
+
+/**
+ * The message callback of one endpoint; it never rejects and always answers a request. It
+ * resolves to the error it answered with, if any, for the endpoint's stats.
+ */
+export function endpointCallback<S extends z.ZodType, Res>(
+  deps: EndpointDeps,
+  spec: EndpointSpec<S>,
+  handler: Handler<z.output<S>, Res>,
+): (msg: Msg) => Promise<Outcome> {
+  const spanName = spec.spanName ?? `${deps.service}.${spec.name}`;
+  const attributes = {
+    "messaging.system": "nats",
+    "messaging.destination.name": spec.subject,
+    "toolbus.endpoint": spec.name,
+  };
+  return (msg) =>
+    withSpan(
+      spanName,
+      attributes,
+      async (span) => {
+        const started = performance.now();
+        const decoded = decodeRequest(spec.request, msg.string());
+        if (decoded.callId !== undefined) span.setAttribute("mcp.call_id", decoded.callId);
+        const logger = deps.logger.child({
+          subject: msg.subject,
+          ...(decoded.callId === undefined ? {} : { callId: decoded.callId }),
+        });
+        const reply = (envelope: Envelope<unknown>) => respond(msg, envelope, deps, spec, logger);
+        if (!decoded.ok) {
+          span.setAttribute("toolbus.error.code", "bad_request");
+          logger.info({ code: "bad_request" }, `rejected request: ${decoded.message}`);
+          reply(errorEnvelope("bad_request", decoded.message));
+          return { error: `bad_request: ${decoded.message}` };
+        }
+        try {
+          const ctx: HandlerContext = {
+            logger,
+            headers: msg.headers,
+            span,
+            signal: deps.signal,
+            subject: msg.subject,
+            ...(decoded.callId === undefined ? {} : { callId: decoded.callId }),
+          };
+          const result = await handler(decoded.value, ctx);
+          reply(okEnvelope(result));
+          logger.debug({ durationMs: elapsed(started) }, `answered ${spec.name}`);
+          return {};
+        } catch (err) {
+          const errorId = nuid.next();
+          const failure = failureOf(err, { service: deps.service, endpoint: spec.name, errorId });
+          const { code, message } = failure.envelope.ok ? { code: "", message: "" } : failure.envelope.error;
+          span.setAttribute("toolbus.error.code", code);
+          if (failure.unexpected) {
+            markFailed(span, err);
+            logger.error({ err, errorId, code, durationMs: elapsed(started) }, `${spec.name} handler threw`);
+          } else {
+            logger[failure.level]({ code, durationMs: elapsed(started) }, `answered ${code}: ${message}`);
+          }
+          reply(failure.envelope);
+          return { error: `${code}: ${message}` };
+        }
+      },
+      // Root, not active: the subscription callback may run inside an unrelated context.
+      { kind: SpanKind.SERVER, parent: extractTraceContext(msg.headers, ROOT_CONTEXT) },
+    );
+}
+
+function respond(
+  msg: Msg,
+  envelope: Envelope<unknown>,
+  deps: EndpointDeps,
+  spec: EndpointSpec,
+  logger: Logger,
+): void {
+  if (!msg.reply) return;
+  let payload: string;
+  try {
+    payload = JSON.stringify(envelope);
+  } catch (err) {
+    const errorId = nuid.next();
+    logger.error({ err, errorId }, `${spec.name} returned a result that cannot be serialized as JSON`);
+    payload = JSON.stringify(
+      failureOf(err, { service: deps.service, endpoint: spec.name, errorId }).envelope,
+    );
+  }
+  const bytes = Buffer.byteLength(payload);
+  const limit = deps.maxPayload();
+  if (bytes > limit) {
+    const message = `the reply of ${spec.name} is ${bytes} bytes, over the bus limit of ${limit} bytes (NATS max_payload); ask for less (a narrower request or a page)`;
+    logger.warn({ code: "payload_too_large", bytes, limit }, message);
+    payload = JSON.stringify(errorEnvelope("payload_too_large", message));
+  }
+  try {
+    msg.respond(payload);
+  } catch (err) {
+    logger.error({ err }, `could not send the reply of ${spec.name}; the caller will time out`);
+  }
+}
+
+function elapsed(started: number): number {
+  return Math.round((performance.now() - started) * 1000) / 1000;
+}

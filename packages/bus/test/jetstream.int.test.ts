@@ -1,0 +1,146 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { Bus } from "../src/bus.js";
+import { EventPublisher } from "../src/events.js";
+import { ensureKv, ensureStream } from "../src/jetstream.js";
+import { LEVEL, startBus, uniqueName } from "./support.js";
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  await Promise.allSettled(cleanups.splice(0).map((cleanup) => cleanup()));
+});
+
+/** A stream for this test only, deleted afterwards. */
+function scratchStream(bus: Bus) {
+  const name = uniqueName("S");
+  const prefix = uniqueName();
+  cleanups.push(async () => (await bus.jsm()).streams.delete(name));
+  return { name, prefix };
+}
+
+describe("ensureStream", () => {
+  it("creates a stream, and calling it again (even concurrently) leaves one stream with that config", async () => {
+    const { bus } = await startBus();
+    const { name, prefix } = scratchStream(bus);
+    const jsm = await bus.jsm();
+    const config = { name, subjects: [`${prefix}.events.>`], max_msgs: 1000 };
+    const first = await ensureStream(jsm, config);
+    const again = await Promise.all([ensureStream(jsm, config), ensureStream(jsm, config)]);
+    expect(again.map((info) => info.config)).toEqual([first.config, first.config]);
+    expect({ subjects: first.config.subjects, max_msgs: first.config.max_msgs }).toEqual({
+      subjects: [`${prefix}.events.>`],
+      max_msgs: 1000,
+    });
+  });
+
+  it("updates a stream whose config changed", async () => {
+    const { bus } = await startBus();
+    const { name, prefix } = scratchStream(bus);
+    const jsm = await bus.jsm();
+    await ensureStream(jsm, { name, subjects: [`${prefix}.a`] });
+    const updated = await ensureStream(jsm, { name, subjects: [`${prefix}.a`, `${prefix}.b`], max_msgs: 10 });
+    const stored = await jsm.streams.info(name);
+    expect({ subjects: stored.config.subjects, max_msgs: stored.config.max_msgs }).toEqual({
+      subjects: [`${prefix}.a`, `${prefix}.b`],
+      max_msgs: 10,
+    });
+    expect(updated.config).toEqual(stored.config);
+  });
+
+  it("explains what to do when the change cannot be made in place", async () => {
+    const { bus } = await startBus();
+    const { name, prefix } = scratchStream(bus);
+    const jsm = await bus.jsm();
+    await ensureStream(jsm, { name, subjects: [`${prefix}.a`], storage: "file" as never });
+    await expect(
+      ensureStream(jsm, { name, subjects: [`${prefix}.a`], storage: "memory" as never }),
+    ).rejects.toThrow(
+      new RegExp(
+        `^stream ${name} exists with a config that cannot be changed to the one asked for \\(.+\\); change it back, or delete the stream \\(nats stream rm ${name}\\) if its data may go$`,
+      ),
+    );
+  });
+});
+
+describe("ensureKv", () => {
+  it("opens the same bucket when called twice or concurrently, keeping its entries", async () => {
+    const { bus } = await startBus();
+    const bucket = uniqueName("kv");
+    cleanups.push(() =>
+      bus
+        .kvm()
+        .create(bucket)
+        .then((kv) => kv.destroy()),
+    );
+    const kv = await ensureKv(bus, bucket, { history: 3 });
+    await kv.put("server.a", "1");
+    const [again] = await Promise.all([
+      ensureKv(bus, bucket, { history: 3 }),
+      ensureKv(bus, bucket, { history: 3 }),
+    ]);
+    expect((await again.get("server.a"))?.string()).toBe("1");
+    expect((await again.status()).history).toBe(3);
+  });
+
+  it("brings an existing bucket's limits in line with the options", async () => {
+    const { bus } = await startBus();
+    const bucket = uniqueName("kv");
+    cleanups.push(() =>
+      bus
+        .kvm()
+        .create(bucket)
+        .then((kv) => kv.destroy()),
+    );
+    await ensureKv(bus, bucket, { history: 1 });
+    const kv = await ensureKv(bus, bucket, { history: 5, ttl: 60_000 });
+    const status = await kv.status();
+    expect({ history: status.history, ttl: status.ttl }).toEqual({ history: 5, ttl: 60_000 });
+  });
+});
+
+describe("publishEvent", () => {
+  it("stores every event in the stream once flushEvents resolves", async () => {
+    const { bus } = await startBus();
+    const { name, prefix } = scratchStream(bus);
+    const jsm = await bus.jsm();
+    await ensureStream(jsm, { name, subjects: [`${prefix}.events.>`] });
+    for (let i = 0; i < 25; i++) bus.publishEvent(`${prefix}.events.call`, { i });
+    await bus.flushEvents();
+    const info = await jsm.streams.info(name);
+    expect(info.state.messages).toBe(25);
+    const first = await jsm.streams.getMessage(name, { seq: 1 });
+    expect(first?.json()).toEqual({ i: 0 });
+  });
+
+  it("stores an event published twice with the same msgID once", async () => {
+    const { bus } = await startBus();
+    const { name, prefix } = scratchStream(bus);
+    const jsm = await bus.jsm();
+    await ensureStream(jsm, { name, subjects: [`${prefix}.>`] });
+    bus.publishEvent(`${prefix}.end`, { callId: "c1" }, { msgID: "end-c1" });
+    bus.publishEvent(`${prefix}.end`, { callId: "c1" }, { msgID: "end-c1" });
+    await bus.flushEvents();
+    expect((await jsm.streams.info(name)).state.messages).toBe(1);
+  });
+
+  it("retries an event no stream stores a bounded number of times, then logs it as lost", async () => {
+    const { bus, lines } = await startBus();
+    const subject = `${uniqueName()}.nowhere`;
+    const events = new EventPublisher(() => bus.js(), bus.logger, {
+      retries: 2,
+      firstDelayMs: 10,
+      maxDelayMs: 10,
+    });
+    events.publish(subject, { lost: true }, { msgID: "m1" });
+    expect(events.pendingCount).toBe(1);
+    await events.flush();
+    expect(events.pendingCount).toBe(0);
+    expect(lines.filter((line) => line.subject === subject).map((line) => [line.level, line.msg])).toEqual([
+      [LEVEL.warn, "event ack failed; retrying in 10 ms"],
+      [LEVEL.warn, "event ack failed; retrying in 10 ms"],
+      [
+        LEVEL.error,
+        `event on ${subject} was not stored by JetStream after 3 attempts and is lost; check that a stream captures ${subject} and that JetStream is up`,
+      ],
+    ]);
+  });
+});

@@ -1,3 +1,4 @@
+export * from "./catalog-view/index.js";
 export * from "./citations/index.js";
 export * from "./envelope.js";
 export * from "./errors.js";

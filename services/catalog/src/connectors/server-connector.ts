@@ -3,6 +3,7 @@
  * events, listing into the catalog, re-listing on list_changed, restarts with backoff when
  * the connection dies, and the raw calls behind the revision barrier.
  */
+import { formatZodIssues, type Tool, ToolSchema } from "@toolbus/protocol";
 import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
 import { formatDuration, startupFailureDisplay, startupTimeoutError } from "../core/startup-messages.js";
 import { type ConnectSpec, McpConnection, type ServerRequestRelay } from "../adapters/mcp/mcp-connection.js";
@@ -113,7 +114,7 @@ export class ServerConnector {
       this.restartAttempt = 0;
       const entry = await this.ports.writeEntry(server, {
         status: "ready",
-        tools: this.filterTools(info.tools),
+        tools: this.acceptTools(info.tools),
         ...(info.serverInfo.instructions ? { instructions: info.serverInfo.instructions } : {}),
         resourcesSupported: info.serverInfo.capabilities.resources !== undefined,
       });
@@ -157,7 +158,7 @@ export class ServerConnector {
         if (!connection) return;
         try {
           const tools = await connection.listTools(this.settings.startupTimeoutMs, this.settings.maxTools);
-          const entry = await this.ports.writeEntry(this.settings.server, { tools: this.filterTools(tools) });
+          const entry = await this.ports.writeEntry(this.settings.server, { tools: this.acceptTools(tools) });
           this.revision = entry.revision;
           this.ports.log.info({ server: this.settings.server, reason, revision: entry.revision }, "tools re-listed");
         } catch (error) {
@@ -251,11 +252,29 @@ export class ServerConnector {
     return (enabledTools === undefined || enabledTools.includes(rawName)) && !disabledTools?.includes(rawName);
   }
 
-  private filterTools(tools: unknown[]): unknown[] {
-    return tools.filter((tool) => {
-      const name = (tool as { name?: unknown }).name;
-      return typeof name === "string" && this.isAllowed(name);
-    });
+  /**
+   * The listed tools toolbus will serve: well-formed ones that pass `enabled_tools` /
+   * `disabled_tools`. A malformed tool is left out and logged, so one bad definition does not
+   * take the whole server down.
+   */
+  private acceptTools(listed: unknown[]): Tool[] {
+    const accepted: Tool[] = [];
+    const rejected: string[] = [];
+    for (const candidate of listed) {
+      const parsed = ToolSchema.safeParse(candidate);
+      if (!parsed.success) {
+        rejected.push(`${describeTool(candidate)}: ${formatZodIssues(parsed.error)}`);
+        continue;
+      }
+      if (this.isAllowed(parsed.data.name)) accepted.push(parsed.data);
+    }
+    if (rejected.length > 0) {
+      this.ports.log.warn(
+        { server: this.settings.server, rejected: rejected.slice(0, 20), count: rejected.length },
+        "the server listed malformed tools; they are left out of the catalog",
+      );
+    }
+    return accepted;
   }
 
   /** Server requests are not tied to a call on the wire; the call in flight (oldest first) gets them. */
@@ -320,4 +339,9 @@ export function errorChain(error: unknown): string {
     current = current instanceof Error ? current.cause : undefined;
   }
   return parts.join(": ");
+}
+
+function describeTool(candidate: unknown): string {
+  const name = (candidate as { name?: unknown } | null)?.name;
+  return typeof name === "string" ? `tool ${JSON.stringify(name.slice(0, 100))}` : "a tool without a name";
 }

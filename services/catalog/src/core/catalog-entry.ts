@@ -5,25 +5,10 @@
  * tool list changes).
  */
 
-export type ServerState = "starting" | "ready" | "failed" | "cancelled" | "disabled";
+import type { CatalogServerEntry } from "@toolbus/protocol";
 
-export interface ServerEntry {
-  server: string;
-  status: ServerState;
-  statusError?: string;
-  required: boolean;
-  /** The catalog revision at which this server's tool list last changed. */
-  revision: number;
-  instructions?: string;
-  origin: string;
-  tools: unknown[];
-  resourcesSupported: boolean;
-  listedAt: string;
-  /** How long the dispatcher waits for this server to become ready. */
-  startupTimeoutMs: number;
-  toolTimeoutMs: number;
-  supportsParallelToolCalls: boolean;
-}
+export type ServerEntry = CatalogServerEntry;
+export type ServerState = CatalogServerEntry["status"];
 
 export type EntryChange = Partial<Omit<ServerEntry, "server" | "revision" | "listedAt">> & { listedAt?: string };
 

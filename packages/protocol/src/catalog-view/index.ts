@@ -1,0 +1,1 @@
+export { buildCatalogSnapshot, CatalogIndex, type SnapshotOptions, searchCatalog } from "./snapshot.js";

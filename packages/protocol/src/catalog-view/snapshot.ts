@@ -1,0 +1,132 @@
+/**
+ * The catalog view: from the per-server KV entries to the normalized snapshot that every
+ * reader (catalog.get, the dispatcher's local copy, the gateway) computes the same way.
+ * Pure and deterministic: the same entries and options always give the same names.
+ */
+import { type ExposureKind, exposureFor } from "../naming/exposure.js";
+import { modelInputSchema } from "../naming/model-spec.js";
+import { normalizeCatalog } from "../naming/normalize-catalog.js";
+import { searchText } from "../naming/search-text.js";
+import { isModelVisible, supportsParallelCalls } from "../naming/tool-rules.js";
+import type { CatalogInput, NamingOptions, RawTool } from "../naming/types.js";
+import type { CatalogServerEntry, CatalogSnapshot, ToolEntry } from "../schemas/catalog.js";
+
+export interface SnapshotOptions {
+  naming: NamingOptions;
+  /** The catalog revision the entries were read at. */
+  revision: number;
+  /** The consumer can search tools (and its provider takes namespaces): tools are deferred. */
+  searchEnabled?: boolean;
+  /** `model` leaves out what the model may not see or call. */
+  exposure?: "all" | "model";
+}
+
+const DIRECT: ReadonlySet<ExposureKind> = new Set(["direct", "direct_model_only"]);
+const DEFERRED: ReadonlySet<ExposureKind> = new Set(["deferred", "deferred_model_only"]);
+
+/**
+ * Servers contribute the tools they last listed, whatever their current state, so a server
+ * restarting keeps its names and a call to it can wait for readiness instead of failing.
+ * Disabled servers contribute nothing.
+ */
+export function buildCatalogSnapshot(entries: readonly CatalogServerEntry[], options: SnapshotOptions): CatalogSnapshot {
+  const byServer = new Map(entries.map((entry) => [entry.server, entry]));
+  const inputs: CatalogInput[] = entries
+    .filter((entry) => entry.status !== "disabled")
+    .flatMap((entry) => entry.tools.map((tool) => ({ server: entry.server, tool: tool as RawTool })));
+  const normalized = normalizeCatalog(inputs, options.naming).tools;
+  const tools: ToolEntry[] = [];
+  for (const tool of normalized) {
+    const entry = byServer.get(tool.server)!;
+    const raw = tool.tool;
+    const input = modelInputSchema((raw.inputSchema ?? { type: "object" }) as Record<string, unknown>);
+    if (!input.ok) continue;
+    const exposure = isModelVisible(raw)
+      ? exposureFor({ searchEnabled: options.searchEnabled ?? false, omitToolsFrom: entry.omitToolsFrom })
+      : "hidden";
+    if (options.exposure === "model" && exposure === "hidden") continue;
+    tools.push({
+      server: tool.server,
+      rawName: tool.rawName,
+      callableNamespace: tool.callableNamespace,
+      callableName: tool.callableName,
+      flatName: tool.flatName,
+      hookName: tool.hookName,
+      fingerprint: tool.fingerprint,
+      revision: entry.revision,
+      ...(typeof raw.title === "string" ? { title: raw.title } : {}),
+      description: typeof raw.description === "string" ? raw.description : "",
+      inputSchema: input.schema as ToolEntry["inputSchema"],
+      ...(raw.outputSchema ? { outputSchema: raw.outputSchema as ToolEntry["outputSchema"] } : {}),
+      ...(raw.annotations ? { annotations: raw.annotations as ToolEntry["annotations"] } : {}),
+      ...(typeof raw.annotations?.readOnlyHint === "boolean" ? { readOnlyHint: raw.annotations.readOnlyHint } : {}),
+      supportsParallel: supportsParallelCalls(raw, entry.supportsParallelToolCalls ?? false),
+      exposure,
+    });
+  }
+  return {
+    revision: options.revision,
+    servers: [...entries]
+      .sort((a, b) => (a.server < b.server ? -1 : a.server > b.server ? 1 : 0))
+      .map((entry) => ({
+        name: entry.server,
+        status: entry.status,
+        ...(entry.status === "failed" && entry.statusError ? { error: entry.statusError } : {}),
+        required: entry.required,
+        revision: entry.revision,
+      })),
+    tools,
+    direct: tools.filter((t) => DIRECT.has(t.exposure)).map((t) => t.flatName),
+    deferred: tools.filter((t) => DEFERRED.has(t.exposure)).map((t) => t.flatName),
+  };
+}
+
+/** A snapshot's tools by flat name and by `namespace`/`name`, for resolving a model's call. */
+export class CatalogIndex {
+  private readonly byFlatName = new Map<string, ToolEntry>();
+  private readonly byCallable = new Map<string, ToolEntry>();
+
+  constructor(readonly snapshot: CatalogSnapshot) {
+    for (const tool of snapshot.tools) {
+      this.byFlatName.set(tool.flatName, tool);
+      this.byCallable.set(`${tool.callableNamespace}\u0000${tool.callableName}`, tool);
+    }
+  }
+
+  resolve(tool: string | { namespace: string; name: string }): ToolEntry | undefined {
+    return typeof tool === "string"
+      ? this.byFlatName.get(tool)
+      : this.byCallable.get(`${tool.namespace}\u0000${tool.name}`);
+  }
+}
+
+/**
+ * Tools matching a query, for `tool_search`-style consumers paging through deferred tools:
+ * every query term must appear in the tool's search text (case-insensitive); results keep
+ * catalog order. The cursor is the offset into the matches.
+ */
+export function searchCatalog(
+  snapshot: CatalogSnapshot,
+  query: string,
+  page: { cursor?: string; limit: number },
+): { tools: ToolEntry[]; nextCursor?: string } {
+  const terms = query.toLowerCase().split(/\s+/).filter(Boolean);
+  const matches = snapshot.tools.filter((tool) => {
+    if (tool.exposure === "hidden") return false;
+    const text = searchText({
+      flatName: tool.flatName,
+      callableName: tool.callableName,
+      rawName: tool.rawName,
+      server: tool.server,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+    }).toLowerCase();
+    return terms.every((term) => text.includes(term));
+  });
+  const offset = page.cursor === undefined ? 0 : Number.parseInt(page.cursor, 10);
+  const start = Number.isSafeInteger(offset) && offset >= 0 ? offset : 0;
+  const tools = matches.slice(start, start + page.limit);
+  const next = start + page.limit;
+  return next < matches.length ? { tools, nextCursor: String(next) } : { tools };
+}

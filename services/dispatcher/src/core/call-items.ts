@@ -1,0 +1,64 @@
+/**
+ * History: folding the begin/end lifecycle events of calls into `McpToolCallItem`s
+ * (codex-mcp-behavior.md §6). Events may be redelivered, so a repeated begin or end changes
+ * nothing; an end whose begin was never seen has nothing to complete and is ignored.
+ */
+import type { CallBeginEvent, CallEndEvent, CallEventFields, CallToolResult, JsonValue } from "./types.js";
+
+export type McpToolCallStatus = "inProgress" | "completed" | "failed";
+
+export interface McpToolCallItem {
+  /** The call id. */
+  id: string;
+  server: string;
+  tool: string;
+  arguments: JsonValue | null;
+  connectorId?: string;
+  mcpAppResourceUri?: string;
+  linkId?: string;
+  appName?: string;
+  actionName?: string;
+  pluginId?: string;
+  readOnlyHint?: boolean;
+  status: McpToolCallStatus;
+  result?: CallToolResult;
+  error?: { message: string };
+  durationMs?: number;
+}
+
+export function isEndEvent(event: CallBeginEvent | CallEndEvent): event is CallEndEvent {
+  return "status" in event;
+}
+
+/** Items in the order their calls began. */
+export function reduceCallItems(events: Iterable<CallBeginEvent | CallEndEvent>): McpToolCallItem[] {
+  const items = new Map<string, McpToolCallItem>();
+  for (const event of events) {
+    const item = items.get(event.callId);
+    if (!isEndEvent(event)) {
+      if (item === undefined) items.set(event.callId, startedItem(event));
+    } else if (item !== undefined && item.status === "inProgress") {
+      items.set(event.callId, completedItem(item, event));
+    }
+  }
+  return [...items.values()];
+}
+
+function startedItem(event: CallEventFields): McpToolCallItem {
+  const { invocation, connectorId, mcpAppResourceUri, linkId, appName, actionName, pluginId, readOnlyHint } =
+    event;
+  const optional = { connectorId, mcpAppResourceUri, linkId, appName, actionName, pluginId, readOnlyHint };
+  return {
+    id: event.callId,
+    server: invocation.server,
+    tool: invocation.tool,
+    arguments: invocation.arguments,
+    ...Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined)),
+    status: "inProgress",
+  };
+}
+
+function completedItem(item: McpToolCallItem, end: CallEndEvent): McpToolCallItem {
+  const outcome = "ok" in end.result ? { result: end.result.ok } : { error: { message: end.result.err } };
+  return { ...item, status: end.status, ...outcome, durationMs: end.durationMs };
+}

@@ -1,0 +1,22 @@
+/**
+ * One view of a call's outcome for every projection: an error string E reads as the result
+ * `{content:[{type:"text",text:E}], isError:true}` (codex-mcp-behavior.md §4 step 10).
+ */
+import type { CallToolResult, ResultOrError } from "./types.js";
+
+export function isCallError(outcome: ResultOrError): outcome is { error: string } {
+  return !("content" in outcome) && typeof (outcome as { error?: unknown }).error === "string";
+}
+
+export function errorResult(message: string): CallToolResult {
+  return { content: [{ type: "text", text: message }], isError: true };
+}
+
+export function asCallToolResult(outcome: ResultOrError): CallToolResult {
+  return isCallError(outcome) ? errorResult(outcome.error) : outcome;
+}
+
+/** `success = isError != true`. */
+export function resultSucceeded(result: CallToolResult): boolean {
+  return result.isError !== true;
+}

@@ -1,0 +1,82 @@
+/**
+ * The exact texts a model or a UI reads when a call does not run or fails
+ * (codex-mcp-behavior.md §4, §5.4; CONTRACT.md "Dispatch"). Character for character.
+ */
+
+export function notAvailableMessage(server: string, tool: string): string {
+  return `MCP tool \`${server}/${tool}\` is not available to the model`;
+}
+
+export function staleCatalogMessage(server: string, rawTool: string): string {
+  return `tool call rejected because the catalog changed after \`${server}/${rawTool}\` was prepared`;
+}
+
+export const USER_REJECTED_MESSAGE = "user rejected MCP tool call";
+export const USER_CANCELLED_MESSAGE = "user cancelled MCP tool call";
+/**
+ * The reference's reviewer timeout text comes from its guardian reviewer, which toolbus does
+ * not have; an approval here times out waiting for a human, so it says so.
+ */
+export const APPROVAL_TIMED_OUT_MESSAGE = "MCP tool call approval timed out";
+
+/** `toolbus.approvals.decide` → `decision` (CONTRACT.md "Approvals"). */
+export type ApprovalDecision =
+  | "approved"
+  | "approved_for_session"
+  | "approved_always"
+  | "denied"
+  | "abort"
+  | "timed_out";
+
+export type ApprovalOutcome =
+  | { kind: "run" }
+  | { kind: "skip"; reason: "denied" | "timed_out" | "cancelled"; message: string };
+
+/** Whether the call runs, and if not, the text its failed item and the model get. */
+export function approvalOutcome(reply: { decision: ApprovalDecision; message?: string }): ApprovalOutcome {
+  switch (reply.decision) {
+    case "approved":
+    case "approved_for_session":
+    case "approved_always":
+      return { kind: "run" };
+    case "denied":
+      return { kind: "skip", reason: "denied", message: reply.message ?? USER_REJECTED_MESSAGE };
+    case "timed_out":
+      return { kind: "skip", reason: "timed_out", message: reply.message ?? APPROVAL_TIMED_OUT_MESSAGE };
+    case "abort":
+      return { kind: "skip", reason: "cancelled", message: USER_CANCELLED_MESSAGE };
+  }
+}
+
+const MAX_CAUSES = 16;
+
+/**
+ * `tool call error: <error + context chain>`. The chain follows `Error.cause` and is laid out
+ * as the reference prints it: `msg\n\nCaused by:\n    cause`, numbered when there are several.
+ */
+export function toolCallErrorMessage(error: unknown): string {
+  const [head, ...causes] = errorChain(error);
+  let text = `tool call error: ${head}`;
+  if (causes.length === 1) text += `\n\nCaused by:\n    ${causes[0]}`;
+  else if (causes.length > 1) {
+    text += `\n\nCaused by:${causes.map((cause, i) => `\n    ${i}: ${cause}`).join("")}`;
+  }
+  return text;
+}
+
+function errorChain(error: unknown): string[] {
+  const chain: string[] = [];
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (current !== undefined && !seen.has(current) && chain.length <= MAX_CAUSES) {
+    seen.add(current);
+    if (current instanceof Error) {
+      chain.push(current.message);
+      current = current.cause;
+    } else {
+      chain.push(String(current));
+      current = undefined;
+    }
+  }
+  return chain;
+}

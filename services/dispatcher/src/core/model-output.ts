@@ -1,0 +1,62 @@
+/**
+ * The three readers of a finished call's result (codex-mcp-behavior.md §7): the model (header,
+ * media it can take, truncated to policy × 1.2), the log (header and the whole text), and code
+ * mode (the result JSON without `_meta`). Each gets its own projection of the same outcome.
+ */
+import { asCallToolResult } from "./call-outcome.js";
+import { selectOutputBody } from "./output-body.js";
+import { scalePolicy, truncateText } from "./truncate.js";
+import { truncateOutputItems } from "./truncate-items.js";
+import type {
+  CallToolResult,
+  ModelCapabilities,
+  ModelOutput,
+  ResultOrError,
+  TruncationPolicy,
+} from "./types.js";
+import { omitUnsupportedMedia } from "./unsupported-media.js";
+
+export const DEFAULT_TRUNCATION: TruncationPolicy = { mode: "bytes", limit: 10_000 };
+/** Headroom for the JSON escaping the output gets inside the model request. */
+export const MODEL_BUDGET_FACTOR = 1.2;
+
+export interface ProjectionOptions {
+  /** The whole handler's time, approval wait included. */
+  wallTimeMs: number;
+  model?: ModelCapabilities;
+}
+
+export function wallTimeHeader(wallTimeMs: number): string {
+  return `Wall time: ${(wallTimeMs / 1000).toFixed(4)} seconds\nOutput:`;
+}
+
+/** `ToolCallReply.output`. */
+export function projectForModel(outcome: ResultOrError, options: ProjectionOptions): ModelOutput {
+  const model = options.model ?? {};
+  const { success, body } = selectOutputBody(omitUnsupportedMedia(asCallToolResult(outcome), model));
+  const header = wallTimeHeader(options.wallTimeMs);
+  const policy = scalePolicy(model.truncation ?? DEFAULT_TRUNCATION, MODEL_BUDGET_FACTOR);
+  if (typeof body === "string") {
+    return { success, body: truncateText(body === "" ? header : `${header}\n${body}`, policy) };
+  }
+  return { success, body: truncateOutputItems([{ type: "input_text", text: header }, ...body], policy) };
+}
+
+/** The header and the untruncated text; media and encrypted items are left out. */
+export function logOutput(outcome: ResultOrError, options: ProjectionOptions): string {
+  const { body } = selectOutputBody(omitUnsupportedMedia(asCallToolResult(outcome), options.model ?? {}));
+  const text =
+    typeof body === "string"
+      ? body
+      : body
+          .flatMap((item) => (item.type === "input_text" && item.text.trim() !== "" ? [item.text] : []))
+          .join("\n");
+  const header = wallTimeHeader(options.wallTimeMs);
+  return text === "" ? header : `${header}\n${text}`;
+}
+
+/** What a code-mode script receives: the result as JSON, minus the client-private `_meta`. */
+export function codeModeView(outcome: ResultOrError): Omit<CallToolResult, "_meta"> {
+  const { _meta: _private, ...rest } = asCallToolResult(outcome);
+  return rest;
+}

@@ -1,0 +1,72 @@
+/**
+ * Body selection of the model output (codex-mcp-behavior.md §7): which of a result's parts the
+ * model reads, as plain text or as content items. No header and no truncation here.
+ */
+import { resultSucceeded } from "./call-outcome.js";
+import { isRecord } from "./json.js";
+import type { CallToolResult, ImageDetail, ModelOutput, OutputItem } from "./types.js";
+
+const ENCRYPTED_CONTENT_META_KEY = "codex/encryptedContent";
+const IMAGE_DETAIL_META_KEY = "codex/imageDetail";
+export const DEFAULT_IMAGE_DETAIL: ImageDetail = "high";
+const IMAGE_DETAILS: readonly string[] = ["auto", "low", "high", "original"];
+
+/**
+ * 1. any encrypted text block → content items;
+ * 2. else non-null structuredContent → its compact JSON;
+ * 3. else content items if any image, audio or encrypted item exists, else the compact JSON
+ *    of the raw content array.
+ */
+export function selectOutputBody(result: CallToolResult): ModelOutput {
+  const success = resultSucceeded(result);
+  const items = result.content.map(toOutputItem);
+  if (items.some((item) => item.type === "encrypted_content")) return { success, body: items };
+  if (result.structuredContent !== undefined && result.structuredContent !== null) {
+    return { success, body: JSON.stringify(result.structuredContent) };
+  }
+  if (items.some((item) => item.type !== "input_text")) return { success, body: items };
+  return { success, body: JSON.stringify(result.content) };
+}
+
+function toOutputItem(block: unknown): OutputItem {
+  const fields = isRecord(block) ? block : {};
+  const meta = isRecord(fields._meta) ? fields._meta : undefined;
+  switch (fields.type) {
+    case "text":
+      if (typeof fields.text !== "string") break;
+      return meta?.[ENCRYPTED_CONTENT_META_KEY] === true
+        ? { type: "encrypted_content", encryptedContent: fields.text }
+        : { type: "input_text", text: fields.text };
+    case "image": {
+      const mimeType = mimeTypeOf(fields);
+      if (typeof fields.data !== "string" || mimeType === false) break;
+      const detail = meta?.[IMAGE_DETAIL_META_KEY];
+      return {
+        type: "input_image",
+        imageUrl: dataUrl(fields.data, mimeType),
+        detail:
+          typeof detail === "string" && IMAGE_DETAILS.includes(detail)
+            ? (detail as ImageDetail)
+            : DEFAULT_IMAGE_DETAIL,
+      };
+    }
+    case "audio": {
+      const mimeType = mimeTypeOf(fields);
+      if (typeof fields.data !== "string" || mimeType === false) break;
+      return { type: "input_audio", data: dataUrl(fields.data, mimeType) };
+    }
+  }
+  // Unknown or malformed blocks reach the model as their JSON.
+  return { type: "input_text", text: JSON.stringify(block) ?? "<content>" };
+}
+
+/** The block's MIME type (`mimeType`, or the alias `mime_type`); false when it is not a string. */
+function mimeTypeOf(fields: Record<string, unknown>): string | undefined | false {
+  const mimeType = fields.mimeType ?? fields.mime_type;
+  if (mimeType === undefined || mimeType === null) return undefined;
+  return typeof mimeType === "string" ? mimeType : false;
+}
+
+function dataUrl(data: string, mimeType: string | undefined): string {
+  return data.startsWith("data:") ? data : `data:${mimeType ?? "application/octet-stream"};base64,${data}`;
+}

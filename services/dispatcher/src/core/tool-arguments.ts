@@ -1,0 +1,64 @@
+/**
+ * Reading the model's raw argument text (codex-mcp-behavior.md §4 step 1 and the wire rule of
+ * step 6): blank means no arguments, anything else must be JSON, and a call sends only a JSON
+ * object. The nesting depth is checked before parsing, so a hostile text costs one linear scan.
+ */
+import { isRecord } from "./json.js";
+import type { JsonObject, JsonValue } from "./types.js";
+
+export const MAX_ARGUMENT_DEPTH = 512;
+
+export type ParsedArguments =
+  | { kind: "none" }
+  | { kind: "object"; value: JsonObject }
+  /** `message` is the model-facing result text, `err: <parse error>`. */
+  | { kind: "invalid_json"; message: string }
+  /** Valid JSON that is not an object; the call must not reach the server. */
+  | { kind: "not_object"; value: JsonValue; message: string };
+
+export function parseToolArguments(text: string): ParsedArguments {
+  if (text.trim() === "") return { kind: "none" };
+  const tooDeep = findExcessiveNesting(text, MAX_ARGUMENT_DEPTH);
+  if (tooDeep !== undefined) {
+    return {
+      kind: "invalid_json",
+      message: `err: arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels at position ${tooDeep}; send flatter arguments`,
+    };
+  }
+  let value: JsonValue;
+  try {
+    value = JSON.parse(text) as JsonValue;
+  } catch (error) {
+    return {
+      kind: "invalid_json",
+      message: `err: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
+  if (isRecord(value)) return { kind: "object", value };
+  return { kind: "not_object", value, message: notAnObjectMessage(value) };
+}
+
+export function notAnObjectMessage(value: JsonValue): string {
+  return `MCP tool arguments must be a JSON object, got ${JSON.stringify(value)}`;
+}
+
+/** The offset of the first bracket that opens level `maxDepth + 1`, ignoring string contents. */
+function findExcessiveNesting(text: string, maxDepth: number): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c /* \ */) i++;
+      else if (ch === 0x22 /* " */) inString = false;
+    } else if (ch === 0x22) {
+      inString = true;
+    } else if (ch === 0x5b /* [ */ || ch === 0x7b /* { */) {
+      depth++;
+      if (depth > maxDepth) return i;
+    } else if (ch === 0x5d /* ] */ || ch === 0x7d /* } */) {
+      depth--;
+    }
+  }
+  return undefined;
+}

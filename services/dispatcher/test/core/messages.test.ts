@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import {
+  approvalOutcome,
+  notAvailableMessage,
+  staleCatalogMessage,
+  toolCallErrorMessage,
+} from "../../src/core/messages.js";
+
+describe("fixed messages", () => {
+  it("says a tool absent from the catalog is not available to the model (checklist 27)", () => {
+    expect(notAvailableMessage("s", "t")).toBe("MCP tool `s/t` is not available to the model");
+  });
+
+  it("names the raw route of a call rejected as stale (checklist 29)", () => {
+    expect(staleCatalogMessage("s", "t")).toBe(
+      "tool call rejected because the catalog changed after `s/t` was prepared",
+    );
+  });
+});
+
+describe("approvalOutcome", () => {
+  it.each([
+    { decision: "approved", outcome: { kind: "run" } },
+    { decision: "approved_for_session", outcome: { kind: "run" } },
+    { decision: "approved_always", outcome: { kind: "run" } },
+    {
+      decision: "denied",
+      outcome: { kind: "skip", reason: "denied", message: "user rejected MCP tool call" },
+    },
+    {
+      decision: "denied",
+      message: "blocked by hook: no writes on Fridays",
+      outcome: { kind: "skip", reason: "denied", message: "blocked by hook: no writes on Fridays" },
+    },
+    {
+      decision: "abort",
+      outcome: { kind: "skip", reason: "cancelled", message: "user cancelled MCP tool call" },
+    },
+    {
+      decision: "abort",
+      message: "ignored",
+      outcome: { kind: "skip", reason: "cancelled", message: "user cancelled MCP tool call" },
+    },
+    {
+      decision: "timed_out",
+      outcome: { kind: "skip", reason: "timed_out", message: "MCP tool call approval timed out" },
+    },
+    {
+      decision: "timed_out",
+      message: "nobody answered within 120 seconds",
+      outcome: { kind: "skip", reason: "timed_out", message: "nobody answered within 120 seconds" },
+    },
+  ] as const)("$decision with message $message → $outcome.kind (checklist 38, 42)", (row) => {
+    const reply =
+      "message" in row ? { decision: row.decision, message: row.message } : { decision: row.decision };
+    expect(approvalOutcome(reply)).toEqual(row.outcome);
+  });
+});
+
+describe("toolCallErrorMessage", () => {
+  const timeout = new Error("timed out awaiting tools/call after 300s");
+  it.each([
+    { name: "a string", error: "connection reset", text: "tool call error: connection reset" },
+    { name: "an Error", error: timeout, text: "tool call error: timed out awaiting tools/call after 300s" },
+    {
+      name: "an Error with one cause",
+      error: new Error("tool call failed for `docs/search`", { cause: timeout }),
+      text: "tool call error: tool call failed for `docs/search`\n\nCaused by:\n    timed out awaiting tools/call after 300s",
+    },
+    {
+      name: "an Error with a chain of causes",
+      error: new Error("tool call failed for `docs/search`", {
+        cause: new Error("transport closed", { cause: "EPIPE" }),
+      }),
+      text: "tool call error: tool call failed for `docs/search`\n\nCaused by:\n    0: transport closed\n    1: EPIPE",
+    },
+  ])("formats $name (checklist 30)", ({ error, text }) => {
+    expect(toolCallErrorMessage(error)).toBe(text);
+  });
+
+  it("stops at a cause cycle", () => {
+    const a = new Error("a");
+    const b = new Error("b", { cause: a });
+    a.cause = b;
+    expect(toolCallErrorMessage(a)).toBe("tool call error: a\n\nCaused by:\n    b");
+  });
+});

@@ -1,0 +1,121 @@
+import { describe, expect, it } from "vitest";
+import { selectOutputBody } from "../../src/core/output-body.js";
+import type { CallToolResult } from "../../src/core/types.js";
+
+const hello = { type: "text", text: "hello" } as const;
+const png = { type: "image", data: "Zm9v", mimeType: "image/png" } as const;
+
+describe("selectOutputBody (§7 body selection)", () => {
+  it.each<{ name: string; result: CallToolResult; output: ReturnType<typeof selectOutputBody> }>([
+    {
+      name: "text-only content is the compact JSON of the raw blocks (checklist 47)",
+      result: { content: [hello, { type: "text", text: "world", _meta: { a: 1 } }] },
+      output: {
+        success: true,
+        body: '[{"type":"text","text":"hello"},{"type":"text","text":"world","_meta":{"a":1}}]',
+      },
+    },
+    {
+      name: "structuredContent wins over the content (checklist 47)",
+      result: { content: [hello, png], structuredContent: { bytes: 5, items: ["a"] } },
+      output: { success: true, body: '{"bytes":5,"items":["a"]}' },
+    },
+    {
+      name: "a null structuredContent is ignored",
+      result: { content: [hello], structuredContent: null },
+      output: { success: true, body: '[{"type":"text","text":"hello"}]' },
+    },
+    {
+      name: "an image turns the body into content items (checklist 48)",
+      result: { content: [hello, png] },
+      output: {
+        success: true,
+        body: [
+          { type: "input_text", text: "hello" },
+          { type: "input_image", imageUrl: "data:image/png;base64,Zm9v", detail: "high" },
+        ],
+      },
+    },
+    {
+      name: "image data that is already a data URL is kept; the detail comes from _meta",
+      result: {
+        content: [
+          {
+            type: "image",
+            data: "data:image/gif;base64,R0lG",
+            mimeType: "image/png",
+            _meta: { "codex/imageDetail": "low" },
+          },
+        ],
+      },
+      output: {
+        success: true,
+        body: [{ type: "input_image", imageUrl: "data:image/gif;base64,R0lG", detail: "low" }],
+      },
+    },
+    {
+      name: "an unknown detail and a missing MIME type fall back to defaults",
+      result: {
+        content: [
+          { type: "image", data: "AAAA", _meta: { "codex/imageDetail": "ultra" } },
+        ] as CallToolResult["content"],
+      },
+      output: {
+        success: true,
+        body: [
+          { type: "input_image", imageUrl: "data:application/octet-stream;base64,AAAA", detail: "high" },
+        ],
+      },
+    },
+    {
+      name: "audio becomes an input_audio item with a data URL",
+      result: { content: [{ type: "audio", data: "YmFy", mimeType: "audio/wav" }] },
+      output: { success: true, body: [{ type: "input_audio", data: "data:audio/wav;base64,YmFy" }] },
+    },
+    {
+      name: "an encrypted text block wins even over structuredContent",
+      result: {
+        content: [hello, { type: "text", text: "opaque", _meta: { "codex/encryptedContent": true } }],
+        structuredContent: { x: 1 },
+      },
+      output: {
+        success: true,
+        body: [
+          { type: "input_text", text: "hello" },
+          { type: "encrypted_content", encryptedContent: "opaque" },
+        ],
+      },
+    },
+    {
+      name: "encryption needs the boolean true",
+      result: { content: [{ type: "text", text: "plain", _meta: { "codex/encryptedContent": "true" } }] },
+      output: {
+        success: true,
+        body: '[{"type":"text","text":"plain","_meta":{"codex/encryptedContent":"true"}}]',
+      },
+    },
+    {
+      name: "beside media, an unknown block reaches the model as its JSON",
+      result: { content: [{ type: "resource_link", uri: "file:///a", name: "a" }, png] },
+      output: {
+        success: true,
+        body: [
+          { type: "input_text", text: '{"type":"resource_link","uri":"file:///a","name":"a"}' },
+          { type: "input_image", imageUrl: "data:image/png;base64,Zm9v", detail: "high" },
+        ],
+      },
+    },
+    {
+      name: "isError true means no success",
+      result: { content: [hello], isError: true },
+      output: { success: false, body: '[{"type":"text","text":"hello"}]' },
+    },
+    {
+      name: "isError false is a success",
+      result: { content: [], isError: false },
+      output: { success: true, body: "[]" },
+    },
+  ])("$name", ({ result, output }) => {
+    expect(selectOutputBody(result)).toEqual(output);
+  });
+});

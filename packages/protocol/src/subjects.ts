@@ -1,1 +1,228 @@
-export {};
+/**
+ * Every subject, queue group, KV bucket and stream name on the bus, derived from one prefix
+ * (`toolbus`, or `TOOLBUS_PREFIX` for a tenant or a test), plus `SUBJECTS`: the data table of
+ * the contract's subjects that README.md mirrors.
+ */
+import { CallRelayKind } from "./schemas/connector.js";
+import { MAX_SERVER_NAME_LENGTH, SERVER_NAME_PATTERN } from "./schemas/primitives.js";
+
+export const DEFAULT_PREFIX = "toolbus";
+export const MAX_PREFIX_LENGTH = 64;
+const PREFIX_PATTERN = /^[A-Za-z0-9_-]+$/;
+
+/** Returns the prefix if it is usable in subjects and JetStream names; throws otherwise. */
+export function validatePrefix(prefix: string): string {
+  if (prefix.length === 0 || prefix.length > MAX_PREFIX_LENGTH || !PREFIX_PATTERN.test(prefix)) {
+    throw new Error(
+      `Invalid toolbus subject prefix ${JSON.stringify(prefix)}: use 1 to ${MAX_PREFIX_LENGTH} characters ` +
+        "from A-Z, a-z, 0-9, '_' and '-' (no dots, wildcards or spaces), e.g. TOOLBUS_PREFIX=tenant_a",
+    );
+  }
+  return prefix;
+}
+
+/** `TOOLBUS_PREFIX` when set and non-empty, else `toolbus`; throws on an invalid value. */
+export function prefixFromEnv(env: Readonly<Record<string, string | undefined>>): string {
+  const value = env.TOOLBUS_PREFIX;
+  return value === undefined || value === "" ? DEFAULT_PREFIX : validatePrefix(value);
+}
+
+/** Queue groups: request/reply subjects are served in a group named after the service. */
+export const QueueGroup = {
+  catalog: "catalog",
+  dispatcher: "dispatcher",
+  approvals: "approvals",
+  memory: "memory",
+  gateway: "gateway",
+} as const;
+export type QueueGroup = (typeof QueueGroup)[keyof typeof QueueGroup];
+
+export const CATALOG_KEY_PREFIX = "server.";
+
+/** The catalog KV key of a server's entry: `server.<name>`. */
+export function catalogKey(server: string): string {
+  return `${CATALOG_KEY_PREFIX}${checkedServer(server)}`;
+}
+
+/** The server a catalog KV key belongs to, or null for a key that is not a server entry. */
+export function serverFromCatalogKey(key: string): string | null {
+  if (!key.startsWith(CATALOG_KEY_PREFIX)) return null;
+  const server = key.slice(CATALOG_KEY_PREFIX.length);
+  return SERVER_NAME_PATTERN.test(server) ? server : null;
+}
+
+/**
+ * A value as one subject token. Ids made of `[A-Za-z0-9_-]` are used as they are; any other
+ * id (dots, spaces, wildcards, non-ASCII) becomes `~` + base64url of its UTF-8 bytes, which
+ * no plain id can collide with.
+ */
+export function subjectToken(value: string): string {
+  if (value.length === 0) throw new Error("A subject token cannot be empty: pass a non-empty id");
+  if (PREFIX_PATTERN.test(value)) return value;
+  let binary = "";
+  for (const byte of new TextEncoder().encode(value)) binary += String.fromCharCode(byte);
+  return `~${btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "")}`;
+}
+
+function checkedServer(server: string): string {
+  if (!SERVER_NAME_PATTERN.test(server) || server.length > MAX_SERVER_NAME_LENGTH) {
+    throw new Error(
+      `Invalid MCP server name ${JSON.stringify(server)}: must match pattern ^[a-zA-Z0-9_-]+$ (at most ${MAX_SERVER_NAME_LENGTH} characters)`,
+    );
+  }
+  return server;
+}
+
+function jetStreamName(prefix: string, suffix: string): string {
+  return `${prefix.toUpperCase().replaceAll("-", "_")}_${suffix}`;
+}
+
+export interface StreamNames {
+  readonly name: string;
+  readonly subjects: readonly string[];
+}
+
+/** Every name on the bus for one prefix. Functions validate their argument and throw. */
+export interface Subjects {
+  readonly prefix: string;
+  readonly catalogGet: string;
+  readonly catalogRefresh: string;
+  readonly catalogResourcesList: string;
+  readonly catalogResourceTemplatesList: string;
+  readonly catalogResourcesRead: string;
+  readonly catalogSearch: string;
+  /** `<prefix>.events.>`: everything on the events stream. */
+  readonly events: string;
+  serverStatus(server: string): string;
+  /** `<prefix>.events.server.*`: every server's status events. */
+  readonly serverStatusAll: string;
+  readonly startupComplete: string;
+  readonly catalogEvent: string;
+  readonly dispatchCall: string;
+  readonly callBegin: string;
+  readonly callEnd: string;
+  readonly approvalsDecide: string;
+  readonly approvalsPostToolUse: string;
+  readonly approvalsPending: string;
+  readonly approvalsList: string;
+  readonly approvalsResolve: string;
+  readonly approvalsResolved: string;
+  readonly approvalsCancel: string;
+  readonly memoryMessage: string;
+  readonly memoryStrip: string;
+  readonly memoryUsage: string;
+  connectorCall(server: string): string;
+  /** The callId goes through {@link subjectToken}. */
+  callRelay(callId: string, kind: CallRelayKind): string;
+  /** `<prefix>.calls.<callId>.*`: every relay of one call. */
+  callRelayAll(callId: string): string;
+  readonly kv: { readonly catalog: string; readonly approvalGrants: string };
+  readonly streams: { readonly events: StreamNames; readonly memory: StreamNames };
+}
+
+export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
+  const p = validatePrefix(prefix);
+  const relayKinds: readonly string[] = Object.values(CallRelayKind);
+  return Object.freeze({
+    prefix: p,
+    catalogGet: `${p}.catalog.get`,
+    catalogRefresh: `${p}.catalog.refresh`,
+    catalogResourcesList: `${p}.catalog.resources.list`,
+    catalogResourceTemplatesList: `${p}.catalog.resource_templates.list`,
+    catalogResourcesRead: `${p}.catalog.resources.read`,
+    catalogSearch: `${p}.catalog.search`,
+    events: `${p}.events.>`,
+    serverStatus: (server: string) => `${p}.events.server.${checkedServer(server)}`,
+    serverStatusAll: `${p}.events.server.*`,
+    startupComplete: `${p}.events.startup_complete`,
+    catalogEvent: `${p}.events.catalog`,
+    dispatchCall: `${p}.dispatch.call`,
+    callBegin: `${p}.events.call.begin`,
+    callEnd: `${p}.events.call.end`,
+    approvalsDecide: `${p}.approvals.decide`,
+    approvalsPostToolUse: `${p}.approvals.post_tool_use`,
+    approvalsPending: `${p}.approvals.pending`,
+    approvalsList: `${p}.approvals.list`,
+    approvalsResolve: `${p}.approvals.resolve`,
+    approvalsResolved: `${p}.approvals.resolved`,
+    approvalsCancel: `${p}.approvals.cancel`,
+    memoryMessage: `${p}.memory.message`,
+    memoryStrip: `${p}.memory.strip`,
+    memoryUsage: `${p}.memory.usage`,
+    connectorCall: (server: string) => `${p}.connector.${checkedServer(server)}.call`,
+    callRelay: (callId: string, kind: CallRelayKind) => {
+      if (!relayKinds.includes(kind)) {
+        throw new Error(
+          `Unknown call relay kind ${JSON.stringify(kind)}: use one of ${relayKinds.join(", ")}`,
+        );
+      }
+      return `${p}.calls.${subjectToken(callId)}.${kind}`;
+    },
+    callRelayAll: (callId: string) => `${p}.calls.${subjectToken(callId)}.*`,
+    kv: Object.freeze({ catalog: `${p}_catalog`, approvalGrants: `${p}_approval_grants` }),
+    streams: Object.freeze({
+      events: Object.freeze({ name: jetStreamName(p, "EVENTS"), subjects: Object.freeze([`${p}.events.>`]) }),
+      memory: Object.freeze({
+        name: jetStreamName(p, "MEMORY"),
+        subjects: Object.freeze([`${p}.memory.message`]),
+      }),
+    }),
+  });
+}
+
+/** `req/reply`: served in a queue group; `event`: core NATS publish; `stream`: JetStream. */
+export const SubjectKind = { reqReply: "req/reply", event: "event", stream: "stream" } as const;
+export type SubjectKind = (typeof SubjectKind)[keyof typeof SubjectKind];
+
+export interface SubjectSpec {
+  /** With the default prefix; `<server>` and `<callId>` are placeholders. */
+  readonly subject: string;
+  readonly kind: SubjectKind;
+  /** The request (or event payload) schema, named without the `Schema` suffix. */
+  readonly request: string;
+  /** The reply's result schema (inside the envelope), or null for events. */
+  readonly reply: string | null;
+  /** The service that serves it (req/reply), publishes it (events), or consumes it (memory.message). */
+  readonly owner: QueueGroup;
+  readonly description: string;
+}
+
+const spec = (
+  subject: string,
+  kind: SubjectKind,
+  request: string,
+  reply: string | null,
+  owner: QueueGroup,
+  description: string,
+): SubjectSpec => Object.freeze({ subject, kind, request, reply, owner, description });
+
+/** The contract's subjects, with the default prefix. README.md mirrors this table (a test checks). */
+// biome-ignore format: a table reads best one row per line
+export const SUBJECTS: readonly SubjectSpec[] = Object.freeze([
+  spec("toolbus.catalog.get", "req/reply", "CatalogGetRequest", "CatalogSnapshot", "catalog", "The normalized catalog: servers, tools, and the direct and deferred flat names."),
+  spec("toolbus.catalog.refresh", "req/reply", "CatalogRefreshRequest", "CatalogRefreshResult", "catalog", "Re-list one server, or every server, and answer the catalog revision after it."),
+  spec("toolbus.catalog.resources.list", "req/reply", "ResourcesListRequest", "ResourcesListResult", "catalog", "Resources of one server (one page), or of every server (sorted by server, no cursor)."),
+  spec("toolbus.catalog.resource_templates.list", "req/reply", "ResourceTemplatesListRequest", "ResourceTemplatesListResult", "catalog", "Resource templates, paged like resources."),
+  spec("toolbus.catalog.resources.read", "req/reply", "ResourcesReadRequest", "ResourcesReadResult", "catalog", "Read one resource; originCallId names the call that produced the URI."),
+  spec("toolbus.catalog.search", "req/reply", "CatalogSearchRequest", "CatalogSearchResult", "catalog", "Tools whose search text matches a query, best first, for tool_search-style consumers."),
+  spec("toolbus.events.server.<server>", "stream", "ServerStatusEvent", null, "catalog", "A server's startup state: starting, then ready, failed or cancelled."),
+  spec("toolbus.events.startup_complete", "stream", "StartupCompleteEvent", null, "catalog", "The startup summary, once every started server has settled."),
+  spec("toolbus.events.catalog", "stream", "CatalogEvent", null, "catalog", "The catalog revision moved; names the servers whose tools changed."),
+  spec("toolbus.dispatch.call", "req/reply", "ToolCallRequest", "ToolCallReply", "dispatcher", "Call a tool by its model-visible name: the whole call path, answered with the model projection."),
+  spec("toolbus.events.call.begin", "stream", "CallBeginEvent", null, "dispatcher", "A call began (before its approval); one per call whose arguments parsed."),
+  spec("toolbus.events.call.end", "stream", "CallEndEvent", null, "dispatcher", "A call ended, same callId as its begin; the result copy is capped at 1 MiB."),
+  spec("toolbus.approvals.decide", "req/reply", "ApprovalDecideRequest", "ApprovalDecideResult", "approvals", "Decide a call: mode and annotations, remembered grants, PreToolUse and PermissionRequest hooks, a human."),
+  spec("toolbus.approvals.post_tool_use", "req/reply", "PostToolUseRequest", "PostToolUseResult", "approvals", "Run the PostToolUse hooks matching the hook name; sent only when one matches."),
+  spec("toolbus.approvals.pending", "event", "ApprovalRequest", null, "approvals", "A call is waiting for a human."),
+  spec("toolbus.approvals.list", "req/reply", "ApprovalsListRequest", "ApprovalsListResult", "approvals", "The requests waiting for a human."),
+  spec("toolbus.approvals.resolve", "req/reply", "ApprovalResolveRequest", "ApprovalResolveResult", "approvals", "A human's answer; twice or after expiry is bad_request."),
+  spec("toolbus.approvals.resolved", "event", "ApprovalResolvedEvent", null, "approvals", "A pending request was answered: by whom, with which decision."),
+  spec("toolbus.approvals.cancel", "req/reply", "ApprovalCancelRequest", "ApprovalCancelResult", "approvals", "Internal: withdraw the pending request of a call whose caller went away."),
+  spec("toolbus.memory.message", "stream", "MemoryMessage", null, "memory", "An assistant message whose citations are counted, once per messageId."),
+  spec("toolbus.memory.strip", "req/reply", "MemoryStripRequest", "MemoryStripResult", "memory", "Hide citation markup and parse the citation."),
+  spec("toolbus.memory.usage", "req/reply", "MemoryUsageRequest", "MemoryUsageResult", "memory", "Usage counts of cited rollouts."),
+  spec("toolbus.connector.<server>.call", "req/reply", "ConnectorCallRequest", "ConnectorCallResult", "catalog", "Internal: the raw tools/call on one server, refused if its revision moved since preparation."),
+  spec("toolbus.calls.<callId>.progress", "event", "CallProgress", null, "catalog", "Internal: a server's progress notification during a call."),
+  spec("toolbus.calls.<callId>.logging", "event", "CallLogging", null, "catalog", "Internal: a server's log message during a call."),
+  spec("toolbus.calls.<callId>.elicitation", "req/reply", "CallElicitationRequest", "CallElicitationResult", "dispatcher", "Internal: a server asks the caller something during a call; the answer goes back to the server."),
+]);

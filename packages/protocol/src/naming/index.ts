@@ -1,1 +1,33 @@
-export {};
+/**
+ * Catalog naming: the pure rules that turn raw MCP tools into unique model-facing names, and
+ * the per-tool rules (filter, visibility, parallel calls, exposure) read alongside them.
+ */
+export { type ExposureInput, ExposureKind, ExposureSurface, exposureFor } from "./exposure.js";
+export { canonicalJson, toolFingerprint } from "./fingerprint.js";
+export { hookName } from "./hook-name.js";
+export {
+  MAX_NAMESPACE_DESCRIPTION_BYTES,
+  type ModelInputSchema,
+  modelInputSchema,
+  namespaceDescription,
+} from "./model-spec.js";
+export { DEFAULT_NAME_LIMIT, MIN_NAME_LIMIT, normalizeCatalog } from "./normalize-catalog.js";
+export { HASH_SUFFIX_LENGTH, MCP_PREFIX, NAME_DELIMITER, nameHash, sanitizeName } from "./sanitize.js";
+export { type SearchTextInput, searchText } from "./search-text.js";
+export { compareUtf8 } from "./text.js";
+export {
+  isModelVisible,
+  isToolAllowed,
+  supportsParallelCalls,
+  type ToolFilter,
+  UNTRUSTED_META_KEYS,
+  withoutUntrustedMeta,
+} from "./tool-rules.js";
+export type {
+  CatalogInput,
+  NamingOptions,
+  NormalizedCatalog,
+  NormalizedTool,
+  RawTool,
+  ToolAnnotations,
+} from "./types.js";

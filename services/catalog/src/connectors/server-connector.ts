@@ -145,6 +145,18 @@ export class ServerConnector {
     }
   }
 
+  /** A server that cannot even be attempted (e.g. its bearer token variable is unset). */
+  async fail(error: string): Promise<StartupOutcome> {
+    const { server, startupTimeoutMs } = this.settings;
+    this.setStatus({ state: "starting" });
+    const display = startupFailureDisplay({ server, error, startupTimeoutMs });
+    this.setStatus({ state: "failed", error: display });
+    await this.ports
+      .writeEntry(server, { status: "failed", statusError: display })
+      .catch((e) => this.logWriteFailure(e));
+    return { state: "failed", error };
+  }
+
   /** Re-lists the tools; concurrent triggers coalesce into one more listing. */
   relist(reason: string): Promise<void> {
     if (this.listing) {

@@ -9,7 +9,6 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  CreateMessageRequestSchema,
   ElicitRequestSchema,
   type JSONRPCMessage,
   ListRootsRequestSchema,
@@ -25,12 +24,10 @@ export type ConnectSpec =
   | { transport: "streamable_http"; url: string; headers: Record<string, string> }
   | { transport: "sse"; url: string; headers: Record<string, string> };
 
-/** Requests a server may send mid-call; the connector relays them to whoever made the call. */
+/** What a server may send mid-call; the connector relays it to whoever made the call. */
 export interface ServerRequestRelay {
-  elicit(params: unknown): Promise<unknown>;
-  sample(params: unknown): Promise<unknown>;
-  listRoots(): Promise<unknown>;
-  log(params: unknown): void;
+  elicit(params: Record<string, unknown>): Promise<Record<string, unknown>>;
+  log(params: Record<string, unknown>): void;
 }
 
 export interface McpConnectionEvents {
@@ -176,7 +173,9 @@ export class McpConnection {
 
   private async connectWith(transport: Transport, signal: AbortSignal): Promise<void> {
     const client = new Client(CLIENT_INFO, {
-      capabilities: { elicitation: { form: {} }, sampling: {}, roots: { listChanged: false } },
+      // Sampling is not declared: toolbus has no model to sample with. Roots are declared and
+      // answered empty, since a gateway shares no local file system with its servers.
+      capabilities: { elicitation: { form: {} }, roots: { listChanged: false } },
     });
     this.installHandlers(client);
     this.transport = this.watchNegotiation(transport);
@@ -213,24 +212,15 @@ export class McpConnection {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.events.toolsChanged());
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.events.resourcesChanged());
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) =>
-      this.relay()?.log(notification.params),
+      this.relay()?.log(notification.params as Record<string, unknown>),
     );
-    // With nobody to answer, the server gets a clean decline or error at once, never a hang.
+    // With nobody to answer, the server gets a clean decline at once, never a hang.
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       const relay = this.relay();
       if (!relay) return { action: "decline" };
-      return (await relay.elicit(request.params)) as { action: "accept" | "decline" | "cancel" };
+      return (await relay.elicit(request.params as Record<string, unknown>)) as { action: "decline" };
     });
-    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
-      const relay = this.relay();
-      if (!relay) throw new Error("sampling is not available: no caller is listening for this call");
-      return (await relay.sample(request.params)) as never;
-    });
-    client.setRequestHandler(ListRootsRequestSchema, async () => {
-      const relay = this.relay();
-      if (!relay) return { roots: [] };
-      return (await relay.listRoots()) as { roots: [] };
-    });
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [] }));
   }
 
   private async listAll(

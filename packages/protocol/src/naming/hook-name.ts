@@ -1,0 +1,10 @@
+/**
+ * The hook name (codex-mcp-behavior.md §3.5): what hook matchers and audit logs see,
+ * `mcp__<namespace>__<name>` whether or not the callable namespace carries the prefix.
+ */
+import { MCP_PREFIX, NAME_DELIMITER } from "./sanitize.js";
+
+export function hookName(namespace: string, name: string): string {
+  const joined = `${namespace.replace(/_+$/, "")}${NAME_DELIMITER}${name.replace(/^_+/, "")}`;
+  return joined.startsWith(MCP_PREFIX) ? joined : `${MCP_PREFIX}${joined}`;
+}

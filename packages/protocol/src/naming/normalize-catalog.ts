@@ -1,0 +1,154 @@
+/**
+ * The catalog naming algorithm (codex-mcp-behavior.md §3.3): from every server's raw tools to
+ * unique, sanitized, length-bounded callable names, the same whatever order the tools arrive in.
+ */
+import { toolFingerprint } from "./fingerprint.js";
+import { hookName } from "./hook-name.js";
+import { HASH_SUFFIX_LENGTH, MCP_PREFIX, NAME_DELIMITER, nameHash, sanitizeName } from "./sanitize.js";
+import { compareUtf8 } from "./text.js";
+import { withoutUntrustedMeta } from "./tool-rules.js";
+import type { CatalogInput, NamingOptions, NormalizedCatalog, NormalizedTool } from "./types.js";
+
+export const DEFAULT_NAME_LIMIT = 64;
+/** Below this, a namespace cut to make room for "__" and a hash would keep under 5 bytes. */
+export const MIN_NAME_LIMIT = 20;
+
+interface Candidate {
+  readonly input: CatalogInput;
+  readonly namespaceId: string;
+  readonly toolId: string;
+  namespace: string;
+  name: string;
+}
+
+function resolveNameLimit(nameLimit: number | undefined): number {
+  const limit = nameLimit ?? DEFAULT_NAME_LIMIT;
+  if (!Number.isInteger(limit) || limit < MIN_NAME_LIMIT) {
+    throw new Error(
+      `nameLimit must be an integer of at least ${MIN_NAME_LIMIT} bytes, got ${limit}: ` +
+        `a flat name needs room for a namespace, "${NAME_DELIMITER}" and a ${HASH_SUFFIX_LENGTH}-character hash. ` +
+        `Set [catalog] name_limit to ${MIN_NAME_LIMIT} or more (64 is the default, 128 matches Codex).`,
+    );
+  }
+  return limit;
+}
+
+/** The keys that more than one distinct id maps to. */
+function sharedKeys(entries: ReadonlyArray<readonly [key: string, id: string]>): Set<string> {
+  const firstId = new Map<string, string>();
+  const shared = new Set<string>();
+  for (const [key, id] of entries) {
+    const first = firstId.get(key);
+    if (first === undefined) firstId.set(key, id);
+    else if (first !== id) shared.add(key);
+  }
+  return shared;
+}
+
+/** The hash goes before a trailing `__`, so `mcp__x__` stays shaped like a namespace. */
+function withNamespaceHash(namespace: string, namespaceId: string): string {
+  if (namespace.endsWith(NAME_DELIMITER)) {
+    return `${namespace.slice(0, -NAME_DELIMITER.length)}${nameHash(namespaceId)}${NAME_DELIMITER}`;
+  }
+  return `${namespace}${nameHash(namespaceId)}`;
+}
+
+/** Shortens the name (or, when the namespace leaves no room, the namespace) to fit a hash. */
+function fitWithHash(namespace: string, name: string, hashInput: string, limit: number): [string, string] {
+  const suffix = nameHash(hashInput);
+  const roomForName = Math.max(0, limit - namespace.length - NAME_DELIMITER.length);
+  if (roomForName >= HASH_SUFFIX_LENGTH) {
+    return [namespace, `${name.slice(0, roomForName - HASH_SUFFIX_LENGTH)}${suffix}`];
+  }
+  return [namespace.slice(0, limit - HASH_SUFFIX_LENGTH - NAME_DELIMITER.length), suffix];
+}
+
+/**
+ * Step 6. Sanitized names are ASCII, so string length is byte length. The "used" key is the
+ * flat name `ns + "__" + name`, where Codex uses `ns + name` without the delimiter: CONTRACT.md
+ * requires flat names to be unique, and two pairs such as (`a__b`, `c`) and (`a`, `b__c`) share
+ * a flat name while their delimiter-less keys differ.
+ */
+function uniqueParts(candidate: Candidate, used: Set<string>, limit: number): [string, string] {
+  const { namespace, name, toolId } = candidate;
+  const flat = `${namespace}${NAME_DELIMITER}${name}`;
+  if (flat.length <= limit && !used.has(flat)) {
+    used.add(flat);
+    return [namespace, name];
+  }
+  for (let attempt = 0; ; attempt += 1) {
+    const hashInput = attempt === 0 ? toolId : `${toolId}\0${attempt}`;
+    const parts = fitWithHash(namespace, name, hashInput, limit);
+    const fitted = `${parts[0]}${NAME_DELIMITER}${parts[1]}`;
+    if (!used.has(fitted)) {
+      used.add(fitted);
+      return parts;
+    }
+  }
+}
+
+export function normalizeCatalog(
+  inputs: ReadonlyArray<CatalogInput>,
+  options: NamingOptions = {},
+): NormalizedCatalog {
+  const limit = resolveNameLimit(options.nameLimit);
+  const prefixMcp = options.prefixMcp ?? true;
+  const nonPrefixed = new Set(options.nonPrefixedServers ?? []);
+  const warnings: string[] = [];
+
+  // Steps 1-2: raw identities, duplicates dropped, then sanitize and prefix.
+  const seen = new Set<string>();
+  const candidates: Candidate[] = [];
+  for (const input of inputs) {
+    const rawNamespace = input.rawNamespace ?? input.server;
+    const namespaceId = `${input.server}\0${rawNamespace}\0${input.connectorId ?? ""}`;
+    const toolId = `${namespaceId}\0${input.tool.name}\0${input.tool.name}`;
+    if (seen.has(toolId)) {
+      warnings.push(`skipping duplicated tool ${input.tool.name}`);
+      continue;
+    }
+    seen.add(toolId);
+    let namespace = sanitizeName(rawNamespace);
+    if (prefixMcp && !nonPrefixed.has(input.server) && !namespace.startsWith(MCP_PREFIX)) {
+      namespace = `${MCP_PREFIX}${namespace}`;
+    }
+    candidates.push({ input, namespaceId, toolId, namespace, name: sanitizeName(input.tool.name) });
+  }
+
+  // Step 3: a namespace claimed by more than one raw namespace identity gets a hash each.
+  const sharedNamespaces = sharedKeys(candidates.map((c) => [c.namespace, c.namespaceId]));
+  for (const c of candidates) {
+    if (sharedNamespaces.has(c.namespace)) c.namespace = withNamespaceHash(c.namespace, c.namespaceId);
+  }
+
+  // Step 4: a (namespace, name) pair claimed by more than one tool identity gets a hash each.
+  // Sanitized names hold no NUL, so it separates the pair unambiguously.
+  const pairs = candidates.map((c): [string, string] => [`${c.namespace}\0${c.name}`, c.toolId]);
+  const sharedPairs = sharedKeys(pairs);
+  candidates.forEach((c, i) => {
+    if (sharedPairs.has(pairs[i]![0])) c.name += nameHash(c.toolId);
+  });
+
+  // Step 5: output order is the raw identity, bytewise.
+  candidates.sort((a, b) => compareUtf8(a.toolId, b.toolId));
+
+  // Step 6: fit the limit and make every flat name unique.
+  const used = new Set<string>();
+  const tools = candidates.map((c): NormalizedTool => {
+    const [callableNamespace, callableName] = uniqueParts(c, used, limit);
+    const { server, tool, connectorId } = c.input;
+    return {
+      server,
+      rawName: tool.name,
+      callableNamespace,
+      callableName,
+      flatName: `${callableNamespace}${NAME_DELIMITER}${callableName}`,
+      hookName: hookName(callableNamespace, callableName),
+      fingerprint: toolFingerprint(tool),
+      tool: withoutUntrustedMeta(tool),
+      toolId: c.toolId,
+      ...(connectorId === undefined ? {} : { connectorId }),
+    };
+  });
+  return { tools, warnings };
+}

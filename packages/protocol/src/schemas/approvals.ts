@@ -1,0 +1,180 @@
+/**
+ * Approvals (CONTRACT.md "Approvals", reference §5): the dispatcher's `decide` and
+ * `post_tool_use` requests, and the human side — pending requests, list, resolve, resolved,
+ * and `cancel` (internal: the dispatcher withdraws a request whose call went away).
+ */
+import { z } from "zod";
+import { CallToolResultSchema, ToolAnnotationsSchema } from "./mcp.js";
+import {
+  FingerprintSchema,
+  IdSchema,
+  JsonValueSchema,
+  MAX_ID_LENGTH,
+  RevisionSchema,
+  ServerNameSchema,
+  ShortTextSchema,
+  TimestampSchema,
+} from "./primitives.js";
+
+export const ApprovalDecision = {
+  approved: "approved",
+  approvedForSession: "approved_for_session",
+  approvedAlways: "approved_always",
+  denied: "denied",
+  abort: "abort",
+  timedOut: "timed_out",
+} as const;
+export type ApprovalDecision = (typeof ApprovalDecision)[keyof typeof ApprovalDecision];
+export const ApprovalDecisionSchema = z.enum(ApprovalDecision);
+
+/** What made the decision. */
+export const ApprovalSource = {
+  mode: "mode",
+  annotations: "annotations",
+  session: "session",
+  persistent: "persistent",
+  hook: "hook",
+  human: "human",
+  timeout: "timeout",
+  policy: "policy",
+} as const;
+export type ApprovalSource = (typeof ApprovalSource)[keyof typeof ApprovalSource];
+
+/** `<prefix>.approvals.decide`. `arguments` is the parsed JSON, `null` when there were none. */
+export const ApprovalDecideRequestSchema = z.object({
+  callId: IdSchema,
+  threadId: IdSchema.optional(),
+  turnId: IdSchema.optional(),
+  server: ServerNameSchema,
+  /** The raw tool name. */
+  tool: z.string(),
+  hookName: z.string(),
+  arguments: JsonValueSchema,
+  annotations: ToolAnnotationsSchema.optional(),
+  connectorId: z.string().optional(),
+  connectorName: z.string().optional(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  fingerprint: FingerprintSchema,
+  catalogRevision: RevisionSchema,
+  strictAutoReview: z.boolean().optional(),
+});
+export type ApprovalDecideRequest = z.infer<typeof ApprovalDecideRequestSchema>;
+
+export const ApprovalDecideResultSchema = z.object({
+  decision: ApprovalDecisionSchema,
+  source: z.enum(ApprovalSource),
+  /** For a denial: the text the model sees (e.g. `user rejected MCP tool call`). */
+  message: z.string().optional(),
+  /** A PreToolUse hook's rewrite of the input; the call uses it instead. */
+  updatedArguments: JsonValueSchema.optional(),
+});
+export type ApprovalDecideResult = z.infer<typeof ApprovalDecideResultSchema>;
+
+/** `<prefix>.approvals.post_tool_use`: only sent when a PostToolUse hook matches `hookName`. */
+export const PostToolUseRequestSchema = z.object({
+  callId: IdSchema,
+  threadId: IdSchema.optional(),
+  turnId: IdSchema.optional(),
+  hookName: z.string(),
+  toolInput: JsonValueSchema,
+  toolResponse: CallToolResultSchema,
+});
+export type PostToolUseRequest = z.infer<typeof PostToolUseRequestSchema>;
+
+export const PostToolUseResultSchema = z.discriminatedUnion("block", [
+  z.object({ block: z.literal(false) }),
+  z.object({ block: z.literal(true), reason: z.string() }),
+]);
+export type PostToolUseResult = z.infer<typeof PostToolUseResultSchema>;
+
+/** What a human may answer. */
+export const ApprovalChoice = {
+  allow: "allow",
+  allowSession: "allow_session",
+  allowAlways: "allow_always",
+  decline: "decline",
+  cancel: "cancel",
+} as const;
+export type ApprovalChoice = (typeof ApprovalChoice)[keyof typeof ApprovalChoice];
+export const ApprovalChoiceSchema = z.enum(ApprovalChoice);
+
+export const APPROVAL_HEADER = "Approve app tool call?";
+export const APPROVAL_REQUEST_ID_PREFIX = "mcp_tool_call_approval_";
+
+/** `mcp_tool_call_approval_<callId>`: the id of the approval request for a call. */
+export function approvalRequestId(callId: string): string {
+  return `${APPROVAL_REQUEST_ID_PREFIX}${callId}`;
+}
+
+/** Request ids are derived from call ids, so they may be longer by the prefix. */
+export const ApprovalRequestIdSchema = z
+  .string()
+  .min(1)
+  .max(MAX_ID_LENGTH + APPROVAL_REQUEST_ID_PREFIX.length);
+
+export const ApprovalOptionSchema = z.object({
+  id: ApprovalChoiceSchema,
+  label: z.string(),
+  description: z.string(),
+});
+export type ApprovalOption = z.infer<typeof ApprovalOptionSchema>;
+
+/** `<prefix>.approvals.pending` (event): a call waiting for a human. */
+export const ApprovalRequestSchema = z.object({
+  requestId: ApprovalRequestIdSchema,
+  callId: IdSchema,
+  threadId: IdSchema.optional(),
+  turnId: IdSchema.optional(),
+  server: ServerNameSchema,
+  tool: z.string(),
+  hookName: z.string(),
+  header: z.string(),
+  /** `Allow the <server> MCP server to run tool "<tool>"?` */
+  question: z.string(),
+  options: z.array(ApprovalOptionSchema),
+  arguments: JsonValueSchema,
+  annotations: ToolAnnotationsSchema.optional(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  createdAt: TimestampSchema,
+  expiresAt: TimestampSchema,
+});
+export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
+
+/** `<prefix>.approvals.list` takes no fields; an empty body is fine. */
+export const ApprovalsListRequestSchema = z.object({});
+export type ApprovalsListRequest = z.infer<typeof ApprovalsListRequestSchema>;
+
+export const ApprovalsListResultSchema = z.object({ pending: z.array(ApprovalRequestSchema) });
+export type ApprovalsListResult = z.infer<typeof ApprovalsListResultSchema>;
+
+/** Resolving twice or after expiry is a `bad_request` saying which. */
+export const ApprovalResolveRequestSchema = z.object({
+  requestId: ApprovalRequestIdSchema,
+  choice: ApprovalChoiceSchema,
+});
+export type ApprovalResolveRequest = z.infer<typeof ApprovalResolveRequestSchema>;
+
+export const ApprovalResolveResultSchema = z.object({ decision: ApprovalDecisionSchema });
+export type ApprovalResolveResult = z.infer<typeof ApprovalResolveResultSchema>;
+
+/** `<prefix>.approvals.resolved` (event). `by`: who answered (a user, `timeout`, `cancel`). */
+export const ApprovalResolvedEventSchema = z.object({
+  requestId: ApprovalRequestIdSchema,
+  callId: IdSchema,
+  decision: ApprovalDecisionSchema,
+  by: z.string().min(1).max(MAX_ID_LENGTH),
+});
+export type ApprovalResolvedEvent = z.infer<typeof ApprovalResolvedEventSchema>;
+
+/** `<prefix>.approvals.cancel`: withdraw the pending request of a call (its caller left). */
+export const ApprovalCancelRequestSchema = z.object({
+  callId: IdSchema,
+  reason: ShortTextSchema.optional(),
+});
+export type ApprovalCancelRequest = z.infer<typeof ApprovalCancelRequestSchema>;
+
+/** `cancelled` is false when nothing was pending for the call (already resolved or expired). */
+export const ApprovalCancelResultSchema = z.object({ cancelled: z.boolean() });
+export type ApprovalCancelResult = z.infer<typeof ApprovalCancelResultSchema>;

@@ -1,0 +1,105 @@
+/**
+ * Internal subjects between the dispatcher and a server's connector: the raw call on
+ * `<prefix>.connector.<server>.call`, and what the connector relays back while the call runs
+ * on `<prefix>.calls.<callId>.<kind>` (progress, log messages, and elicitations to answer).
+ */
+import { z } from "zod";
+import { CallToolResultSchema } from "./mcp.js";
+import {
+  IdSchema,
+  JsonObjectSchema,
+  JsonValueSchema,
+  RevisionSchema,
+  ServerNameSchema,
+} from "./primitives.js";
+
+/**
+ * The raw call. The connector rejects it with `stale_revision` when its server's revision is
+ * no longer `preparedRevision` (the barrier), and never calls the server then.
+ */
+export const ConnectorCallRequestSchema = z.object({
+  callId: IdSchema,
+  threadId: IdSchema.optional(),
+  /** The raw tool name, as the server listed it. */
+  tool: z.string().min(1),
+  /** Sent as `tools/call` arguments; absent means none. */
+  arguments: JsonObjectSchema.optional(),
+  /** The server revision the dispatcher prepared the call against. */
+  preparedRevision: RevisionSchema,
+  /** Caps the server's `tool_timeout_sec`; the smaller of the two applies. */
+  timeoutMs: z.int().positive().optional(),
+  /** Extra request `_meta`; the connector sets `callId` and `threadId` over it. */
+  meta: JsonObjectSchema.optional(),
+});
+export type ConnectorCallRequest = z.infer<typeof ConnectorCallRequestSchema>;
+
+export const ConnectorCallResultSchema = z.object({ result: CallToolResultSchema });
+export type ConnectorCallResult = z.infer<typeof ConnectorCallResultSchema>;
+
+export const CallRelayKind = {
+  progress: "progress",
+  logging: "logging",
+  elicitation: "elicitation",
+} as const;
+export type CallRelayKind = (typeof CallRelayKind)[keyof typeof CallRelayKind];
+
+/** `<prefix>.calls.<callId>.progress` (event): the server's `notifications/progress`. */
+export const CallProgressSchema = z.object({
+  callId: IdSchema,
+  server: ServerNameSchema,
+  progress: z.number(),
+  total: z.number().optional(),
+  message: z.string().optional(),
+});
+export type CallProgress = z.infer<typeof CallProgressSchema>;
+
+export const LoggingLevel = {
+  debug: "debug",
+  info: "info",
+  notice: "notice",
+  warning: "warning",
+  error: "error",
+  critical: "critical",
+  alert: "alert",
+  emergency: "emergency",
+} as const;
+export type LoggingLevel = (typeof LoggingLevel)[keyof typeof LoggingLevel];
+
+/** `<prefix>.calls.<callId>.logging` (event): a `notifications/message` sent during the call. */
+export const CallLoggingSchema = z.object({
+  callId: IdSchema,
+  server: ServerNameSchema,
+  level: z.enum(LoggingLevel),
+  logger: z.string().optional(),
+  data: JsonValueSchema,
+});
+export type CallLogging = z.infer<typeof CallLoggingSchema>;
+
+/** The raw `elicitation/create` params (form or URL mode), passed through untouched. */
+export const ElicitationParamsSchema = z.looseObject({
+  mode: z.string().optional(),
+  message: z.string(),
+  requestedSchema: JsonObjectSchema.optional(),
+  url: z.string().optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type ElicitationParams = z.infer<typeof ElicitationParamsSchema>;
+
+/** `<prefix>.calls.<callId>.elicitation` (req/reply): the server asks the caller something. */
+export const CallElicitationRequestSchema = z.object({
+  callId: IdSchema,
+  server: ServerNameSchema,
+  request: ElicitationParamsSchema,
+});
+export type CallElicitationRequest = z.infer<typeof CallElicitationRequestSchema>;
+
+export const ElicitationAction = { accept: "accept", decline: "decline", cancel: "cancel" } as const;
+export type ElicitationAction = (typeof ElicitationAction)[keyof typeof ElicitationAction];
+
+/** The raw `ElicitResult` handed back to the server. */
+export const CallElicitationResultSchema = z.looseObject({
+  action: z.enum(ElicitationAction),
+  content: JsonObjectSchema.optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type CallElicitationResult = z.infer<typeof CallElicitationResultSchema>;

@@ -1,0 +1,169 @@
+/**
+ * Raw MCP objects as servers send them: server info, tools, resources, content blocks and
+ * tool results. They travel through toolbus untouched, so every schema here is loose: fields
+ * this package does not know (newer MCP revisions, `_meta` extensions) are kept, not dropped.
+ */
+import { z } from "zod";
+import { JsonObjectSchema } from "./primitives.js";
+
+/** The `serverInfo` a server reports in `initialize` (MCP `Implementation`). */
+export const McpServerInfoSchema = z.looseObject({
+  name: z.string(),
+  title: z.string().optional(),
+  version: z.string(),
+  description: z.string().optional(),
+  icons: z.array(z.unknown()).optional(),
+  websiteUrl: z.string().optional(),
+});
+export type McpServerInfo = z.infer<typeof McpServerInfoSchema>;
+
+/**
+ * Hints about a tool; untrusted, used only for approval policy and parallelism. Its type is
+ * `McpToolAnnotations` (`ToolAnnotations` is the naming rules' structural equivalent).
+ */
+export const ToolAnnotationsSchema = z.looseObject({
+  title: z.string().optional(),
+  readOnlyHint: z.boolean().optional(),
+  destructiveHint: z.boolean().optional(),
+  idempotentHint: z.boolean().optional(),
+  openWorldHint: z.boolean().optional(),
+});
+export type McpToolAnnotations = z.infer<typeof ToolAnnotationsSchema>;
+
+/** One tool from `tools/list`. `name` is the raw name sent back in `tools/call`. */
+export const ToolSchema = z.looseObject({
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  inputSchema: JsonObjectSchema,
+  outputSchema: JsonObjectSchema.optional(),
+  annotations: ToolAnnotationsSchema.optional(),
+  icons: z.array(z.unknown()).optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type Tool = z.infer<typeof ToolSchema>;
+
+export const ResourceSchema = z.looseObject({
+  uri: z.string(),
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  mimeType: z.string().optional(),
+  size: z.number().optional(),
+  annotations: JsonObjectSchema.optional(),
+  icons: z.array(z.unknown()).optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type Resource = z.infer<typeof ResourceSchema>;
+
+export const ResourceTemplateSchema = z.looseObject({
+  uriTemplate: z.string(),
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  mimeType: z.string().optional(),
+  annotations: JsonObjectSchema.optional(),
+  icons: z.array(z.unknown()).optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type ResourceTemplate = z.infer<typeof ResourceTemplateSchema>;
+
+export const TextResourceContentSchema = z.looseObject({
+  uri: z.string(),
+  mimeType: z.string().optional(),
+  text: z.string(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type TextResourceContent = z.infer<typeof TextResourceContentSchema>;
+
+/** `blob` is base64; it is not decoded or checked here. */
+export const BlobResourceContentSchema = z.looseObject({
+  uri: z.string(),
+  mimeType: z.string().optional(),
+  blob: z.string(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type BlobResourceContent = z.infer<typeof BlobResourceContentSchema>;
+
+/** One item of a `resources/read` result: text or blob (untagged, told apart by the key). */
+export const ResourceContentSchema = z.union([TextResourceContentSchema, BlobResourceContentSchema], {
+  error: "Invalid input: expected resource content with a uri and a text or blob string",
+});
+export type ResourceContent = z.infer<typeof ResourceContentSchema>;
+
+export const TextContentSchema = z.looseObject({
+  type: z.literal("text"),
+  text: z.string(),
+  annotations: JsonObjectSchema.optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type TextContent = z.infer<typeof TextContentSchema>;
+
+export const ImageContentSchema = z.looseObject({
+  type: z.literal("image"),
+  data: z.string(),
+  mimeType: z.string(),
+  annotations: JsonObjectSchema.optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type ImageContent = z.infer<typeof ImageContentSchema>;
+
+export const AudioContentSchema = z.looseObject({
+  type: z.literal("audio"),
+  data: z.string(),
+  mimeType: z.string(),
+  annotations: JsonObjectSchema.optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type AudioContent = z.infer<typeof AudioContentSchema>;
+
+export const ResourceLinkSchema = ResourceSchema.extend({ type: z.literal("resource_link") });
+export type ResourceLink = z.infer<typeof ResourceLinkSchema>;
+
+export const EmbeddedResourceSchema = z.looseObject({
+  type: z.literal("resource"),
+  resource: ResourceContentSchema,
+  annotations: JsonObjectSchema.optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type EmbeddedResource = z.infer<typeof EmbeddedResourceSchema>;
+
+const KNOWN_CONTENT_BLOCKS = {
+  text: TextContentSchema,
+  image: ImageContentSchema,
+  audio: AudioContentSchema,
+  resource_link: ResourceLinkSchema,
+  resource: EmbeddedResourceSchema,
+} as const;
+
+export type KnownContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource;
+/** A block of a type this package does not know; the model sees its JSON as text. */
+export type UnknownContentBlock = { type: string; [key: string]: unknown };
+export type ContentBlock = KnownContentBlock | UnknownContentBlock;
+
+export function isKnownContentBlock(block: ContentBlock): block is KnownContentBlock {
+  return Object.hasOwn(KNOWN_CONTENT_BLOCKS, block.type);
+}
+
+/**
+ * One block of tool-result content. Known types are checked against their shape (so a text
+ * block without `text` is rejected, naming `text`); unknown types pass through as they are.
+ */
+export const ContentBlockSchema = z.looseObject({ type: z.string() }).superRefine((block, ctx) => {
+  if (!Object.hasOwn(KNOWN_CONTENT_BLOCKS, block.type)) return;
+  const known = KNOWN_CONTENT_BLOCKS[block.type as keyof typeof KNOWN_CONTENT_BLOCKS];
+  const result = known.safeParse(block);
+  if (result.success) return;
+  for (const issue of result.error.issues) {
+    ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
+  }
+}) as unknown as z.ZodType<ContentBlock>;
+
+/** The raw result of `tools/call`. Never truncated by toolbus except in event copies. */
+export const CallToolResultSchema = z.looseObject({
+  content: z.array(ContentBlockSchema),
+  structuredContent: JsonObjectSchema.nullable().optional(),
+  isError: z.boolean().optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type CallToolResult = z.infer<typeof CallToolResultSchema>;

@@ -1,0 +1,79 @@
+// README.md documents the subjects, JetStream names and error codes; these tests keep its
+// tables and its example in step with the code, both ways.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { ERROR_CODES, RETRYABLE_BY_DEFAULT } from "../src/errors.js";
+import * as protocol from "../src/index.js";
+import { createSubjects, SUBJECTS } from "../src/subjects.js";
+
+const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+
+/** The rows of the first table under `## <heading>`, as records keyed by the header cells. */
+function tableUnder(heading: string): Record<string, string>[] {
+  const section = readme.split(/^## /m).find((part) => part.startsWith(`${heading}\n`));
+  if (section === undefined) throw new Error(`README.md has no "## ${heading}" section`);
+  const lines = section.split("\n").filter((line) => line.startsWith("|"));
+  const cells = (line: string) =>
+    line
+      .slice(1, -1)
+      .split("|")
+      .map((cell) => cell.trim());
+  const [header, , ...rows] = lines;
+  if (header === undefined) throw new Error(`README.md has no table under "## ${heading}"`);
+  const keys = cells(header);
+  return rows.map((row) => Object.fromEntries(cells(row).map((cell, i) => [keys[i] ?? `${i}`, cell])));
+}
+
+const code = (text: string) => `\`${text}\``;
+
+describe("README.md", () => {
+  it("has one subjects row per SUBJECTS entry, with the same kind, schemas, owner and description", () => {
+    const documented = tableUnder("Subjects");
+    const expected = SUBJECTS.map((row) => ({
+      subject: code(row.subject),
+      kind: row.kind,
+      request: code(row.request),
+      reply: row.reply === null ? "—" : code(row.reply),
+      owner: row.owner,
+      description: row.description,
+    }));
+    expect(documented).toStrictEqual(expected);
+  });
+
+  it("documents every error code with its default retryability, and no other code", () => {
+    const documented = tableUnder("Error codes");
+    const rows = documented.map((row) => ({ code: row.code, retryable: row.retryable }));
+    const expected = ERROR_CODES.map((errorCode) => ({
+      code: code(errorCode),
+      retryable: RETRYABLE_BY_DEFAULT[errorCode] ? "yes" : "no",
+    }));
+    expect(rows).toStrictEqual(expected);
+    expect(documented.filter((row) => row.meaning === "" || row["used when"] === "")).toStrictEqual([]);
+  });
+
+  it("gives the JetStream names the default prefix produces", () => {
+    const s = createSubjects();
+    expect(tableUnder("JetStream names")).toStrictEqual([
+      { name: "`kv.catalog`", kind: "KV bucket", default: code(s.kv.catalog) },
+      { name: "`kv.approvalGrants`", kind: "KV bucket", default: code(s.kv.approvalGrants) },
+      { name: "`streams.events`", kind: "stream", default: code(s.streams.events.name) },
+      { name: "`streams.memory`", kind: "stream", default: code(s.streams.memory.name) },
+    ]);
+  });
+
+  it("has an example that imports real exports and states the subjects they give", () => {
+    const example = readme.match(/```ts\n([\s\S]*?)```/)?.[1] ?? "";
+    const imported = example.match(/import \{([^}]*)\} from "@toolbus\/protocol"/)?.[1] ?? "";
+    const names = imported.split(",").map((name) => name.trim());
+    expect(names.filter((name) => !(name in protocol))).toStrictEqual([]);
+
+    const s = createSubjects();
+    const claims = [...example.matchAll(/^subjects\.(\w+)(?:\("([^"]*)"\))?; \/\/ "([^"]+)"$/gm)];
+    expect(claims.length).toBeGreaterThan(0);
+    for (const [, property, argument, stated] of claims) {
+      const value = (s as unknown as Record<string, unknown>)[property ?? ""];
+      const actual = typeof value === "function" ? value(argument) : value;
+      expect(actual).toBe(stated);
+    }
+  });
+});

@@ -1,0 +1,283 @@
+/**
+ * The catalog service: the servers it owns (all configured ones, or a subset to scale per
+ * connector), their connectors, the catalog bucket and every subject it serves.
+ */
+import type { Bus, Logger } from "@toolbus/bus";
+import { ensureKv, ensureStream } from "@toolbus/bus";
+import { type McpServerConfig, resolveHttpHeaders, stdioChildEnv, type ToolbusConfig } from "@toolbus/config";
+import {
+  CatalogGetRequestSchema,
+  CatalogRefreshRequestSchema,
+  CatalogSearchRequestSchema,
+  ConnectorCallRequestSchema,
+  ResourcesListRequestSchema,
+  ResourcesReadRequestSchema,
+  ResourceTemplatesListRequestSchema,
+  type StartupCompleteEvent,
+  type Subjects,
+} from "@toolbus/protocol";
+import { createCallRelay } from "./adapters/nats/call-relay.js";
+import { CatalogStore, serverKey } from "./adapters/nats/catalog-store.js";
+import { ResourceOrigins } from "./adapters/nats/resource-origins.js";
+import type { ConnectSpec } from "./adapters/mcp/mcp-connection.js";
+import type { ServerEntry } from "./core/catalog-entry.js";
+import { requiredServersFailure, type RequiredServerOutcome } from "./core/startup-messages.js";
+import { ServerConnector, type StartupOutcome } from "./connectors/server-connector.js";
+import { catalogViewHandlers } from "./handlers/catalog-view.js";
+import { connectorCallHandler } from "./handlers/connector-call.js";
+import {
+  OwnerListRequestSchema,
+  OwnerReadRequestSchema,
+  ownerHandlers,
+  ownerSubjects,
+  publicHandlers,
+} from "./handlers/resources.js";
+
+export interface CatalogServiceDeps {
+  bus: Bus;
+  subjects: Subjects;
+  config: ToolbusConfig;
+  /** Serve only these servers (`--servers a,b`); default every configured server. */
+  servers?: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  logger: Logger;
+}
+
+export interface CatalogService {
+  readonly connectors: ReadonlyMap<string, ServerConnector>;
+  /** Resolves with the startup summary once every owned server is ready, failed or cancelled. */
+  readonly startup: Promise<StartupCompleteEvent>;
+  /** The reference's error when a required server did not come up, else undefined. */
+  requiredFailure(): Promise<string | undefined>;
+  stop(): Promise<void>;
+}
+
+/** Items one server may list before its listing is refused (reference §2.2). */
+const MAX_TOOLS = 2048;
+/** How long resource origins are remembered for `originCallId` checks. */
+const ORIGIN_TTL_MS = 24 * 60 * 60 * 1000;
+
+export async function startCatalogService(deps: CatalogServiceDeps): Promise<CatalogService> {
+  const { bus, subjects, config, logger } = deps;
+  const owned = selectServers(config, deps.servers);
+  const jsm = await bus.jsm();
+  await ensureStream(jsm, { name: subjects.streams.events.name, subjects: [...subjects.streams.events.subjects] });
+  const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
+  const store = new CatalogStore({ js: bus.js(), jsm, kv, bucket: subjects.kv.catalog });
+  const origins = new ResourceOrigins(
+    await ensureKv(bus, `${subjects.prefix}_resource_origins`, { history: 1, ttl: ORIGIN_TTL_MS }),
+  );
+  await store.putNaming(config.catalog);
+  const now = () => new Date().toISOString();
+
+  const baseOf = (server: McpServerConfig) => ({
+    server: server.name,
+    required: server.required,
+    origin: server.transport === "stdio" ? "stdio" : new URL(server.url).origin,
+    resourcesSupported: false,
+    startupTimeoutMs: server.startupTimeoutMs,
+    toolTimeoutMs: server.toolTimeoutMs,
+    supportsParallelToolCalls: server.supportsParallelToolCalls,
+    ...(server.omitToolsFrom.length > 0 ? { omitToolsFrom: server.omitToolsFrom } : {}),
+  });
+
+  for (const server of owned.filter((s) => !s.enabled)) {
+    await store.apply(baseOf(server), { status: "disabled", tools: [] }, now);
+  }
+
+  const progressSinks = new Map<string, (progress: Record<string, unknown>) => void>();
+  const connectors = new Map<string, ServerConnector>();
+  const startFailures = new Map<string, string>();
+  for (const server of owned.filter((s) => s.enabled)) {
+    const spec = connectSpec(server, deps.env);
+    if (!spec.ok) startFailures.set(server.name, spec.message);
+    const base = baseOf(server);
+    const connector = new ServerConnector(
+      {
+        server: server.name,
+        spec: spec.ok ? spec.spec : { transport: "stdio", command: "", args: [], env: {} },
+        required: server.required,
+        startupTimeoutMs: server.startupTimeoutMs,
+        toolTimeoutMs: server.toolTimeoutMs,
+        supportsParallelToolCalls: server.supportsParallelToolCalls,
+        origin: base.origin,
+        maxTools: MAX_TOOLS,
+        ...(server.enabledTools ? { enabledTools: server.enabledTools } : {}),
+        ...(server.disabledTools ? { disabledTools: server.disabledTools } : {}),
+      },
+      {
+        log: logger,
+        publishStatus: (name, status) => bus.publishEvent(subjects.serverStatus(name), { server: name, status, at: now() }),
+        writeEntry: async (name, change) => {
+          const before = await store.read(name);
+          const { entry, written } = await store.apply(base, change, now);
+          if (written && entry.revision !== before?.revision) {
+            bus.publishEvent(subjects.catalogEvent, { revision: entry.revision, changed: [name] });
+          }
+          return entry;
+        },
+        relayFor: (callId) => {
+          const relay = createCallRelay({ bus, subjects, server: server.name, callId, answerTimeoutMs: server.toolTimeoutMs });
+          progressSinks.set(callId, relay.progress);
+          return relay;
+        },
+      },
+    );
+    connectors.set(server.name, connector);
+  }
+
+  const view = catalogViewHandlers({ store, naming: config.catalog, connectors });
+  await bus.serve({ subject: subjects.catalogGet, name: "catalog-get", request: CatalogGetRequestSchema }, view.get);
+  await bus.serve({ subject: subjects.catalogSearch, name: "catalog-search", request: CatalogSearchRequestSchema }, view.search);
+  await bus.serve(
+    { subject: subjects.catalogRefresh, name: "catalog-refresh", request: CatalogRefreshRequestSchema },
+    view.refresh,
+  );
+  const resources = publicHandlers({ bus, prefix: subjects.prefix, store, origins, timeoutMs: 60_000 });
+  await bus.serve(
+    { subject: subjects.catalogResourcesList, name: "resources-list", request: ResourcesListRequestSchema },
+    resources.list,
+  );
+  await bus.serve(
+    {
+      subject: subjects.catalogResourceTemplatesList,
+      name: "resource-templates-list",
+      request: ResourceTemplatesListRequestSchema,
+    },
+    resources.templates,
+  );
+  await bus.serve(
+    { subject: subjects.catalogResourcesRead, name: "resources-read", request: ResourcesReadRequestSchema },
+    resources.read,
+  );
+
+  for (const [name, connector] of connectors) {
+    // Replicas serving the same server share its subjects through a queue group of their own.
+    const queue = `connector-${name}`;
+    const call = connectorCallHandler({
+      connector,
+      origins,
+      progressFor: (callId) => {
+        const sink = progressSinks.get(callId);
+        return sink
+          ? sink
+          : (progress) => createCallRelay({ bus, subjects, server: name, callId, answerTimeoutMs: 0 }).progress(progress);
+      },
+    });
+    await bus.serve(
+      { subject: subjects.connectorCall(name), name: `connector-${name}-call`, queue, request: ConnectorCallRequestSchema },
+      async (request, ctx) => {
+        try {
+          return await call(request, ctx);
+        } finally {
+          progressSinks.delete(request.callId);
+        }
+      },
+    );
+    const owner = ownerHandlers(connector);
+    const subjectsOf = ownerSubjects(subjects.prefix, name);
+    await bus.serve(
+      { subject: subjectsOf.list, name: `connector-${name}-resources-list`, queue, request: OwnerListRequestSchema },
+      owner.list,
+    );
+    await bus.serve(
+      { subject: subjectsOf.read, name: `connector-${name}-resources-read`, queue, request: OwnerReadRequestSchema },
+      owner.read,
+    );
+  }
+
+  const stopWatch = await watchOtherReplicas(kv, connectors, logger);
+
+  const outcomes = new Map<string, StartupOutcome>();
+  const startup = Promise.all(
+    [...connectors].map(async ([name, connector]) => {
+      const failure = startFailures.get(name);
+      const outcome = failure ? await connector.fail(failure) : await connector.start();
+      outcomes.set(name, outcome);
+    }),
+  ).then(() => {
+    const summary: StartupCompleteEvent = { ready: [], failed: [], cancelled: [] };
+    for (const [server, outcome] of [...outcomes].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (outcome.state === "ready") summary.ready.push(server);
+      else if (outcome.state === "failed") summary.failed.push({ server, error: outcome.error });
+      else summary.cancelled.push(server);
+    }
+    bus.publishEvent(subjects.startupComplete, summary);
+    return summary;
+  });
+
+  return {
+    connectors,
+    startup,
+    async requiredFailure() {
+      await startup;
+      const required = new Map<string, RequiredServerOutcome>();
+      for (const server of owned.filter((s) => s.enabled && s.required)) {
+        required.set(server.name, outcomes.get(server.name) ?? { state: "missing" });
+      }
+      return requiredServersFailure(required);
+    },
+    async stop() {
+      stopWatch();
+      await Promise.all([...connectors.values()].map((c) => c.stop()));
+    },
+  };
+}
+
+function selectServers(config: ToolbusConfig, only: readonly string[] | undefined): McpServerConfig[] {
+  const all = Object.values(config.mcpServers);
+  if (!only) return all;
+  const unknown = only.filter((name) => !config.mcpServers[name]);
+  if (unknown.length > 0) {
+    throw new Error(
+      `--servers names ${unknown.map((n) => `'${n}'`).join(", ")}, not configured in ${config.source.kind === "file" ? config.source.path : "the demo config"}; configured: ${Object.keys(config.mcpServers).join(", ")}`,
+    );
+  }
+  return all.filter((server) => only.includes(server.name));
+}
+
+function connectSpec(
+  server: McpServerConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): { ok: true; spec: ConnectSpec } | { ok: false; message: string } {
+  if (server.transport === "stdio") {
+    return {
+      ok: true,
+      spec: {
+        transport: "stdio",
+        command: server.command,
+        args: server.args,
+        env: stdioChildEnv(server, env),
+        ...(server.cwd ? { cwd: server.cwd } : {}),
+      },
+    };
+  }
+  const headers = resolveHttpHeaders(server, env);
+  if (!headers.ok) return headers;
+  return {
+    ok: true,
+    spec: { transport: server.legacySse ? "sse" : "streamable_http", url: server.url, headers: headers.headers },
+  };
+}
+
+/** Another replica of one of our servers wrote its entry: keep the barrier's revision current. */
+async function watchOtherReplicas(
+  kv: import("@nats-io/kv").KV,
+  connectors: ReadonlyMap<string, ServerConnector>,
+  logger: Logger,
+): Promise<() => void> {
+  const watch = await kv.watch({ key: "server.*", include: "updates" as never });
+  void (async () => {
+    try {
+      for await (const update of watch) {
+        if (update.operation !== "PUT") continue;
+        const entry = update.json<ServerEntry>();
+        const connector = connectors.get(entry.server);
+        if (connector && update.key === serverKey(entry.server)) connector.observeEntry(entry);
+      }
+    } catch (error) {
+      logger.warn({ err: error }, "the catalog watch ended");
+    }
+  })();
+  return () => watch.stop();
+}

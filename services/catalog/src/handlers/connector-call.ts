@@ -1,0 +1,58 @@
+/** `<prefix>.connector.<server>.call`: the dispatcher's raw call, behind the revision barrier. */
+import type { HandlerContext } from "@toolbus/bus";
+import {
+  type ConnectorCallRequest,
+  type ConnectorCallResult,
+  type ErrorCode,
+  type McpResourceOrigin,
+  WireError,
+} from "@toolbus/protocol";
+import { type ResourceOrigins, resourceUris } from "../adapters/nats/resource-origins.js";
+import type { CallOutcome, ServerConnector } from "../connectors/server-connector.js";
+
+const CODE_BY_OUTCOME: Record<Exclude<CallOutcome["kind"], "ok">, ErrorCode> = {
+  stale: "stale_revision",
+  not_ready: "server_not_ready",
+  bad_arguments: "bad_request",
+  disabled: "tool_hidden",
+  timeout: "timeout",
+  failed: "transport_error",
+};
+
+export function connectorCallHandler(deps: {
+  connector: ServerConnector;
+  origins: ResourceOrigins;
+  progressFor(callId: string): ((progress: Record<string, unknown>) => void) | undefined;
+}) {
+  return async (request: ConnectorCallRequest, ctx: HandlerContext): Promise<ConnectorCallResult> => {
+    const { connector } = deps;
+    ctx.span.setAttributes({ "mcp.server": connector.settings.server, "mcp.tool": request.tool });
+    const onProgress = deps.progressFor(request.callId);
+    const outcome = await connector.call({
+      callId: request.callId,
+      tool: request.tool,
+      preparedRevision: request.preparedRevision,
+      signal: ctx.signal,
+      ...(request.threadId !== undefined ? { threadId: request.threadId } : {}),
+      ...(request.arguments !== undefined ? { arguments: request.arguments } : {}),
+      ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+      ...(request.meta !== undefined ? { meta: request.meta } : {}),
+      ...(onProgress ? { onProgress: (p: unknown) => onProgress(p as Record<string, unknown>) } : {}),
+    });
+    if (outcome.kind !== "ok") throw new WireError(CODE_BY_OUTCOME[outcome.kind], outcome.message);
+    const uris = resourceUris(outcome.result);
+    if (uris.length > 0) {
+      const origins: McpResourceOrigin[] = uris.map((uri) => ({
+        callId: request.callId,
+        server: connector.settings.server,
+        tool: request.tool,
+        uri,
+        ambiguousAccount: false,
+      }));
+      await deps.origins.record(origins).catch((error: unknown) => {
+        ctx.logger.warn({ err: error }, "recording resource origins failed; reads naming this call will be refused");
+      });
+    }
+    return { result: outcome.result as ConnectorCallResult["result"] };
+  };
+}

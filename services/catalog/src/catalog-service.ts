@@ -16,13 +16,13 @@ import {
   type StartupCompleteEvent,
   type Subjects,
 } from "@toolbus/protocol";
+import type { ConnectSpec } from "./adapters/mcp/mcp-connection.js";
 import { createCallRelay } from "./adapters/nats/call-relay.js";
 import { CatalogStore, serverKey } from "./adapters/nats/catalog-store.js";
 import { ResourceOrigins } from "./adapters/nats/resource-origins.js";
-import type { ConnectSpec } from "./adapters/mcp/mcp-connection.js";
-import type { ServerEntry } from "./core/catalog-entry.js";
-import { requiredServersFailure, type RequiredServerOutcome } from "./core/startup-messages.js";
 import { ServerConnector, type StartupOutcome } from "./connectors/server-connector.js";
+import type { ServerEntry } from "./core/catalog-entry.js";
+import { type RequiredServerOutcome, requiredServersFailure } from "./core/startup-messages.js";
 import { catalogViewHandlers } from "./handlers/catalog-view.js";
 import { connectorCallHandler } from "./handlers/connector-call.js";
 import {
@@ -61,7 +61,10 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   const { bus, subjects, config, logger } = deps;
   const owned = selectServers(config, deps.servers);
   const jsm = await bus.jsm();
-  await ensureStream(jsm, { name: subjects.streams.events.name, subjects: [...subjects.streams.events.subjects] });
+  await ensureStream(jsm, {
+    name: subjects.streams.events.name,
+    subjects: [...subjects.streams.events.subjects],
+  });
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
   const store = new CatalogStore({ js: bus.js(), jsm, kv, bucket: subjects.kv.catalog });
   const origins = new ResourceOrigins(
@@ -107,7 +110,8 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       },
       {
         log: logger,
-        publishStatus: (name, status) => bus.publishEvent(subjects.serverStatus(name), { server: name, status, at: now() }),
+        publishStatus: (name, status) =>
+          bus.publishEvent(subjects.serverStatus(name), { server: name, status, at: now() }),
         writeEntry: async (name, change) => {
           const before = await store.read(name);
           const { entry, written } = await store.apply(base, change, now);
@@ -117,7 +121,13 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
           return entry;
         },
         relayFor: (callId) => {
-          const relay = createCallRelay({ bus, subjects, server: server.name, callId, answerTimeoutMs: server.toolTimeoutMs });
+          const relay = createCallRelay({
+            bus,
+            subjects,
+            server: server.name,
+            callId,
+            answerTimeoutMs: server.toolTimeoutMs,
+          });
           progressSinks.set(callId, relay.progress);
           return relay;
         },
@@ -127,8 +137,14 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   }
 
   const view = catalogViewHandlers({ store, naming: config.catalog, connectors });
-  await bus.serve({ subject: subjects.catalogGet, name: "catalog-get", request: CatalogGetRequestSchema }, view.get);
-  await bus.serve({ subject: subjects.catalogSearch, name: "catalog-search", request: CatalogSearchRequestSchema }, view.search);
+  await bus.serve(
+    { subject: subjects.catalogGet, name: "catalog-get", request: CatalogGetRequestSchema },
+    view.get,
+  );
+  await bus.serve(
+    { subject: subjects.catalogSearch, name: "catalog-search", request: CatalogSearchRequestSchema },
+    view.search,
+  );
   await bus.serve(
     { subject: subjects.catalogRefresh, name: "catalog-refresh", request: CatalogRefreshRequestSchema },
     view.refresh,
@@ -161,11 +177,17 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         const sink = progressSinks.get(callId);
         return sink
           ? sink
-          : (progress) => createCallRelay({ bus, subjects, server: name, callId, answerTimeoutMs: 0 }).progress(progress);
+          : (progress) =>
+              createCallRelay({ bus, subjects, server: name, callId, answerTimeoutMs: 0 }).progress(progress);
       },
     });
     await bus.serve(
-      { subject: subjects.connectorCall(name), name: `connector-${name}-call`, queue, request: ConnectorCallRequestSchema },
+      {
+        subject: subjects.connectorCall(name),
+        name: `connector-${name}-call`,
+        queue,
+        request: ConnectorCallRequestSchema,
+      },
       async (request, ctx) => {
         try {
           return await call(request, ctx);
@@ -177,11 +199,21 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     const owner = ownerHandlers(connector);
     const subjectsOf = ownerSubjects(subjects.prefix, name);
     await bus.serve(
-      { subject: subjectsOf.list, name: `connector-${name}-resources-list`, queue, request: OwnerListRequestSchema },
+      {
+        subject: subjectsOf.list,
+        name: `connector-${name}-resources-list`,
+        queue,
+        request: OwnerListRequestSchema,
+      },
       owner.list,
     );
     await bus.serve(
-      { subject: subjectsOf.read, name: `connector-${name}-resources-read`, queue, request: OwnerReadRequestSchema },
+      {
+        subject: subjectsOf.read,
+        name: `connector-${name}-resources-read`,
+        queue,
+        request: OwnerReadRequestSchema,
+      },
       owner.read,
     );
   }
@@ -256,7 +288,11 @@ function connectSpec(
   if (!headers.ok) return headers;
   return {
     ok: true,
-    spec: { transport: server.legacySse ? "sse" : "streamable_http", url: server.url, headers: headers.headers },
+    spec: {
+      transport: server.legacySse ? "sse" : "streamable_http",
+      url: server.url,
+      headers: headers.headers,
+    },
   };
 }
 

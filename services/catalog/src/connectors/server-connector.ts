@@ -4,9 +4,9 @@
  * the connection dies, and the raw calls behind the revision barrier.
  */
 import { formatZodIssues, type Tool, ToolSchema } from "@toolbus/protocol";
+import { type ConnectSpec, McpConnection, type ServerRequestRelay } from "../adapters/mcp/mcp-connection.js";
 import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
 import { formatDuration, startupFailureDisplay, startupTimeoutError } from "../core/startup-messages.js";
-import { type ConnectSpec, McpConnection, type ServerRequestRelay } from "../adapters/mcp/mcp-connection.js";
 
 export interface ConnectorSettings {
   server: string;
@@ -31,14 +31,20 @@ export interface StatusUpdate {
 export type StartupOutcome = { state: "ready" } | { state: "failed"; error: string } | { state: "cancelled" };
 
 export interface ConnectorPorts {
-  log: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
+  log: {
+    info(o: object, m: string): void;
+    warn(o: object, m: string): void;
+    error(o: object, m: string): void;
+  };
   publishStatus(server: string, status: StatusUpdate): void;
   /** Writes the change unless it changes nothing; returns the entry as stored afterwards. */
   writeEntry(server: string, change: EntryUpdate): Promise<ServerEntry>;
   relayFor(callId: string, threadId: string | undefined): ServerRequestRelay;
 }
 
-export type EntryUpdate = Partial<Pick<ServerEntry, "status" | "statusError" | "tools" | "instructions" | "resourcesSupported">>;
+export type EntryUpdate = Partial<
+  Pick<ServerEntry, "status" | "statusError" | "tools" | "instructions" | "resourcesSupported">
+>;
 
 export type CallOutcome =
   | { kind: "ok"; result: Record<string, unknown> }
@@ -135,7 +141,8 @@ export class ServerConnector {
         startupTimeoutMs,
         local: this.settings.spec.transport === "stdio",
         ...(this.settings.spec.transport !== "stdio" ? { url: this.settings.spec.url } : {}),
-        hasHeaders: this.settings.spec.transport !== "stdio" && Object.keys(this.settings.spec.headers).length > 0,
+        hasHeaders:
+          this.settings.spec.transport !== "stdio" && Object.keys(this.settings.spec.headers).length > 0,
       });
       this.setStatus({ state: "failed", error: display });
       await this.ports
@@ -172,9 +179,15 @@ export class ServerConnector {
           const tools = await connection.listTools(this.settings.startupTimeoutMs, this.settings.maxTools);
           const entry = await this.ports.writeEntry(this.settings.server, { tools: this.acceptTools(tools) });
           this.revision = entry.revision;
-          this.ports.log.info({ server: this.settings.server, reason, revision: entry.revision }, "tools re-listed");
+          this.ports.log.info(
+            { server: this.settings.server, reason, revision: entry.revision },
+            "tools re-listed",
+          );
         } catch (error) {
-          this.ports.log.warn({ server: this.settings.server, reason, err: error }, "re-listing tools failed");
+          this.ports.log.warn(
+            { server: this.settings.server, reason, err: error },
+            "re-listing tools failed",
+          );
         }
       } while (this.relistWanted && !this.stopped);
     })().finally(() => {
@@ -227,7 +240,9 @@ export class ServerConnector {
       const result = await connection.callTool(
         {
           name: request.tool,
-          ...(request.arguments !== undefined ? { arguments: request.arguments as Record<string, unknown> } : {}),
+          ...(request.arguments !== undefined
+            ? { arguments: request.arguments as Record<string, unknown> }
+            : {}),
           _meta: meta,
         },
         {
@@ -240,7 +255,10 @@ export class ServerConnector {
     } catch (error) {
       const context = `tool call failed for \`${server}/${request.tool}\``;
       if (isRequestTimeout(error)) {
-        return { kind: "timeout", message: `${context}: timed out awaiting tools/call after ${formatDuration(timeoutMs)}` };
+        return {
+          kind: "timeout",
+          message: `${context}: timed out awaiting tools/call after ${formatDuration(timeoutMs)}`,
+        };
       }
       return { kind: "failed", message: `${context}: ${errorChain(error)}` };
     } finally {
@@ -261,7 +279,9 @@ export class ServerConnector {
 
   private isAllowed(rawName: string): boolean {
     const { enabledTools, disabledTools } = this.settings;
-    return (enabledTools === undefined || enabledTools.includes(rawName)) && !disabledTools?.includes(rawName);
+    return (
+      (enabledTools === undefined || enabledTools.includes(rawName)) && !disabledTools?.includes(rawName)
+    );
   }
 
   /**

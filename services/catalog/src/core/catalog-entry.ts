@@ -10,7 +10,9 @@ import type { CatalogServerEntry } from "@toolbus/protocol";
 export type ServerEntry = CatalogServerEntry;
 export type ServerState = CatalogServerEntry["status"];
 
-export type EntryChange = Partial<Omit<ServerEntry, "server" | "revision" | "listedAt">> & { listedAt?: string };
+export type EntryChange = Partial<Omit<ServerEntry, "server" | "revision" | "listedAt">> & {
+  listedAt?: string;
+};
 
 /**
  * The entry to write, or undefined when the stored one already says the same thing.
@@ -55,7 +57,9 @@ function sameIgnoringListedAt(a: ServerEntry, b: ServerEntry): boolean {
 export function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)),
+        )
       : v,
   );
 }

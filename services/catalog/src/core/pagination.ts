@@ -45,14 +45,19 @@ export async function paginate<T>(
   const { method } = options;
   const timedOut = options
     .sleep(limits.timeoutMs)
-    .then(() => Promise.reject(new PaginationError(`${method} pagination timed out after ${formatDuration(limits.timeoutMs)}`)));
+    .then(() =>
+      Promise.reject(
+        new PaginationError(`${method} pagination timed out after ${formatDuration(limits.timeoutMs)}`),
+      ),
+    );
   timedOut.catch(() => {});
   const walk = async (): Promise<T[]> => {
     const items: T[] = [];
     const seen = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; ; page++) {
-      if (page >= limits.maxPages) throw new PaginationError(`${method} exceeded the pagination limit of ${limits.maxPages} pages`);
+      if (page >= limits.maxPages)
+        throw new PaginationError(`${method} exceeded the pagination limit of ${limits.maxPages} pages`);
       const result = await fetchPage(cursor);
       items.push(...result.items);
       if (items.length > limits.maxItems) {
@@ -62,7 +67,9 @@ export async function paginate<T>(
       // An absent cursor ends the listing; an empty string is still followed.
       if (next === undefined || options.firstPageOnly) return items;
       if (new TextEncoder().encode(next).length > limits.maxCursorBytes) {
-        throw new PaginationError(`${method} returned a pagination cursor exceeding ${limits.maxCursorBytes} bytes`);
+        throw new PaginationError(
+          `${method} returned a pagination cursor exceeding ${limits.maxCursorBytes} bytes`,
+        );
       }
       if (seen.has(next)) throw new PaginationError(`${method} returned a repeated pagination cursor`);
       seen.add(next);

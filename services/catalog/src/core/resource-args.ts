@@ -23,7 +23,8 @@ export function parseReadResourceArgs(text: string): ArgsResult<ReadResourceArgs
   const parsed = parseObject(text, { blankIsError: true });
   if (!parsed.ok) return parsed;
   for (const field of ["server", "uri"] as const) {
-    if (optionalString(parsed.value, field) === undefined) return { ok: false, message: `${field} must be provided` };
+    if (optionalString(parsed.value, field) === undefined)
+      return { ok: false, message: `${field} must be provided` };
   }
   return {
     ok: true,

@@ -19,7 +19,11 @@ export interface StartupFailureFacts {
 }
 
 const GITHUB_COPILOT_URL = "https://api.githubcopilot.com/mcp/";
-const TIMEOUT_MARKERS = ["request timed out", "timed out handshaking with MCP server", "MCP client startup timed out"];
+const TIMEOUT_MARKERS = [
+  "request timed out",
+  "timed out handshaking with MCP server",
+  "MCP client startup timed out",
+];
 
 export function isAuthRequiredError(error: string, flagged = false): boolean {
   return flagged || error.includes("Auth required");
@@ -37,7 +41,9 @@ export function startupFailureDisplay(facts: StartupFailureFacts): string {
   }
   if (isAuthRequiredError(error, facts.authRequired)) {
     const state = facts.hasStoredOAuth ? "requires OAuth reauthentication" : "is not logged in";
-    const hint = facts.local ? `Run \`codex mcp login ${server}\`.` : "Use your client's MCP OAuth sign-in flow.";
+    const hint = facts.local
+      ? `Run \`codex mcp login ${server}\`.`
+      : "Use your client's MCP OAuth sign-in flow.";
     return `The ${server} MCP server ${state}. ${hint}`;
   }
   if (TIMEOUT_MARKERS.some((marker) => error.includes(marker))) {
@@ -71,7 +77,9 @@ export type RequiredServerOutcome =
  * `required MCP servers failed to initialize: a: <err>; b: <err>` over the required servers in
  * sorted order, or undefined when every one of them is ready.
  */
-export function requiredServersFailure(outcomes: ReadonlyMap<string, RequiredServerOutcome>): string | undefined {
+export function requiredServersFailure(
+  outcomes: ReadonlyMap<string, RequiredServerOutcome>,
+): string | undefined {
   const problems: string[] = [];
   for (const server of [...outcomes.keys()].sort()) {
     const outcome = outcomes.get(server)!;
@@ -89,7 +97,9 @@ export function requiredServersFailure(outcomes: ReadonlyMap<string, RequiredSer
         break;
     }
   }
-  return problems.length === 0 ? undefined : `required MCP servers failed to initialize: ${problems.join("; ")}`;
+  return problems.length === 0
+    ? undefined
+    : `required MCP servers failed to initialize: ${problems.join("; ")}`;
 }
 
 /** Whole seconds print without a fraction (`30`), others with up to three decimals (`1.5`). */

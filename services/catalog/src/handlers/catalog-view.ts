@@ -39,7 +39,10 @@ export function catalogViewHandlers(deps: {
       const targets =
         request.server === undefined ? [...deps.connectors.values()] : [deps.connectors.get(request.server)];
       if (targets.some((c) => c === undefined)) {
-        throw new WireError("bad_request", `unknown MCP server '${request.server}' (not served by this catalog replica)`);
+        throw new WireError(
+          "bad_request",
+          `unknown MCP server '${request.server}' (not served by this catalog replica)`,
+        );
       }
       await Promise.all(targets.map((connector) => connector!.relist("refresh requested")));
       return { revision: await deps.store.revision() };

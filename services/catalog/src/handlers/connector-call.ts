@@ -50,7 +50,10 @@ export function connectorCallHandler(deps: {
         ambiguousAccount: false,
       }));
       await deps.origins.record(origins).catch((error: unknown) => {
-        ctx.logger.warn({ err: error }, "recording resource origins failed; reads naming this call will be refused");
+        ctx.logger.warn(
+          { err: error },
+          "recording resource origins failed; reads naming this call will be refused",
+        );
       });
     }
     return { result: outcome.result as ConnectorCallResult["result"] };

@@ -39,7 +39,10 @@ export const OwnerReadRequestSchema = z.object({ uri: z.string() });
 export const OwnerReadResultSchema = z.object({ contents: z.array(z.looseObject({})) });
 
 export function ownerSubjects(prefix: string, server: string) {
-  return { list: `${prefix}.connector.${server}.resources.list`, read: `${prefix}.connector.${server}.resources.read` };
+  return {
+    list: `${prefix}.connector.${server}.resources.list`,
+    read: `${prefix}.connector.${server}.resources.read`,
+  };
 }
 
 /** Served by the replica that owns the server. */
@@ -51,7 +54,9 @@ export function ownerHandlers(connector: ServerConnector) {
     return mcp;
   };
   return {
-    async list(request: z.output<typeof OwnerListRequestSchema>): Promise<z.output<typeof OwnerListResultSchema>> {
+    async list(
+      request: z.output<typeof OwnerListRequestSchema>,
+    ): Promise<z.output<typeof OwnerListResultSchema>> {
       const mcp = ready();
       const method = METHOD[request.kind];
       try {
@@ -71,11 +76,15 @@ export function ownerHandlers(connector: ServerConnector) {
         throw new WireError("transport_error", `${method} failed: ${(error as Error).message}`);
       }
     },
-    async read(request: z.output<typeof OwnerReadRequestSchema>): Promise<z.output<typeof OwnerReadResultSchema>> {
+    async read(
+      request: z.output<typeof OwnerReadRequestSchema>,
+    ): Promise<z.output<typeof OwnerReadResultSchema>> {
       const mcp = ready();
       try {
         const result = await mcp.readResource(request.uri, toolTimeoutMs);
-        return { contents: (Array.isArray(result.contents) ? result.contents : []) as Array<Record<string, unknown>> };
+        return {
+          contents: (Array.isArray(result.contents) ? result.contents : []) as Array<Record<string, unknown>>,
+        };
       } catch (error) {
         throw new WireError(
           "transport_error",
@@ -97,7 +106,8 @@ interface PublicDeps {
 
 async function knownServer(deps: PublicDeps, server: string) {
   const entry = await deps.store.read(server);
-  if (!entry || entry.status === "disabled") throw new WireError("bad_request", `unknown MCP server '${server}'`);
+  if (!entry || entry.status === "disabled")
+    throw new WireError("bad_request", `unknown MCP server '${server}'`);
   return entry;
 }
 
@@ -118,7 +128,10 @@ function listHandler<K extends ResourceKind>(deps: PublicDeps, kind: K) {
         { timeoutMs: deps.timeoutMs },
       );
       const items = page.items.map((item) => ({ server: request.server!, ...item }));
-      return { [kind]: items, ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) } as never;
+      return {
+        [kind]: items,
+        ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
+      } as never;
     }
     const entries = (await deps.store.readAll()).filter((e) => e.status === "ready" && e.resourcesSupported);
     const listed = await Promise.all(
@@ -132,7 +145,10 @@ function listHandler<K extends ResourceKind>(deps: PublicDeps, kind: K) {
           );
           return all.items.map((item) => ({ server: entry.server, ...item }));
         } catch (error) {
-          ctx.logger.warn({ server: entry.server, err: error }, `${METHOD[kind]} failed; the server is left out`);
+          ctx.logger.warn(
+            { server: entry.server, err: error },
+            `${METHOD[kind]} failed; the server is left out`,
+          );
           return [];
         }
       }),
@@ -143,7 +159,10 @@ function listHandler<K extends ResourceKind>(deps: PublicDeps, kind: K) {
 
 export function publicHandlers(deps: PublicDeps) {
   return {
-    list: listHandler(deps, "resources") as (r: ResourcesListRequest, c: HandlerContext) => Promise<ResourcesListResult>,
+    list: listHandler(deps, "resources") as (
+      r: ResourcesListRequest,
+      c: HandlerContext,
+    ) => Promise<ResourcesListResult>,
     templates: listHandler(deps, "resourceTemplates") as (
       r: ResourceTemplatesListRequest,
       c: HandlerContext,

@@ -34,7 +34,10 @@ describe("paginate", () => {
   it.each([
     {
       rule: "a repeated cursor",
-      list: [{ items: [1], nextCursor: "a" }, { items: [2], nextCursor: "a" }],
+      list: [
+        { items: [1], nextCursor: "a" },
+        { items: [2], nextCursor: "a" },
+      ],
       limits: {},
       message: "tools/list returned a repeated pagination cursor",
     },

@@ -6,7 +6,10 @@ describe("resource tool arguments", () => {
     { text: "", result: { ok: true, value: {} } },
     { text: "null", result: { ok: true, value: {} } },
     { text: "{}", result: { ok: true, value: {} } },
-    { text: '{"server":" docs ","cursor":"c1"}', result: { ok: true, value: { server: "docs", cursor: "c1" } } },
+    {
+      text: '{"server":" docs ","cursor":"c1"}',
+      result: { ok: true, value: { server: "docs", cursor: "c1" } },
+    },
     { text: '{"server":"  "}', result: { ok: true, value: {} } },
     {
       text: '{"cursor":"c1"}',
@@ -17,7 +20,10 @@ describe("resource tool arguments", () => {
   });
 
   it.each([
-    { text: '{"server":"docs","uri":"file:///a"}', result: { ok: true, value: { server: "docs", uri: "file:///a" } } },
+    {
+      text: '{"server":"docs","uri":"file:///a"}',
+      result: { ok: true, value: { server: "docs", uri: "file:///a" } },
+    },
     { text: '{"server":" ","uri":"x"}', result: { ok: false, message: "server must be provided" } },
     { text: '{"server":"docs"}', result: { ok: false, message: "uri must be provided" } },
     { text: "", result: { ok: false, message: "failed to parse function arguments: expected value" } },

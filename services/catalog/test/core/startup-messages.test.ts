@@ -35,7 +35,8 @@ describe("startup failure display", () => {
     {
       name: "a remote server with stored OAuth needs reauthentication",
       facts: { ...base, error: "401", authRequired: true, hasStoredOAuth: true },
-      display: "The docs MCP server requires OAuth reauthentication. Use your client's MCP OAuth sign-in flow.",
+      display:
+        "The docs MCP server requires OAuth reauthentication. Use your client's MCP OAuth sign-in flow.",
     },
     {
       name: "the GitHub Copilot URL without a token gets the PAT guidance",

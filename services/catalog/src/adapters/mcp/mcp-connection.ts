@@ -180,7 +180,8 @@ export class McpConnection {
     this.installHandlers(client);
     this.transport = this.watchNegotiation(transport);
     client.onclose = () => {
-      if (this.client === client && !this.closing) this.events.closed(new Error("MCP server connection closed"));
+      if (this.client === client && !this.closing)
+        this.events.closed(new Error("MCP server connection closed"));
     };
     try {
       await client.connect(this.transport, { signal });
@@ -210,7 +211,9 @@ export class McpConnection {
 
   private installHandlers(client: Client): void {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.events.toolsChanged());
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.events.resourcesChanged());
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
+      this.events.resourcesChanged(),
+    );
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) =>
       this.relay()?.log(notification.params as Record<string, unknown>),
     );
@@ -250,7 +253,6 @@ export class McpConnection {
     if (!this.client) throw new Error("MCP server is not connected");
     return this.client;
   }
-
 }
 
 function isHttpClientError(error: unknown): boolean {

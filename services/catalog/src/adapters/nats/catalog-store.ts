@@ -6,7 +6,7 @@
  */
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
-import { type ServerEntry, nextServerEntry } from "../../core/catalog-entry.js";
+import { nextServerEntry, type ServerEntry } from "../../core/catalog-entry.js";
 
 const MAX_WRITE_ATTEMPTS = 50;
 

@@ -1,0 +1,56 @@
+/** Composition root of the catalog service: settings → logger → bus → connectors → shutdown. */
+import { createRequire } from "node:module";
+import { connectBus, createLogger, onShutdown, startTelemetry } from "@toolbus/bus";
+import { loadToolbusConfig } from "@toolbus/config";
+import { createSubjects } from "@toolbus/protocol";
+import { startCatalogService } from "./catalog-service.js";
+import { loadCatalogSettings } from "./config.js";
+
+const VERSION = "0.1.0";
+const settings = loadCatalogSettings(process.argv.slice(2), process.env);
+const logger = createLogger({ service: "catalog", version: VERSION, level: settings.logLevel });
+const stopTelemetry = await startTelemetry({ serviceName: "toolbus-catalog" });
+const config = await loadToolbusConfig({
+  ...(settings.configPath ? { path: settings.configPath } : {}),
+  env: process.env,
+  cwd: process.cwd(),
+  demoServer: () => ({
+    command: process.execPath,
+    args: [
+      createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"),
+      "stdio",
+    ],
+  }),
+});
+const bus = await connectBus({
+  natsUrl: settings.natsUrl,
+  service: {
+    name: "catalog",
+    version: VERSION,
+    description: "MCP server connections and the revisioned catalog",
+  },
+  logger,
+});
+const service = await startCatalogService({
+  bus,
+  subjects: createSubjects(settings.prefix),
+  config,
+  env: process.env,
+  logger,
+  ...(settings.servers ? { servers: settings.servers } : {}),
+});
+let exitCode = 0;
+const shutdown = onShutdown(bus, {
+  logger,
+  closers: [() => service.stop(), stopTelemetry],
+  exit: (code) => process.exit(code || exitCode),
+});
+
+// A required server that did not come up stops the service, as it stops a Codex thread.
+const requiredFailure = await service.requiredFailure();
+if (requiredFailure) {
+  logger.fatal(requiredFailure);
+  exitCode = 1;
+  await shutdown.shutdown(requiredFailure);
+}
+logger.info({ summary: await service.startup }, "catalog ready");

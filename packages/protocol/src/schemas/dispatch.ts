@@ -71,6 +71,11 @@ export const ContentItemSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("input_text"), text: z.string() }),
   z.object({ type: z.literal("input_image"), imageUrl: z.string(), detail: z.enum(ImageDetail).optional() }),
   z.object({ type: z.literal("input_audio"), data: z.string(), format: z.string().optional() }),
+  /**
+   * A text block the server marked `_meta["codex/encryptedContent"]`: passed to the model as an
+   * opaque item. Not in CONTRACT.md's list; added so such results are not rejected.
+   */
+  z.object({ type: z.literal("encrypted_content"), encryptedContent: z.string() }),
 ]);
 export type ContentItem = z.infer<typeof ContentItemSchema>;
 

@@ -1,0 +1,78 @@
+/**
+ * Approval for a call. A decision that needs neither a hook, a stored grant nor a human is a
+ * pure function of the policy (ARCHITECTURE.md "Every bus hop costs"), so it is settled here
+ * with the approvals core; anything else goes to `toolbus.approvals.decide`.
+ */
+
+import { decide, type HooksConfig, matchingHooks, resolveApprovalMode } from "@toolbus/approvals";
+import { type Bus, withSpan } from "@toolbus/bus";
+import type { ToolbusConfig } from "@toolbus/config";
+import {
+  type ApprovalDecideRequest,
+  type ApprovalDecideResult,
+  ApprovalDecideResultSchema,
+  PostToolUseResultSchema,
+  type Subjects,
+  WireError,
+} from "@toolbus/protocol";
+import type { ApprovalsPort } from "../../handlers/dispatch-call.js";
+
+export function createApprovalsClient(deps: {
+  bus: Bus;
+  subjects: Subjects;
+  config: ToolbusConfig;
+  /** Parsed hooks file, or undefined when it could not be read here (then nothing is settled locally). */
+  hooks: HooksConfig | undefined;
+}): ApprovalsPort {
+  const { bus, subjects, config, hooks } = deps;
+  // A human may take the whole approval timeout; the request must outlive it.
+  const decideTimeoutMs = config.approvals.timeoutMs + 10_000;
+  return {
+    async decide(request: ApprovalDecideRequest): Promise<ApprovalDecideResult> {
+      return withSpan("toolbus.approvals.decide", { "mcp.call_id": request.callId }, async () => {
+        if (hooks) {
+          const server = config.mcpServers[request.server];
+          const mode = resolveApprovalMode(
+            server?.tools[request.tool]?.approvalMode,
+            server?.defaultToolsApprovalMode,
+          );
+          const step = decide(
+            { request: request as never, mode, now: Date.now() },
+            { policy: "on-request", hooks, timeoutMs: config.approvals.timeoutMs },
+          );
+          if (step.kind === "decided") return step.result as ApprovalDecideResult;
+        }
+        try {
+          return await bus.request(subjects.approvalsDecide, request, ApprovalDecideResultSchema, {
+            timeoutMs: decideTimeoutMs,
+          });
+        } catch (error) {
+          // Fail closed: no approvals service means no approval.
+          const reason = error instanceof WireError ? error.message : String(error);
+          return {
+            decision: "denied",
+            source: "policy",
+            message: `MCP tool call could not be approved: the approvals service did not answer (${reason})`,
+          };
+        }
+      });
+    },
+    hasPostToolUse(hookName: string): boolean {
+      // Without a readable hooks file we cannot rule hooks out, so ask the service.
+      return hooks === undefined || matchingHooks(hooks, "PostToolUse", hookName).length > 0;
+    },
+    async postToolUse(request) {
+      try {
+        return await bus.request(subjects.approvalsPostToolUse, request, PostToolUseResultSchema, {
+          timeoutMs: 60_000,
+        });
+      } catch (error) {
+        if (error instanceof WireError && error.code === "server_unavailable" && hooks === undefined) {
+          return { block: false };
+        }
+        const reason = error instanceof Error ? error.message : String(error);
+        return { block: true, reason: `PostToolUse hooks could not run: ${reason}` };
+      }
+    },
+  };
+}

@@ -1,0 +1,145 @@
+/**
+ * The dispatcher's local copy of the catalog, kept by watching the catalog bucket: calls
+ * resolve names and check revisions without a catalog round trip. Also where a call waits
+ * for its server to become ready.
+ */
+import type { JetStreamManager } from "@nats-io/jetstream";
+import type { KV } from "@nats-io/kv";
+import {
+  buildCatalogSnapshot,
+  CatalogIndex,
+  type CatalogServerEntry,
+  CatalogServerEntrySchema,
+  catalogKey,
+  type NamingOptions,
+  serverFromCatalogKey,
+} from "@toolbus/protocol";
+
+type Waiter = { resolve: (entry: CatalogServerEntry | undefined) => void; timer: NodeJS.Timeout };
+
+export class CatalogReplica {
+  private readonly entries = new Map<string, CatalogServerEntry>();
+  private naming: NamingOptions = {};
+  private revisionSeen = 0;
+  private index: CatalogIndex | undefined;
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private stopWatch: (() => void) | undefined;
+
+  private constructor(private readonly kv: KV) {}
+
+  /** Reads the whole bucket, then follows every change after it. */
+  static async open(deps: { kv: KV; jsm: JetStreamManager; bucket: string; onError(e: unknown): void }) {
+    const replica = new CatalogReplica(deps.kv);
+    const info = await deps.jsm.streams.info(`KV_${deps.bucket}`);
+    replica.revisionSeen = info.state.last_seq;
+    for await (const key of await deps.kv.keys()) {
+      const entry = await deps.kv.get(key);
+      if (entry) replica.apply(entry.key, entry.operation, entry.operation === "PUT" ? entry.string() : "");
+    }
+    const watch = await deps.kv.watch({ resumeFromRevision: info.state.last_seq + 1 });
+    replica.stopWatch = () => watch.stop();
+    void (async () => {
+      try {
+        for await (const update of watch) {
+          replica.revisionSeen = Math.max(replica.revisionSeen, update.revision);
+          replica.apply(update.key, update.operation, update.operation === "PUT" ? update.string() : "");
+        }
+      } catch (error) {
+        deps.onError(error);
+      }
+    })();
+    return replica;
+  }
+
+  /** The catalog revision this copy reflects. */
+  get revision(): number {
+    return this.revisionSeen;
+  }
+
+  get catalog(): CatalogIndex {
+    if (!this.index) {
+      this.index = new CatalogIndex(
+        buildCatalogSnapshot([...this.entries.values()], {
+          naming: this.naming,
+          revision: this.revisionSeen,
+          exposure: "all",
+        }),
+      );
+    }
+    return this.index;
+  }
+
+  server(name: string): CatalogServerEntry | undefined {
+    return this.entries.get(name);
+  }
+
+  /** Resolves with the entry once the server is ready, or undefined after `timeoutMs`. */
+  waitReady(server: string, timeoutMs: number): Promise<CatalogServerEntry | undefined> {
+    const entry = this.entries.get(server);
+    if (entry?.status === "ready") return Promise.resolve(entry);
+    if (entry?.status === "disabled" || timeoutMs <= 0) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters.get(server)?.delete(waiter);
+          resolve(undefined);
+        }, timeoutMs),
+      };
+      const set = this.waiters.get(server) ?? new Set();
+      set.add(waiter);
+      this.waiters.set(server, set);
+    });
+  }
+
+  stop(): void {
+    this.stopWatch?.();
+    for (const set of this.waiters.values()) {
+      for (const waiter of set) {
+        clearTimeout(waiter.timer);
+        waiter.resolve(undefined);
+      }
+    }
+    this.waiters.clear();
+  }
+
+  private apply(key: string, operation: string, text: string): void {
+    if (key === "naming") {
+      if (operation === "PUT") this.naming = JSON.parse(text) as NamingOptions;
+      this.index = undefined;
+      return;
+    }
+    const server = serverFromCatalogKey(key);
+    if (server === null) return;
+    if (operation !== "PUT") {
+      this.entries.delete(server);
+      this.index = undefined;
+      return;
+    }
+    const parsed = CatalogServerEntrySchema.safeParse(JSON.parse(text));
+    if (!parsed.success) return;
+    const previous = this.entries.get(server);
+    this.entries.set(server, parsed.data);
+    // Names only depend on the tool lists, so a status change keeps the built index.
+    if (
+      previous?.revision !== parsed.data.revision ||
+      previous.status === "disabled" ||
+      parsed.data.status === "disabled"
+    ) {
+      this.index = undefined;
+    }
+    if (parsed.data.status === "ready") this.releaseWaiters(server, parsed.data);
+  }
+
+  private releaseWaiters(server: string, entry: CatalogServerEntry): void {
+    const set = this.waiters.get(server);
+    if (!set) return;
+    this.waiters.delete(server);
+    for (const waiter of set) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(entry);
+    }
+  }
+}
+
+export { catalogKey };

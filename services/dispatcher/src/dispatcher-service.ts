@@ -1,0 +1,97 @@
+/**
+ * The dispatcher service: its catalog replica, the ports of the call path, duplicate-call
+ * protection and the `toolbus.dispatch.call` endpoint. Stateless: replicas share the queue group.
+ */
+import { readFile } from "node:fs/promises";
+import { type HooksConfig, NO_HOOKS, parseHooksFile } from "@toolbus/approvals";
+import { type Bus, ensureKv, ensureStream, type Logger } from "@toolbus/bus";
+import type { ToolbusConfig } from "@toolbus/config";
+import { type Subjects, type ToolCallReply, ToolCallRequestSchema } from "@toolbus/protocol";
+import { createApprovalsClient } from "./adapters/nats/approvals-client.js";
+import { createCallEvents } from "./adapters/nats/call-events.js";
+import { CatalogReplica } from "./adapters/nats/catalog-replica.js";
+import { createConnectorClient } from "./adapters/nats/connector-client.js";
+import { createCallDeduper } from "./core/index.js";
+import { dispatchCall } from "./handlers/dispatch-call.js";
+
+export interface DispatcherServiceDeps {
+  bus: Bus;
+  subjects: Subjects;
+  config: ToolbusConfig;
+  logger: Logger;
+}
+
+export interface DispatcherService {
+  readonly catalog: CatalogReplica;
+  stop(): Promise<void>;
+}
+
+/** A repeated callId within this window gets the first call's reply, not a second server call. */
+const DEDUPE_TTL_MS = 10 * 60 * 1000;
+const DEDUPE_MAX_ENTRIES = 10_000;
+
+export async function startDispatcherService(deps: DispatcherServiceDeps): Promise<DispatcherService> {
+  const { bus, subjects, config, logger } = deps;
+  const jsm = await bus.jsm();
+  await ensureStream(jsm, {
+    name: subjects.streams.events.name,
+    subjects: [...subjects.streams.events.subjects],
+  });
+  const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
+  const catalog = await CatalogReplica.open({
+    kv,
+    jsm,
+    bucket: subjects.kv.catalog,
+    onError: (error) => logger.error({ err: error }, "the catalog watch failed; calls use the last copy"),
+  });
+  const hooks = await loadHooks(config, logger);
+  const call = dispatchCall({
+    catalog,
+    approvals: createApprovalsClient({ bus, subjects, config, hooks }),
+    connector: createConnectorClient({
+      bus,
+      subjects,
+      toolTimeoutMs: (server) => catalog.server(server)?.toolTimeoutMs ?? 300_000,
+    }),
+    events: createCallEvents(bus, subjects),
+    now: () => performance.now(),
+    timestamp: () => new Date().toISOString(),
+  });
+  const deduper = createCallDeduper({
+    ttlMs: DEDUPE_TTL_MS,
+    maxEntries: DEDUPE_MAX_ENTRIES,
+    now: () => Date.now(),
+  });
+  await bus.serve(
+    {
+      subject: subjects.dispatchCall,
+      name: "dispatch-call",
+      request: ToolCallRequestSchema,
+      spanName: "toolbus.dispatch.call",
+    },
+    (request, ctx) => deduper.run(request.callId, () => call(request, ctx)) as Promise<ToolCallReply>,
+  );
+  return {
+    catalog,
+    async stop() {
+      catalog.stop();
+    },
+  };
+}
+
+/** The hooks file, when the config names one. Unreadable → undefined: every decision goes to the service. */
+async function loadHooks(config: ToolbusConfig, logger: Logger): Promise<HooksConfig | undefined> {
+  const path = config.approvals.hooksPath;
+  if (!path) return NO_HOOKS;
+  try {
+    const parsed = parseHooksFile(JSON.parse(await readFile(path, "utf8")));
+    if (parsed.ok) return parsed.value;
+    logger.warn(
+      { path, problem: parsed.message },
+      "hooks file invalid; every approval goes to the approvals service",
+    );
+  } catch (error) {
+    logger.warn({ path, err: error }, "hooks file unreadable; every approval goes to the approvals service");
+  }
+  return undefined;
+}

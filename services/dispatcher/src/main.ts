@@ -1,0 +1,31 @@
+/** Composition root of the dispatcher: settings → logger → bus → catalog replica → endpoint → shutdown. */
+import { connectBus, createLogger, onShutdown, startTelemetry } from "@toolbus/bus";
+import { loadToolbusConfig } from "@toolbus/config";
+import { createSubjects } from "@toolbus/protocol";
+import { loadDispatcherSettings } from "./config.js";
+import { startDispatcherService } from "./dispatcher-service.js";
+
+const VERSION = "0.1.0";
+const settings = loadDispatcherSettings(process.argv.slice(2), process.env);
+const logger = createLogger({ service: "dispatcher", version: VERSION, level: settings.logLevel });
+const stopTelemetry = await startTelemetry({ serviceName: "toolbus-dispatcher" });
+// The dispatcher never starts servers: with no config file it only needs the demo's policy.
+const config = await loadToolbusConfig({
+  ...(settings.configPath ? { path: settings.configPath } : {}),
+  env: process.env,
+  cwd: process.cwd(),
+  demoServer: () => ({ command: "server-everything", args: [] }),
+});
+const bus = await connectBus({
+  natsUrl: settings.natsUrl,
+  service: { name: "dispatcher", version: VERSION, description: "The tool-call path" },
+  logger,
+});
+const service = await startDispatcherService({
+  bus,
+  subjects: createSubjects(settings.prefix),
+  config,
+  logger,
+});
+onShutdown(bus, { logger, closers: [() => service.stop(), stopTelemetry] });
+logger.info({ revision: service.catalog.revision }, "dispatcher ready");

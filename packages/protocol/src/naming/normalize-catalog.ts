@@ -33,18 +33,6 @@ function resolveNameLimit(nameLimit: number | undefined): number {
   return limit;
 }
 
-/** The keys that more than one distinct id maps to. */
-function sharedKeys(entries: ReadonlyArray<readonly [key: string, id: string]>): Set<string> {
-  const firstId = new Map<string, string>();
-  const shared = new Set<string>();
-  for (const [key, id] of entries) {
-    const first = firstId.get(key);
-    if (first === undefined) firstId.set(key, id);
-    else if (first !== id) shared.add(key);
-  }
-  return shared;
-}
-
 /** The hash goes before a trailing `__`, so `mcp__x__` stays shaped like a namespace. */
 function withNamespaceHash(namespace: string, namespaceId: string): string {
   if (namespace.endsWith(NAME_DELIMITER)) {
@@ -69,20 +57,20 @@ function fitWithHash(namespace: string, name: string, hashInput: string, limit: 
  * requires flat names to be unique, and two pairs such as (`a__b`, `c`) and (`a`, `b__c`) share
  * a flat name while their delimiter-less keys differ.
  */
-function uniqueParts(candidate: Candidate, used: Set<string>, limit: number): [string, string] {
+function uniqueParts(candidate: Candidate, used: Set<string>, limit: number): [string, string, string] {
   const { namespace, name, toolId } = candidate;
   const flat = `${namespace}${NAME_DELIMITER}${name}`;
   if (flat.length <= limit && !used.has(flat)) {
     used.add(flat);
-    return [namespace, name];
+    return [namespace, name, flat];
   }
   for (let attempt = 0; ; attempt += 1) {
     const hashInput = attempt === 0 ? toolId : `${toolId}\0${attempt}`;
-    const parts = fitWithHash(namespace, name, hashInput, limit);
-    const fitted = `${parts[0]}${NAME_DELIMITER}${parts[1]}`;
+    const [fittedNamespace, fittedName] = fitWithHash(namespace, name, hashInput, limit);
+    const fitted = `${fittedNamespace}${NAME_DELIMITER}${fittedName}`;
     if (!used.has(fitted)) {
       used.add(fitted);
-      return parts;
+      return [fittedNamespace, fittedName, fitted];
     }
   }
 }
@@ -96,8 +84,9 @@ export function normalizeCatalog(
   const nonPrefixed = new Set(options.nonPrefixedServers ?? []);
   const warnings: string[] = [];
 
-  // Steps 1-2: raw identities, duplicates dropped, then sanitize and prefix.
+  // Steps 1-2: raw identities, duplicates dropped, then sanitize and prefix (once per namespace).
   const seen = new Set<string>();
+  const namespaces = new Map<string, string>();
   const candidates: Candidate[] = [];
   for (const input of inputs) {
     const rawNamespace = input.rawNamespace ?? input.server;
@@ -108,26 +97,43 @@ export function normalizeCatalog(
       continue;
     }
     seen.add(toolId);
-    let namespace = sanitizeName(rawNamespace);
-    if (prefixMcp && !nonPrefixed.has(input.server) && !namespace.startsWith(MCP_PREFIX)) {
-      namespace = `${MCP_PREFIX}${namespace}`;
+    let namespace = namespaces.get(namespaceId);
+    if (namespace === undefined) {
+      namespace = sanitizeName(rawNamespace);
+      if (prefixMcp && !nonPrefixed.has(input.server) && !namespace.startsWith(MCP_PREFIX)) {
+        namespace = `${MCP_PREFIX}${namespace}`;
+      }
+      namespaces.set(namespaceId, namespace);
     }
     candidates.push({ input, namespaceId, toolId, namespace, name: sanitizeName(input.tool.name) });
   }
 
   // Step 3: a namespace claimed by more than one raw namespace identity gets a hash each.
-  const sharedNamespaces = sharedKeys(candidates.map((c) => [c.namespace, c.namespaceId]));
-  for (const c of candidates) {
-    if (sharedNamespaces.has(c.namespace)) c.namespace = withNamespaceHash(c.namespace, c.namespaceId);
+  const namespaceClaims = new Map<string, number>();
+  for (const namespace of namespaces.values()) {
+    namespaceClaims.set(namespace, (namespaceClaims.get(namespace) ?? 0) + 1);
+  }
+  for (const [namespaceId, namespace] of namespaces) {
+    if (namespaceClaims.get(namespace)! > 1) {
+      namespaces.set(namespaceId, withNamespaceHash(namespace, namespaceId));
+    }
   }
 
   // Step 4: a (namespace, name) pair claimed by more than one tool identity gets a hash each.
-  // Sanitized names hold no NUL, so it separates the pair unambiguously.
-  const pairs = candidates.map((c): [string, string] => [`${c.namespace}\0${c.name}`, c.toolId]);
-  const sharedPairs = sharedKeys(pairs);
-  candidates.forEach((c, i) => {
-    if (sharedPairs.has(pairs[i]![0])) c.name += nameHash(c.toolId);
-  });
+  // Tool identities are unique by now, so two claims mean two tools.
+  const pairClaims = new Map<string, Map<string, number>>();
+  for (const c of candidates) {
+    c.namespace = namespaces.get(c.namespaceId)!;
+    let names = pairClaims.get(c.namespace);
+    if (names === undefined) {
+      names = new Map();
+      pairClaims.set(c.namespace, names);
+    }
+    names.set(c.name, (names.get(c.name) ?? 0) + 1);
+  }
+  for (const c of candidates) {
+    if (pairClaims.get(c.namespace)!.get(c.name)! > 1) c.name += nameHash(c.toolId);
+  }
 
   // Step 5: output order is the raw identity, bytewise.
   candidates.sort((a, b) => compareUtf8(a.toolId, b.toolId));
@@ -135,14 +141,14 @@ export function normalizeCatalog(
   // Step 6: fit the limit and make every flat name unique.
   const used = new Set<string>();
   const tools = candidates.map((c): NormalizedTool => {
-    const [callableNamespace, callableName] = uniqueParts(c, used, limit);
+    const [callableNamespace, callableName, flatName] = uniqueParts(c, used, limit);
     const { server, tool, connectorId } = c.input;
     return {
       server,
       rawName: tool.name,
       callableNamespace,
       callableName,
-      flatName: `${callableNamespace}${NAME_DELIMITER}${callableName}`,
+      flatName,
       hookName: hookName(callableNamespace, callableName),
       fingerprint: toolFingerprint(tool),
       tool: withoutUntrustedMeta(tool),

@@ -29,7 +29,10 @@ const DEFERRED: ReadonlySet<ExposureKind> = new Set(["deferred", "deferred_model
  * restarting keeps its names and a call to it can wait for readiness instead of failing.
  * Disabled servers contribute nothing.
  */
-export function buildCatalogSnapshot(entries: readonly CatalogServerEntry[], options: SnapshotOptions): CatalogSnapshot {
+export function buildCatalogSnapshot(
+  entries: readonly CatalogServerEntry[],
+  options: SnapshotOptions,
+): CatalogSnapshot {
   const byServer = new Map(entries.map((entry) => [entry.server, entry]));
   const inputs: CatalogInput[] = entries
     .filter((entry) => entry.status !== "disabled")
@@ -59,7 +62,9 @@ export function buildCatalogSnapshot(entries: readonly CatalogServerEntry[], opt
       inputSchema: input.schema as ToolEntry["inputSchema"],
       ...(raw.outputSchema ? { outputSchema: raw.outputSchema as ToolEntry["outputSchema"] } : {}),
       ...(raw.annotations ? { annotations: raw.annotations as ToolEntry["annotations"] } : {}),
-      ...(typeof raw.annotations?.readOnlyHint === "boolean" ? { readOnlyHint: raw.annotations.readOnlyHint } : {}),
+      ...(typeof raw.annotations?.readOnlyHint === "boolean"
+        ? { readOnlyHint: raw.annotations.readOnlyHint }
+        : {}),
       supportsParallel: supportsParallelCalls(raw, entry.supportsParallelToolCalls ?? false),
       exposure,
     });

@@ -38,7 +38,11 @@ const now = () => new Date().toISOString();
 describe("catalog store", () => {
   it("stores an entry at the revision it is written at, and moves the server revision only when tools change", async () => {
     const store = await freshStore();
-    const first = await store.apply(base, { status: "ready", tools: [{ name: "a" }] }, now);
+    const first = await store.apply(
+      base,
+      { status: "ready", tools: [{ name: "a", inputSchema: { type: "object" } }] },
+      now,
+    );
     expect(first.written).toBe(true);
     expect(first.entry.revision).toBe(await store.revision());
 
@@ -47,7 +51,17 @@ describe("catalog store", () => {
     expect(statusOnly.entry.revision).toBe(first.entry.revision);
     expect(await store.revision()).toBeGreaterThan(first.entry.revision);
 
-    const changed = await store.apply(base, { status: "ready", tools: [{ name: "a" }, { name: "b" }] }, now);
+    const changed = await store.apply(
+      base,
+      {
+        status: "ready",
+        tools: [
+          { name: "a", inputSchema: { type: "object" } },
+          { name: "b", inputSchema: { type: "object" } },
+        ],
+      },
+      now,
+    );
     expect(changed.entry.revision).toBe(await store.revision());
     expect(changed.entry.revision).toBeGreaterThan(statusOnly.entry.revision);
     expect(await store.read("docs")).toEqual(changed.entry);
@@ -55,13 +69,27 @@ describe("catalog store", () => {
 
   it("writes nothing when an unchanged listing arrives, also from several replicas at once", async () => {
     const store = await freshStore();
-    await store.apply(base, { status: "ready", tools: [{ name: "a" }] }, now);
+    await store.apply(
+      base,
+      { status: "ready", tools: [{ name: "a", inputSchema: { type: "object" } }] },
+      now,
+    );
     const before = await store.revision();
-    const again = await store.apply(base, { status: "ready", tools: [{ name: "a" }] }, now);
+    const again = await store.apply(
+      base,
+      { status: "ready", tools: [{ name: "a", inputSchema: { type: "object" } }] },
+      now,
+    );
     expect(again.written).toBe(false);
     expect(await store.revision()).toBe(before);
 
-    const change = { status: "ready" as const, tools: [{ name: "a" }, { name: "c" }] };
+    const change = {
+      status: "ready" as const,
+      tools: [
+        { name: "a", inputSchema: { type: "object" } },
+        { name: "c", inputSchema: { type: "object" } },
+      ],
+    };
     const replicas = await Promise.all(Array.from({ length: 5 }, () => store.apply(base, change, now)));
     expect(replicas.filter((r) => r.written)).toHaveLength(1);
     expect(await store.revision()).toBe(before + 1);

@@ -1,2 +1,2 @@
-export { type Infra, startInfra } from "./infra.js";
+export { type Infra, startInfra, startThrowawayPostgres, type ThrowawayPostgres } from "./infra.js";
 export { cleanupJetStream, isolation, type PgSchema, withPgSchema } from "./isolation.js";

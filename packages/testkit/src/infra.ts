@@ -4,7 +4,7 @@
  * JetStream account request, Postgres accepts a login); testcontainers when a Docker engine
  * answers; else a spawned `nats-server -js` and a throwaway Postgres cluster.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, type StdioOptions, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer, connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
@@ -197,34 +197,60 @@ async function spawnNats(): Promise<{ url: string; stop(): Promise<void> }> {
 }
 
 async function spawnPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
+  const cluster = await startThrowawayPostgres();
+  return { url: cluster.url, stop: () => cluster.destroy() };
+}
+
+/** A Postgres cluster of a test's own, for tests that take the database away and bring it back. */
+export interface ThrowawayPostgres {
+  /** `postgres://postgres@127.0.0.1:<port>/test` (trust auth). */
+  url: string;
+  /** Stops the server (fast shutdown: open connections are cut); the data directory stays. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port with the same data. */
+  start(): Promise<void>;
+  /** Stops it if running and deletes its data directory. */
+  destroy(): Promise<void>;
+}
+
+// Output is dropped, but stderr is kept so a failure's error says why.
+const QUIET: StdioOptions = ["ignore", "ignore", "pipe"];
+
+/** initdb + start of a fresh cluster on a free port with an empty database `test` (about 1 s). */
+export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
   const versions = existsSync("/usr/lib/postgresql") ? readdirSync("/usr/lib/postgresql").sort() : [];
   const bin = join("/usr/lib/postgresql", versions.at(-1) ?? "15", "bin");
   findBinary("postgresql", [join(bin, "postgres")]);
   const dir = mkdtempSync(join(tmpdir(), "toolbus-pg-"));
+  const data = join(dir, "data");
   const port = await freePort();
   // initdb and postgres refuse to run as root; run them as the postgres user then.
   const asRoot = process.getuid?.() === 0;
   if (asRoot) execFileSync("chown", ["postgres", dir]);
   const run = (cmd: string, args: string[]) =>
-    asRoot ? execFileSync("runuser", ["-u", "postgres", "--", cmd, ...args]) : execFileSync(cmd, args);
-  run(join(bin, "initdb"), [
-    "-D",
-    join(dir, "data"),
-    "-A",
-    "trust",
-    "-U",
-    "postgres",
-    "--no-sync",
-    "-E",
-    "UTF8",
-  ]);
+    asRoot
+      ? execFileSync("runuser", ["-u", "postgres", "--", cmd, ...args], { stdio: QUIET })
+      : execFileSync(cmd, args, { stdio: QUIET });
+  run(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-  run(join(bin, "pg_ctl"), ["-D", join(dir, "data"), "-l", join(dir, "log"), "-w", "-o", options, "start"]);
+  let running = false;
+  const start = async () => {
+    run(join(bin, "pg_ctl"), ["-D", data, "-l", join(dir, "log"), "-w", "-o", options, "start"]);
+    running = true;
+  };
+  const stop = async () => {
+    run(join(bin, "pg_ctl"), ["-D", data, "-m", "fast", "-w", "stop"]);
+    running = false;
+  };
+  await start();
   run(join(bin, "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "test"]);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/test`,
-    async stop() {
-      run(join(bin, "pg_ctl"), ["-D", join(dir, "data"), "-m", "immediate", "stop"]);
+    stop,
+    start,
+    async destroy() {
+      if (running) run(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "stop"]);
+      running = false;
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -21,17 +21,17 @@ import { createCallRelay } from "./adapters/nats/call-relay.js";
 import { CatalogStore, serverKey } from "./adapters/nats/catalog-store.js";
 import { ResourceOrigins } from "./adapters/nats/resource-origins.js";
 import { ServerConnector, type StartupOutcome } from "./connectors/server-connector.js";
-import type { ServerEntry } from "./core/catalog-entry.js";
+import { nextServerEntry, type ServerEntry, shouldReportStarting } from "./core/catalog-entry.js";
 import { type RequiredServerOutcome, requiredServersFailure } from "./core/startup-messages.js";
-import { catalogViewHandlers } from "./handlers/catalog-view.js";
+import { catalogViewHandlers, ownerRefreshHandler } from "./handlers/catalog-view.js";
 import { connectorCallHandler } from "./handlers/connector-call.js";
 import {
   OwnerListRequestSchema,
   OwnerReadRequestSchema,
-  ownerHandlers,
+  OwnerRefreshRequestSchema,
   ownerSubjects,
-  publicHandlers,
-} from "./handlers/resources.js";
+} from "./handlers/owner-subjects.js";
+import { ownerHandlers, publicHandlers } from "./handlers/resources.js";
 
 export interface CatalogServiceDeps {
   bus: Bus;
@@ -56,6 +56,10 @@ export interface CatalogService {
 const MAX_TOOLS = 2048;
 /** How long resource origins are remembered for `originCallId` checks. */
 const ORIGIN_TTL_MS = 24 * 60 * 60 * 1000;
+/** How long a public request waits for the replica that owns a server. */
+const OWNER_TIMEOUT_MS = 60_000;
+/** NATS's default max_payload, for a connection that has not reported its own. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 export async function startCatalogService(deps: CatalogServiceDeps): Promise<CatalogService> {
   const { bus, subjects, config, logger } = deps;
@@ -72,6 +76,8 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   );
   await store.putNaming(config.catalog);
   const now = () => new Date().toISOString();
+  // Nothing bigger than one bus message can reach a caller, so no bigger MCP message is read.
+  const maxMessageBytes = bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
 
   const baseOf = (server: McpServerConfig) => ({
     server: server.name,
@@ -105,6 +111,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         supportsParallelToolCalls: server.supportsParallelToolCalls,
         origin: base.origin,
         maxTools: MAX_TOOLS,
+        maxMessageBytes,
         ...(server.enabledTools ? { enabledTools: server.enabledTools } : {}),
         ...(server.disabledTools ? { disabledTools: server.disabledTools } : {}),
       },
@@ -113,9 +120,14 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         publishStatus: (name, status) =>
           bus.publishEvent(subjects.serverStatus(name), { server: name, status, at: now() }),
         writeEntry: async (name, change) => {
-          const before = await store.read(name);
-          const { entry, written } = await store.apply(base, change, now);
-          if (written && entry.revision !== before?.revision) {
+          const { entry, sequence } = await store.update(name, (current, nextRevision) =>
+            // A replica (re)starting must not mark a server starting while another serves it.
+            change.status === "starting" && !shouldReportStarting(current)
+              ? undefined
+              : nextServerEntry(current, base, change, nextRevision, now()),
+          );
+          // The entry's revision is the write's own exactly when its tools changed.
+          if (sequence !== undefined && entry.revision === sequence) {
             bus.publishEvent(subjects.catalogEvent, { revision: entry.revision, changed: [name] });
           }
           return entry;
@@ -136,7 +148,13 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     connectors.set(server.name, connector);
   }
 
-  const view = catalogViewHandlers({ store, naming: config.catalog, connectors });
+  const view = catalogViewHandlers({
+    bus,
+    prefix: subjects.prefix,
+    store,
+    naming: config.catalog,
+    timeoutMs: OWNER_TIMEOUT_MS,
+  });
   await bus.serve(
     { subject: subjects.catalogGet, name: "catalog-get", request: CatalogGetRequestSchema },
     view.get,
@@ -149,7 +167,13 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     { subject: subjects.catalogRefresh, name: "catalog-refresh", request: CatalogRefreshRequestSchema },
     view.refresh,
   );
-  const resources = publicHandlers({ bus, prefix: subjects.prefix, store, origins, timeoutMs: 60_000 });
+  const resources = publicHandlers({
+    bus,
+    prefix: subjects.prefix,
+    store,
+    origins,
+    timeoutMs: OWNER_TIMEOUT_MS,
+  });
   await bus.serve(
     { subject: subjects.catalogResourcesList, name: "resources-list", request: ResourcesListRequestSchema },
     resources.list,
@@ -200,7 +224,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     const subjectsOf = ownerSubjects(subjects.prefix, name);
     await bus.serve(
       {
-        subject: subjectsOf.list,
+        subject: subjectsOf.resourcesList,
         name: `connector-${name}-resources-list`,
         queue,
         request: OwnerListRequestSchema,
@@ -209,12 +233,16 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     );
     await bus.serve(
       {
-        subject: subjectsOf.read,
+        subject: subjectsOf.resourcesRead,
         name: `connector-${name}-resources-read`,
         queue,
         request: OwnerReadRequestSchema,
       },
       owner.read,
+    );
+    await bus.serve(
+      { subject: subjectsOf.refresh, name: `connector-${name}-refresh`, queue, request: OwnerRefreshRequestSchema },
+      ownerRefreshHandler(connector),
     );
   }
 

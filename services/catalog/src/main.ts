@@ -7,21 +7,30 @@ import { startCatalogService } from "./catalog-service.js";
 import { loadCatalogSettings } from "./config.js";
 
 const VERSION = "0.1.0";
-const settings = loadCatalogSettings(process.argv.slice(2), process.env);
+// Bad settings or a bad config file stop start-up with every problem listed, without a stack trace.
+const { settings, config } = await (async () => {
+  try {
+    const settings = loadCatalogSettings(process.argv.slice(2), process.env);
+    const config = await loadToolbusConfig({
+      ...(settings.configPath ? { path: settings.configPath } : {}),
+      env: process.env,
+      cwd: process.cwd(),
+      demoServer: () => ({
+        command: process.execPath,
+        args: [
+          createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"),
+          "stdio",
+        ],
+      }),
+    });
+    return { settings, config };
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(1);
+  }
+})();
 const logger = createLogger({ service: "catalog", version: VERSION, level: settings.logLevel });
 const stopTelemetry = await startTelemetry({ serviceName: "toolbus-catalog" });
-const config = await loadToolbusConfig({
-  ...(settings.configPath ? { path: settings.configPath } : {}),
-  env: process.env,
-  cwd: process.cwd(),
-  demoServer: () => ({
-    command: process.execPath,
-    args: [
-      createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"),
-      "stdio",
-    ],
-  }),
-});
 const bus = await connectBus({
   natsUrl: settings.natsUrl,
   service: {
@@ -38,6 +47,11 @@ const service = await startCatalogService({
   env: process.env,
   logger,
   ...(settings.servers ? { servers: settings.servers } : {}),
+}).catch(async (error: unknown) => {
+  // e.g. `--servers` naming a server the config does not have.
+  logger.fatal({ err: error }, (error as Error).message);
+  await bus.close();
+  process.exit(1);
 });
 let exitCode = 0;
 const shutdown = onShutdown(bus, {

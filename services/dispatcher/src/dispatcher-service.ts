@@ -6,9 +6,14 @@ import { readFile } from "node:fs/promises";
 import { type HooksConfig, NO_HOOKS, parseHooksFile } from "@toolbus/approvals";
 import { type Bus, ensureKv, ensureStream, type Logger } from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
-import { type Subjects, type ToolCallReply, ToolCallRequestSchema } from "@toolbus/protocol";
+import { type Subjects, ToolCallRequestSchema } from "@toolbus/protocol";
 import { createApprovalsClient } from "./adapters/nats/approvals-client.js";
 import { createCallEvents } from "./adapters/nats/call-events.js";
+import {
+  DispatchHistoryRequestSchema,
+  dispatchHistorySubject,
+  replayThreadItems,
+} from "./adapters/nats/call-history.js";
 import { CatalogReplica } from "./adapters/nats/catalog-replica.js";
 import { createConnectorClient } from "./adapters/nats/connector-client.js";
 import { createCallDeduper } from "./core/index.js";
@@ -29,6 +34,8 @@ export interface DispatcherService {
 /** A repeated callId within this window gets the first call's reply, not a second server call. */
 const DEDUPE_TTL_MS = 10 * 60 * 1000;
 const DEDUPE_MAX_ENTRIES = 10_000;
+/** How long a call naming a catalog revision this replica has not seen yet waits for it. */
+const REVISION_WAIT_MS = 2_000;
 
 export async function startDispatcherService(deps: DispatcherServiceDeps): Promise<DispatcherService> {
   const { bus, subjects, config, logger } = deps;
@@ -56,6 +63,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
     events: createCallEvents(bus, subjects),
     now: () => performance.now(),
     timestamp: () => new Date().toISOString(),
+    revisionWaitMs: REVISION_WAIT_MS,
   });
   const deduper = createCallDeduper({
     ttlMs: DEDUPE_TTL_MS,
@@ -69,7 +77,16 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
       request: ToolCallRequestSchema,
       spanName: "toolbus.dispatch.call",
     },
-    (request, ctx) => deduper.run(request.callId, () => call(request, ctx)) as Promise<ToolCallReply>,
+    (request, ctx) => deduper.run(request.callId, () => call(request, ctx)),
+  );
+  await bus.serve(
+    {
+      subject: dispatchHistorySubject(subjects),
+      name: "dispatch-history",
+      request: DispatchHistoryRequestSchema,
+      spanName: "toolbus.dispatch.history",
+    },
+    async ({ threadId }) => ({ items: await replayThreadItems({ bus, subjects, threadId }) }),
   );
   return {
     catalog,

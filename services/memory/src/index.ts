@@ -1,1 +1,20 @@
-export {};
+/** @toolbus/memory: the memory service, startable in-process, and its own `parked` subject. */
+
+export type { IngestStats } from "./adapters/nats/ingest-loop.js";
+export { loadMemoryConfig, type MemoryConfig, MemoryEnvSchema } from "./config.js";
+export {
+  type MemoryParkedRequest,
+  MemoryParkedRequestSchema,
+  type MemoryParkedResult,
+  MemoryParkedResultSchema,
+  memoryParkedSubject,
+  ParkedMessageSchema,
+} from "./handlers/parked.js";
+export {
+  type MemoryService,
+  type MemoryServiceOptions,
+  type MemoryServiceStats,
+  SERVICE_NAME,
+  SERVICE_VERSION,
+  startMemoryService,
+} from "./memory-service.js";

@@ -4,7 +4,7 @@
  * answer of a human who refuses the form itself (an MCP elicitation's "decline"), which
  * `choiceToDecision` still accepts.
  */
-import type { ApprovalMode, ApprovalOption, ApprovalRequest, ToolAnnotations } from "./types.js";
+import type { ApprovalMode, ApprovalOption, ApprovalRequest, JsonValue, ToolAnnotations } from "./types.js";
 
 export const APPROVAL_HEADER = "Approve app tool call?";
 
@@ -59,7 +59,7 @@ export interface ApprovalPromptInput {
   tool: string;
   hookName: string;
   connectorName?: string;
-  arguments: unknown;
+  arguments: JsonValue;
   annotations?: ToolAnnotations;
   title?: string;
   description?: string;

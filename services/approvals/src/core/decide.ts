@@ -22,7 +22,14 @@ import { type GrantKeys, type GrantLookup, grantApplies, grantKeys } from "./gra
 import type { ApprovalHookEvent, HookOutcome } from "./hook-outcome.js";
 import { type HookPayload, permissionRequestPayload, preToolUsePayload } from "./hook-payload.js";
 import { type HookHandler, type HooksConfig, matchingHooks } from "./hooks-file.js";
-import type { ApprovalMode, ApprovalPolicy, ApprovalRequest, DecideRequest, DecideResult } from "./types.js";
+import type {
+  ApprovalMode,
+  ApprovalPolicy,
+  ApprovalRequest,
+  DecideRequest,
+  DecideResult,
+  JsonValue,
+} from "./types.js";
 
 export const POLICY_NEVER_MESSAGE = "MCP tool call requires approval, but approval policy is never";
 
@@ -51,12 +58,12 @@ export type DecideStep =
   | { kind: "decided"; result: DecideResult }
   | { kind: "needs_hooks"; event: ApprovalHookEvent; hooks: HookHandler[]; payload: HookPayload }
   | { kind: "needs_grants"; keys: GrantKeys }
-  | { kind: "needs_human"; request: ApprovalRequest; updatedArguments?: unknown };
+  | { kind: "needs_human"; request: ApprovalRequest; updatedArguments?: JsonValue };
 
 export function decide(input: DecideInput, state: ApprovalState, verdicts: HookVerdicts = {}): DecideStep {
   const { request, mode } = input;
   const strict = request.strictAutoReview === true;
-  let updatedArguments: unknown;
+  let updatedArguments: JsonValue | undefined;
   let review = strict;
 
   const settle = (result: DecideResult): DecideStep => {

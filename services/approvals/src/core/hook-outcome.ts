@@ -9,12 +9,13 @@ import {
   type HookJsonOutput,
   type HookRun,
   isJsonObject,
+  type JsonRecord,
   readHookStdout,
 } from "./hook-run.js";
 
 export type HookOutcome =
-  | { kind: "allow"; reason?: string; updatedInput?: Record<string, unknown> }
-  | { kind: "ask"; reason?: string; updatedInput?: Record<string, unknown> }
+  | { kind: "allow"; reason?: string; updatedInput?: JsonRecord }
+  | { kind: "ask"; reason?: string; updatedInput?: JsonRecord }
   | { kind: "deny"; reason: string }
   /** No verdict; `warning` says why a hook's output was ignored, for the log. */
   | { kind: "none"; warning?: string };

@@ -6,7 +6,7 @@
  * other status is that status as a (non-blocking) exit code, and a request that could not be made
  * at all is `crashed`.
  */
-import { formatZodIssues } from "@toolbus/protocol";
+import { formatZodIssues, type JsonValue } from "@toolbus/protocol";
 import { z } from "zod";
 import { formatSeconds } from "./format-seconds.js";
 
@@ -96,6 +96,10 @@ export function readHookStdout(run: HookRun): HookStdout {
   return { kind: "json", output: parsed.data };
 }
 
-export function isJsonObject(value: unknown): value is Record<string, unknown> {
+/** A JSON object: what a hook's `updatedInput` must be. */
+export type JsonRecord = { [key: string]: JsonValue };
+
+// Only ever given values that came out of JSON.parse, so an object is a JSON object.
+export function isJsonObject(value: unknown): value is JsonRecord {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -3,7 +3,7 @@
  * each choice decides, and what an unanswered request decides when it expires.
  */
 import { formatSeconds } from "./format-seconds.js";
-import type { ApprovalChoice, ApprovalMode, ApprovalRequest, DecideResult } from "./types.js";
+import type { ApprovalChoice, ApprovalMode, ApprovalRequest, DecideResult, JsonValue } from "./types.js";
 
 export const USER_REJECTED_MESSAGE = "user rejected MCP tool call";
 export const USER_CANCELLED_MESSAGE = "user cancelled MCP tool call";
@@ -15,7 +15,7 @@ export const USER_CANCELLED_MESSAGE = "user cancelled MCP tool call";
 export function choiceToDecision(
   choice: ApprovalChoice,
   mode: ApprovalMode,
-  updatedArguments?: unknown,
+  updatedArguments?: JsonValue,
 ): DecideResult {
   const collapses = mode === "prompt" || mode === "writes";
   const approved = (decision: DecideResult["decision"]): DecideResult => ({

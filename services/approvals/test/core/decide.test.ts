@@ -9,7 +9,13 @@ import {
 } from "../../src/core/decide.js";
 import type { Grant } from "../../src/core/grant-keys.js";
 import { type HooksConfig, NO_HOOKS, parseHooksFile } from "../../src/core/hooks-file.js";
-import type { ApprovalMode, ApprovalPolicy, DecideRequest, ToolAnnotations } from "../../src/core/types.js";
+import type {
+  ApprovalMode,
+  ApprovalPolicy,
+  DecideRequest,
+  JsonValue,
+  ToolAnnotations,
+} from "../../src/core/types.js";
 
 const NOW = Date.parse("2026-03-01T12:00:00.000Z");
 const SESSION_KEY = "t-1.docs.=.search";
@@ -68,7 +74,7 @@ const options = {
 /** The request a human sees for `base`, with the given option ids and arguments. */
 function human(
   ids: Array<keyof typeof options>,
-  extra: { arguments?: unknown; annotations?: ToolAnnotations; updatedArguments?: unknown } = {},
+  extra: { arguments?: JsonValue; annotations?: ToolAnnotations; updatedArguments?: JsonValue } = {},
 ): DecideStep {
   const request = {
     requestId: "mcp_tool_call_approval_call-1",

@@ -6,6 +6,7 @@
 import { formatZodIssues, type Tool, ToolSchema } from "@toolbus/protocol";
 import { type ConnectSpec, McpConnection, type ServerRequestRelay } from "../adapters/mcp/mcp-connection.js";
 import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
+import { OVERSIZED_MESSAGE_CODE } from "../core/message-size.js";
 import { formatDuration, startupFailureDisplay, startupTimeoutError } from "../core/startup-messages.js";
 
 export interface ConnectorSettings {
@@ -20,6 +21,8 @@ export interface ConnectorSettings {
   /** `stdio`, or the URL origin for HTTP. */
   origin: string;
   maxTools: number;
+  /** The most one message from the server may hold (the bus's max_payload). */
+  maxMessageBytes: number;
 }
 
 export interface StatusUpdate {
@@ -53,8 +56,10 @@ export type CallOutcome =
   | { kind: "bad_arguments"; message: string }
   | { kind: "disabled"; message: string }
   | { kind: "timeout"; message: string }
+  | { kind: "too_large"; message: string }
   | { kind: "failed"; message: string };
 
+/** Delays before each reconnection attempt; the last one repeats until the server is back. */
 const BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
 
 export class ServerConnector {
@@ -62,6 +67,8 @@ export class ServerConnector {
   private state: StatusUpdate["state"] = "starting";
   private revision = -1;
   private stopped = false;
+  /** Aborted by stop(): a start-up in progress is cancelled rather than left to time out. */
+  private readonly lifetime = new AbortController();
   private restartAttempt = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private listing: Promise<void> | undefined;
@@ -86,13 +93,17 @@ export class ServerConnector {
     this.revision = entry.revision;
   }
 
-  /** Starts the server; resolves once it is ready, failed or cancelled. Never rejects. */
-  async start(signal?: AbortSignal): Promise<StartupOutcome> {
+  /**
+   * Starts the server; resolves once it is ready, failed or cancelled. Never rejects.
+   * `failureNote` is appended to the display error (a restart says when it retries).
+   */
+  async start(failureNote?: (error: string) => string): Promise<StartupOutcome> {
     const { server, startupTimeoutMs } = this.settings;
     this.setStatus({ state: "starting" });
     await this.ports.writeEntry(server, { status: "starting" }).catch((e) => this.logWriteFailure(e));
     const timeout = AbortSignal.timeout(startupTimeoutMs);
-    const abort = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const signal = this.lifetime.signal;
+    const abort = AbortSignal.any([signal, timeout]);
     const connection = new McpConnection(
       this.settings.spec,
       {
@@ -100,8 +111,14 @@ export class ServerConnector {
         resourcesChanged: () => {},
         closed: (error) => this.onClosed(connection, error),
         stderr: (line) => this.ports.log.info({ server, stderr: line }, "MCP server stderr"),
+        dropped: (info) =>
+          this.ports.log.warn(
+            { server, ...info, limit: this.settings.maxMessageBytes },
+            "dropped an oversized message from the MCP server that answered none of our requests",
+          ),
       },
       () => this.relayForCurrentCall(),
+      { maxMessageBytes: this.settings.maxMessageBytes },
     );
     try {
       const info = await raceAbort(
@@ -129,7 +146,7 @@ export class ServerConnector {
       return { state: "ready" };
     } catch (cause) {
       await connection.close();
-      if (signal?.aborted || this.stopped) {
+      if (signal.aborted || this.stopped) {
         this.setStatus({ state: "cancelled" });
         await this.ports.writeEntry(server, { status: "cancelled" }).catch((e) => this.logWriteFailure(e));
         return { state: "cancelled" };
@@ -144,9 +161,10 @@ export class ServerConnector {
         hasHeaders:
           this.settings.spec.transport !== "stdio" && Object.keys(this.settings.spec.headers).length > 0,
       });
-      this.setStatus({ state: "failed", error: display });
+      const shown = failureNote ? failureNote(display) : display;
+      this.setStatus({ state: "failed", error: shown });
       await this.ports
-        .writeEntry(server, { status: "failed", statusError: display })
+        .writeEntry(server, { status: "failed", statusError: shown })
         .catch((e) => this.logWriteFailure(e));
       return { state: "failed", error };
     }
@@ -260,6 +278,7 @@ export class ServerConnector {
           message: `${context}: timed out awaiting tools/call after ${formatDuration(timeoutMs)}`,
         };
       }
+      if (isOversized(error)) return { kind: "too_large", message: `${context}: ${oversizedText(error)}` };
       return { kind: "failed", message: `${context}: ${errorChain(error)}` };
     } finally {
       this.inFlight.delete(request.callId);
@@ -272,6 +291,7 @@ export class ServerConnector {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.lifetime.abort(new Error("the catalog service is stopping"));
     clearTimeout(this.restartTimer);
     await this.connection?.close();
     this.connection = undefined;
@@ -320,18 +340,33 @@ export class ServerConnector {
   private onClosed(connection: McpConnection, error?: Error): void {
     if (this.stopped || this.connection !== connection) return;
     this.connection = undefined;
-    const delay = BACKOFF_MS[Math.min(this.restartAttempt, BACKOFF_MS.length - 1)]!;
-    this.restartAttempt++;
+    const delay = this.nextBackoff();
     const message = `MCP client for \`${this.settings.server}\` lost its connection: ${error?.message ?? "closed"}; reconnecting in ${formatDuration(delay)} (attempt ${this.restartAttempt})`;
     this.ports.log.warn({ server: this.settings.server, attempt: this.restartAttempt }, message);
     this.setStatus({ state: "failed", error: message });
     void this.ports
       .writeEntry(this.settings.server, { status: "failed", statusError: message })
       .catch((e) => this.logWriteFailure(e));
-    this.restartTimer = setTimeout(() => {
-      if (!this.stopped) void this.start();
+    this.scheduleRestart(delay);
+  }
+
+  /** Reconnects after `delay`; a failed attempt schedules the next one, further apart, until stop(). */
+  private scheduleRestart(delay: number): void {
+    this.restartTimer = setTimeout(async () => {
+      if (this.stopped) return;
+      const next = BACKOFF_MS[Math.min(this.restartAttempt, BACKOFF_MS.length - 1)]!;
+      const outcome = await this.start(
+        (display) => `${display}; retrying in ${formatDuration(next)} (attempt ${this.restartAttempt + 1})`,
+      );
+      if (outcome.state === "failed" && !this.stopped) this.scheduleRestart(this.nextBackoff());
     }, delay);
     this.restartTimer.unref();
+  }
+
+  private nextBackoff(): number {
+    const delay = BACKOFF_MS[Math.min(this.restartAttempt, BACKOFF_MS.length - 1)]!;
+    this.restartAttempt++;
+    return delay;
   }
 
   private setStatus(status: StatusUpdate): void {
@@ -359,6 +394,16 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 function isRequestTimeout(error: unknown): boolean {
   return (error as { code?: unknown }).code === -32001;
+}
+
+/** A reply over the size cap (adapters/mcp/bounded-transports.ts answered it for the server). */
+export function isOversized(error: unknown): boolean {
+  return (error as { code?: unknown }).code === OVERSIZED_MESSAGE_CODE;
+}
+
+/** The cap's own message, without the SDK's `MCP error <code>: ` decoration. */
+export function oversizedText(error: unknown): string {
+  return (error as Error).message.replace(/^MCP error -?\d+: /, "");
 }
 
 /** `outer: inner: innermost`, the way the reference prints an error with its causes. */

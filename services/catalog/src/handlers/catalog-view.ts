@@ -1,4 +1,5 @@
 /** `catalog.get`, `catalog.search` and `catalog.refresh`: the normalized view and re-listing. */
+import type { Bus, HandlerContext } from "@toolbus/bus";
 import {
   buildCatalogSnapshot,
   type CatalogGetRequest,
@@ -14,18 +15,28 @@ import {
 } from "@toolbus/protocol";
 import type { CatalogStore } from "../adapters/nats/catalog-store.js";
 import type { ServerConnector } from "../connectors/server-connector.js";
+import { OwnerRefreshResultSchema, ownerSubjects } from "./owner-subjects.js";
 
-export function catalogViewHandlers(deps: {
+export interface CatalogViewDeps {
+  bus: Bus;
+  prefix: string;
   store: CatalogStore;
   naming: NamingOptions;
-  connectors: ReadonlyMap<string, ServerConnector>;
-}) {
+  /** Bounds waiting for an owner replica's re-listing. */
+  timeoutMs: number;
+}
+
+export function catalogViewHandlers(deps: CatalogViewDeps) {
   const snapshot = async (exposure: "all" | "model", searchEnabled = false): Promise<CatalogSnapshot> => {
     // Read the revision first: entries read after it are at least that new.
     const revision = await deps.store.revision();
     const entries = await deps.store.readAll();
     return buildCatalogSnapshot(entries, { naming: deps.naming, revision, exposure, searchEnabled });
   };
+  const relist = (server: string) =>
+    deps.bus.request(ownerSubjects(deps.prefix, server).refresh, {}, OwnerRefreshResultSchema, {
+      timeoutMs: deps.timeoutMs,
+    });
   return {
     get: (request: CatalogGetRequest) => snapshot(request.exposure ?? "model"),
     async search(request: CatalogSearchRequest): Promise<CatalogSearchResult> {
@@ -35,17 +46,39 @@ export function catalogViewHandlers(deps: {
         ...(request.cursor !== undefined ? { cursor: request.cursor } : {}),
       });
     },
-    async refresh(request: CatalogRefreshRequest): Promise<CatalogRefreshResult> {
-      const targets =
-        request.server === undefined ? [...deps.connectors.values()] : [deps.connectors.get(request.server)];
-      if (targets.some((c) => c === undefined)) {
-        throw new WireError(
-          "bad_request",
-          `unknown MCP server '${request.server}' (not served by this catalog replica)`,
+    /** Any replica answers; the replica that owns each server re-lists it. */
+    async refresh(request: CatalogRefreshRequest, ctx: HandlerContext): Promise<CatalogRefreshResult> {
+      if (request.server !== undefined) {
+        const entry = await deps.store.read(request.server);
+        if (!entry || entry.status === "disabled") {
+          throw new WireError("bad_request", `unknown MCP server '${request.server}'`);
+        }
+        await relist(request.server);
+      } else {
+        const servers = (await deps.store.readAll()).filter((e) => e.status !== "disabled").map((e) => e.server);
+        await Promise.all(
+          servers.map((server) =>
+            relist(server).catch((error: unknown) =>
+              ctx.logger.warn({ server, err: error }, "re-listing failed; the server is left as it was"),
+            ),
+          ),
         );
       }
-      await Promise.all(targets.map((connector) => connector!.relist("refresh requested")));
       return { revision: await deps.store.revision() };
     },
+  };
+}
+
+/** `<prefix>.connector.<server>.refresh`, answered by the replica that owns the server. */
+export function ownerRefreshHandler(connector: ServerConnector) {
+  return async (): Promise<Record<string, never>> => {
+    if (!connector.mcp) {
+      throw new WireError(
+        "server_not_ready",
+        `MCP server '${connector.settings.server}' is not connected; it is listed again once it is ready`,
+      );
+    }
+    await connector.relist("refresh requested");
+    return {};
   };
 }

@@ -16,6 +16,7 @@ const CODE_BY_OUTCOME: Record<Exclude<CallOutcome["kind"], "ok">, ErrorCode> = {
   bad_arguments: "bad_request",
   disabled: "tool_hidden",
   timeout: "timeout",
+  too_large: "payload_too_large",
   failed: "transport_error",
 };
 

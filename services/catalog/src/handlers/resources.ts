@@ -13,10 +13,17 @@ import {
   type ResourceTemplatesListResult,
   WireError,
 } from "@toolbus/protocol";
-import { z } from "zod";
+import type { z } from "zod";
 import type { CatalogStore } from "../adapters/nats/catalog-store.js";
 import type { ResourceOrigins } from "../adapters/nats/resource-origins.js";
-import type { ServerConnector } from "../connectors/server-connector.js";
+import { isOversized, oversizedText, type ServerConnector } from "../connectors/server-connector.js";
+import {
+  type OwnerListRequestSchema,
+  OwnerListResultSchema,
+  type OwnerReadRequestSchema,
+  OwnerReadResultSchema,
+  ownerSubjects,
+} from "./owner-subjects.js";
 
 export type ResourceKind = "resources" | "resourceTemplates";
 
@@ -25,25 +32,6 @@ const METHOD: Record<ResourceKind, "resources/list" | "resources/templates/list"
   resourceTemplates: "resources/templates/list",
 };
 
-export const OwnerListRequestSchema = z.object({
-  kind: z.enum(["resources", "resourceTemplates"]),
-  cursor: z.string().optional(),
-  /** Every page, concurrently with other servers (the no-server form of the listing). */
-  all: z.boolean().optional(),
-});
-export const OwnerListResultSchema = z.object({
-  items: z.array(z.looseObject({})),
-  nextCursor: z.string().optional(),
-});
-export const OwnerReadRequestSchema = z.object({ uri: z.string() });
-export const OwnerReadResultSchema = z.object({ contents: z.array(z.looseObject({})) });
-
-export function ownerSubjects(prefix: string, server: string) {
-  return {
-    list: `${prefix}.connector.${server}.resources.list`,
-    read: `${prefix}.connector.${server}.resources.read`,
-  };
-}
 
 /** Served by the replica that owns the server. */
 export function ownerHandlers(connector: ServerConnector) {
@@ -73,6 +61,7 @@ export function ownerHandlers(connector: ServerConnector) {
           ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
         };
       } catch (error) {
+        if (isOversized(error)) throw new WireError("payload_too_large", `${method} failed: ${oversizedText(error)}`);
         throw new WireError("transport_error", `${method} failed: ${(error as Error).message}`);
       }
     },
@@ -86,10 +75,9 @@ export function ownerHandlers(connector: ServerConnector) {
           contents: (Array.isArray(result.contents) ? result.contents : []) as Array<Record<string, unknown>>,
         };
       } catch (error) {
-        throw new WireError(
-          "transport_error",
-          `resources/read failed: resources/read failed for \`${server}\` (${request.uri}): ${(error as Error).message}`,
-        );
+        const context = `resources/read failed: resources/read failed for \`${server}\` (${request.uri})`;
+        if (isOversized(error)) throw new WireError("payload_too_large", `${context}: ${oversizedText(error)}`);
+        throw new WireError("transport_error", `${context}: ${(error as Error).message}`);
       }
     },
   };
@@ -122,7 +110,7 @@ function listHandler<K extends ResourceKind>(deps: PublicDeps, kind: K) {
     if (request.server !== undefined) {
       await knownServer(deps, request.server);
       const page = await deps.bus.request(
-        ownerSubjects(deps.prefix, request.server).list,
+        ownerSubjects(deps.prefix, request.server).resourcesList,
         { kind, ...(request.cursor !== undefined ? { cursor: request.cursor } : {}) },
         OwnerListResultSchema,
         { timeoutMs: deps.timeoutMs },
@@ -138,7 +126,7 @@ function listHandler<K extends ResourceKind>(deps: PublicDeps, kind: K) {
       entries.map(async (entry) => {
         try {
           const all = await deps.bus.request(
-            ownerSubjects(deps.prefix, entry.server).list,
+            ownerSubjects(deps.prefix, entry.server).resourcesList,
             { kind, all: true },
             OwnerListResultSchema,
             { timeoutMs: deps.timeoutMs },
@@ -180,7 +168,7 @@ export function publicHandlers(deps: PublicDeps) {
         }
       }
       const read = await deps.bus.request(
-        ownerSubjects(deps.prefix, request.server).read,
+        ownerSubjects(deps.prefix, request.server).resourcesRead,
         { uri: request.uri },
         OwnerReadResultSchema,
         { timeoutMs: deps.timeoutMs },

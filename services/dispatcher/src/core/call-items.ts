@@ -3,28 +3,7 @@
  * (codex-mcp-behavior.md §6). Events may be redelivered, so a repeated begin or end changes
  * nothing; an end whose begin was never seen has nothing to complete and is ignored.
  */
-import type { CallBeginEvent, CallEndEvent, CallEventFields, CallToolResult, JsonValue } from "./types.js";
-
-export type McpToolCallStatus = "inProgress" | "completed" | "failed";
-
-export interface McpToolCallItem {
-  /** The call id. */
-  id: string;
-  server: string;
-  tool: string;
-  arguments: JsonValue | null;
-  connectorId?: string;
-  mcpAppResourceUri?: string;
-  linkId?: string;
-  appName?: string;
-  actionName?: string;
-  pluginId?: string;
-  readOnlyHint?: boolean;
-  status: McpToolCallStatus;
-  result?: CallToolResult;
-  error?: { message: string };
-  durationMs?: number;
-}
+import type { CallBeginEvent, CallEndEvent, McpToolCallItem } from "@toolbus/protocol";
 
 export function isEndEvent(event: CallBeginEvent | CallEndEvent): event is CallEndEvent {
   return "status" in event;
@@ -44,7 +23,7 @@ export function reduceCallItems(events: Iterable<CallBeginEvent | CallEndEvent>)
   return [...items.values()];
 }
 
-function startedItem(event: CallEventFields): McpToolCallItem {
+function startedItem(event: CallBeginEvent | CallEndEvent): McpToolCallItem {
   const { invocation, connectorId, mcpAppResourceUri, linkId, appName, actionName, pluginId, readOnlyHint } =
     event;
   const optional = { connectorId, mcpAppResourceUri, linkId, appName, actionName, pluginId, readOnlyHint };

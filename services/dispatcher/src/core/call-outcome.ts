@@ -2,7 +2,10 @@
  * One view of a call's outcome for every projection: an error string E reads as the result
  * `{content:[{type:"text",text:E}], isError:true}` (codex-mcp-behavior.md §4 step 10).
  */
-import type { CallToolResult, ResultOrError } from "./types.js";
+import type { CallToolResult } from "@toolbus/protocol";
+
+/** What a call produced: the server's result, or an error text (transport error, skip, ...). */
+export type ResultOrError = CallToolResult | { error: string };
 
 export function isCallError(outcome: ResultOrError): outcome is { error: string } {
   return !("content" in outcome) && typeof (outcome as { error?: unknown }).error === "string";

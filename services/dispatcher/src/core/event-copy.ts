@@ -7,7 +7,8 @@
  */
 import { isCallError } from "./call-outcome.js";
 import { truncateMiddleChars, utf8Length } from "./truncate.js";
-import type { CallEndStatus, CallToolResult, EventResult, ResultOrError } from "./types.js";
+import type { CallEndStatus, CallOutcome, CallToolResult } from "@toolbus/protocol";
+import type { ResultOrError } from "./call-outcome.js";
 
 export const EVENT_RESULT_MAX_BYTES = 1_048_576;
 /** Each refit shrinks the budget in proportion to the overshoot; past this many, give up on a preview. */
@@ -21,7 +22,7 @@ export function endStatus(outcome: ResultOrError): CallEndStatus {
  * The event copy. Ok: the result itself when its JSON fits in `maxBytes`, else a preview
  * result whose JSON fits. Err: the text, middle-truncated so that its JSON string fits.
  */
-export function eventResultCopy(outcome: ResultOrError, maxBytes = EVENT_RESULT_MAX_BYTES): EventResult {
+export function eventResultCopy(outcome: ResultOrError, maxBytes = EVENT_RESULT_MAX_BYTES): CallOutcome {
   if (isCallError(outcome)) {
     return { err: fitPreview(outcome.error, maxBytes, (text) => text) };
   }

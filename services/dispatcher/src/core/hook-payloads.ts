@@ -5,7 +5,8 @@
  */
 import { asCallToolResult } from "./call-outcome.js";
 import { parseToolArguments } from "./tool-arguments.js";
-import type { CallToolResult, JsonValue, ResultOrError } from "./types.js";
+import type { CallToolResult, JsonValue } from "@toolbus/protocol";
+import type { ResultOrError } from "./call-outcome.js";
 
 export interface PreToolUsePayload {
   tool_name: string;

@@ -2,6 +2,7 @@
  * The exact texts a model or a UI reads when a call does not run or fails
  * (codex-mcp-behavior.md §4, §5.4; CONTRACT.md "Dispatch"). Character for character.
  */
+import type { ApprovalDecision } from "@toolbus/protocol";
 
 export function notAvailableMessage(server: string, tool: string): string {
   return `MCP tool \`${server}/${tool}\` is not available to the model`;
@@ -18,15 +19,6 @@ export const USER_CANCELLED_MESSAGE = "user cancelled MCP tool call";
  * not have; an approval here times out waiting for a human, so it says so.
  */
 export const APPROVAL_TIMED_OUT_MESSAGE = "MCP tool call approval timed out";
-
-/** `toolbus.approvals.decide` → `decision` (CONTRACT.md "Approvals"). */
-export type ApprovalDecision =
-  | "approved"
-  | "approved_for_session"
-  | "approved_always"
-  | "denied"
-  | "abort"
-  | "timed_out";
 
 export type ApprovalOutcome =
   | { kind: "run" }

@@ -4,7 +4,7 @@
  */
 import { resultSucceeded } from "./call-outcome.js";
 import { isRecord } from "./json.js";
-import type { CallToolResult, ImageDetail, ModelOutput, OutputItem } from "./types.js";
+import type { CallToolResult, ContentItem, ImageDetail, ModelOutput } from "@toolbus/protocol";
 
 const ENCRYPTED_CONTENT_META_KEY = "codex/encryptedContent";
 const IMAGE_DETAIL_META_KEY = "codex/imageDetail";
@@ -28,7 +28,7 @@ export function selectOutputBody(result: CallToolResult): ModelOutput {
   return { success, body: JSON.stringify(result.content) };
 }
 
-function toOutputItem(block: unknown): OutputItem {
+function toOutputItem(block: unknown): ContentItem {
   const fields = isRecord(block) ? block : {};
   const meta = isRecord(fields._meta) ? fields._meta : undefined;
   switch (fields.type) {

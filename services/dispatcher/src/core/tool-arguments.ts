@@ -4,7 +4,10 @@
  * object. The nesting depth is checked before parsing, so a hostile text costs one linear scan.
  */
 import { isRecord } from "./json.js";
-import type { JsonObject, JsonValue } from "./types.js";
+import type { JsonValue } from "@toolbus/protocol";
+
+/** A parsed argument object, every value JSON. */
+export type JsonObject = { [key: string]: JsonValue };
 
 export const MAX_ARGUMENT_DEPTH = 512;
 

@@ -11,7 +11,7 @@ import {
   truncateText,
   utf8Length,
 } from "./truncate.js";
-import type { OutputItem, TruncationPolicy } from "./types.js";
+import type { ContentItem, TruncationPolicy } from "@toolbus/protocol";
 
 /**
  * The token estimate of an audio item. The reference decodes the audio for its duration; a
@@ -21,8 +21,8 @@ export function estimateAudioTokens(data: string): number {
   return approxTokenCount(data);
 }
 
-export function truncateOutputItems(items: readonly OutputItem[], policy: TruncationPolicy): OutputItem[] {
-  const out: OutputItem[] = [];
+export function truncateOutputItems(items: readonly ContentItem[], policy: TruncationPolicy): ContentItem[] {
+  const out: ContentItem[] = [];
   let remaining = policy.mode === "bytes" ? byteBudget(policy) : tokenBudget(policy);
   let omittedText = 0;
   let omittedAudio = 0;

@@ -4,7 +4,7 @@
  * says how much was cut. Sizes are UTF-8 bytes; a JS string is walked by code point, so a
  * surrogate pair is never split. The marker is not counted against the budget.
  */
-import type { TruncationPolicy } from "./types.js";
+import type { TruncationPolicy } from "@toolbus/protocol";
 
 const BYTES_PER_TOKEN = 4;
 

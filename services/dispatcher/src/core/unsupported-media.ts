@@ -2,7 +2,7 @@
  * Media the model cannot take is replaced by a text block before anything else reads the
  * result (codex-mcp-behavior.md §4 step 7). The rest of the result is kept as it is.
  */
-import type { CallToolResult, ContentBlock, ModelCapabilities } from "./types.js";
+import type { CallToolResult, ContentBlock, ModelCapabilities } from "@toolbus/protocol";
 
 export const IMAGE_OMITTED_TEXT = "<image content omitted because you do not support image input>";
 export const AUDIO_OMITTED_TEXT = "<audio content omitted because you do not support audio input>";

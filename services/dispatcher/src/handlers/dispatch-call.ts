@@ -12,6 +12,11 @@ import {
   type CallEndEvent,
   type CallToolResult,
   DEFAULT_MODEL_TRUNCATION,
+  type JsonObject,
+  type JsonValue,
+  type ModelCapabilities,
+  type ModelOutput,
+  type PostToolUseResult,
   type ToolCallReply,
   type ToolCallRequest,
   type ToolEntry,
@@ -22,9 +27,12 @@ import {
   approvalOutcome,
   checkStale,
   endStatus,
-  eventResultCopy,
+  fitBeginEvent,
+  fitEndEvent,
   isCallError,
+  isRecord,
   mcpAppResourceUri,
+  notAnObjectMessage,
   notAvailableMessage,
   parseToolArguments,
   postToolUsePayload,
@@ -40,10 +48,10 @@ export interface ApprovalsPort {
   postToolUse(request: {
     callId: string;
     hookName: string;
-    toolInput: unknown;
+    toolInput: JsonValue;
     toolResponse: CallToolResult;
     threadId?: string;
-  }): Promise<{ block: boolean; reason?: string }>;
+  }): Promise<PostToolUseResult>;
 }
 
 export interface ConnectorPort {
@@ -54,13 +62,15 @@ export interface ConnectorPort {
       callId: string;
       threadId?: string;
       tool: string;
-      arguments?: Record<string, unknown>;
+      arguments?: JsonObject;
       preparedRevision: number;
     },
   ): Promise<CallToolResult>;
 }
 
 export interface EventsPort {
+  /** The largest serialized event the bus carries (its max_payload less room for headers). */
+  readonly maxEventBytes: number;
   begin(event: CallBeginEvent): void;
   end(event: CallEndEvent): void;
 }
@@ -74,87 +84,102 @@ export interface CallPathDeps {
   now(): number;
   /** Wall-clock timestamp for events. */
   timestamp(): string;
+  /**
+   * How long a call naming a catalog revision this replica has not seen yet waits for it
+   * (the caller read a catalog a moment ahead of this copy) before it is refused.
+   */
+  revisionWaitMs: number;
 }
 
+/** Events name a route; a name the catalog does not know has none, so it is reported under this server. */
+const UNKNOWN_SERVER = "toolbus";
+
 /** The name the model used, for messages about a tool the catalog does not have. */
-function requestedName(tool: ToolCallRequest["tool"]): { server: string; tool: string; label: string } {
-  if (typeof tool === "string") return { server: "toolbus", tool, label: tool };
-  return { server: "toolbus", tool: tool.name, label: `${tool.namespace}/${tool.name}` };
+function requestedName(tool: ToolCallRequest["tool"]): { tool: string; label: string } {
+  if (typeof tool === "string") return { tool, label: tool };
+  return { tool: tool.name, label: `${tool.namespace}/${tool.name}` };
 }
 
 export function dispatchCall(deps: CallPathDeps) {
   return async (request: ToolCallRequest, ctx: HandlerContext): Promise<ToolCallReply> => {
     const started = deps.now();
     const { callId } = request;
-    const model = request.model ?? {};
-    const projection = () => ({
-      wallTimeMs: deps.now() - started,
-      model: {
-        ...(model.images !== undefined ? { images: model.images } : {}),
-        ...(model.audio !== undefined ? { audio: model.audio } : {}),
-        truncation: model.truncation ?? DEFAULT_MODEL_TRUNCATION,
-      },
-    });
+    const model: ModelCapabilities = {
+      ...request.model,
+      truncation: request.model?.truncation ?? DEFAULT_MODEL_TRUNCATION,
+    };
+    // The wall time is taken once, so the model's header and the reply's wallTimeMs agree.
+    const project = (outcome: ResultOrError) => {
+      const wallTimeMs = deps.now() - started;
+      return { wallTimeMs, output: projectForModel(outcome, { wallTimeMs, model }) };
+    };
     const ids = {
       callId,
       ...(request.threadId !== undefined ? { threadId: request.threadId } : {}),
       ...(request.turnId !== undefined ? { turnId: request.turnId } : {}),
     };
-    ctx.span.setAttribute("mcp.call_id", callId);
 
     // 1. Arguments. Invalid JSON reaches nobody and publishes no events.
     const parsed = parseToolArguments(request.arguments);
     if (parsed.kind === "invalid_json") {
-      const output = projectForModel({ error: parsed.message }, projection());
       return {
         callId,
         status: "invalid_arguments",
-        output,
+        ...project({ error: parsed.message }),
         error: parsed.message,
         durationMs: 0,
-        wallTimeMs: deps.now() - started,
         catalogRevision: deps.catalog.revision,
       };
     }
-    const argumentsValue = parsed.kind === "none" ? null : parsed.value;
+    const argumentsValue: JsonValue = parsed.kind === "none" ? null : parsed.value;
+
+    // A caller that read a newer catalog than this copy waits for it; one from the future is refused.
+    if (request.catalogRevision !== undefined && request.catalogRevision > deps.catalog.revision) {
+      const reached = await deps.catalog.waitForRevision(request.catalogRevision, deps.revisionWaitMs);
+      if (!reached) {
+        throw new WireError(
+          "bad_request",
+          `catalogRevision ${request.catalogRevision} is ahead of the catalog (revision ${deps.catalog.revision}); pass the revision that toolbus.catalog.get returned`,
+        );
+      }
+    }
 
     // 2. Resolve through the catalog, never by parsing the name.
     const catalogRevision = deps.catalog.revision;
     const tool = deps.catalog.catalog.resolve(request.tool);
-    const identity = tool
-      ? { server: tool.server, tool: tool.rawName }
-      : { server: requestedName(request.tool).server, tool: requestedName(request.tool).tool };
-    ctx.span.setAttributes({ "mcp.server": identity.server, "mcp.tool": identity.tool });
-    const beginEvent: CallBeginEvent = {
+    const invocation = tool
+      ? { server: tool.server, tool: tool.rawName, arguments: argumentsValue }
+      : { server: UNKNOWN_SERVER, tool: requestedName(request.tool).tool, arguments: argumentsValue };
+    ctx.span.setAttributes({ "mcp.server": invocation.server, "mcp.tool": invocation.tool });
+    const eventFields = (): CallBeginEvent => ({
       ...ids,
-      invocation: { server: identity.server, tool: identity.tool, arguments: argumentsValue },
+      invocation,
       ...(tool?.readOnlyHint !== undefined ? { readOnlyHint: tool.readOnlyHint } : {}),
-      ...appUri(tool),
+      ...appResource(deps.catalog, tool),
       at: deps.timestamp(),
-    };
+    });
     let begun = false;
     const begin = () => {
       if (begun) return;
       begun = true;
-      deps.events.begin({ ...beginEvent, at: deps.timestamp() });
+      deps.events.begin(fitBeginEvent(eventFields(), deps.events.maxEventBytes));
     };
+    const end = (outcome: ResultOrError, durationMs: number) => {
+      const fields = { ...eventFields(), status: endStatus(outcome), durationMs };
+      deps.events.end(fitEndEvent(fields, outcome, deps.events.maxEventBytes));
+    };
+    const route = tool ? { server: tool.server, tool: tool.rawName, hookName: tool.hookName } : {};
+    // A call that does not run: begin (if not yet), a failed end with duration 0, and the message.
     const skip = (message: string, status: "skipped" | "failed" = "skipped"): ToolCallReply => {
       begin();
-      deps.events.end({
-        ...beginEvent,
-        at: deps.timestamp(),
-        status: "failed",
-        durationMs: 0,
-        result: { err: message },
-      });
+      end({ error: message }, 0);
       return {
         callId,
         status,
-        ...(tool ? { server: tool.server, tool: tool.rawName, hookName: tool.hookName } : {}),
-        output: projectForModel({ error: message }, projection()),
+        ...route,
+        ...project({ error: message }),
         error: message,
         durationMs: 0,
-        wallTimeMs: deps.now() - started,
         catalogRevision,
       };
     };
@@ -188,31 +213,29 @@ export function dispatchCall(deps: CallPathDeps) {
     // 5. Begin: every UI sees the call from here on, also while it waits for a human.
     begin();
 
-    // 6. Approval.
-    let callArguments: unknown = argumentsValue;
+    // 6. Approval; a PreToolUse hook may rewrite the input.
     const decision = await deps.approvals.decide(
       approvalRequest(request, current, argumentsValue, catalogRevision),
     );
     const outcome = approvalOutcome(decision);
     if (outcome.kind === "skip") return skip(outcome.message);
-    if (decision.updatedArguments !== undefined) callArguments = decision.updatedArguments;
+    const callArguments = decision.updatedArguments !== undefined ? decision.updatedArguments : argumentsValue;
 
     // 7. The wire rule: arguments must be an object.
-    if (callArguments !== null && (typeof callArguments !== "object" || Array.isArray(callArguments))) {
-      return skip(`MCP tool arguments must be a JSON object, got ${JSON.stringify(callArguments)}`, "failed");
+    if (callArguments !== null && !isRecord(callArguments)) {
+      return skip(notAnObjectMessage(callArguments), "failed");
     }
 
     // 8. The connector call, carrying the revision this call was prepared against.
     const executionStarted = deps.now();
     let result: ResultOrError;
     try {
-      // The protocol's CallToolResult keeps unknown content blocks; the core projects them as JSON.
-      result = (await deps.connector.call(tool.server, {
+      result = await deps.connector.call(tool.server, {
         ...ids,
         tool: tool.rawName,
-        ...(callArguments !== null ? { arguments: callArguments as Record<string, unknown> } : {}),
+        ...(callArguments !== null ? { arguments: callArguments } : {}),
         preparedRevision: current.revision,
-      })) as ResultOrError;
+      });
     } catch (error) {
       if (error instanceof WireError && error.code === "stale_revision") return skip(error.message);
       result = { error: toolCallErrorMessage(error) };
@@ -220,53 +243,68 @@ export function dispatchCall(deps: CallPathDeps) {
     const durationMs = deps.now() - executionStarted;
 
     // 9. End.
-    const status = endStatus(result);
-    deps.events.end({
-      ...beginEvent,
-      at: deps.timestamp(),
-      status,
-      durationMs,
-      result: eventResultCopy(result) as CallEndEvent["result"],
-    });
+    end(result, durationMs);
 
     // 10. Projections: PostToolUse may replace what the model sees; the raw result stays whole.
-    let output = projectForModel(result, projection());
-    if (deps.approvals.hasPostToolUse(tool.hookName)) {
-      const payload = postToolUsePayload({
-        hookName: tool.hookName,
-        callId,
-        arguments: argumentsValue,
-        ...(decision.updatedArguments !== undefined ? { rewrittenArguments: decision.updatedArguments } : {}),
-        result,
-      });
-      const verdict = await deps.approvals.postToolUse({
-        callId,
-        hookName: tool.hookName,
-        toolInput: payload.tool_input,
-        toolResponse: payload.tool_response as CallToolResult,
-        ...(request.threadId !== undefined ? { threadId: request.threadId } : {}),
-      });
-      if (verdict.block) output = { success: false, body: verdict.reason ?? "blocked by a PostToolUse hook" };
-    }
+    const projected = project(result);
+    const output = await postToolUse(deps.approvals, {
+      request,
+      tool,
+      argumentsValue,
+      decision,
+      result,
+      output: projected.output,
+    });
     return {
       callId,
-      status,
-      server: tool.server,
-      tool: tool.rawName,
-      hookName: tool.hookName,
-      output: output as ToolCallReply["output"],
-      ...(isCallError(result) ? { error: result.error } : { result: result as CallToolResult }),
+      status: endStatus(result),
+      ...route,
+      output,
+      ...(isCallError(result) ? { error: result.error } : { result }),
       durationMs,
-      wallTimeMs: deps.now() - started,
+      wallTimeMs: projected.wallTimeMs,
       catalogRevision,
     };
   };
 }
 
+/** What the model sees after PostToolUse: a blocking hook's reason replaces the output. */
+async function postToolUse(
+  approvals: ApprovalsPort,
+  call: {
+    request: ToolCallRequest;
+    tool: ToolEntry;
+    argumentsValue: JsonValue;
+    decision: ApprovalDecideResult;
+    result: ResultOrError;
+    output: ModelOutput;
+  },
+): Promise<ModelOutput> {
+  const { request, tool } = call;
+  if (!approvals.hasPostToolUse(tool.hookName)) return call.output;
+  const payload = postToolUsePayload({
+    hookName: tool.hookName,
+    callId: request.callId,
+    arguments: call.argumentsValue,
+    ...(call.decision.updatedArguments !== undefined
+      ? { rewrittenArguments: call.decision.updatedArguments }
+      : {}),
+    result: call.result,
+  });
+  const verdict = await approvals.postToolUse({
+    callId: request.callId,
+    hookName: tool.hookName,
+    toolInput: payload.tool_input,
+    toolResponse: payload.tool_response,
+    ...(request.threadId !== undefined ? { threadId: request.threadId } : {}),
+  });
+  return verdict.block ? { success: false, body: verdict.reason } : call.output;
+}
+
 function approvalRequest(
   request: ToolCallRequest,
   tool: ToolEntry,
-  argumentsValue: unknown,
+  argumentsValue: JsonValue,
   catalogRevision: number,
 ): ApprovalDecideRequest {
   return {
@@ -276,7 +314,7 @@ function approvalRequest(
     server: tool.server,
     tool: tool.rawName,
     hookName: tool.hookName,
-    arguments: (argumentsValue ?? null) as ApprovalDecideRequest["arguments"],
+    arguments: argumentsValue,
     ...(tool.annotations ? { annotations: tool.annotations } : {}),
     ...(tool.title !== undefined ? { title: tool.title } : {}),
     description: tool.description,
@@ -286,9 +324,9 @@ function approvalRequest(
   };
 }
 
-function appUri(tool: ToolEntry | undefined): { mcpAppResourceUri?: string } {
+/** The MCP Apps resource of the tool, read from the raw tool's `_meta` (normalized entries drop it). */
+function appResource(catalog: CatalogReplica, tool: ToolEntry | undefined): { mcpAppResourceUri?: string } {
   if (!tool) return {};
-  const meta = (tool as { _meta?: unknown })._meta;
-  const uri = mcpAppResourceUri(meta as never);
+  const uri = mcpAppResourceUri(catalog.rawTool(tool.server, tool.rawName)?._meta);
   return uri ? { mcpAppResourceUri: uri } : {};
 }

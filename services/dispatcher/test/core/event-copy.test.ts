@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { EVENT_RESULT_MAX_BYTES, endStatus, eventResultCopy } from "../../src/core/event-copy.js";
 import { utf8Length } from "../../src/core/truncate.js";
-import type { CallEndStatus, CallToolResult, EventResult, ResultOrError } from "../../src/core/types.js";
+import type { CallEndStatus, CallOutcome as EventResult, CallToolResult } from "@toolbus/protocol";
+import type { ResultOrError } from "../../src/core/call-outcome.js";
 
 const serializedSize = (value: unknown) => utf8Length(JSON.stringify(value));
 /** The Ok side of an event copy, failing the test when it is an Err. */
@@ -11,7 +12,7 @@ function okOf(copy: EventResult): CallToolResult {
 }
 function textOf(result: CallToolResult): string {
   const [block] = result.content;
-  return block?.type === "text" ? block.text : "";
+  return block?.type === "text" && typeof block.text === "string" ? block.text : "";
 }
 
 describe("endStatus (checklist 43)", () => {

@@ -6,7 +6,8 @@ import {
   projectForModel,
   wallTimeHeader,
 } from "../../src/core/model-output.js";
-import type { CallToolResult, ModelOutput, ResultOrError } from "../../src/core/types.js";
+import type { CallToolResult, ModelOutput } from "@toolbus/protocol";
+import type { ResultOrError } from "../../src/core/call-outcome.js";
 
 const header = (seconds: string) => `Wall time: ${seconds} seconds\nOutput:`;
 const hello: CallToolResult = { content: [{ type: "text", text: "hello" }] };

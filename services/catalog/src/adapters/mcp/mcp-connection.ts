@@ -5,7 +5,6 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -18,6 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { type Page, paginate } from "../../core/pagination.js";
+import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
 
 export type ConnectSpec =
   | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string }
@@ -33,15 +33,23 @@ export interface ServerRequestRelay {
 export interface McpConnectionEvents {
   toolsChanged(): void;
   resourcesChanged(): void;
+  /** The connection is gone: the stdio child exited, or an HTTP server stopped answering. */
   closed(error?: Error): void;
   stderr?(line: string): void;
+  /** The server sent a message over the size cap that answered none of our requests. */
+  dropped?(info: { size: number; head: string }): void;
+}
+
+export interface McpConnectionOptions {
+  /** The most one message from the server may hold: the bus's max_payload. */
+  maxMessageBytes: number;
 }
 
 export const CLIENT_INFO = { name: "toolbus", title: "toolbus", version: "0.1.0" } as const;
 /** Reference rule: under this protocol version `tools/list` reads the first page only. */
 const LEGACY_PROTOCOL = "2025-06-18";
-/** A hostile server cannot make us buffer more than this for one stdio message. */
-const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
+/** How long an HTTP server has to answer the ping that checks it is still there. */
+const LIVENESS_TIMEOUT_MS = 5_000;
 
 const LooseListResult = (key: string) =>
   z.looseObject({ [key]: z.array(z.unknown()), nextCursor: z.string().optional() });
@@ -59,18 +67,26 @@ export class McpConnection {
   private transport: Transport | undefined;
   private negotiatedProtocol: string | undefined;
   private closing = false;
+  private checkingLiveness = false;
+  private readonly cap: MessageCap;
 
   constructor(
     private readonly spec: ConnectSpec,
     private readonly events: McpConnectionEvents,
     private readonly relay: () => ServerRequestRelay | undefined,
-  ) {}
+    options: McpConnectionOptions,
+  ) {
+    this.cap = {
+      maxMessageBytes: options.maxMessageBytes,
+      dropped: (info) => this.events.dropped?.(info),
+    };
+  }
 
   /** Connects and initializes; the caller bounds it with the start-up timeout. */
   async connect(signal: AbortSignal): Promise<ServerInfo> {
     const spec = this.spec;
     if (spec.transport === "streamable_http") {
-      const options = { requestInit: { headers: spec.headers } };
+      const options = { requestInit: { headers: spec.headers }, fetch: boundedFetch(this.cap) };
       try {
         await this.connectWith(new StreamableHTTPClientTransport(new URL(spec.url), options), signal);
       } catch (error) {
@@ -82,14 +98,16 @@ export class McpConnection {
       const options = { requestInit: { headers: spec.headers } };
       await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal);
     } else {
-      const transport = new StdioClientTransport({
-        command: spec.command,
-        args: spec.args,
-        env: spec.env,
-        ...(spec.cwd ? { cwd: spec.cwd } : {}),
-        stderr: "pipe",
-        maxBufferSize: MAX_STDIO_MESSAGE_BYTES,
-      });
+      const transport = new BoundedStdioClientTransport(
+        {
+          command: spec.command,
+          args: spec.args,
+          env: spec.env,
+          ...(spec.cwd ? { cwd: spec.cwd } : {}),
+          stderr: "pipe",
+        },
+        this.cap,
+      );
       transport.stderr?.on("data", (chunk: Buffer) => this.events.stderr?.(chunk.toString("utf8").trimEnd()));
       await this.connectWith(transport, signal);
     }
@@ -103,7 +121,7 @@ export class McpConnection {
   }
 
   get pid(): number | null {
-    return this.transport instanceof StdioClientTransport ? this.transport.pid : null;
+    return this.transport instanceof BoundedStdioClientTransport ? this.transport.pid : null;
   }
 
   get capabilities(): Record<string, unknown> {
@@ -183,6 +201,9 @@ export class McpConnection {
       if (this.client === client && !this.closing)
         this.events.closed(new Error("MCP server connection closed"));
     };
+    // An HTTP transport never closes by itself when the server goes away: its errors (a broken
+    // event stream, a refused or session-less POST) are the only sign, so each one is checked.
+    if (this.spec.transport !== "stdio") client.onerror = () => void this.checkLiveness(client);
     try {
       await client.connect(this.transport, { signal });
     } catch (error) {
@@ -190,6 +211,23 @@ export class McpConnection {
       throw error;
     }
     this.client = client;
+  }
+
+  /** Pings the server; if it does not answer, the connection is reported closed. */
+  private async checkLiveness(client: Client): Promise<void> {
+    if (this.checkingLiveness || this.closing || this.client !== client) return;
+    this.checkingLiveness = true;
+    try {
+      await client.ping({ timeout: LIVENESS_TIMEOUT_MS });
+    } catch (error) {
+      if (this.closing || this.client !== client) return;
+      this.closing = true;
+      this.client = undefined;
+      this.events.closed(new Error(`the MCP server stopped answering: ${(error as Error).message}`));
+      await client.close().catch(() => undefined);
+    } finally {
+      this.checkingLiveness = false;
+    }
   }
 
   /** The SDK does not expose the negotiated protocol version for every transport, so read it off the wire. */

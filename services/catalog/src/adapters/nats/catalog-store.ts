@@ -46,12 +46,13 @@ export class CatalogStore {
 
   /**
    * Applies `compute` to the stored entry and writes the result at the next revision, unless
-   * it returns undefined (nothing changed). Returns the entry as stored afterwards.
+   * it returns undefined (nothing changed). Returns the entry as stored afterwards, and the
+   * catalog revision of the write when there was one.
    */
   async update(
     server: string,
     compute: (current: ServerEntry | undefined, nextRevision: number) => ServerEntry | undefined,
-  ): Promise<{ entry: ServerEntry; written: boolean }> {
+  ): Promise<{ entry: ServerEntry; written: boolean; sequence?: number }> {
     const subject = `$KV.${this.deps.bucket}.${serverKey(server)}`;
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       const lastSequence = await this.revision();
@@ -62,8 +63,8 @@ export class CatalogStore {
         return { entry: current, written: false };
       }
       try {
-        await this.deps.js.publish(subject, JSON.stringify(next), { expect: { lastSequence } });
-        return { entry: next, written: true };
+        const ack = await this.deps.js.publish(subject, JSON.stringify(next), { expect: { lastSequence } });
+        return { entry: next, written: true, sequence: ack.seq };
       } catch (error) {
         if (!isWrongLastSequence(error)) throw error;
       }
@@ -76,7 +77,7 @@ export class CatalogStore {
     base: Omit<ServerEntry, "revision" | "tools" | "status" | "listedAt">,
     change: Parameters<typeof nextServerEntry>[2],
     now: () => string,
-  ): Promise<{ entry: ServerEntry; written: boolean }> {
+  ): Promise<{ entry: ServerEntry; written: boolean; sequence?: number }> {
     return this.update(base.server, (current, nextRevision) =>
       nextServerEntry(current, base, change, nextRevision, now()),
     );

@@ -11,6 +11,7 @@ import {
   type ApprovalDecideRequest,
   type ApprovalDecideResult,
   ApprovalDecideResultSchema,
+  type PostToolUseResult,
   PostToolUseResultSchema,
   type Subjects,
   WireError,
@@ -61,7 +62,7 @@ export function createApprovalsClient(deps: {
       // Without a readable hooks file we cannot rule hooks out, so ask the service.
       return hooks === undefined || matchingHooks(hooks, "PostToolUse", hookName).length > 0;
     },
-    async postToolUse(request) {
+    async postToolUse(request): Promise<PostToolUseResult> {
       try {
         return await bus.request(subjects.approvalsPostToolUse, request, PostToolUseResultSchema, {
           timeoutMs: 60_000,

@@ -13,9 +13,11 @@ import {
   catalogKey,
   type NamingOptions,
   serverFromCatalogKey,
+  type Tool,
 } from "@toolbus/protocol";
 
 type Waiter = { resolve: (entry: CatalogServerEntry | undefined) => void; timer: NodeJS.Timeout };
+type RevisionWaiter = { revision: number; resolve: (reached: boolean) => void; timer: NodeJS.Timeout };
 
 export class CatalogReplica {
   private readonly entries = new Map<string, CatalogServerEntry>();
@@ -23,6 +25,7 @@ export class CatalogReplica {
   private revisionSeen = 0;
   private index: CatalogIndex | undefined;
   private readonly waiters = new Map<string, Set<Waiter>>();
+  private readonly revisionWaiters = new Set<RevisionWaiter>();
   private stopWatch: (() => void) | undefined;
 
   private constructor(private readonly kv: KV) {}
@@ -43,6 +46,7 @@ export class CatalogReplica {
         for await (const update of watch) {
           replica.revisionSeen = Math.max(replica.revisionSeen, update.revision);
           replica.apply(update.key, update.operation, update.operation === "PUT" ? update.string() : "");
+          replica.releaseRevisionWaiters();
         }
       } catch (error) {
         deps.onError(error);
@@ -73,6 +77,27 @@ export class CatalogReplica {
     return this.entries.get(name);
   }
 
+  /** The raw tool as its server listed it (with `_meta`, which normalized entries leave out). */
+  rawTool(server: string, name: string): Tool | undefined {
+    return this.entries.get(server)?.tools.find((tool) => tool.name === name);
+  }
+
+  /** Resolves true once this copy reflects `revision`, false after `timeoutMs` without it. */
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.revisionSeen >= revision) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter: RevisionWaiter = {
+        revision,
+        resolve,
+        timer: setTimeout(() => {
+          this.revisionWaiters.delete(waiter);
+          resolve(this.revisionSeen >= revision);
+        }, timeoutMs),
+      };
+      this.revisionWaiters.add(waiter);
+    });
+  }
+
   /** Resolves with the entry once the server is ready, or undefined after `timeoutMs`. */
   waitReady(server: string, timeoutMs: number): Promise<CatalogServerEntry | undefined> {
     const entry = this.entries.get(server);
@@ -101,11 +126,25 @@ export class CatalogReplica {
       }
     }
     this.waiters.clear();
+    for (const waiter of this.revisionWaiters) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(false);
+    }
+    this.revisionWaiters.clear();
+  }
+
+  private releaseRevisionWaiters(): void {
+    for (const waiter of this.revisionWaiters) {
+      if (waiter.revision > this.revisionSeen) continue;
+      clearTimeout(waiter.timer);
+      this.revisionWaiters.delete(waiter);
+      waiter.resolve(true);
+    }
   }
 
   private apply(key: string, operation: string, text: string): void {
     if (key === "naming") {
-      if (operation === "PUT") this.naming = JSON.parse(text) as NamingOptions;
+      if (operation === "PUT") this.naming = (parseJson(text) ?? {}) as NamingOptions;
       this.index = undefined;
       return;
     }
@@ -116,7 +155,7 @@ export class CatalogReplica {
       this.index = undefined;
       return;
     }
-    const parsed = CatalogServerEntrySchema.safeParse(JSON.parse(text));
+    const parsed = CatalogServerEntrySchema.safeParse(parseJson(text));
     if (!parsed.success) return;
     const previous = this.entries.get(server);
     this.entries.set(server, parsed.data);
@@ -139,6 +178,15 @@ export class CatalogReplica {
       clearTimeout(waiter.timer);
       waiter.resolve(entry);
     }
+  }
+}
+
+/** A value that is not JSON is skipped like one that fails its schema: one bad write must not end the watch. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

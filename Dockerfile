@@ -1,0 +1,74 @@
+# syntax=docker/dockerfile:1
+# One image for every toolbus service; the command picks the service:
+#   docker run toolbus:local services/catalog/dist/main.js --config /etc/toolbus/toolbus.toml
+# Stages: manifests -> deps (full install) -> build (pnpm build); manifests -> prod-deps (runtime
+# dependencies only); runtime = prod-deps' node_modules + the built dist/ folders, run as a non-root user.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS base
+ENV CI=true
+# The pnpm version pinned by package.json's packageManager; any other refuses to install.
+RUN npm install --global pnpm@12.4.2
+WORKDIR /app
+
+# Only the package.json files and the lockfile, so the install layers are rebuilt only when a
+# dependency changes. Every workspace package must be listed (test/deploy/dockerfile.test.ts checks).
+FROM base AS manifests
+COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
+COPY packages/all-in-one/package.json packages/all-in-one/
+COPY packages/bus/package.json packages/bus/
+COPY packages/cli/package.json packages/cli/
+COPY packages/config/package.json packages/config/
+COPY packages/protocol/package.json packages/protocol/
+COPY packages/testkit/package.json packages/testkit/
+COPY services/approvals/package.json services/approvals/
+COPY services/catalog/package.json services/catalog/
+COPY services/dispatcher/package.json services/dispatcher/
+COPY services/gateway/package.json services/gateway/
+COPY services/memory/package.json services/memory/
+COPY test/package.json test/
+
+FROM manifests AS deps
+RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store \
+    pnpm install --frozen-lockfile --store-dir /pnpm/store
+
+FROM deps AS build
+COPY . .
+RUN pnpm build
+
+# The services and the workspace packages they depend on, without devDependencies.
+FROM manifests AS prod-deps
+RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store \
+    pnpm install --frozen-lockfile --prod --store-dir /pnpm/store \
+      --filter @toolbus/approvals... \
+      --filter @toolbus/catalog... \
+      --filter @toolbus/dispatcher... \
+      --filter @toolbus/gateway... \
+      --filter @toolbus/memory...
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+RUN groupadd --system --gid 10001 toolbus \
+    && useradd --system --uid 10001 --gid toolbus --home-dir /app --no-create-home --shell /usr/sbin/nologin toolbus
+WORKDIR /app
+# package.json files and node_modules (pnpm's symlinked layout, copied as is).
+COPY --from=prod-deps /app ./
+COPY --from=build /app/packages/bus/dist packages/bus/dist
+COPY --from=build /app/packages/config/dist packages/config/dist
+COPY --from=build /app/packages/protocol/dist packages/protocol/dist
+COPY --from=build /app/services/approvals/dist services/approvals/dist
+COPY --from=build /app/services/catalog/dist services/catalog/dist
+COPY --from=build /app/services/dispatcher/dist services/dispatcher/dist
+COPY --from=build /app/services/gateway/dist services/gateway/dist
+COPY --from=build /app/services/memory/dist services/memory/dist
+# Plain SQL run at start-up (memory-service.js reads ../migrations/).
+COPY --from=build /app/services/memory/migrations services/memory/migrations
+COPY deploy/probes deploy/probes
+USER 10001:10001
+# Every service holds a NATS connection, so this fits all of them; compose and Kubernetes
+# replace it with GET /healthz for the HTTP services.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["node", "deploy/probes/nats-connected.mjs"]
+ENTRYPOINT ["node"]
+CMD ["services/gateway/dist/main.js"]

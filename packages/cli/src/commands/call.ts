@@ -1,0 +1,103 @@
+/**
+ * `toolbus call <tool> [json]`: one `dispatch.call` with a fresh callId. While it runs, stderr
+ * (on a terminal) shows the tool's progress events and the elapsed time; then stdout gets the
+ * model's view of the result (`--raw`: the raw MCP result; `--json`: the whole reply).
+ */
+import { randomUUID } from "node:crypto";
+import { CallProgressSchema, type ToolCallReply, ToolCallReplySchema } from "@toolbus/protocol";
+import type { BusClient } from "../adapters/bus-client.js";
+import { DEFAULT_CALL_TIMEOUT_SEC } from "../core/commands.js";
+import { ExitCode, exitCodeForCall } from "../core/exit-codes.js";
+import { CliError } from "../core/failure.js";
+import { renderOutputBody } from "../core/output-body.js";
+import { formatProgressLine, PROGRESS_TICK_MS, type ProgressReport } from "../core/progress-line.js";
+import { type CommandContext, err, out, printJson, timeoutOr, unlessAborted } from "./context.js";
+
+export async function runCall(ctx: CommandContext): Promise<ExitCode> {
+  const [tool = "", args = ""] = ctx.positionals;
+  if (tool.trim() === "") throw new CliError({ kind: "usage", message: "the tool name is empty", command: "call" });
+  const bus = await ctx.bus();
+  const callId = `cli-${randomUUID()}`;
+  const display = ctx.terminal.stderr.isTTY ? startProgressDisplay(ctx, bus, callId, tool) : undefined;
+  // The display subscribes before the call is sent, so no progress event is missed.
+  await bus.flush();
+  let reply: ToolCallReply;
+  try {
+    reply = await unlessAborted(
+      bus.request(
+        bus.subjects.dispatchCall,
+        { callId, tool, arguments: args },
+        ToolCallReplySchema,
+        {
+          timeoutMs: timeoutOr(ctx, DEFAULT_CALL_TIMEOUT_SEC),
+          timeoutHint: `the call ${callId} may still be running (watch it with \`toolbus tail\`)`,
+        },
+      ),
+      ctx.signal,
+      () =>
+        new CliError({
+          kind: "interrupted",
+          message: `interrupted; the call ${callId} may still be running (watch it with \`toolbus tail\`)`,
+        }),
+    );
+  } finally {
+    display?.stop();
+  }
+  const code = exitCodeForCall(reply);
+  if (ctx.json) printJson(ctx, reply);
+  else if (ctx.options.raw === true) printJson(ctx, reply.result ?? { error: reply.error ?? null });
+  else out(ctx, renderOutputBody(reply.output.body));
+  if (code !== ExitCode.ok && !ctx.json) err(ctx, ctx.paintErr.red(`toolbus: ${outcomeNote(reply)}`));
+  return code;
+}
+
+function outcomeNote(reply: ToolCallReply): string {
+  switch (reply.status) {
+    case "invalid_arguments":
+      return "the arguments are not valid JSON; nothing was called";
+    case "skipped":
+      return `the call was not made: ${reply.error ?? "skipped"}`;
+    case "failed":
+      return `the call failed${reply.error ? `: ${reply.error}` : ""}`;
+    case "completed":
+      return "the tool returned an error result";
+  }
+}
+
+/** Redraws one stderr line every tick with the latest progress event; `stop()` erases it. */
+function startProgressDisplay(
+  ctx: CommandContext,
+  bus: BusClient,
+  callId: string,
+  tool: string,
+): { stop(): void } {
+  const started = Date.now();
+  let report: ProgressReport | undefined;
+  const unsubscribe = bus.subscribe(bus.subjects.callRelay(callId, "progress"), (_subject, body) => {
+    const parsed = CallProgressSchema.safeParse(body);
+    if (parsed.success) {
+      const { progress, total, message } = parsed.data;
+      report = { progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) };
+      draw();
+    }
+  });
+  const stderr = ctx.terminal.stderr;
+  const draw = () => {
+    const line = formatProgressLine({
+      tool,
+      elapsedMs: Date.now() - started,
+      ...(report ? { report } : {}),
+      width: stderr.columns ?? 80,
+    });
+    stderr.write(`\r\u001b[2K${ctx.paintErr.dim(line)}`);
+  };
+  const timer = setInterval(draw, PROGRESS_TICK_MS);
+  draw();
+  return {
+    stop() {
+      clearInterval(timer);
+      unsubscribe();
+      stderr.write("\r\u001b[2K");
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * Every way a CLI run can fail before it has an answer to print, as data: the message that
+ * tells the user what to do, and the exit code. Commands throw `CliError`; the entry point
+ * prints the message and exits with the code.
+ */
+import type { ErrorCode } from "@toolbus/protocol";
+import { ExitCode } from "./exit-codes.js";
+
+export type Failure =
+  /** Bad command line; the entry point prints the command's usage after the message. */
+  | { kind: "usage"; message: string; command?: string }
+  /** A setting from the environment is unusable (e.g. TOOLBUS_PREFIX). */
+  | { kind: "config"; message: string }
+  | { kind: "nats_unreachable"; natsUrl: string; reason: string }
+  | { kind: "no_responders"; subject: string; prefix: string }
+  | { kind: "timeout"; subject: string; timeoutMs: number; hint?: string }
+  /** The service answered with an error envelope, or the request could not be sent. */
+  | { kind: "request_failed"; subject: string; code: ErrorCode; message: string }
+  | { kind: "start_unavailable"; message: string }
+  | { kind: "interrupted"; message: string };
+
+export class CliError extends Error {
+  readonly failure: Failure;
+
+  constructor(failure: Failure) {
+    super(failureMessage(failure));
+    this.name = "CliError";
+    this.failure = failure;
+  }
+}
+
+export function exitCodeOf(failure: Failure): ExitCode {
+  switch (failure.kind) {
+    case "usage":
+    case "config":
+      return ExitCode.usage;
+    case "nats_unreachable":
+    case "no_responders":
+      return ExitCode.unreachable;
+    case "timeout":
+    case "request_failed":
+    case "start_unavailable":
+      return ExitCode.failed;
+    case "interrupted":
+      return ExitCode.interrupted;
+  }
+}
+
+const START_HINT = "Start toolbus with `toolbus start` (or `pnpm start` in the toolbus checkout)";
+
+export function failureMessage(failure: Failure): string {
+  switch (failure.kind) {
+    case "usage":
+    case "config":
+    case "start_unavailable":
+    case "interrupted":
+      return failure.message;
+    case "nats_unreachable":
+      return (
+        `cannot reach NATS at ${failure.natsUrl} (${failure.reason}). ${START_HINT}, ` +
+        "or set NATS_URL to the address of a running nats-server."
+      );
+    case "no_responders": {
+      const service = serviceOf(failure.prefix, failure.subject);
+      return (
+        `no toolbus ${service} service answers on ${failure.subject}. ${START_HINT}, or run the ` +
+        `${service} service with TOOLBUS_PREFIX=${failure.prefix}; if toolbus runs under another ` +
+        "prefix, set TOOLBUS_PREFIX to it."
+      );
+    }
+    case "timeout":
+      return (
+        `no reply on ${failure.subject} within ${formatSeconds(failure.timeoutMs)} s` +
+        `${failure.hint ? `; ${failure.hint}` : ""}. Raise --timeout to wait longer.`
+      );
+    case "request_failed":
+      return `${failure.message} (${failure.code})`;
+  }
+}
+
+/** The service that serves a subject: `<prefix>.catalog.get` → `catalog`. */
+export function serviceOf(prefix: string, subject: string): string {
+  const rest = subject.startsWith(`${prefix}.`) ? subject.slice(prefix.length + 1) : subject;
+  const first = rest.split(".")[0] ?? "";
+  const services: Record<string, string> = {
+    catalog: "catalog",
+    connector: "catalog",
+    dispatch: "dispatcher",
+    approvals: "approvals",
+    memory: "memory",
+  };
+  return services[first] ?? "toolbus";
+}
+
+function formatSeconds(ms: number): string {
+  const seconds = ms / 1000;
+  return Number.isInteger(seconds) ? String(seconds) : seconds.toFixed(1);
+}

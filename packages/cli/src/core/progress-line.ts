@@ -1,0 +1,53 @@
+/**
+ * The one-line progress display of a running call (stderr, terminals only): a spinner, the
+ * tool, the server's latest progress report (a bar when it gave a total), its message, and
+ * the elapsed time, cut to fit the terminal so the line never wraps.
+ */
+import { formatDuration } from "./duration.js";
+import { displayWidth, formatNumber, oneLine, truncateToWidth } from "./text.js";
+
+export const SPINNER_FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"] as const;
+export const BAR_WIDTH = 20;
+/** How often the display is redrawn (ms); also the spinner's step. */
+export const PROGRESS_TICK_MS = 100;
+
+export interface ProgressReport {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+export interface ProgressLineInput {
+  readonly tool: string;
+  readonly elapsedMs: number;
+  readonly report?: ProgressReport;
+  /** The terminal's columns; the line takes at most `width - 1` so the cursor never wraps. */
+  readonly width: number;
+}
+
+export function formatProgressLine(input: ProgressLineInput): string {
+  const frame = SPINNER_FRAMES[Math.floor(input.elapsedMs / PROGRESS_TICK_MS) % SPINNER_FRAMES.length];
+  const parts = [`${frame} ${oneLine(input.tool)}`];
+  const report = input.report;
+  if (report) parts.push(progressText(report));
+  const elapsed = formatDuration(input.elapsedMs);
+  const room = Math.max(1, input.width - 1);
+  const message = report?.message ? oneLine(report.message) : "";
+  const fixed = [...parts, elapsed].join("  ");
+  if (message !== "") {
+    const left = room - displayWidth(fixed) - 2;
+    if (left >= 4) return [...parts, truncateToWidth(message, left), elapsed].join("  ");
+  }
+  return truncateToWidth(fixed, room);
+}
+
+/** `[########------------]  40%  4/10`, or `4` when the server gave no total. */
+export function progressText(report: ProgressReport): string {
+  const { progress, total } = report;
+  if (total === undefined || !(total > 0)) return formatNumber(progress);
+  const ratio = Math.min(1, Math.max(0, progress / total));
+  const filled = Math.round(ratio * BAR_WIDTH);
+  const bar = `[${"#".repeat(filled)}${"-".repeat(BAR_WIDTH - filled)}]`;
+  const percent = `${Math.floor(ratio * 100)}%`.padStart(4);
+  return `${bar} ${percent}  ${formatNumber(progress)}/${formatNumber(total)}`;
+}

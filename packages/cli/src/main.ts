@@ -1,0 +1,18 @@
+/** The `toolbus` process: argv → runCli → exit code. Ctrl-C stops the command; a second one exits at once. */
+import { processTerminal } from "./adapters/terminal.js";
+import { runCli } from "./cli.js";
+import { ExitCode } from "./core/exit-codes.js";
+
+const stop = new AbortController();
+const onSignal = () => {
+  if (stop.signal.aborted) process.exit(ExitCode.interrupted);
+  stop.abort();
+};
+process.on("SIGINT", onSignal);
+process.on("SIGTERM", onSignal);
+
+const terminal = processTerminal();
+const code = await runCli(process.argv.slice(2), terminal, stop.signal);
+await terminal.flush();
+// Nothing the CLI opened may keep the process alive past its answer (stdin, a late connection).
+process.exit(code);

@@ -1,0 +1,238 @@
+/**
+ * The CLI against a real toolbus: catalog and dispatcher as child processes on an isolated
+ * prefix, the scriptable MCP test server as server `test`, and the CLI run as a child process.
+ */
+import { CatalogSnapshotSchema, type ToolEntry, ToolCallReplySchema } from "@toolbus/protocol";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliEnv, LiveCli, runCli, sourceArgs, CLI_MAIN, spawnCli } from "./support/run-cli.js";
+import { startToolbusStack, type ToolbusStack } from "./support/toolbus-stack.js";
+import { spawn } from "node:child_process";
+
+const LONG_DESCRIPTION =
+  "Summarizes a document in several passes, keeping headings, lists and tables, and reports how many tokens each pass used along the way.";
+
+let stack: ToolbusStack;
+let env: CliEnv;
+
+beforeAll(async () => {
+  stack = await startToolbusStack("cli", {
+    tools: [
+      { name: "echo", description: "Echoes its arguments" },
+      { name: "broken", description: "Always fails", behavior: { kind: "error_result", text: "the disk is full" } },
+      { name: "summarize", description: LONG_DESCRIPTION, behavior: { kind: "text", text: "summary" } },
+      { name: "steps", description: "Reports progress", behavior: { kind: "progress", count: 3, intervalMs: 300 } },
+    ],
+  });
+  env = { natsUrl: stack.natsUrl, prefix: stack.prefix };
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function catalog() {
+  const reply = await stack.nc.request(`${stack.prefix}.catalog.get`, JSON.stringify({ exposure: "all" }));
+  const envelope = reply.json<{ ok: true; result: unknown }>();
+  return CatalogSnapshotSchema.parse(envelope.result);
+}
+
+/** Splits a table line into its cells (columns are two or more spaces apart). */
+function cells(line: string): string[] {
+  return line.trim().split(/ {2,}/);
+}
+
+describe("toolbus servers", () => {
+  it("shows each server's name, status, error, required flag and revision as an aligned table", async () => {
+    const { servers } = await catalog();
+    const revision = String(servers[0]?.revision);
+    const result = await runCli(["servers"], env);
+    expect(result).toEqual({
+      code: 0,
+      stdout: [
+        `name  status  error  required  ${"revision".padStart(revision.length)}`,
+        `test  ready          no        ${revision.padStart(8)}`,
+        "",
+      ].join("\n"),
+      stderr: "",
+    });
+  });
+
+  it("prints the server list as JSON with --json", async () => {
+    const { servers } = await catalog();
+    const result = await runCli(["servers", "--json"], env);
+    expect({ code: result.code, servers: JSON.parse(result.stdout), stderr: result.stderr }).toEqual({
+      code: 0,
+      servers,
+      stderr: "",
+    });
+  });
+});
+
+describe("toolbus tools", () => {
+  it("lists every tool the model sees with flat name, server, tool, description and exposure", async () => {
+    const result = await runCli(["tools"], env);
+    const [header, ...rows] = result.stdout.trimEnd().split("\n");
+    expect({ code: result.code, header: cells(header ?? ""), rows: rows.map(cells).sort() }).toEqual({
+      code: 0,
+      header: ["flatName", "server", "tool", "description", "exposure"],
+      rows: [
+        ["test__broken", "test", "broken", "Always fails", "direct"],
+        ["test__echo", "test", "echo", "Echoes its arguments", "direct"],
+        ["test__steps", "test", "steps", "Reports progress", "direct"],
+        ["test__summarize", "test", "summarize", LONG_DESCRIPTION, "direct"],
+      ],
+    });
+  });
+
+  it("searches with a query and lists only the matching tools", async () => {
+    const result = await runCli(["tools", "echoes"], env);
+    const rows = result.stdout.trimEnd().split("\n").slice(1).map(cells);
+    expect({ code: result.code, rows }).toEqual({
+      code: 0,
+      rows: [["test__echo", "test", "echo", "Echoes its arguments", "direct"]],
+    });
+  });
+
+  it("cuts descriptions so every line fits the terminal width", async () => {
+    const result = await runCli(["tools"], { ...env, extra: { COLUMNS: "80" } });
+    const lines = result.stdout.trimEnd().split("\n");
+    const summarize = lines.find((line) => line.startsWith("test__summarize"));
+    expect({
+      code: result.code,
+      widest: Math.max(...lines.map((line) => [...line].length)) <= 80,
+      cut: cells(summarize ?? "")[3]?.endsWith("…"),
+    }).toEqual({ code: 0, widest: true, cut: true });
+  });
+
+  it("prints the tool entries as JSON with --json, query or not", async () => {
+    const { tools } = await catalog();
+    const listed = await runCli(["tools", "--json"], env);
+    const searched = await runCli(["tools", "echoes", "--json"], env);
+    const names = (text: string) => (JSON.parse(text) as ToolEntry[]).map((t) => t.flatName).sort();
+    expect({ listed: names(listed.stdout), searched: names(searched.stdout) }).toEqual({
+      listed: tools.map((t) => t.flatName).sort(),
+      searched: ["test__echo"],
+    });
+  });
+});
+
+describe("toolbus call", () => {
+  it("prints the model's view of a completed call and exits 0", async () => {
+    const result = await runCli(["call", "test__echo", '{"text":"hi"}'], env);
+    expect({ ...result, stdout: result.stdout.replace(/Wall time: [\d.]+ seconds/, "Wall time: N seconds") }).toEqual({
+      code: 0,
+      stdout: 'Wall time: N seconds\nOutput:\n{"text":"hi"}\n',
+      stderr: "",
+    });
+  });
+
+  it("prints the raw MCP result with --raw", async () => {
+    const result = await runCli(["call", "test__echo", '{"text":"hi"}', "--raw"], env);
+    expect({ code: result.code, raw: JSON.parse(result.stdout) }).toEqual({
+      code: 0,
+      raw: { content: [{ type: "text", text: '{"text":"hi"}' }] },
+    });
+  });
+
+  it("prints the whole reply as JSON with --json", async () => {
+    const result = await runCli(["call", "test__echo", '{"text":"hi"}', "--json"], env);
+    const reply = ToolCallReplySchema.parse(JSON.parse(result.stdout));
+    expect({ code: result.code, stderr: result.stderr, status: reply.status, server: reply.server, tool: reply.tool }).toEqual({
+      code: 0,
+      stderr: "",
+      status: "completed",
+      server: "test",
+      tool: "echo",
+    });
+  });
+
+  it("exits 1 when the tool returns an error result, and says so on stderr", async () => {
+    const result = await runCli(["call", "test__broken", "{}"], env);
+    expect({ ...result, stdout: result.stdout.replace(/Wall time: [\d.]+ seconds/, "Wall time: N seconds") }).toEqual({
+      code: 1,
+      stdout: "Wall time: N seconds\nOutput:\nthe disk is full\n",
+      stderr: "toolbus: the call failed\n",
+    });
+  });
+
+  it("exits 4 and calls nothing when the arguments are not valid JSON", async () => {
+    const before = (await stack.server.calls()).length;
+    const result = await runCli(["call", "test__echo", "{not json"], env);
+    expect({ code: result.code, stderr: result.stderr, calls: (await stack.server.calls()).length - before }).toEqual({
+      code: 4,
+      stderr: "toolbus: the arguments are not valid JSON; nothing was called\n",
+      calls: 0,
+    });
+  });
+
+  it("exits 1 when the tool is not in the catalog", async () => {
+    const result = await runCli(["call", "test__missing", "{}"], env);
+    expect({ code: result.code, stderr: result.stderr }).toEqual({
+      code: 1,
+      stderr: "toolbus: the call was not made: MCP tool `test__missing` is not available to the model\n",
+    });
+  });
+
+  it("shows the tool's progress on a terminal while the call runs", async () => {
+    // `script` gives the CLI a pseudo-terminal, so stderr is a TTY as it is for a person.
+    const command = [process.execPath, ...sourceArgs(CLI_MAIN, ["call", "test__steps", "{}"])]
+      .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
+      .join(" ");
+    const child = spawn("script", ["-qfec", command, "/dev/null"], {
+      env: { ...process.env, NATS_URL: env.natsUrl, TOOLBUS_PREFIX: env.prefix, NO_COLOR: "1", COLUMNS: "100" },
+    });
+    const live = new LiveCli(child as never);
+    const code = await live.exited;
+    expect({ code, progress: live.stdout.includes("1/3  step 1 of 3"), output: live.stdout.includes("Output:\r\ndone") }).toEqual({
+      code: 0,
+      progress: true,
+      output: true,
+    });
+  });
+});
+
+describe("toolbus tail", () => {
+  it("prints a call's begin and end events as JSON lines with --json", async () => {
+    const tail = new LiveCli(spawnCli(["tail", "--json"], env));
+    await tail.waitFor("tail to listen", (o) => o.stderr.includes("Listening on"));
+    const call = await runCli(["call", "test__echo", '{"n":1}', "--json"], env);
+    const { callId } = ToolCallReplySchema.parse(JSON.parse(call.stdout));
+    const ofCall = () =>
+      tail.stdout
+        .split("\n")
+        .filter((line) => line.trim() !== "")
+        .map((line) => JSON.parse(line) as { kind: string; subject: string; event: { callId?: string; status?: string } })
+        .filter((line) => line.event.callId === callId);
+    await tail.waitFor("the end event", () => ofCall().some((line) => line.kind === "call.end"));
+    tail.child.kill("SIGINT");
+    expect({
+      code: await tail.exited,
+      lines: ofCall().map((line) => ({ kind: line.kind, subject: line.subject, status: line.event.status })),
+    }).toEqual({
+      code: 0,
+      lines: [
+        { kind: "call.begin", subject: `${stack.prefix}.events.call.begin`, status: undefined },
+        { kind: "call.end", subject: `${stack.prefix}.events.call.end`, status: "completed" },
+      ],
+    });
+  });
+
+  it("prints one line per event with time, kind, callId, status and duration", async () => {
+    const tail = new LiveCli(spawnCli(["tail", "--count", "2"], env));
+    await tail.waitFor("tail to listen", (o) => o.stderr.includes("Listening on"));
+    const call = await runCli(["call", "test__echo", "{}", "--json"], env);
+    const { callId } = ToolCallReplySchema.parse(JSON.parse(call.stdout));
+    const code = await tail.exited;
+    const lines = tail.stdout.trimEnd().split("\n").map(cells);
+    expect({
+      code,
+      lines: lines.map(([time, ...rest]) => [/^\d\d:\d\d:\d\d\.\d{3}$/.test(time ?? ""), ...rest]),
+    }).toEqual({
+      code: 0,
+      lines: [
+        [true, "call.begin", callId, "started", "test/echo"],
+        [true, "call.end", callId, "completed", expect.stringMatching(/^\d+ms$/), "test/echo"],
+      ],
+    });
+  });
+});

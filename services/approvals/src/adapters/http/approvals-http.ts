@@ -1,0 +1,136 @@
+/**
+ * The approvals HTTP routes, as a fastify plugin the approvals service serves on its own port and
+ * the gateway can mount as it is:
+ * - `GET /v1/approvals` → `{pending:[ApprovalRequest]}`
+ * - `POST /v1/approvals/:requestId` with `{choice}` → `{decision}`
+ * - `GET /v1/approvals/events`: SSE — a `snapshot` of the pending list, then `pending` and
+ *   `resolved` events as they happen on the bus (from any replica)
+ * - `GET /approvals`: the inbox page
+ * Errors answer `{error:{code,message,retryable}}` with the matching HTTP status.
+ */
+import type { ServerResponse } from "node:http";
+import {
+  type ApprovalResolveRequest,
+  ApprovalResolveRequestSchema,
+  type ApprovalResolveResult,
+  type ApprovalsListResult,
+  type ErrorCode,
+  parseWith,
+  RETRYABLE_BY_DEFAULT,
+  WireError,
+} from "@toolbus/protocol";
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from "fastify";
+import type { InboxEvent } from "../nats/approval-events.js";
+import { INBOX_PAGE } from "./inbox-page.js";
+
+export interface ApprovalsHttpDeps {
+  list(): Promise<ApprovalsListResult>;
+  resolve(request: ApprovalResolveRequest): Promise<ApprovalResolveResult>;
+  /** Live pending and resolved events; returns the unsubscribe. */
+  subscribe(listener: (event: InboxEvent) => void): () => void;
+  /** How often an idle SSE stream sends a comment line; default 15 s. */
+  keepAliveMs?: number;
+}
+
+export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
+  bad_request: 400,
+  unauthorized: 401,
+  unknown_tool: 404,
+  tool_hidden: 403,
+  stale_revision: 409,
+  approval_denied: 403,
+  approval_timed_out: 408,
+  approval_cancelled: 409,
+  payload_too_large: 413,
+  server_unavailable: 503,
+  server_not_ready: 503,
+  timeout: 504,
+  transport_error: 502,
+  internal: 500,
+};
+
+export function buildApprovalsHttp(deps: ApprovalsHttpDeps): FastifyPluginAsync {
+  return async (app: FastifyInstance) => {
+    const streams = new Set<ServerResponse>();
+
+    app.setErrorHandler((error, request, reply) => {
+      if (error instanceof WireError) return sendError(reply, error.code, error.message, error.retryable);
+      const status = (error as { statusCode?: number }).statusCode;
+      if (status !== undefined && status >= 400 && status < 500) {
+        return sendError(reply, "bad_request", error instanceof Error ? error.message : String(error));
+      }
+      request.log.error({ err: error }, "approvals HTTP request failed");
+      return sendError(
+        reply,
+        "internal",
+        "the approvals request failed because of an internal error; see the service log",
+      );
+    });
+
+    app.get("/v1/approvals", () => deps.list());
+
+    app.post<{ Params: { requestId: string }; Body: unknown }>("/v1/approvals/:requestId", (request) => {
+      const body = request.body;
+      const choice =
+        typeof body === "object" && body !== null ? (body as { choice?: unknown }).choice : undefined;
+      const parsed = parseWith(ApprovalResolveRequestSchema, { requestId: request.params.requestId, choice });
+      if (!parsed.ok)
+        throw new WireError(
+          "bad_request",
+          `${parsed.message}; send {"choice": "allow" | "allow_session" | "allow_always" | "decline" | "cancel"}`,
+        );
+      return deps.resolve(parsed.value);
+    });
+
+    app.get("/v1/approvals/events", async (request, reply) => {
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache, no-transform",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+      });
+      streams.add(raw);
+      const send = (event: string, data: unknown) => {
+        if (!raw.writableEnded) raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      };
+      const forward = (event: InboxEvent) =>
+        event.type === "pending" ? send("pending", event.request) : send("resolved", event.resolved);
+      // Subscribe before reading the list, and hold events until the snapshot is out, so none is missed.
+      let held: InboxEvent[] | undefined = [];
+      const unsubscribe = deps.subscribe((event) => (held === undefined ? forward(event) : held.push(event)));
+      const keepAlive = setInterval(() => {
+        if (!raw.writableEnded) raw.write(": keep-alive\n\n");
+      }, deps.keepAliveMs ?? 15_000);
+      const cleanup = () => {
+        clearInterval(keepAlive);
+        unsubscribe();
+        streams.delete(raw);
+      };
+      raw.on("close", cleanup);
+      raw.write("retry: 2000\n\n");
+      try {
+        send("snapshot", await deps.list());
+      } catch (err) {
+        request.log.warn({ err }, "could not list pending approvals for a new SSE stream");
+        send("failure", { message: err instanceof Error ? err.message : String(err) });
+      }
+      for (const event of held) forward(event);
+      held = undefined;
+    });
+
+    app.get("/approvals", (_request, reply) => reply.type("text/html; charset=utf-8").send(INBOX_PAGE));
+
+    // Open SSE streams would keep the server from closing.
+    app.addHook("preClose", async () => {
+      for (const stream of streams) stream.end();
+    });
+  };
+}
+
+function sendError(reply: FastifyReply, code: ErrorCode, message: string, retryable?: boolean): FastifyReply {
+  return reply
+    .status(HTTP_STATUS_BY_CODE[code])
+    .send({ error: { code, message, retryable: retryable ?? RETRYABLE_BY_DEFAULT[code] } });
+}

@@ -1,0 +1,46 @@
+/**
+ * "Allow for this session" grants, in the JetStream KV bucket `<prefix>_approval_grants`: key =
+ * the core's session key (`<thread>.<server>.<connector>.<tool>`), value `{fingerprint, grantedAt,
+ * requestId}`, no TTL. A dispatcher may read the same bucket to decide remembered calls locally.
+ */
+import type { KV } from "@nats-io/kv";
+import { z } from "zod";
+import type { Grant } from "../../core/index.js";
+import type { GrantRecord, GrantStore } from "../../ports.js";
+
+const StoredGrantSchema = z.object({ fingerprint: z.string() });
+
+export class KvSessionGrants implements GrantStore {
+  readonly #kv: KV;
+
+  constructor(kv: KV) {
+    this.#kv = kv;
+  }
+
+  async get(key: string): Promise<Grant | undefined> {
+    const entry = await this.#kv.get(key);
+    if (entry === null || entry.operation !== "PUT") return undefined;
+    const parsed = StoredGrantSchema.safeParse(safeJson(entry.string()));
+    // An entry this code cannot read grants nothing: the human is asked again.
+    return parsed.success ? { fingerprint: parsed.data.fingerprint } : undefined;
+  }
+
+  async put(key: string, grant: GrantRecord): Promise<void> {
+    await this.#kv.put(
+      key,
+      JSON.stringify({
+        fingerprint: grant.fingerprint,
+        grantedAt: grant.grantedAt,
+        requestId: grant.requestId,
+      }),
+    );
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

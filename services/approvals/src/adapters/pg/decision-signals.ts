@@ -1,0 +1,124 @@
+/**
+ * Wake-ups for waiting decides, over Postgres LISTEN/NOTIFY: `PgPendingStore.settle` notifies the
+ * request id on the channel in the statement that resolves it, and every replica listening hears
+ * it. One dedicated connection per replica; when it drops it is re-opened with back-off and every
+ * waiter is woken to re-read (a notification sent meanwhile would otherwise be missed).
+ */
+import { createHash } from "node:crypto";
+import type { Logger } from "@toolbus/bus";
+import pg from "pg";
+import type { DecisionSignals } from "../../ports.js";
+
+const RECONNECT_DELAYS_MS = [100, 500, 1_000, 2_000, 5_000];
+
+export class PgDecisionSignals implements DecisionSignals {
+  readonly #config: pg.ClientConfig;
+  readonly #channel: string;
+  readonly #logger: Logger;
+  readonly #waiters = new Map<string, Set<() => void>>();
+  #client: pg.Client | undefined;
+  #closed = false;
+  #failures = 0;
+  #retry: NodeJS.Timeout | undefined;
+
+  constructor(config: pg.ClientConfig, channel: string, logger: Logger) {
+    this.#config = config;
+    this.#channel = channel;
+    this.#logger = logger;
+  }
+
+  /** Starts listening; resolves once the LISTEN is in place (so no later NOTIFY is missed). */
+  async start(): Promise<void> {
+    await this.#listen();
+  }
+
+  next(requestId: string): { promise: Promise<void>; cancel(): void } {
+    let wake = () => {};
+    const promise = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    let set = this.#waiters.get(requestId);
+    if (set === undefined) {
+      set = new Set();
+      this.#waiters.set(requestId, set);
+    }
+    set.add(wake);
+    const cancel = () => {
+      const current = this.#waiters.get(requestId);
+      current?.delete(wake);
+      if (current?.size === 0) this.#waiters.delete(requestId);
+    };
+    return { promise, cancel };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    const client = this.#client;
+    this.#client = undefined;
+    this.#wakeAll();
+    await client?.end().catch(() => {});
+  }
+
+  async #listen(): Promise<void> {
+    const client = new pg.Client(this.#config);
+    client.on("notification", (message) => {
+      if (message.channel === this.#channel && message.payload !== undefined) this.#wake(message.payload);
+    });
+    client.on("error", (err) => this.#lost(client, err));
+    client.on("end", () => this.#lost(client, new Error("connection ended")));
+    await client.connect();
+    await client.query(`LISTEN ${quoteIdentifier(this.#channel)}`);
+    if (this.#closed) {
+      await client.end().catch(() => {});
+      return;
+    }
+    this.#client = client;
+    this.#failures = 0;
+  }
+
+  #lost(client: pg.Client, err: Error): void {
+    if (this.#closed || this.#client !== client) return;
+    this.#client = undefined;
+    client.end().catch(() => {});
+    this.#logger.warn({ err }, "lost the Postgres LISTEN connection for approval decisions; reconnecting");
+    this.#wakeAll();
+    this.#scheduleReconnect();
+  }
+
+  #scheduleReconnect(): void {
+    const delay = RECONNECT_DELAYS_MS[Math.min(this.#failures, RECONNECT_DELAYS_MS.length - 1)] ?? 5_000;
+    this.#failures += 1;
+    this.#retry = setTimeout(() => {
+      this.#listen().then(
+        () => this.#wakeAll(),
+        (err: unknown) => {
+          this.#logger.warn({ err }, `could not LISTEN for approval decisions; retrying in ${delay} ms`);
+          if (!this.#closed) this.#scheduleReconnect();
+        },
+      );
+    }, delay);
+  }
+
+  #wake(requestId: string): void {
+    for (const wake of this.#waiters.get(requestId) ?? []) wake();
+  }
+
+  #wakeAll(): void {
+    for (const set of this.#waiters.values()) for (const wake of set) wake();
+  }
+}
+
+/**
+ * The NOTIFY channel of one prefix: tenants (and parallel tests) on one database stay apart.
+ * Channel names are identifiers (at most 63 bytes), so a long prefix is replaced by its hash.
+ */
+export function decisionChannel(prefix: string): string {
+  const channel = `${prefix}_approval_decisions`;
+  if (channel.length <= 63) return channel;
+  return `approval_decisions_${createHash("sha256").update(prefix).digest("hex").slice(0, 40)}`;
+}
+
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}

@@ -1,0 +1,118 @@
+/**
+ * The `PendingStore` over Postgres: table `approval_requests`, one row per request put to a
+ * human, keyed by its request id (so `INSERT … ON CONFLICT DO NOTHING` asks once however many
+ * replicas try). Resolving is a conditional update that also `pg_notify`s the request id in the
+ * same statement: the wake-up is sent exactly when, and only if, the answer is committed.
+ */
+import type { ApprovalResolvedEvent } from "@toolbus/protocol";
+import type pg from "pg";
+import type { ApprovalMode, ApprovalRequest, DecideResult, GrantKeys, JsonValue } from "../../core/index.js";
+import type { NewPendingRecord, PendingRecord, PendingStore } from "../../ports.js";
+
+interface Row {
+  request: ApprovalRequest;
+  mode: ApprovalMode;
+  grant_keys: GrantKeys;
+  fingerprint: string;
+  /** Wrapped as `{value}` so that a JSON null is not confused with none. */
+  updated_arguments: { value: JsonValue } | null;
+  state: "pending" | "resolved";
+  decision: DecideResult | null;
+  resolved_by: ApprovalResolvedEvent["by"] | null;
+}
+
+const COLUMNS = "request, mode, grant_keys, fingerprint, updated_arguments, state, decision, resolved_by";
+
+export class PgPendingStore implements PendingStore {
+  readonly #pool: pg.Pool;
+  readonly #channel: string;
+
+  /** `channel` is the NOTIFY channel the wake-ups go out on (see PgDecisionSignals). */
+  constructor(pool: pg.Pool, channel: string) {
+    this.#pool = pool;
+    this.#channel = channel;
+  }
+
+  async find(requestId: string): Promise<PendingRecord | undefined> {
+    const { rows } = await this.#pool.query<Row>(
+      `SELECT ${COLUMNS} FROM approval_requests WHERE request_id = $1`,
+      [requestId],
+    );
+    return rows[0] && recordOf(rows[0]);
+  }
+
+  async create(record: NewPendingRecord): Promise<{ created: boolean; record: PendingRecord }> {
+    const { request } = record;
+    const inserted = await this.#pool.query<Row>(
+      `INSERT INTO approval_requests
+         (request_id, call_id, request, mode, grant_keys, fingerprint, updated_arguments, state, created_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9)
+       ON CONFLICT (request_id) DO NOTHING
+       RETURNING ${COLUMNS}`,
+      [
+        request.requestId,
+        request.callId,
+        JSON.stringify(request),
+        record.mode,
+        JSON.stringify(record.keys),
+        record.fingerprint,
+        record.updatedArguments === undefined ? null : JSON.stringify({ value: record.updatedArguments }),
+        request.createdAt,
+        request.expiresAt,
+      ],
+    );
+    if (inserted.rows[0] !== undefined) return { created: true, record: recordOf(inserted.rows[0]) };
+    const existing = await this.find(request.requestId);
+    if (existing === undefined) {
+      throw new Error(`approval request ${request.requestId} conflicted on insert but cannot be read back`);
+    }
+    return { created: false, record: existing };
+  }
+
+  async listPending(now: number): Promise<ApprovalRequest[]> {
+    const { rows } = await this.#pool.query<{ request: ApprovalRequest }>(
+      `SELECT request FROM approval_requests
+        WHERE state = 'pending' AND expires_at > $1
+        ORDER BY created_at, request_id`,
+      [new Date(now).toISOString()],
+    );
+    return rows.map((row) => row.request);
+  }
+
+  async settle(requestId: string, result: DecideResult, by: string): Promise<PendingRecord | undefined> {
+    const { rows } = await this.#pool.query<Row>(
+      `WITH settled AS (
+         UPDATE approval_requests
+            SET state = 'resolved', decision = $2, resolved_by = $3, resolved_at = now()
+          WHERE request_id = $1 AND state = 'pending'
+          RETURNING ${COLUMNS}, request_id
+       )
+       SELECT ${COLUMNS}, pg_notify($4, request_id) FROM settled`,
+      [requestId, JSON.stringify(result), by, this.#channel],
+    );
+    return rows[0] && recordOf(rows[0]);
+  }
+
+  async overdue(now: number, limit: number): Promise<string[]> {
+    const { rows } = await this.#pool.query<{ request_id: string }>(
+      `SELECT request_id FROM approval_requests
+        WHERE state = 'pending' AND expires_at <= $1
+        ORDER BY expires_at LIMIT $2`,
+      [new Date(now).toISOString(), limit],
+    );
+    return rows.map((row) => row.request_id);
+  }
+}
+
+function recordOf(row: Row): PendingRecord {
+  return {
+    request: row.request,
+    mode: row.mode,
+    keys: row.grant_keys,
+    fingerprint: row.fingerprint,
+    ...(row.updated_arguments === null ? {} : { updatedArguments: row.updated_arguments.value }),
+    state: row.state,
+    ...(row.decision === null ? {} : { result: row.decision }),
+    ...(row.resolved_by === null ? {} : { resolvedBy: row.resolved_by }),
+  };
+}

@@ -1,0 +1,233 @@
+/**
+ * The approvals service's configuration: one zod schema with every default
+ * (`ApprovalsServiceConfigSchema`, also what `startApprovalsService` takes), and
+ * `loadApprovalsConfig`, which gathers it from the environment, the command line, toolbus.toml
+ * (approval modes, `[approvals]`) and the hooks file, reports every problem at once, and freezes it.
+ */
+import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "@toolbus/bus";
+import {
+  ConfigFileError,
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  DEFAULT_APPROVALS_PORT,
+  loadToolbusConfig,
+  type ToolbusConfig,
+} from "@toolbus/config";
+import { DEFAULT_PREFIX, validatePrefix } from "@toolbus/protocol";
+import { z } from "zod";
+import {
+  APPROVAL_MODES,
+  APPROVAL_POLICIES,
+  type ApprovalMode,
+  HookEventsSchema,
+  type HooksConfig,
+  parseHooksFile,
+} from "./core/index.js";
+
+const Mode = z.enum(APPROVAL_MODES);
+
+/** The part of `[mcp_servers.<name>]` approvals reads. */
+export const ServerModesSchema = z.object({
+  defaultToolsApprovalMode: Mode.default("auto"),
+  tools: z.record(z.string(), z.object({ approvalMode: Mode.optional() })).default({}),
+});
+export type ServerModes = z.output<typeof ServerModesSchema>;
+
+const Port = z.int().min(0).max(65535);
+
+export const ApprovalsServiceConfigSchema = z.object({
+  natsUrl: z.string().min(1).default("nats://127.0.0.1:4222"),
+  /** Pending requests and persistent grants live here; required. */
+  databaseUrl: z.string().min(1),
+  prefix: z
+    .string()
+    .default(DEFAULT_PREFIX)
+    .superRefine((prefix, ctx) => {
+      try {
+        validatePrefix(prefix);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+      }
+    }),
+  /** `never`: no human is ever asked; a call that would need one is denied. */
+  policy: z.enum(APPROVAL_POLICIES).default("on-request"),
+  /** How long a human has to answer (`[approvals] timeout_sec`). */
+  timeoutMs: z.int().positive().default(DEFAULT_APPROVAL_TIMEOUT_MS),
+  /** The parsed hooks file (`[approvals] hooks`). */
+  hooks: HookEventsSchema.prefault({}),
+  /** Approval modes by server name; a server not listed is `auto` for every tool. */
+  servers: z.record(z.string(), ServerModesSchema).default({}),
+  /** The inbox and REST routes; `false`: none (another process, e.g. the gateway, serves them). */
+  http: z
+    .union([
+      z.literal(false),
+      z.object({ host: z.string().min(1).default("127.0.0.1"), port: Port.default(DEFAULT_APPROVALS_PORT) }),
+    ])
+    .prefault({}),
+  /** How often a waiting decide re-reads its request without a wake-up (a safety net). */
+  pollIntervalMs: z.int().positive().default(5_000),
+  /** How often requests nobody waits for are timed out. */
+  sweepIntervalMs: z.int().positive().default(5_000),
+  /** How long in-flight requests may finish on shutdown. */
+  shutdownGraceMs: z.int().nonnegative().default(10_000),
+  /** Postgres pool size. */
+  poolSize: z.int().positive().default(10),
+});
+export type ApprovalsServiceConfigInput = z.input<typeof ApprovalsServiceConfigSchema>;
+export type ApprovalsServiceConfig = z.output<typeof ApprovalsServiceConfigSchema>;
+
+/** The effective mode of a tool: `tools.<t>.approval_mode` > server default > `auto`. */
+export function approvalModeOf(
+  servers: Readonly<Record<string, ServerModes>>,
+  server: string,
+  tool: string,
+): ApprovalMode {
+  const entry = Object.hasOwn(servers, server) ? servers[server] : undefined;
+  if (entry === undefined) return "auto";
+  const perTool = Object.hasOwn(entry.tools, tool) ? entry.tools[tool]?.approvalMode : undefined;
+  return perTool ?? entry.defaultToolsApprovalMode;
+}
+
+export interface LoadOptions {
+  env: Readonly<Record<string, string | undefined>>;
+  /** Command-line arguments after the script: `--config <path>`, `--host <h>`, `--port <n>`. */
+  argv?: readonly string[];
+  cwd?: string;
+}
+
+/** Throws `ConfigError` listing every problem found, in the environment and in the files. */
+export async function loadApprovalsConfig(options: LoadOptions): Promise<Readonly<ApprovalsServiceConfig>> {
+  const problems: string[] = [];
+  const env = options.env;
+  const args = commandLine(options.argv ?? [], problems);
+  const toolbus = await toolbusConfig(args.config, options, problems);
+  const hooks =
+    toolbus?.approvals.hooksPath === undefined
+      ? undefined
+      : await hooksFile(toolbus.approvals.hooksPath, problems);
+  const raw = {
+    natsUrl: nonEmpty(env.NATS_URL),
+    databaseUrl: nonEmpty(env.DATABASE_URL),
+    prefix: nonEmpty(env.TOOLBUS_PREFIX),
+    policy: nonEmpty(env.TOOLBUS_APPROVAL_POLICY),
+    timeoutMs: toolbus?.approvals.timeoutMs,
+    hooks,
+    servers: toolbus === undefined ? undefined : serverModes(toolbus),
+    http: {
+      host: args.host,
+      port: args.port === undefined ? toolbus?.approvals.port : portNumber(args.port, problems),
+    },
+  };
+  try {
+    const config = loadConfig(ApprovalsServiceConfigSchema, raw);
+    if (problems.length > 0) throw new ConfigError(problems);
+    return config;
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConfigError([...problems, ...envNames(error.problems)]);
+    throw error;
+  }
+}
+
+function commandLine(
+  argv: readonly string[],
+  problems: string[],
+): { config?: string; host?: string; port?: string } {
+  try {
+    const { values } = parseArgs({
+      args: [...argv],
+      options: { config: { type: "string" }, host: { type: "string" }, port: { type: "string" } },
+      strict: true,
+    });
+    return values;
+  } catch (error) {
+    problems.push(
+      `command line: ${(error as Error).message} (accepted: --config <path>, --host <host>, --port <port>)`,
+    );
+    return {};
+  }
+}
+
+async function toolbusConfig(
+  path: string | undefined,
+  options: LoadOptions,
+  problems: string[],
+): Promise<ToolbusConfig | undefined> {
+  try {
+    return await loadToolbusConfig({
+      path,
+      env: options.env,
+      cwd: options.cwd ?? process.cwd(),
+      // With no config file, approvals only needs the defaults: the demo server is never started here.
+      demoServer: () => ({ command: "server-everything", args: ["stdio"] }),
+    });
+  } catch (error) {
+    if (error instanceof ConfigFileError) {
+      problems.push(
+        ...error.problems.map((p) => `${error.path}: ${p.at === "" ? "" : `${p.at}: `}${p.message}`),
+      );
+    } else {
+      problems.push((error as Error).message);
+    }
+    return undefined;
+  }
+}
+
+async function hooksFile(path: string, problems: string[]): Promise<HooksConfig | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    problems.push(
+      `${path}: cannot read the hooks file named by [approvals] hooks: ${(error as Error).message}`,
+    );
+    return undefined;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    problems.push(`${path}: the hooks file is not valid JSON (${(error as Error).message})`);
+    return undefined;
+  }
+  const parsed = parseHooksFile(json);
+  if (!parsed.ok) {
+    problems.push(`${path}: ${parsed.message}`);
+    return undefined;
+  }
+  return parsed.value;
+}
+
+function serverModes(config: ToolbusConfig): Record<string, ServerModes> {
+  const servers: Record<string, ServerModes> = {};
+  for (const [name, server] of Object.entries(config.mcpServers)) {
+    servers[name] = { defaultToolsApprovalMode: server.defaultToolsApprovalMode, tools: { ...server.tools } };
+  }
+  return servers;
+}
+
+function portNumber(text: string, problems: string[]): number | undefined {
+  if (/^\d+$/.test(text) && Number(text) <= 65535) return Number(text);
+  problems.push(`--port: must be a port from 0 to 65535, got ${JSON.stringify(text)}`);
+  return undefined;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value;
+}
+
+// Schema paths → the variables a user sets.
+const ENV_NAMES: Record<string, string> = {
+  natsUrl: "NATS_URL",
+  databaseUrl: "DATABASE_URL",
+  prefix: "TOOLBUS_PREFIX",
+  policy: "TOOLBUS_APPROVAL_POLICY",
+};
+
+function envNames(problems: readonly string[]): string[] {
+  return problems.map((problem) => {
+    const field = /^(\w+)/.exec(problem)?.[1];
+    const name = field === undefined ? undefined : ENV_NAMES[field];
+    return name === undefined ? problem : problem.replace(field as string, name);
+  });
+}

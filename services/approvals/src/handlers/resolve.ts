@@ -1,0 +1,72 @@
+/**
+ * `toolbus.approvals.resolve`: a human's answer. The core checks it (once only, before expiry, an
+ * offered choice) and turns it into a decision; the store resolves the request only if it is still
+ * pending, so two answers racing on two replicas give one winner and one `bad_request`. Then the
+ * grants the answer asks for are written and the `resolved` event goes out.
+ */
+import type { ApprovalResolveRequest, ApprovalResolveResult } from "@toolbus/protocol";
+import { WireError } from "@toolbus/protocol";
+import { checkResolution, choiceToDecision, grantEffects } from "../core/index.js";
+import type { ApprovalPorts, PendingRecord } from "../ports.js";
+import { expireRequest } from "./human-step.js";
+
+/** Who answered, in the `resolved` event, when the answer came through `resolve`. */
+export const RESOLVED_BY_USER = "user";
+
+export async function handleResolve(
+  { requestId, choice }: ApprovalResolveRequest,
+  ports: Pick<ApprovalPorts, "pending" | "events" | "sessionGrants" | "persistentGrants" | "now">,
+): Promise<ApprovalResolveResult> {
+  const record = await ports.pending.find(requestId);
+  if (record === undefined) {
+    throw new WireError(
+      "bad_request",
+      `no approval request ${requestId} exists; list the pending requests (toolbus.approvals.list) for their ids`,
+    );
+  }
+  const now = ports.now();
+  // Expired but not yet marked: mark it now, so its waiters and the inboxes hear of it.
+  if (record.state === "pending" && now >= Date.parse(record.request.expiresAt)) {
+    await expireRequest(record, ports);
+  }
+  refuseUnless(record, choice, now);
+  const result = choiceToDecision(choice, record.mode, record.updatedArguments);
+  const settled = await ports.pending.settle(requestId, result, RESOLVED_BY_USER);
+  if (settled === undefined) {
+    // Someone else resolved it between our read and our write: say so, with their decision.
+    const winner = await ports.pending.find(requestId);
+    if (winner !== undefined) refuseUnless(winner, choice, now);
+    throw new Error(`approval request ${requestId} could not be resolved and is not resolved either`);
+  }
+  const effects = grantEffects(result, record.keys, record.fingerprint);
+  const grantedAt = new Date(now).toISOString();
+  await Promise.all([
+    effects.session &&
+      ports.sessionGrants.put(effects.session.key, { ...effects.session.grant, grantedAt, requestId }),
+    effects.persistent &&
+      ports.persistentGrants.put(effects.persistent.key, {
+        ...effects.persistent.grant,
+        grantedAt,
+        requestId,
+      }),
+  ]);
+  ports.events.resolved({
+    requestId,
+    callId: record.request.callId,
+    decision: result.decision,
+    by: RESOLVED_BY_USER,
+  });
+  return { decision: result.decision };
+}
+
+function refuseUnless(record: PendingRecord, choice: ApprovalResolveRequest["choice"], now: number): void {
+  // A request that timed out was not answered: report it as expired, not as answered.
+  const answered =
+    record.state === "resolved" && record.result !== undefined && record.result.decision !== "timed_out";
+  const status =
+    answered && record.result !== undefined
+      ? ({ state: "resolved", decision: record.result.decision } as const)
+      : ({ state: "pending" } as const);
+  const check = checkResolution(record.request, status, choice, now);
+  if (!check.ok) throw new WireError("bad_request", check.message);
+}

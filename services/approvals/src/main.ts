@@ -1,0 +1,26 @@
+/**
+ * `node services/approvals/dist/main.js [--config <path>] [--host <host>] [--port <port>]`:
+ * configuration → logger → telemetry → the service → graceful shutdown on SIGTERM/SIGINT.
+ */
+import { ConfigError, createLogger, onShutdown, startTelemetry } from "@toolbus/bus";
+import { loadApprovalsConfig } from "./config.js";
+import { SERVICE_NAME, SERVICE_VERSION, startApprovalsService } from "./service.js";
+
+const logger = createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION });
+try {
+  const config = await loadApprovalsConfig({ env: process.env, argv: process.argv.slice(2) });
+  const stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
+  const service = await startApprovalsService(config, { logger });
+  onShutdown(
+    {
+      drain: (o) => service.drain(o),
+      flushEvents: () => service.bus.flushEvents(),
+      close: () => service.close(),
+    },
+    { logger, graceMs: config.shutdownGraceMs, closers: [stopTelemetry] },
+  );
+} catch (error) {
+  if (error instanceof ConfigError) logger.fatal(error.message);
+  else logger.fatal({ err: error }, "the approvals service failed to start");
+  process.exit(1);
+}

@@ -1,0 +1,96 @@
+/**
+ * The ports the handlers work through: one interface per outside thing (hook processes, the two
+ * grant stores, the table of requests put to humans, the wake-up signal, the event publisher),
+ * gathered with the service's policy into the one `ApprovalPorts` object every handler takes.
+ */
+import type { ApprovalResolvedEvent } from "@toolbus/protocol";
+import type {
+  ApprovalMode,
+  ApprovalPolicy,
+  ApprovalRequest,
+  DecideResult,
+  Grant,
+  GrantKeys,
+  HookHandler,
+  HookPayload,
+  HookRun,
+  HooksConfig,
+  JsonValue,
+} from "./core/index.js";
+
+export interface HookRunner {
+  /** Runs every handler (at once) and answers their runs in the handlers' order; never rejects. */
+  run(handlers: readonly HookHandler[], payload: HookPayload, signal?: AbortSignal): Promise<HookRun[]>;
+}
+
+/** What a grant store keeps beyond what the core compares. */
+export interface GrantRecord extends Grant {
+  grantedAt: string;
+  requestId: string;
+}
+
+export interface GrantStore {
+  get(key: string): Promise<Grant | undefined>;
+  put(key: string, grant: GrantRecord): Promise<void>;
+}
+
+/** A request put to a human, as stored: what was asked, and what resolving it needs. */
+export interface PendingRecord {
+  request: ApprovalRequest;
+  mode: ApprovalMode;
+  keys: GrantKeys;
+  fingerprint: string;
+  /** A PreToolUse hook's rewrite of the input, carried onto an approval. */
+  updatedArguments?: JsonValue;
+  state: "pending" | "resolved";
+  /** Set once resolved. */
+  result?: DecideResult;
+  resolvedBy?: string;
+}
+
+export type NewPendingRecord = Omit<PendingRecord, "state" | "result" | "resolvedBy">;
+
+export interface PendingStore {
+  find(requestId: string): Promise<PendingRecord | undefined>;
+  /** Stores the request unless one with its id exists; either way answers the stored record. */
+  create(record: NewPendingRecord): Promise<{ created: boolean; record: PendingRecord }>;
+  /** Requests still waiting at `now` (epoch ms), oldest first. */
+  listPending(now: number): Promise<ApprovalRequest[]>;
+  /**
+   * Resolves a request that is still pending and wakes everyone waiting on it, on any replica.
+   * Undefined when it was no longer pending (someone else resolved it first).
+   */
+  settle(requestId: string, result: DecideResult, by: string): Promise<PendingRecord | undefined>;
+  /** Ids of requests still pending whose time ran out at `now`. */
+  overdue(now: number, limit: number): Promise<string[]>;
+}
+
+/** Wake-ups for waiters: resolved when the request may have changed (check it again). */
+export interface DecisionSignals {
+  next(requestId: string): { promise: Promise<void>; cancel(): void };
+}
+
+export interface ApprovalEventSink {
+  pending(request: ApprovalRequest): void;
+  resolved(event: ApprovalResolvedEvent): void;
+}
+
+export interface ApprovalPorts {
+  policy: ApprovalPolicy;
+  hooks: HooksConfig;
+  /** How long a human has to answer. */
+  timeoutMs: number;
+  /** How often a waiting decide re-reads its request even without a wake-up. */
+  pollIntervalMs: number;
+  modeOf(server: string, tool: string): ApprovalMode;
+  hookRunner: HookRunner;
+  sessionGrants: GrantStore;
+  persistentGrants: GrantStore;
+  pending: PendingStore;
+  signals: DecisionSignals;
+  events: ApprovalEventSink;
+  /** Epoch milliseconds. */
+  now(): number;
+  /** Aborted when this replica stops: waiting decides give up so the caller retries elsewhere. */
+  closing: AbortSignal;
+}

@@ -1,0 +1,219 @@
+/**
+ * `startApprovalsService(config)`: the whole service in one process — Postgres (migrated), the
+ * bus, the grants bucket, the LISTEN connection, the five endpoints, the expiry sweep and the
+ * HTTP inbox — and the handle that stops it. main.ts and the tests both start it this way.
+ */
+import type { AddressInfo } from "node:net";
+import {
+  type Bus,
+  connectBus,
+  createLogger,
+  type DrainOptions,
+  ensureKv,
+  type Logger,
+  loadConfig,
+} from "@toolbus/bus";
+import {
+  ApprovalCancelRequestSchema,
+  ApprovalDecideRequestSchema,
+  ApprovalResolveRequestSchema,
+  ApprovalsListRequestSchema,
+  createSubjects,
+  PostToolUseRequestSchema,
+  QueueGroup,
+  type Subjects,
+} from "@toolbus/protocol";
+import fastify, { LogController } from "fastify";
+import pg from "pg";
+import { createHookRunner } from "./adapters/hooks/hook-runner.js";
+import { buildApprovalsHttp } from "./adapters/http/approvals-http.js";
+import { approvalsHttpOverBus } from "./adapters/http/approvals-over-bus.js";
+import { natsApprovalEvents } from "./adapters/nats/approval-events.js";
+import { KvSessionGrants } from "./adapters/nats/session-grants.js";
+import { decisionChannel, PgDecisionSignals } from "./adapters/pg/decision-signals.js";
+import { migrate } from "./adapters/pg/migrations.js";
+import { PgPendingStore } from "./adapters/pg/pending-requests.js";
+import { PgPersistentGrants } from "./adapters/pg/persistent-grants.js";
+import {
+  type ApprovalsServiceConfig,
+  type ApprovalsServiceConfigInput,
+  ApprovalsServiceConfigSchema,
+  approvalModeOf,
+} from "./config.js";
+import { handleCancel } from "./handlers/cancel.js";
+import { handleDecide } from "./handlers/decide.js";
+import { expireOverdue } from "./handlers/expire-overdue.js";
+import { handleList } from "./handlers/list.js";
+import { handlePostToolUse } from "./handlers/post-tool-use.js";
+import { handleResolve } from "./handlers/resolve.js";
+import type { ApprovalPorts } from "./ports.js";
+
+export const SERVICE_NAME = "approvals";
+export const SERVICE_VERSION = "0.1.0";
+
+export interface ApprovalsServiceOptions {
+  /** Default: a new root logger `{service:"approvals", version}`. */
+  logger?: Logger;
+}
+
+export interface ApprovalsService {
+  readonly config: Readonly<ApprovalsServiceConfig>;
+  readonly subjects: Subjects;
+  readonly bus: Bus;
+  /** `http://<host>:<port>` of the inbox and REST routes; undefined with `http: false`. */
+  readonly httpUrl: string | undefined;
+  /**
+   * Stops serving: decides still waiting for a human answer `server_unavailable` (retryable: the
+   * dispatcher sends them again, to another replica, and they re-attach), then in-flight work finishes.
+   */
+  drain(options?: DrainOptions): Promise<void>;
+  /** Closes HTTP, the LISTEN connection, NATS and Postgres. Call after `drain`. */
+  close(): Promise<void>;
+  /** `drain` then `close`. */
+  stop(): Promise<void>;
+}
+
+export async function startApprovalsService(
+  input: ApprovalsServiceConfigInput,
+  options: ApprovalsServiceOptions = {},
+): Promise<ApprovalsService> {
+  const config = loadConfig(ApprovalsServiceConfigSchema, input);
+  const logger = options.logger ?? createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION });
+  const subjects = createSubjects(config.prefix);
+  const closers: Array<() => Promise<void>> = [];
+  const closeAll = async () => {
+    for (const close of closers.splice(0).reverse()) {
+      await close().catch((err: unknown) => logger.error({ err }, "approvals: a resource failed to close"));
+    }
+  };
+
+  try {
+    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.poolSize });
+    pool.on("error", (err) =>
+      logger.warn({ err }, "an idle Postgres connection failed; the pool replaces it"),
+    );
+    closers.push(() => pool.end());
+    const applied = await migrate(pool);
+    if (applied.length > 0) logger.info({ applied }, `applied approvals migrations ${applied.join(", ")}`);
+
+    const bus = await connectBus({
+      natsUrl: config.natsUrl,
+      service: {
+        name: SERVICE_NAME,
+        version: SERVICE_VERSION,
+        description: "approval policy, hooks and humans",
+      },
+      logger,
+    });
+    closers.push(() => bus.close());
+    const grantsKv = await ensureKv(bus, subjects.kv.approvalGrants, { history: 1 });
+
+    const channel = decisionChannel(config.prefix);
+    const signals = new PgDecisionSignals({ connectionString: config.databaseUrl }, channel, logger);
+    await signals.start();
+    closers.push(() => signals.close());
+
+    const closing = new AbortController();
+    const ports: ApprovalPorts = {
+      policy: config.policy,
+      hooks: config.hooks,
+      timeoutMs: config.timeoutMs,
+      pollIntervalMs: config.pollIntervalMs,
+      modeOf: (server, tool) => approvalModeOf(config.servers, server, tool),
+      hookRunner: createHookRunner(),
+      sessionGrants: new KvSessionGrants(grantsKv),
+      persistentGrants: new PgPersistentGrants(pool),
+      pending: new PgPendingStore(pool, channel),
+      signals,
+      events: natsApprovalEvents(bus, subjects),
+      now: () => Date.now(),
+      closing: closing.signal,
+    };
+
+    const queue = QueueGroup.approvals;
+    await bus.serve(
+      { subject: subjects.approvalsDecide, name: "decide", request: ApprovalDecideRequestSchema, queue },
+      (request, ctx) => handleDecide(request, ports, { logger: ctx.logger, signal: ctx.signal }),
+    );
+    await bus.serve(
+      {
+        subject: subjects.approvalsPostToolUse,
+        name: "post_tool_use",
+        request: PostToolUseRequestSchema,
+        queue,
+      },
+      (request, ctx) => handlePostToolUse(request, ports, { logger: ctx.logger }),
+    );
+    await bus.serve(
+      { subject: subjects.approvalsList, name: "list", request: ApprovalsListRequestSchema, queue },
+      () => handleList(ports),
+    );
+    await bus.serve(
+      { subject: subjects.approvalsResolve, name: "resolve", request: ApprovalResolveRequestSchema, queue },
+      (request) => handleResolve(request, ports),
+    );
+    await bus.serve(
+      { subject: subjects.approvalsCancel, name: "cancel", request: ApprovalCancelRequestSchema, queue },
+      (request) => handleCancel(request, ports),
+    );
+
+    const sweep = setInterval(() => {
+      expireOverdue(ports).catch((err: unknown) =>
+        logger.error({ err }, "expiring overdue approval requests failed"),
+      );
+    }, config.sweepIntervalMs);
+    closers.push(async () => clearInterval(sweep));
+
+    let httpUrl: string | undefined;
+    if (config.http !== false) {
+      const app = await listenHttp(config.http, bus, subjects, logger);
+      closers.push(async () => {
+        await app.close();
+      });
+      const address = app.server.address() as AddressInfo;
+      httpUrl = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+      logger.info({ url: httpUrl }, `approvals inbox at ${httpUrl}/approvals`);
+    }
+
+    let drained: Promise<void> | undefined;
+    const service: ApprovalsService = {
+      config,
+      subjects,
+      bus,
+      httpUrl,
+      drain: (drainOptions) => {
+        drained ??= (async () => {
+          clearInterval(sweep);
+          closing.abort(new Error("the approvals service is stopping"));
+          await bus.drain({ graceMs: drainOptions?.graceMs ?? config.shutdownGraceMs });
+        })();
+        return drained;
+      },
+      close: closeAll,
+      stop: async () => {
+        await service.drain();
+        await closeAll();
+      },
+    };
+    return service;
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}
+
+async function listenHttp(
+  http: { host: string; port: number },
+  bus: Bus,
+  subjects: Subjects,
+  logger: Logger,
+) {
+  const app = fastify({
+    loggerInstance: logger.child({ component: "http" }),
+    logController: new LogController({ disableRequestLogging: true }),
+    forceCloseConnections: true,
+  });
+  await app.register(buildApprovalsHttp(approvalsHttpOverBus(bus, subjects, logger)));
+  await app.listen({ host: http.host, port: http.port });
+  return app;
+}

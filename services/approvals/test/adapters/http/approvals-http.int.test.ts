@@ -1,0 +1,189 @@
+/**
+ * The HTTP routes over a real approvals service on the bus: through `app.inject()` on an app that
+ * never listens (as the gateway would mount them), and once for real, following the SSE stream.
+ */
+import { createLogger } from "@toolbus/bus";
+import { type ApprovalRequest, createSubjects } from "@toolbus/protocol";
+import { isolation } from "@toolbus/testkit";
+import fastify from "fastify";
+import { afterEach, describe, expect, it } from "vitest";
+import { buildApprovalsHttp } from "../../../src/adapters/http/approvals-http.js";
+import { approvalsHttpOverBus } from "../../../src/adapters/http/approvals-over-bus.js";
+import { decide, decideRequest, type TestEnv, testEnv, waitForPending } from "../../support.js";
+
+const silent = createLogger({ service: "test", version: "1", level: "silent" });
+const apps: Array<{ close(): unknown }> = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.close();
+});
+
+async function injectable(env: TestEnv, prefix = env.prefix) {
+  const app = fastify();
+  apps.push(app);
+  await app.register(buildApprovalsHttp(approvalsHttpOverBus(env.client, createSubjects(prefix), silent)));
+  return app;
+}
+
+describe("approvals HTTP routes", () => {
+  it("list the waiting requests and resolve one, releasing the waiting call", async () => {
+    const env = await testEnv("http inject");
+    const service = await env.start();
+    const app = await injectable(env);
+    const request = decideRequest();
+    const decision = decide(env.client, service.subjects, request);
+    const pending = await waitForPending(env.client, service.subjects, request.callId);
+
+    const listed = await app.inject({ method: "GET", url: "/v1/approvals" });
+    expect({ status: listed.statusCode, body: listed.json() }).toEqual({
+      status: 200,
+      body: { pending: [pending] },
+    });
+
+    const resolved = await app.inject({
+      method: "POST",
+      url: `/v1/approvals/${pending.requestId}`,
+      payload: { choice: "allow" },
+    });
+    expect({ status: resolved.statusCode, body: resolved.json() }).toEqual({
+      status: 200,
+      body: { decision: "approved" },
+    });
+    await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
+
+    const again = await app.inject({
+      method: "POST",
+      url: `/v1/approvals/${pending.requestId}`,
+      payload: { choice: "decline" },
+    });
+    expect({ status: again.statusCode, body: again.json() }).toEqual({
+      status: 400,
+      body: {
+        error: {
+          code: "bad_request",
+          message: `approval request ${pending.requestId} was already resolved (approved); each request takes one answer`,
+          retryable: false,
+        },
+      },
+    });
+  });
+
+  it("answer 400 naming the field for a choice that is not one", async () => {
+    const env = await testEnv("http bad choice");
+    await env.start();
+    const app = await injectable(env);
+    for (const payload of [{ choice: "maybe" }, {}]) {
+      const reply = await app.inject({
+        method: "POST",
+        url: "/v1/approvals/mcp_tool_call_approval_x",
+        payload,
+      });
+      expect({
+        status: reply.statusCode,
+        code: reply.json().error.code,
+        message: reply.json().error.message,
+      }).toEqual({
+        status: 400,
+        code: "bad_request",
+        message: expect.stringMatching(
+          /^choice: .+; send \{"choice": "allow" \| "allow_session" \| "allow_always" \| "decline" \| "cancel"\}$/,
+        ),
+      });
+    }
+  });
+
+  it("answer 503 when no approvals service is on the bus", async () => {
+    const env = await testEnv("http no service");
+    const app = await injectable(env, isolation("nobody").prefix);
+    const reply = await app.inject({ method: "GET", url: "/v1/approvals" });
+    expect({ status: reply.statusCode, body: reply.json() }).toEqual({
+      status: 503,
+      body: {
+        error: {
+          code: "server_unavailable",
+          message: expect.stringMatching(
+            /^no service answers on t_nobody_\w+\.approvals\.list; start the service that serves it/,
+          ),
+          retryable: true,
+        },
+      },
+    });
+  });
+
+  it("serve the inbox page", async () => {
+    const env = await testEnv("http page");
+    const app = await injectable(env);
+    const page = await app.inject({ method: "GET", url: "/approvals" });
+    expect({
+      status: page.statusCode,
+      type: page.headers["content-type"],
+      title: /<title>(.*)<\/title>/.exec(page.body)?.[1],
+      usesStream: page.body.includes('new EventSource(API + "/events")'),
+    }).toEqual({
+      status: 200,
+      type: "text/html; charset=utf-8",
+      title: "toolbus · approvals",
+      usesStream: true,
+    });
+  });
+
+  it("stream a snapshot, then pending and resolved events, to a real HTTP client", async () => {
+    const env = await testEnv("http sse");
+    const service = await env.start({ http: { port: 0 } });
+    expect(service.httpUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const response = await fetch(`${service.httpUrl}/v1/approvals/events`);
+    expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const events = sseEvents(response);
+
+    expect(await events.next()).toEqual({ event: "snapshot", data: { pending: [] } });
+    const request = decideRequest();
+    const decision = decide(env.client, service.subjects, request);
+    const pending = (await events.next()) as { event: string; data: ApprovalRequest };
+    expect(pending).toEqual({
+      event: "pending",
+      data: await waitForPending(env.client, service.subjects, request.callId),
+    });
+
+    const resolved = await fetch(`${service.httpUrl}/v1/approvals/${pending.data.requestId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ choice: "cancel" }),
+    });
+    expect(await resolved.json()).toEqual({ decision: "abort" });
+    expect(await events.next()).toEqual({
+      event: "resolved",
+      data: { requestId: pending.data.requestId, callId: request.callId, decision: "abort", by: "user" },
+    });
+    await expect(decision).resolves.toEqual({
+      decision: "abort",
+      source: "human",
+      message: "user cancelled MCP tool call",
+    });
+    // Stopping the service ends the stream rather than waiting for the client to leave.
+    await service.stop();
+    await expect(events.next()).rejects.toThrow("the SSE stream ended");
+  });
+});
+
+/** Reads `event:`/`data:` pairs off an SSE response, one per `next()`. */
+function sseEvents(response: Response): { next(): Promise<{ event: string; data: unknown }> } {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  return {
+    async next() {
+      for (;;) {
+        const end = buffer.indexOf("\n\n");
+        if (end >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event !== undefined && data !== undefined) return { event, data: JSON.parse(data) };
+          continue;
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error("the SSE stream ended");
+        buffer += value;
+      }
+    },
+  };
+}

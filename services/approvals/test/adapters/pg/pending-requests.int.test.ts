@@ -1,0 +1,142 @@
+/** The Postgres adapters against a real database: migrations, the request table, wake-ups. */
+import { createLogger } from "@toolbus/bus";
+import { isolation, withPgSchema } from "@toolbus/testkit";
+import { provided } from "@toolbus/testkit/provided";
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { decisionChannel, PgDecisionSignals } from "../../../src/adapters/pg/decision-signals.js";
+import { MIGRATIONS, migrate } from "../../../src/adapters/pg/migrations.js";
+import { PgPendingStore } from "../../../src/adapters/pg/pending-requests.js";
+import { buildApprovalRequest, type DecideResult } from "../../../src/core/index.js";
+import type { NewPendingRecord } from "../../../src/ports.js";
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+});
+
+async function database(name: string) {
+  const schema = await withPgSchema(provided().databaseUrl, name);
+  cleanups.push(() => schema.drop());
+  const pool = new pg.Pool({ connectionString: schema.url, max: 4 });
+  cleanups.push(() => pool.end());
+  return { schema, pool };
+}
+
+const NOW = Date.parse("2026-05-01T10:00:00.000Z");
+
+function record(callId: string, timeoutMs = 60_000): NewPendingRecord {
+  return {
+    request: buildApprovalRequest({
+      callId,
+      threadId: "t-1",
+      server: "docs",
+      tool: "search",
+      hookName: "mcp__docs__search",
+      arguments: { q: "x" },
+      mode: "auto",
+      hasSessionKey: true,
+      hasPersistentKey: true,
+      now: NOW,
+      timeoutMs,
+    }),
+    mode: "auto",
+    keys: { session: "t-1.docs.=.search", persistent: "docs.=.search" },
+    fingerprint: "f".repeat(64),
+    updatedArguments: { q: "rewritten" },
+  };
+}
+
+const approved: DecideResult = {
+  decision: "approved",
+  source: "human",
+  updatedArguments: { q: "rewritten" },
+};
+
+describe("approvals migrations", () => {
+  it("apply once, even when two replicas start at the same time", async () => {
+    const { pool, schema } = await database("migrate");
+    const other = new pg.Pool({ connectionString: schema.url, max: 2 });
+    cleanups.push(() => other.end());
+    const applied = await Promise.all([migrate(pool), migrate(other)]);
+    expect(applied.map((versions) => versions.join(",")).sort()).toEqual([
+      "",
+      MIGRATIONS.map((m) => m.version).join(","),
+    ]);
+    await expect(migrate(pool)).resolves.toEqual([]);
+  });
+});
+
+describe("the pending request table", () => {
+  it("stores a request once: a second create answers the first record", async () => {
+    const { pool } = await database("create");
+    await migrate(pool);
+    const store = new PgPendingStore(pool, "unused");
+    const first = record("call-1");
+    await expect(store.create(first)).resolves.toEqual({
+      created: true,
+      record: { ...first, state: "pending" },
+    });
+    const again = { ...record("call-1"), fingerprint: "0".repeat(64) };
+    await expect(store.create(again)).resolves.toEqual({
+      created: false,
+      record: { ...first, state: "pending" },
+    });
+  });
+
+  it("resolves a request once, and lists only requests still pending and in time", async () => {
+    const { pool } = await database("settle");
+    await migrate(pool);
+    const store = new PgPendingStore(pool, "unused");
+    const [a, b, c] = [record("a"), record("b"), record("c", 1_000)];
+    for (const r of [a, b, c]) await store.create(r);
+
+    await expect(store.settle(a.request.requestId, approved, "user")).resolves.toEqual({
+      ...a,
+      state: "resolved",
+      result: approved,
+      resolvedBy: "user",
+    });
+    await expect(store.settle(a.request.requestId, approved, "user")).resolves.toBeUndefined();
+    await expect(store.listPending(NOW + 500)).resolves.toEqual([b.request, c.request]);
+    await expect(store.listPending(NOW + 2_000)).resolves.toEqual([b.request]);
+    await expect(store.overdue(NOW + 2_000, 10)).resolves.toEqual([c.request.requestId]);
+  });
+
+  it("wakes a listener on any connection when a request is resolved", async () => {
+    const { pool, schema } = await database("notify");
+    await migrate(pool);
+    const channel = decisionChannel(isolation("notify").prefix);
+    const store = new PgPendingStore(pool, channel);
+    const signals = new PgDecisionSignals(
+      { connectionString: schema.url },
+      channel,
+      createLogger({ service: "t", version: "1", level: "silent" }),
+    );
+    await signals.start();
+    cleanups.push(() => signals.close());
+    const r = record("woken");
+    await store.create(r);
+    const woken = signals.next(r.request.requestId);
+    const other = signals.next("mcp_tool_call_approval_other");
+    let otherWoken = false;
+    void other.promise.then(() => {
+      otherWoken = true;
+    });
+    await store.settle(r.request.requestId, approved, "user");
+    await expect(woken.promise).resolves.toBeUndefined();
+    expect(otherWoken).toBe(false);
+    other.cancel();
+  });
+});
+
+describe("decision channels", () => {
+  it("stay within Postgres's 63-byte identifier limit for long prefixes, and differ by prefix", () => {
+    const long = (c: string) => c.repeat(64);
+    expect([
+      decisionChannel("toolbus"),
+      decisionChannel(long("a")).length <= 63,
+      decisionChannel(long("a")) === decisionChannel(long("b")),
+    ]).toEqual(["toolbus_approval_decisions", true, false]);
+  });
+});

@@ -1,0 +1,131 @@
+/** Loading the service's configuration from the environment, the command line and real files. */
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError } from "@toolbus/bus";
+import { describe, expect, it } from "vitest";
+import { approvalModeOf, loadApprovalsConfig } from "../src/config.js";
+
+async function files(entries: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "toolbus-approvals-config-"));
+  for (const [name, text] of Object.entries(entries)) await writeFile(join(dir, name), text);
+  return dir;
+}
+
+const HOOKS = {
+  hooks: {
+    PreToolUse: [
+      { matcher: "mcp__docs__.*", hooks: [{ type: "command", command: "./guard.sh", timeout: 5 }] },
+    ],
+  },
+};
+
+describe("loadApprovalsConfig", () => {
+  it("reads modes, [approvals] and the hooks file from toolbus.toml, and the rest from the environment", async () => {
+    const dir = await files({
+      "toolbus.toml": [
+        "[mcp_servers.docs]",
+        'command = "docs-server"',
+        'default_tools_approval_mode = "writes"',
+        "[mcp_servers.docs.tools.search]",
+        'approval_mode = "approve"',
+        "[approvals]",
+        "timeout_sec = 90",
+        'hooks = "hooks.json"',
+        "port = 9191",
+      ].join("\n"),
+      "hooks.json": JSON.stringify(HOOKS),
+    });
+    const config = await loadApprovalsConfig({
+      env: {
+        DATABASE_URL: "postgres://db/toolbus",
+        TOOLBUS_PREFIX: "tenant_a",
+        TOOLBUS_APPROVAL_POLICY: "never",
+      },
+      argv: ["--host", "0.0.0.0"],
+      cwd: dir,
+    });
+    expect(config).toEqual({
+      natsUrl: "nats://127.0.0.1:4222",
+      databaseUrl: "postgres://db/toolbus",
+      prefix: "tenant_a",
+      policy: "never",
+      timeoutMs: 90_000,
+      hooks: { PreToolUse: HOOKS.hooks.PreToolUse, PermissionRequest: [], PostToolUse: [] },
+      servers: {
+        docs: { defaultToolsApprovalMode: "writes", tools: { search: { approvalMode: "approve" } } },
+      },
+      http: { host: "0.0.0.0", port: 9191 },
+      pollIntervalMs: 5_000,
+      sweepIntervalMs: 5_000,
+      shutdownGraceMs: 10_000,
+      poolSize: 10,
+    });
+    expect(Object.isFrozen(config.servers)).toBe(true);
+  });
+
+  it("uses the defaults, and the demo config's one server, when there is no config file", async () => {
+    const config = await loadApprovalsConfig({
+      env: { DATABASE_URL: "postgres://db/x" },
+      cwd: await files({}),
+    });
+    expect({
+      servers: config.servers,
+      timeoutMs: config.timeoutMs,
+      http: config.http,
+      policy: config.policy,
+    }).toEqual({
+      servers: { everything: { defaultToolsApprovalMode: "auto", tools: {} } },
+      timeoutMs: 600_000,
+      http: { host: "127.0.0.1", port: 8081 },
+      policy: "on-request",
+    });
+  });
+
+  it("reports every problem at once: environment, command line, config file and hooks file", async () => {
+    const dir = await files({
+      "toolbus.toml": '[approvals]\nhooks = "hooks.json"\n',
+      "hooks.json": JSON.stringify({ PreToolUse: [{ matcher: "mcp__(", hooks: [{ type: "prompt" }] }] }),
+    });
+    const failure = await loadApprovalsConfig({
+      env: { TOOLBUS_PREFIX: "bad.prefix", TOOLBUS_APPROVAL_POLICY: "sometimes" },
+      argv: ["--port", "http"],
+      cwd: dir,
+    }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ConfigError);
+    expect((failure as ConfigError).problems).toEqual([
+      `${join(dir, "hooks.json")}: PreToolUse.0.matcher: invalid matcher "mcp__(": ${regexError("mcp__(")}; PreToolUse.0.hooks.0.type: hook type "prompt" is not supported; use "command" or "http" (toolbus runs no prompt, agent or mcp_tool hooks)`,
+      '--port: must be a port from 0 to 65535, got "http"',
+      "DATABASE_URL: missing; set it (expected string)",
+      expect.stringMatching(/^TOOLBUS_PREFIX: Invalid toolbus subject prefix "bad\.prefix"/),
+      'TOOLBUS_APPROVAL_POLICY: Invalid option: expected one of "on-request"|"never"',
+    ]);
+  });
+});
+
+describe("approvalModeOf", () => {
+  const servers = {
+    docs: {
+      defaultToolsApprovalMode: "writes" as const,
+      tools: { search: { approvalMode: "approve" as const }, other: {} },
+    },
+  };
+  it.each([
+    ["a tool's own mode", "docs", "search", "approve"],
+    ["the server default for a tool without one", "docs", "other", "writes"],
+    ["the server default for an unlisted tool", "docs", "fetch", "writes"],
+    ["auto for an unconfigured server", "web", "search", "auto"],
+    ["auto for a server named like an Object property", "constructor", "toString", "auto"],
+  ])("gives %s", (_name, server, tool, mode) => {
+    expect(approvalModeOf(servers, server, tool)).toBe(mode);
+  });
+});
+
+function regexError(pattern: string): string {
+  try {
+    new RegExp(pattern);
+    return "";
+  } catch (error) {
+    return (error as Error).message;
+  }
+}

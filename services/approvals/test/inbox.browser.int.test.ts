@@ -1,0 +1,66 @@
+/**
+ * The inbox page in a real browser (Debian's /usr/bin/chromium driven by playwright-core): a call
+ * put to a human appears live, shows its prompt, arguments and options, and clicking Allow
+ * releases the waiting decide. Leaves a screenshot at /tmp/inbox.png.
+ */
+import { type Browser, chromium } from "playwright-core";
+import { afterEach, describe, expect, it } from "vitest";
+import { decide, decideRequest, testEnv } from "./support.js";
+
+let browser: Browser | undefined;
+afterEach(async () => {
+  await browser?.close();
+  browser = undefined;
+});
+
+describe("the approvals inbox page", () => {
+  it("shows a waiting call as it arrives, and Allow releases it", async () => {
+    const env = await testEnv("inbox browser");
+    const service = await env.start({ http: { port: 0 } });
+    browser = await chromium.launch({
+      executablePath: "/usr/bin/chromium",
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
+    });
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    await page.goto(`${service.httpUrl}/approvals`);
+    await expect.poll(() => page.locator("#status").textContent()).toBe("live");
+    expect(await page.locator("#empty").isVisible()).toBe(true);
+
+    const request = decideRequest({
+      arguments: { q: "release notes", notes: "line\n".repeat(40), limit: 3 },
+      annotations: { destructiveHint: true },
+    });
+    const decision = decide(env.client, service.subjects, request);
+    const card = page.locator(`article[data-request-id="mcp_tool_call_approval_${request.callId}"]`);
+    await card.waitFor({ timeout: 10_000 });
+
+    expect({
+      question: await card.locator("h2").textContent(),
+      buttons: await card.locator("button").allTextContents(),
+      badges: await card.locator(".badge").allTextContents(),
+      argumentNames: await card.locator(".arg .name").allTextContents(),
+      folded: await card.locator("details summary").allTextContents(),
+      emptyShown: await page.locator("#empty").isVisible(),
+    }).toEqual({
+      question: 'Allow the docs MCP server to run tool "search"?',
+      buttons: ["Allow", "Allow for this session", "Allow and don't ask me again", "Cancel"],
+      badges: ["destructive"],
+      argumentNames: ["q", "notes", "limit"],
+      folded: [expect.stringMatching(/^line line line .*… \(200 characters\)$/)],
+      emptyShown: false,
+    });
+    await page.screenshot({ path: "/tmp/inbox.png", fullPage: true });
+
+    await card.getByRole("button", { name: "Allow", exact: true }).click();
+    await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
+    await expect.poll(() => card.locator(".outcome").textContent()).toMatch(/^Approved \((you|user)\)$/);
+  });
+});

@@ -1,0 +1,176 @@
+/**
+ * The SDK's transports with a cap on one message from the server (core/message-size.ts).
+ * Over stdio the SDK's own read buffer re-copies the whole pending message on every chunk
+ * (a 50 MB reply took 97 s); this one frames in linear time and drops an oversized message
+ * unread. Over streamable HTTP a POST's response is cut off at the cap. Either way the call it
+ * answers gets an error response with OVERSIZED_MESSAGE_CODE and the connection stays up.
+ */
+import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { deserializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { LineFramer, oversizedResponse, responseIdOf } from "../../core/message-size.js";
+
+export interface MessageCap {
+  maxMessageBytes: number;
+  /** An oversized message that answered none of our requests was dropped. */
+  dropped(info: { size: number; head: string }): void;
+}
+
+/** The SDK's ReadBuffer interface, which StdioClientTransport drives. */
+interface ReadBufferLike {
+  append(chunk: Buffer): void;
+  readMessage(): JSONRPCMessage | null;
+  clear(): void;
+}
+
+class FramedReadBuffer implements ReadBufferLike {
+  private readonly framer: LineFramer;
+  private readonly queue: JSONRPCMessage[] = [];
+  private readonly decoder = new TextDecoder();
+
+  constructor(private readonly cap: MessageCap) {
+    this.framer = new LineFramer(cap.maxMessageBytes);
+  }
+
+  append(chunk: Buffer): void {
+    for (const frame of this.framer.push(chunk)) {
+      if (frame.kind === "message") {
+        this.queue.push(deserializeMessage(this.decoder.decode(frame.bytes)));
+        continue;
+      }
+      const head = this.decoder.decode(frame.head);
+      const id = responseIdOf(head, this.decoder.decode(frame.tail));
+      if (id === undefined) this.cap.dropped({ size: frame.size, head: head.slice(0, 100) });
+      else this.queue.push(oversizedResponse(id, this.cap.maxMessageBytes, frame.size));
+    }
+  }
+
+  readMessage(): JSONRPCMessage | null {
+    return this.queue.shift() ?? null;
+  }
+
+  clear(): void {
+    this.framer.clear();
+    this.queue.length = 0;
+  }
+}
+
+/**
+ * StdioClientTransport reading through FramedReadBuffer. The SDK (pinned 1.32.2) offers no hook
+ * for its read buffer, so the private field is replaced; the 50 MB test guards this.
+ */
+export class BoundedStdioClientTransport extends StdioClientTransport {
+  constructor(params: StdioServerParameters, cap: MessageCap) {
+    super(params);
+    (this as unknown as { _readBuffer: ReadBufferLike })._readBuffer = new FramedReadBuffer(cap);
+  }
+}
+
+/**
+ * A fetch for StreamableHTTPClientTransport that cuts a POST's response off at the cap and
+ * answers the request it carried with the oversized error instead.
+ */
+export function boundedFetch(cap: MessageCap, base: FetchLike = fetch): FetchLike {
+  return async (url, init) => {
+    const response = await base(url, init);
+    if (init?.method !== "POST" || !response.ok || !response.body) return response;
+    const id = requestIdOf(init.body);
+    if (id === undefined) return response;
+    const type = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
+    const limit = cap.maxMessageBytes;
+    if (type === "text/event-stream") {
+      const standIn = `\n\nevent: message\ndata: ${JSON.stringify(oversizedResponse(id, limit))}\n\n`;
+      return withBody(response, capEvents(response.body, limit, standIn));
+    }
+    if (type === "application/json") {
+      return withBody(response, capWhole(response.body, limit, JSON.stringify(oversizedResponse(id, limit))));
+    }
+    return response;
+  };
+}
+
+function requestIdOf(body: unknown): string | number | undefined {
+  if (typeof body !== "string") return undefined;
+  try {
+    const message = JSON.parse(body) as { id?: unknown; method?: unknown };
+    const { id } = message;
+    return typeof message.method === "string" && (typeof id === "string" || typeof id === "number")
+      ? id
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function withBody(response: Response, body: ReadableStream<Uint8Array>): Response {
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/**
+ * Server-sent events pass through as they come; once one event (bytes since the last blank
+ * line) passes `limit`, the rest of the response is dropped and `standIn` ends the stream.
+ */
+function capEvents(
+  upstream: ReadableStream<Uint8Array>,
+  limit: number,
+  standIn: string,
+): ReadableStream<Uint8Array> {
+  const reader = upstream.getReader();
+  let sinceBoundary = 0;
+  let newlines = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      for (let i = 0; i < value.length; i++) {
+        const byte = value[i]!;
+        if (byte === 0x0d) continue;
+        if (byte === 0x0a) {
+          newlines++;
+          if (newlines >= 2) sinceBoundary = 0;
+          continue;
+        }
+        newlines = 0;
+        if (++sinceBoundary > limit) {
+          controller.enqueue(value.subarray(0, i));
+          controller.enqueue(new TextEncoder().encode(standIn));
+          controller.close();
+          await reader.cancel().catch(() => undefined);
+          return;
+        }
+      }
+      controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
+/** A JSON body is read whole anyway: up to `limit` it passes, beyond it `standIn` replaces it. */
+function capWhole(
+  upstream: ReadableStream<Uint8Array>,
+  limit: number,
+  standIn: string,
+): ReadableStream<Uint8Array> {
+  const reader = upstream.getReader();
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const parts: Uint8Array[] = [];
+      let size = 0;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.length;
+        if (size > limit) {
+          await reader.cancel().catch(() => undefined);
+          controller.enqueue(new TextEncoder().encode(standIn));
+          return controller.close();
+        }
+        parts.push(value);
+      }
+      for (const part of parts) controller.enqueue(part);
+      controller.close();
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}

@@ -1,0 +1,29 @@
+/**
+ * Subjects only the replica that owns a server answers (`<prefix>.connector.<server>.*`, in the
+ * server's own queue group): any replica takes a public `catalog.*` request and hands the
+ * server's part to its owner, so a catalog split with `--servers` still answers for every server.
+ */
+import { z } from "zod";
+
+export function ownerSubjects(prefix: string, server: string) {
+  return {
+    resourcesList: `${prefix}.connector.${server}.resources.list`,
+    resourcesRead: `${prefix}.connector.${server}.resources.read`,
+    refresh: `${prefix}.connector.${server}.refresh`,
+  };
+}
+
+export const OwnerListRequestSchema = z.object({
+  kind: z.enum(["resources", "resourceTemplates"]),
+  cursor: z.string().optional(),
+  /** Every page, concurrently with other servers (the no-server form of the listing). */
+  all: z.boolean().optional(),
+});
+export const OwnerListResultSchema = z.object({
+  items: z.array(z.looseObject({})),
+  nextCursor: z.string().optional(),
+});
+export const OwnerReadRequestSchema = z.object({ uri: z.string() });
+export const OwnerReadResultSchema = z.object({ contents: z.array(z.looseObject({})) });
+export const OwnerRefreshRequestSchema = z.object({});
+export const OwnerRefreshResultSchema = z.object({});

@@ -1,0 +1,322 @@
+// Start-up against real server processes: status events, the summary, display errors,
+// required servers, disabled servers, defaults and filters from the config, and the stdio
+// child's environment (codex-mcp-behavior.md §1–2, checklist 2, 4–7, 10–12).
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serverEverythingCommand, startTestServer } from "@toolbus/testkit/mcp-test-server";
+import { afterEach, describe, expect, it } from "vitest";
+import { CatalogHarness, eventually, toolbusToml } from "./support/harness.js";
+
+const NODE = process.execPath;
+const MISSING_COMMAND = "/nonexistent/toolbus-test-command";
+
+let harness: CatalogHarness;
+afterEach(async () => {
+  await harness?.close();
+});
+
+/** The states a server went through, from its status events. */
+function states(server: string): string[] {
+  return harness.eventsOn(harness.subjects.serverStatus(server)).map((e) => (e.status as { state: string }).state);
+}
+
+async function summaryEvent() {
+  return eventually("the startup summary", () => harness.eventsOn(harness.subjects.startupComplete)[0]);
+}
+
+describe("catalog start-up", () => {
+  it("never spawns a disabled server, publishes nothing about it, and lists it as disabled", async () => {
+    harness = await CatalogHarness.create("startup");
+    const dir = await mkdtemp(join(tmpdir(), "toolbus-disabled-"));
+    harness.defer(() => rm(dir, { recursive: true, force: true }));
+    const marker = join(dir, "spawned");
+    const on = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });
+    harness.defer(() => on.dispose());
+    const { service } = await harness.start(
+      toolbusToml({
+        servers: {
+          off: {
+            command: NODE,
+            args: ["-e", "require('fs').writeFileSync(process.argv[1], 'spawned')", marker],
+            enabled: false,
+          },
+          on: { command: on.command, args: on.args },
+        },
+      }),
+    );
+
+    expect(await service.startup).toEqual({ ready: ["on"], failed: [], cancelled: [] });
+    expect(await summaryEvent()).toEqual({ ready: ["on"], failed: [], cancelled: [] });
+    expect(existsSync(marker)).toBe(false);
+    expect(harness.eventsOn(harness.subjects.serverStatus("off"))).toEqual([]);
+    const catalog = await harness.catalog();
+    expect(catalog.servers).toEqual([
+      { name: "off", status: "disabled", required: false, revision: expect.any(Number) },
+      { name: "on", status: "ready", required: false, revision: expect.any(Number) },
+    ]);
+    expect(catalog.tools.map((tool) => tool.server)).toEqual(["on"]);
+  });
+
+  it("reports each server starting, then ready or failed, then one summary carrying the raw errors", async () => {
+    harness = await CatalogHarness.create("startup");
+    const good = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });
+    harness.defer(() => good.dispose());
+    const { service } = await harness.start(
+      toolbusToml({
+        servers: {
+          good: { command: good.command, args: good.args },
+          missing: { command: MISSING_COMMAND },
+          quits: { command: NODE, args: ["-e", "process.exit(3)"] },
+          // Never answers initialize.
+          mute: { command: NODE, args: ["-e", "setInterval(() => {}, 1000)"], startup_timeout_sec: 0.5 },
+        },
+      }),
+    );
+
+    const summary = {
+      ready: ["good"],
+      failed: [
+        { server: "missing", error: `spawn ${MISSING_COMMAND} ENOENT` },
+        { server: "mute", error: "MCP client startup timed out after 500ms" },
+        { server: "quits", error: "MCP error -32000: Connection closed" },
+      ],
+      cancelled: [],
+    };
+    expect(await service.startup).toEqual(summary);
+    expect(await summaryEvent()).toEqual(summary);
+    await eventually("every status event", () =>
+      ["good", "missing", "mute", "quits"].every((server) => states(server).length === 2) ? true : undefined,
+    );
+
+    const display = {
+      missing: `MCP client for \`missing\` failed to start: spawn ${MISSING_COMMAND} ENOENT`,
+      mute:
+        "MCP client for `mute` timed out after 0.5 seconds. Add or adjust `startup_timeout_sec` in your config.toml:\n" +
+        "[mcp_servers.mute]\nstartup_timeout_sec = XX",
+      quits: "MCP client for `quits` failed to start: MCP error -32000: Connection closed",
+    };
+    expect(
+      Object.fromEntries(
+        ["good", "missing", "mute", "quits"].map((server) => [
+          server,
+          harness.eventsOn(harness.subjects.serverStatus(server)).map((e) => e.status),
+        ]),
+      ),
+    ).toEqual({
+      good: [{ state: "starting" }, { state: "ready" }],
+      missing: [{ state: "starting" }, { state: "failed", error: display.missing }],
+      mute: [{ state: "starting" }, { state: "failed", error: display.mute }],
+      quits: [{ state: "starting" }, { state: "failed", error: display.quits }],
+    });
+    // The summary comes once, after every server settled.
+    const subjects = harness.events.map((e) => e.subject);
+    expect(subjects.filter((s) => s === harness.subjects.startupComplete)).toHaveLength(1);
+    const statusSubjects = subjects.filter((s) => s.startsWith(`${harness.prefix}.events.server.`));
+    expect(subjects.indexOf(harness.subjects.startupComplete)).toBeGreaterThan(
+      subjects.lastIndexOf(statusSubjects.at(-1)!),
+    );
+    expect((await harness.catalog()).servers).toEqual([
+      { name: "good", status: "ready", required: false, revision: expect.any(Number) },
+      { name: "missing", status: "failed", error: display.missing, required: false, revision: expect.any(Number) },
+      { name: "mute", status: "failed", error: display.mute, required: false, revision: expect.any(Number) },
+      { name: "quits", status: "failed", error: display.quits, required: false, revision: expect.any(Number) },
+    ]);
+  });
+
+  it("names every required server that failed, in sorted order, and ignores optional ones", async () => {
+    harness = await CatalogHarness.create("startup");
+    const ok = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });
+    harness.defer(() => ok.dispose());
+    const { service } = await harness.start(
+      toolbusToml({
+        servers: {
+          zeta: { command: MISSING_COMMAND, required: true },
+          ok: { command: ok.command, args: ok.args, required: true },
+          alpha: { command: NODE, args: ["-e", "process.exit(3)"], required: true },
+          optional: { command: MISSING_COMMAND },
+        },
+      }),
+    );
+
+    expect(await service.requiredFailure()).toBe(
+      "required MCP servers failed to initialize: " +
+        "alpha: MCP error -32000: Connection closed; " +
+        `zeta: spawn ${MISSING_COMMAND} ENOENT`,
+    );
+    const entry = await harness.entry("zeta");
+    expect(entry?.required).toBe(true);
+  });
+
+  it("reports no required failure when every required server is ready", async () => {
+    harness = await CatalogHarness.create("startup");
+    const ok = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });
+    harness.defer(() => ok.dispose());
+    const { service } = await harness.start(
+      toolbusToml({
+        servers: {
+          ok: { command: ok.command, args: ok.args, required: true },
+          optional: { command: MISSING_COMMAND },
+        },
+      }),
+    );
+    expect(await service.requiredFailure()).toBeUndefined();
+  });
+
+  it("fails an HTTP server whose bearer token variable is empty or unset, before connecting", async () => {
+    harness = await CatalogHarness.create("startup");
+    const { service } = await harness.start(
+      toolbusToml({
+        servers: {
+          empty: { url: "http://127.0.0.1:9/mcp", bearer_token_env_var: "TOOLBUS_TEST_TOKEN_EMPTY" },
+          unset: { url: "http://127.0.0.1:9/mcp", bearer_token_env_var: "TOOLBUS_TEST_TOKEN_UNSET" },
+        },
+      }),
+      { env: { TOOLBUS_TEST_TOKEN_EMPTY: "" } },
+    );
+
+    const empty = "Environment variable TOOLBUS_TEST_TOKEN_EMPTY for MCP server 'empty' is empty";
+    const unset = "Environment variable TOOLBUS_TEST_TOKEN_UNSET for MCP server 'unset' is not set";
+    expect(await service.startup).toEqual({
+      ready: [],
+      failed: [
+        { server: "empty", error: empty },
+        { server: "unset", error: unset },
+      ],
+      cancelled: [],
+    });
+    await eventually("the status events", () => (states("unset").length === 2 ? true : undefined));
+    expect(harness.eventsOn(harness.subjects.serverStatus("empty")).map((e) => e.status)).toEqual([
+      { state: "starting" },
+      { state: "failed", error: `MCP client for \`empty\` failed to start: ${empty}` },
+    ]);
+    expect(states("unset")).toEqual(["starting", "failed"]);
+  });
+
+  it("stores each server's timeouts with the reference's defaults, `_sec` winning over `_ms`", async () => {
+    harness = await CatalogHarness.create("startup");
+    const { service } = await harness.start(
+      toolbusToml({
+        servers: {
+          plain: { command: MISSING_COMMAND },
+          legacy: { command: MISSING_COMMAND, startup_timeout_ms: 5000, tool_timeout_sec: 12.5 },
+          both: { command: MISSING_COMMAND, startup_timeout_sec: 7, startup_timeout_ms: 5000 },
+          parallel: { command: MISSING_COMMAND, supports_parallel_tool_calls: true },
+        },
+      }),
+    );
+    await service.startup;
+
+    const facts = async (server: string) => {
+      const entry = await harness.entry(server);
+      return {
+        required: entry?.required,
+        startupTimeoutMs: entry?.startupTimeoutMs,
+        toolTimeoutMs: entry?.toolTimeoutMs,
+        supportsParallelToolCalls: entry?.supportsParallelToolCalls,
+      };
+    };
+    expect({
+      plain: await facts("plain"),
+      legacy: await facts("legacy"),
+      both: await facts("both"),
+      parallel: await facts("parallel"),
+    }).toEqual({
+      plain: { required: false, startupTimeoutMs: 30_000, toolTimeoutMs: 300_000, supportsParallelToolCalls: false },
+      legacy: { required: false, startupTimeoutMs: 5_000, toolTimeoutMs: 12_500, supportsParallelToolCalls: false },
+      both: { required: false, startupTimeoutMs: 7_000, toolTimeoutMs: 300_000, supportsParallelToolCalls: false },
+      parallel: { required: false, startupTimeoutMs: 30_000, toolTimeoutMs: 300_000, supportsParallelToolCalls: true },
+    });
+  });
+
+  it("serves the tools enabled_tools allows and disabled_tools does not deny, by raw name", async () => {
+    harness = await CatalogHarness.create("startup");
+    const server = await startTestServer({
+      transport: "stdio",
+      script: { tools: [{ name: "a" }, { name: "b-raw" }, { name: "c" }] },
+    });
+    harness.defer(() => server.dispose());
+    const stdio = { command: server.command, args: server.args };
+    const { service } = await harness.start(
+      toolbusToml({
+        servers: {
+          all: stdio,
+          none: { ...stdio, enabled_tools: ["a"], disabled_tools: ["a"] },
+          some: { ...stdio, enabled_tools: ["a", "b-raw"], disabled_tools: ["b-raw"] },
+          denied: { ...stdio, disabled_tools: ["c"] },
+        },
+      }),
+    );
+    await service.startup;
+
+    const tools = (await harness.catalog()).tools.map((tool) => [tool.server, tool.rawName]);
+    expect(tools).toEqual([
+      ["all", "a"],
+      ["all", "b-raw"],
+      ["all", "c"],
+      ["denied", "a"],
+      ["denied", "b-raw"],
+      ["some", "a"],
+    ]);
+    const revision = (await harness.entry("none"))!.revision;
+    expect(
+      await harness.request(harness.subjects.connectorCall("none"), {
+        callId: "filtered-1",
+        tool: "a",
+        preparedRevision: revision,
+      }),
+    ).toEqual({
+      ok: false,
+      error: { code: "tool_hidden", message: "tool 'a' is disabled for MCP server 'none'", retryable: false },
+    });
+    expect(await server.calls()).toEqual([]);
+  });
+
+  it("gives a stdio server only the allow-listed variables, its env_vars and its env, env winning", async () => {
+    harness = await CatalogHarness.create("startup");
+    const everything = serverEverythingCommand();
+    const parentEnv = {
+      ...process.env,
+      LANG: "en_US.UTF-8",
+      TZ: "UTC",
+      TOOLBUS_TEST_LOCAL: "from the parent",
+      TOOLBUS_TEST_SECRET: "must not leak",
+    };
+    const { service } = await harness.start(
+      toolbusToml({
+        servers: {
+          everything: {
+            ...everything,
+            env_vars: ["TOOLBUS_TEST_LOCAL"],
+            env: { LANG: "C.UTF-8", TOOLBUS_TEST_EXTRA: "from env" },
+          },
+        },
+      }),
+      { env: parentEnv },
+    );
+    expect(await service.startup).toEqual({ ready: ["everything"], failed: [], cancelled: [] });
+
+    const reply = await harness.ok<{ result: { content: Array<{ text: string }> } }>(
+      harness.subjects.connectorCall("everything"),
+      { callId: "env-1", tool: "get-env", preparedRevision: (await harness.entry("everything"))!.revision },
+    );
+    const childEnv = JSON.parse(reply.result.content[0]!.text) as Record<string, string>;
+    // The reference's allow-list (codex-mcp-behavior.md §1), read independently of the code.
+    const allowList = [
+      ...["HOME", "LOGNAME", "PATH", "SHELL", "USER", "__CF_USER_TEXT_ENCODING"],
+      ...["LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"],
+    ];
+    const inherited = Object.fromEntries(
+      allowList.flatMap((name) =>
+        parentEnv[name] === undefined ? [] : [[name, parentEnv[name]]],
+      ),
+    );
+    expect(childEnv).toEqual({
+      ...inherited,
+      TOOLBUS_TEST_LOCAL: "from the parent",
+      LANG: "C.UTF-8",
+      TOOLBUS_TEST_EXTRA: "from env",
+    });
+  });
+});

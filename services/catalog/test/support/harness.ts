@@ -1,0 +1,232 @@
+/**
+ * What the catalog integration tests share: a fresh subject prefix on the real NATS, the
+ * service started in-process (one bus per instance, so replicas balance like processes do),
+ * every event on `<prefix>.events.>` recorded from before start-up, raw request/reply with
+ * the envelope kept, the catalog bucket, and a cleanup that leaves nothing behind.
+ */
+import { Writable } from "node:stream";
+import type { KV } from "@nats-io/kv";
+import { Kvm } from "@nats-io/kv";
+import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { type Bus, connectBus, createLogger } from "@toolbus/bus";
+import { parseToolbusToml, type ToolbusConfig } from "@toolbus/config";
+import { type CatalogServerEntry, type CatalogSnapshot, createSubjects, type Subjects } from "@toolbus/protocol";
+import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import { type CatalogService, startCatalogService } from "../../src/catalog-service.js";
+
+export function natsUrl(): string {
+  const url = process.env.NATS_URL;
+  if (!url) throw new Error("NATS_URL is not set: run the tests through vitest (its global setup provides it)");
+  return url;
+}
+
+export interface RecordedEvent {
+  subject: string;
+  body: Record<string, unknown>;
+}
+
+export type Envelope =
+  | { ok: true; result: Record<string, unknown> }
+  | { ok: false; error: { code: string; message: string; retryable: boolean } };
+
+export interface StartOptions {
+  servers?: readonly string[];
+  /** The environment the service reads (bearer tokens, stdio allow-list); default process.env. */
+  env?: Record<string, string | undefined>;
+}
+
+export interface RunningService {
+  service: CatalogService;
+  bus: Bus;
+  /** Every line the service logged, parsed. */
+  logs: Array<Record<string, unknown>>;
+  /** Stops the service and closes its bus (idempotent). */
+  stop(): Promise<void>;
+}
+
+export class CatalogHarness {
+  readonly events: RecordedEvent[] = [];
+  private readonly running: RunningService[] = [];
+  private readonly subscriptions: Subscription[] = [];
+  private readonly cleanups: Array<() => Promise<unknown>> = [];
+
+  private constructor(
+    readonly prefix: string,
+    readonly subjects: Subjects,
+    readonly nc: NatsConnection,
+  ) {}
+
+  /** A fresh prefix, with every event under it recorded from now on. */
+  static async create(label: string): Promise<CatalogHarness> {
+    const { prefix } = isolation(label);
+    const nc = await connect({ servers: natsUrl() });
+    const harness = new CatalogHarness(prefix, createSubjects(prefix), nc);
+    const events = nc.subscribe(`${prefix}.events.>`, {
+      callback: (error, msg) => {
+        if (!error) harness.events.push({ subject: msg.subject, body: msg.json() });
+      },
+    });
+    harness.subscriptions.push(events);
+    await nc.flush();
+    return harness;
+  }
+
+  /** Starts an instance of the catalog service on this prefix (its own bus, like a separate process). */
+  async start(config: ToolbusConfig | string, options: StartOptions = {}): Promise<RunningService> {
+    const logs: Array<Record<string, unknown>> = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) logs.push(JSON.parse(line));
+        done();
+      },
+    });
+    const logger = createLogger({ service: "catalog", version: "test", level: "info", destination });
+    const bus = await connectBus({
+      natsUrl: natsUrl(),
+      service: { name: "catalog", version: "0.1.0" },
+      logger,
+    });
+    const service = await startCatalogService({
+      bus,
+      subjects: this.subjects,
+      config: typeof config === "string" ? parseToolbusToml(config, { path: "/test/toolbus.toml" }) : config,
+      env: options.env ?? process.env,
+      logger,
+      ...(options.servers ? { servers: options.servers } : {}),
+    });
+    let stopped: Promise<void> | undefined;
+    const running: RunningService = {
+      service,
+      bus,
+      logs,
+      stop: () => {
+        stopped ??= (async () => {
+          await service.stop();
+          await bus.close();
+        })();
+        return stopped;
+      },
+    };
+    this.running.push(running);
+    return running;
+  }
+
+  /** A raw request; the reply envelope as it came. */
+  async request(subject: string, body: unknown, timeoutMs = 10_000): Promise<Envelope> {
+    const payload = typeof body === "string" ? body : JSON.stringify(body);
+    const reply = await this.nc.request(subject, payload, { timeout: timeoutMs });
+    return reply.json<Envelope>();
+  }
+
+  /** The result of an ok reply; fails the test with the error otherwise. */
+  async ok<T = Record<string, unknown>>(subject: string, body: unknown, timeoutMs?: number): Promise<T> {
+    const envelope = await this.request(subject, body, timeoutMs);
+    if (!envelope.ok) {
+      throw new Error(`${subject} answered ${envelope.error.code}: ${envelope.error.message}`);
+    }
+    return envelope.result as T;
+  }
+
+  catalog(exposure: "all" | "model" = "all"): Promise<CatalogSnapshot> {
+    return this.ok<CatalogSnapshot>(this.subjects.catalogGet, { exposure });
+  }
+
+  async kv(): Promise<KV> {
+    return new Kvm(this.nc).open(this.subjects.kv.catalog);
+  }
+
+  async entry(server: string): Promise<CatalogServerEntry | undefined> {
+    const entry = await (await this.kv()).get(`server.${server}`);
+    return entry && entry.operation === "PUT" ? entry.json<CatalogServerEntry>() : undefined;
+  }
+
+  /** The catalog revision: the last sequence of the bucket's stream. */
+  async revision(): Promise<number> {
+    const kv = await this.kv();
+    const status = await kv.status();
+    return status.streamInfo.state.last_seq;
+  }
+
+  /** Events on one subject, in arrival order. */
+  eventsOn(subject: string): Array<Record<string, unknown>> {
+    return this.events.filter((event) => event.subject === subject).map((event) => event.body);
+  }
+
+  /** Subscribes to a subject for the rest of the test file; messages are kept in order. */
+  collect(subject: string): Array<Record<string, unknown>> {
+    const messages: Array<Record<string, unknown>> = [];
+    this.subscriptions.push(
+      this.nc.subscribe(subject, {
+        callback: (error, msg) => {
+          if (!error) messages.push(msg.json());
+        },
+      }),
+    );
+    return messages;
+  }
+
+  /** Runs `cleanup` when the harness closes (servers, temp folders). */
+  defer(cleanup: () => Promise<unknown>): void {
+    this.cleanups.push(cleanup);
+  }
+
+  async close(): Promise<void> {
+    for (const running of this.running.splice(0)) await running.stop().catch(() => undefined);
+    for (const cleanup of this.cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+    for (const subscription of this.subscriptions.splice(0)) subscription.unsubscribe();
+    await this.nc.close();
+    await cleanupJetStream(natsUrl(), this.prefix);
+  }
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ""}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+type TomlValue = string | number | boolean | TomlValue[] | { [key: string]: TomlValue };
+
+/** toolbus.toml text: `[mcp_servers.<name>]` tables (and optionally `[catalog]`) from plain objects. */
+export function toolbusToml(tables: {
+  servers: Record<string, Record<string, TomlValue>>;
+  catalog?: Record<string, TomlValue>;
+}): string {
+  const lines: string[] = [];
+  if (tables.catalog) lines.push("[catalog]", ...keyValues(tables.catalog), "");
+  for (const [name, fields] of Object.entries(tables.servers)) {
+    lines.push(`[mcp_servers.${JSON.stringify(name)}]`, ...keyValues(fields), "");
+  }
+  return lines.join("\n");
+}
+
+function keyValues(fields: Record<string, TomlValue>): string[] {
+  return Object.entries(fields).map(([key, value]) => `${JSON.stringify(key)} = ${tomlValue(value)}`);
+}
+
+function tomlValue(value: TomlValue): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (Array.isArray(value)) return `[${value.map(tomlValue).join(", ")}]`;
+  return `{ ${Object.entries(value)
+    .map(([key, v]) => `${JSON.stringify(key)} = ${tomlValue(v)}`)
+    .join(", ")} }`;
+}

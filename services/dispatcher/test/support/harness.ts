@@ -1,0 +1,408 @@
+/**
+ * What the dispatcher's integration tests share: a fresh prefix on a real NATS, a toolbus.toml
+ * in a temp folder naming the scriptable MCP test server (`scripted`) and server-everything
+ * (`everything`), the catalog service as a child process, the dispatcher (in this process on a
+ * bus of its own, or as a child process), every call event recorded from before the first call,
+ * a stand-in for the approvals service, and a cleanup that leaves nothing behind.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import { connect, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { type Bus, connectBus, createLogger } from "@toolbus/bus";
+import { parseToolbusToml } from "@toolbus/config";
+import {
+  type ApprovalDecideRequest,
+  type ApprovalDecideResult,
+  type CallBeginEvent,
+  type CallEndEvent,
+  type CatalogServerEntry,
+  type CatalogSnapshot,
+  createSubjects,
+  type McpToolCallItem,
+  type Subjects,
+  type ToolCallReply,
+  type ToolCallRequest,
+  type ToolEntry,
+} from "@toolbus/protocol";
+import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import {
+  type StdioTestServer,
+  serverEverythingCommand,
+  startTestServer,
+  type TestServerScript,
+} from "@toolbus/testkit/mcp-test-server";
+import { dispatchHistorySubject } from "../../src/adapters/nats/call-history.js";
+import { type DispatcherService, startDispatcherService } from "../../src/dispatcher-service.js";
+import { type ServiceProcess, startServiceProcess } from "./processes.js";
+
+export type ApprovalMode = "auto" | "prompt" | "writes" | "approve";
+
+export interface HarnessOptions {
+  label: string;
+  /** The MCP test server as server `scripted`; absent: no such server. */
+  script?: TestServerScript;
+  /** `default_tools_approval_mode` of `scripted`; default `approve`, so nobody is asked. */
+  scriptedMode?: ApprovalMode;
+  /** `[mcp_servers.scripted.tools.<t>] approval_mode`. */
+  toolModes?: Record<string, ApprovalMode>;
+  /** server-everything over stdio as server `everything`, in mode `approve`. */
+  everything?: boolean;
+  /** Default `NATS_URL`. */
+  natsUrl?: string;
+  /** Extra environment of the catalog process (e.g. an OTLP endpoint). */
+  catalogEnv?: Record<string, string>;
+  /** Runs the dispatcher as its own process (`src/main.ts`) instead of in the test process. */
+  dispatcherProcess?: boolean;
+}
+
+export type Envelope<T> =
+  | { ok: true; result: T }
+  | { ok: false; error: { code: string; message: string; retryable: boolean } };
+
+export type CallInput = Omit<ToolCallRequest, "callId"> & { callId?: string };
+
+export interface RecordedEvent {
+  phase: "begin" | "end";
+  body: CallBeginEvent | CallEndEvent;
+  /** The W3C traceparent header the event carried. */
+  traceparent: string | undefined;
+}
+
+export interface StoredEvent {
+  seq: number;
+  phase: "begin" | "end";
+  body: CallBeginEvent | CallEndEvent;
+}
+
+export interface ApprovalsStandIn {
+  /** Every decide request received, oldest first, with its traceparent header. */
+  readonly requests: Array<{ request: ApprovalDecideRequest; traceparent: string | undefined }>;
+  stop(): void;
+}
+
+type InProcessDispatcher = { service: DispatcherService; bus: Bus; logs: Array<Record<string, unknown>> };
+
+export function natsUrl(): string {
+  const url = process.env.NATS_URL;
+  if (!url) throw new Error("NATS_URL is not set: run the tests through vitest (its global setup provides it)");
+  return url;
+}
+
+export class DispatchHarness {
+  readonly events: RecordedEvent[] = [];
+  readonly subjects: Subjects;
+  private readonly subscriptions: Subscription[] = [];
+  private readonly cleanups: Array<() => Promise<unknown>> = [];
+  private nextCallId = 0;
+  catalogProcess!: ServiceProcess;
+  dispatcher: InProcessDispatcher | undefined;
+  dispatcherProcess: ServiceProcess | undefined;
+  scripted: StdioTestServer | undefined;
+  configPath = "";
+
+  private constructor(
+    readonly prefix: string,
+    readonly natsUrl: string,
+    readonly nc: NatsConnection,
+  ) {
+    this.subjects = createSubjects(prefix);
+  }
+
+  static async start(options: HarnessOptions): Promise<DispatchHarness> {
+    const url = options.natsUrl ?? natsUrl();
+    const { prefix } = isolation(options.label);
+    const nc = await connect({ servers: url });
+    const harness = new DispatchHarness(prefix, url, nc);
+    try {
+      await harness.boot(options);
+    } catch (error) {
+      await harness.close();
+      throw error;
+    }
+    return harness;
+  }
+
+  private async boot(options: HarnessOptions): Promise<void> {
+    this.subscriptions.push(
+      this.nc.subscribe(`${this.prefix}.events.call.>`, {
+        callback: (error, msg) => {
+          if (error) return;
+          this.events.push({
+            phase: msg.subject === this.subjects.callBegin ? "begin" : "end",
+            body: msg.json(),
+            traceparent: msg.headers?.get("traceparent") || undefined,
+          });
+        },
+      }),
+    );
+    await this.nc.flush();
+
+    const servers: Record<string, Record<string, TomlValue>> = {};
+    if (options.script) {
+      this.scripted = await startTestServer({ transport: "stdio", script: options.script });
+      this.cleanups.push(() => this.scripted!.dispose());
+      servers.scripted = {
+        command: this.scripted.command,
+        args: this.scripted.args,
+        default_tools_approval_mode: options.scriptedMode ?? "approve",
+        ...(options.toolModes
+          ? {
+              tools: Object.fromEntries(
+                Object.entries(options.toolModes).map(([tool, mode]) => [tool, { approval_mode: mode }]),
+              ),
+            }
+          : {}),
+      };
+    }
+    if (options.everything) {
+      const everything = serverEverythingCommand();
+      servers.everything = {
+        command: everything.command,
+        args: everything.args,
+        default_tools_approval_mode: "approve",
+      };
+    }
+    const dir = mkdtempSync(join(tmpdir(), "toolbus-dispatcher-test-"));
+    this.cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    this.configPath = join(dir, "toolbus.toml");
+    const toml = toolbusToml(servers);
+    writeFileSync(this.configPath, toml);
+
+    this.catalogProcess = await startServiceProcess({
+      service: "catalog",
+      prefix: this.prefix,
+      natsUrl: this.natsUrl,
+      configPath: this.configPath,
+      readyMessage: "catalog ready",
+      ...(options.catalogEnv ? { env: options.catalogEnv } : {}),
+    });
+    this.cleanups.push(() => this.catalogProcess.stop());
+
+    if (options.dispatcherProcess) {
+      this.dispatcherProcess = await startServiceProcess({
+        service: "dispatcher",
+        prefix: this.prefix,
+        natsUrl: this.natsUrl,
+        configPath: this.configPath,
+        readyMessage: "dispatcher ready",
+      });
+      this.cleanups.push(() => this.dispatcherProcess!.stop());
+    } else {
+      this.dispatcher = await this.startDispatcher(parseToolbusToml(toml, { path: this.configPath }));
+    }
+    for (const server of Object.keys(servers)) {
+      await eventually(`server ${server} ready in the catalog`, async () =>
+        (await this.entry(server))?.status === "ready" ? true : undefined,
+      );
+    }
+  }
+
+  private async startDispatcher(config: ReturnType<typeof parseToolbusToml>): Promise<InProcessDispatcher> {
+    const logs: Array<Record<string, unknown>> = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) logs.push(JSON.parse(line));
+        done();
+      },
+    });
+    const logger = createLogger({ service: "dispatcher", version: "test", level: "info", destination });
+    const bus = await connectBus({
+      natsUrl: this.natsUrl,
+      service: { name: "dispatcher", version: "0.1.0" },
+      logger,
+    });
+    const service = await startDispatcherService({ bus, subjects: this.subjects, config, logger });
+    this.cleanups.push(async () => {
+      await bus.drain({ graceMs: 5_000 });
+      await service.stop();
+      await bus.close();
+    });
+    return { service, bus, logs };
+  }
+
+  /** A fresh call id, unique within this harness. */
+  callId(): string {
+    this.nextCallId++;
+    return `call-${this.nextCallId}`;
+  }
+
+  /** `dispatch.call` as a client sends it; the reply envelope as it came. */
+  async call(input: CallInput, timeoutMs = 20_000): Promise<Envelope<ToolCallReply>> {
+    const request = { ...input, callId: input.callId ?? this.callId() };
+    const reply = await this.nc.request(this.subjects.dispatchCall, JSON.stringify(request), {
+      timeout: timeoutMs,
+    });
+    return reply.json<Envelope<ToolCallReply>>();
+  }
+
+  /** The reply of a call that must succeed on the bus (its status may still be failed or skipped). */
+  async ok(input: CallInput, timeoutMs?: number): Promise<ToolCallReply> {
+    const envelope = await this.call(input, timeoutMs);
+    if (!envelope.ok) throw new Error(`dispatch.call answered ${envelope.error.code}: ${envelope.error.message}`);
+    return envelope.result;
+  }
+
+  /** The call events seen so far for one call, in arrival order. */
+  eventsOf(callId: string): RecordedEvent[] {
+    return this.events.filter((event) => event.body.callId === callId);
+  }
+
+  /** Waits until the call's end event arrived; returns all its events. */
+  async endedEvents(callId: string): Promise<RecordedEvent[]> {
+    return eventually(`the end event of ${callId}`, () => {
+      const events = this.eventsOf(callId);
+      return events.some((event) => event.phase === "end") ? events : undefined;
+    });
+  }
+
+  /** The call events stored in the JetStream events stream, in stream order. */
+  async storedCallEvents(): Promise<StoredEvent[]> {
+    const jsm = await jetstreamManager(this.nc);
+    const stream = this.subjects.streams.events.name;
+    const { state } = await jsm.streams.info(stream);
+    const stored: StoredEvent[] = [];
+    for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
+      const message = await jsm.streams.getMessage(stream, { seq }).catch(() => null);
+      if (!message) continue;
+      if (message.subject !== this.subjects.callBegin && message.subject !== this.subjects.callEnd) continue;
+      stored.push({
+        seq,
+        phase: message.subject === this.subjects.callBegin ? "begin" : "end",
+        body: message.json(),
+      });
+    }
+    return stored;
+  }
+
+  async catalog(): Promise<CatalogSnapshot> {
+    const reply = await this.nc.request(this.subjects.catalogGet, JSON.stringify({ exposure: "all" }), {
+      timeout: 10_000,
+    });
+    const envelope = reply.json<Envelope<CatalogSnapshot>>();
+    if (!envelope.ok) throw new Error(`catalog.get answered ${envelope.error.code}: ${envelope.error.message}`);
+    return envelope.result;
+  }
+
+  /** The catalog's entry for a flat name, as a model would have been shown it. */
+  async tool(flatName: string): Promise<ToolEntry> {
+    const tool = (await this.catalog()).tools.find((entry) => entry.flatName === flatName);
+    if (!tool) throw new Error(`the catalog has no tool ${flatName}`);
+    return tool;
+  }
+
+  async entry(server: string): Promise<CatalogServerEntry | undefined> {
+    const kv = await new Kvm(this.nc).open(this.subjects.kv.catalog);
+    const entry = await kv.get(`server.${server}`);
+    return entry && entry.operation === "PUT" ? entry.json<CatalogServerEntry>() : undefined;
+  }
+
+  async history(threadId: string): Promise<Envelope<{ items: McpToolCallItem[] }>> {
+    const reply = await this.nc.request(dispatchHistorySubject(this.subjects), JSON.stringify({ threadId }), {
+      timeout: 10_000,
+    });
+    return reply.json<Envelope<{ items: McpToolCallItem[] }>>();
+  }
+
+  /** A stand-in for the approvals service on `<prefix>.approvals.decide`. */
+  async approvals(
+    answer: (request: ApprovalDecideRequest, msg: Msg) => Promise<ApprovalDecideResult> | ApprovalDecideResult,
+  ): Promise<ApprovalsStandIn> {
+    const requests: ApprovalsStandIn["requests"] = [];
+    const subscription = this.nc.subscribe(this.subjects.approvalsDecide, {
+      queue: "approvals",
+      callback: (error, msg) => {
+        if (error) return;
+        const request = msg.json<ApprovalDecideRequest>();
+        requests.push({ request, traceparent: msg.headers?.get("traceparent") || undefined });
+        void (async () => {
+          const result = await answer(request, msg);
+          msg.respond(JSON.stringify({ ok: true, result }));
+        })();
+      },
+    });
+    this.subscriptions.push(subscription);
+    await this.nc.flush();
+    return { requests, stop: () => subscription.unsubscribe() };
+  }
+
+  /** Every message on `subject` from now on, parsed, in arrival order. */
+  async collect<T = Record<string, unknown>>(subject: string): Promise<T[]> {
+    const messages: T[] = [];
+    this.subscriptions.push(
+      this.nc.subscribe(subject, {
+        callback: (error, msg) => {
+          if (!error) messages.push(msg.json<T>());
+        },
+      }),
+    );
+    await this.nc.flush();
+    return messages;
+  }
+
+  /** Runs `cleanup` when the harness closes. */
+  defer(cleanup: () => Promise<unknown>): void {
+    this.cleanups.push(cleanup);
+  }
+
+  async close(): Promise<void> {
+    for (const cleanup of this.cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+    for (const subscription of this.subscriptions.splice(0)) subscription.unsubscribe();
+    if (!this.nc.isClosed()) await this.nc.close();
+    await cleanupJetStream(this.natsUrl, this.prefix);
+  }
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ""}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The model's header for a wall time, as the reply reports it. */
+export function wallTimeHeader(wallTimeMs: number): string {
+  return `Wall time: ${(wallTimeMs / 1000).toFixed(4)} seconds\nOutput:`;
+}
+
+type TomlValue = string | number | boolean | TomlValue[] | { [key: string]: TomlValue };
+
+/** toolbus.toml text with one `[mcp_servers.<name>]` table per server. */
+export function toolbusToml(servers: Record<string, Record<string, TomlValue>>): string {
+  const lines: string[] = [];
+  for (const [name, fields] of Object.entries(servers)) {
+    lines.push(`[mcp_servers.${JSON.stringify(name)}]`);
+    for (const [key, value] of Object.entries(fields)) lines.push(`${JSON.stringify(key)} = ${tomlValue(value)}`);
+    lines.push("");
+  }
+  return lines.join("\n");
+}
+
+function tomlValue(value: TomlValue): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (Array.isArray(value)) return `[${value.map(tomlValue).join(", ")}]`;
+  return `{ ${Object.entries(value)
+    .map(([key, v]) => `${JSON.stringify(key)} = ${tomlValue(v)}`)
+    .join(", ")} }`;
+}

@@ -1,0 +1,171 @@
+/**
+ * toolbus services as child processes built from source (`node --conditions=@toolbus/source
+ * --import tsx services/<name>/src/main.ts`): started with a prefix, a NATS URL and a config
+ * file, ready once they log their ready line, stopped with SIGTERM. Also a nats-server of a
+ * test's own, for tests that need a bus limit other than the shared server's.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, connect as tcpConnect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
+
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  /** Every JSON log line the process printed, parsed; other lines as `{raw}`. */
+  readonly logs: Array<Record<string, unknown>>;
+  /** SIGTERM, SIGKILL after 5 s; resolves with the exit code once it is gone. */
+  stop(): Promise<number | null>;
+}
+
+export interface StartServiceOptions {
+  service: "catalog" | "dispatcher";
+  prefix: string;
+  natsUrl: string;
+  configPath: string;
+  env?: Record<string, string>;
+  /** The `msg` of the log line that says the service is ready. */
+  readyMessage: string;
+  timeoutMs?: number;
+}
+
+export function startServiceProcess(options: StartServiceOptions): Promise<ServiceProcess> {
+  const { service, readyMessage, timeoutMs = 60_000 } = options;
+  const child = spawn(
+    process.execPath,
+    [
+      "--conditions=@toolbus/source",
+      "--import",
+      "tsx",
+      join(REPO_ROOT, "services", service, "src", "main.ts"),
+      "--config",
+      options.configPath,
+    ],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        NATS_URL: options.natsUrl,
+        TOOLBUS_PREFIX: options.prefix,
+        LOG_LEVEL: "info",
+        ...options.env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  const logs: Array<Record<string, unknown>> = [];
+  const stop = async (): Promise<number | null> => {
+    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    child.kill("SIGTERM");
+    const killer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+    const code = await exited;
+    clearTimeout(killer);
+    return code;
+  };
+  return new Promise((resolve, reject) => {
+    const tail = () =>
+      logs
+        .slice(-30)
+        .map((line) => JSON.stringify(line))
+        .join("\n");
+    const fail = (reason: string) => {
+      clearTimeout(timer);
+      void stop();
+      reject(new Error(`the ${service} process ${reason}. Its last output:\n${tail()}`));
+    };
+    const timer = setTimeout(() => fail(`did not log "${readyMessage}" within ${timeoutMs} ms`), timeoutMs);
+    const onExit = (code: number | null) => fail(`exited with code ${code} before it was ready`);
+    child.once("exit", onExit);
+    const onLine = (line: string) => {
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        parsed = { raw: line };
+      }
+      logs.push(parsed);
+      if (parsed.msg === readyMessage) {
+        clearTimeout(timer);
+        child.off("exit", onExit);
+        resolve({ child, logs, stop });
+      }
+    };
+    if (child.stdout) createInterface({ input: child.stdout }).on("line", onLine);
+    if (child.stderr) createInterface({ input: child.stderr }).on("line", onLine);
+  });
+}
+
+export interface OwnNats {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** A nats-server with JetStream of this test's own, e.g. with a larger `max_payload`. */
+export async function startOwnNats(options: { maxPayloadBytes: number }): Promise<OwnNats> {
+  const binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find(existsSync);
+  if (!binary) throw new Error("nats-server is not installed (apt-get install nats-server); this test needs one");
+  const dir = mkdtempSync(join(tmpdir(), "toolbus-dispatcher-nats-"));
+  const port = await freePort();
+  const config = join(dir, "nats.conf");
+  writeFileSync(
+    config,
+    [
+      `listen: 127.0.0.1:${port}`,
+      `max_payload: ${options.maxPayloadBytes}`,
+      `jetstream { store_dir: "${join(dir, "js")}" }`,
+    ].join("\n"),
+  );
+  const child = spawn(binary, ["-c", config], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString("utf8")).slice(-8_192);
+  });
+  const url = `nats://127.0.0.1:${port}`;
+  const deadline = Date.now() + 10_000;
+  while (!(await listening(port))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`nats-server did not start on port ${port}: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url,
+    stop: async () => {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}

@@ -1,0 +1,291 @@
+/**
+ * One MCP session: a low-level SDK `Server` with the gateway's handlers, on a web-standard
+ * streamable HTTP transport, plus the little state the client set (kept in its record). A
+ * session another replica started is rebuilt by replaying the client's initialize request.
+ */
+import { randomUUID } from "node:crypto";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  CallToolRequestSchema,
+  CompleteRequestSchema,
+  ElicitResultSchema,
+  GetPromptRequestSchema,
+  type InitializeRequest,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type RequestId,
+  type ServerNotification,
+  type ServerRequest,
+  SetLevelRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "@toolbus/bus";
+import type { LoggingLevel } from "@toolbus/protocol";
+import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
+import type { SessionRecord } from "../../core/session-record.js";
+import { setLogLevel } from "../../handlers/logging.js";
+import { complete, getPrompt, listPrompts } from "../../handlers/prompts.js";
+import type { resourceHandlers } from "../../handlers/resources.js";
+import { callTool } from "../../handlers/tools-call.js";
+import { listTools } from "../../handlers/tools-list.js";
+import { type ClientChannel, type GatewayPorts, RequestFailure, type SessionStatePort } from "../../ports.js";
+
+export interface McpSessionDeps {
+  ports: GatewayPorts;
+  resources: ReturnType<typeof resourceHandlers>;
+  logger: Logger;
+  serverInfo: { name: string; version: string };
+  instructions?: string;
+  /** How long a client may take to answer an elicitation. */
+  answerTimeoutMs: number;
+  /** The session's record changed (created, or state the client set); store it. */
+  onRecord(session: McpSession, record: SessionRecord): void;
+  /** The client ended the session with DELETE. */
+  onEnded(session: McpSession): void;
+  /** The session closed (ended, expired or evicted). */
+  onClosed(session: McpSession): void;
+}
+
+/** Subscriptions kept per session; more are refused rather than grown without bound. */
+const MAX_SUBSCRIPTIONS = 1_000;
+const RESTORE_URL = "http://toolbus.internal/mcp";
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+export class McpSession implements SessionStatePort {
+  readonly server: Server;
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  record: SessionRecord | undefined;
+  /** Milliseconds (monotonic) of the last request; idle sessions expire. */
+  lastSeen = 0;
+  /** Responses being written (an open SSE stream keeps a session alive). */
+  openResponses = 0;
+  readonly #inflight = new Map<RequestId, AbortController>();
+  readonly #subscriptions = new Set<string>();
+  readonly #deps: McpSessionDeps;
+  #closed = false;
+
+  private constructor(deps: McpSessionDeps, sessionId: () => string, init?: InitializeRequest["params"]) {
+    this.#deps = deps;
+    this.server = new Server(deps.serverInfo, {
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { subscribe: true, listChanged: false },
+        prompts: { listChanged: false },
+        completions: {},
+        logging: {},
+      },
+      ...(deps.instructions ? { instructions: deps.instructions } : {}),
+    });
+    this.transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: sessionId,
+      onsessioninitialized: (id) => {
+        if (!init) return;
+        this.record = {
+          sessionId: id,
+          protocolVersion: init.protocolVersion,
+          capabilities: init.capabilities as Record<string, unknown>,
+          clientInfo: init.clientInfo,
+          createdAt: new Date().toISOString(),
+        };
+        deps.onRecord(this, this.record);
+      },
+      onsessionclosed: () => deps.onEnded(this),
+    });
+    this.transport.onclose = () => this.#markClosed();
+    this.server.onerror = (error) => deps.logger.debug({ err: error }, "MCP session error");
+    this.#registerHandlers();
+  }
+
+  /** A new session for a client's initialize request (answered by `handle`). */
+  static async create(deps: McpSessionDeps, init: InitializeRequest["params"]): Promise<McpSession> {
+    const session = new McpSession(deps, () => randomUUID(), init);
+    await session.server.connect(session.transport);
+    return session;
+  }
+
+  /** The session a record describes, rebuilt by replaying its initialize handshake. */
+  static async restore(deps: McpSessionDeps, record: SessionRecord): Promise<McpSession> {
+    const session = new McpSession(deps, () => record.sessionId);
+    await session.server.connect(session.transport);
+    const headers: Record<string, string> = {
+      accept: "application/json, text/event-stream",
+      "content-type": "application/json",
+    };
+    const init = await session.transport.handleRequest(new Request(RESTORE_URL, { method: "POST", headers }), {
+      parsedBody: {
+        jsonrpc: "2.0",
+        id: "toolbus-restore",
+        method: "initialize",
+        params: {
+          protocolVersion: record.protocolVersion,
+          capabilities: record.capabilities,
+          clientInfo: record.clientInfo,
+        },
+      },
+    });
+    await init.text();
+    const version: Record<string, string> = SUPPORTED_PROTOCOL_VERSIONS.includes(record.protocolVersion)
+      ? { "mcp-protocol-version": record.protocolVersion }
+      : {};
+    const initialized = await session.transport.handleRequest(
+      new Request(RESTORE_URL, {
+        method: "POST",
+        headers: { ...headers, ...version, "mcp-session-id": record.sessionId },
+      }),
+      { parsedBody: { jsonrpc: "2.0", method: "notifications/initialized" } },
+    );
+    await initialized.text();
+    session.record = record;
+    return session;
+  }
+
+  get sessionId(): string | undefined {
+    return this.transport.sessionId;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  handle(request: Request, parsedBody?: unknown): Promise<Response> {
+    return this.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+  }
+
+  /** The client went away before these requests were answered. */
+  abortRequests(ids: readonly RequestId[]): void {
+    for (const id of ids) this.#inflight.get(id)?.abort(new Error("the MCP client closed the connection"));
+  }
+
+  notifyToolListChanged(): void {
+    if (this.#closed) return;
+    this.server.sendToolListChanged().catch((error: unknown) => {
+      this.#deps.logger.debug({ err: error, sessionId: this.sessionId }, "could not send tools/list_changed");
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const controller of this.#inflight.values()) controller.abort(new Error("the session closed"));
+    await this.server.close();
+  }
+
+  noteListed(revision: number): void {
+    this.#update({ listedRevision: revision });
+  }
+
+  setLogLevel(level: LoggingLevel): void {
+    this.#update({ logLevel: level });
+  }
+
+  subscribe(uri: string): void {
+    if (this.#subscriptions.size >= MAX_SUBSCRIPTIONS && !this.#subscriptions.has(uri)) {
+      throw new RequestFailure(
+        JsonRpcCode.invalidRequest,
+        `too many resource subscriptions in this session (at most ${MAX_SUBSCRIPTIONS}); unsubscribe from some first`,
+      );
+    }
+    this.#subscriptions.add(uri);
+  }
+
+  unsubscribe(uri: string): void {
+    this.#subscriptions.delete(uri);
+  }
+
+  #update(change: Partial<SessionRecord>): void {
+    if (!this.record) return;
+    const changed = Object.entries(change).some(([key, value]) => this.record?.[key as keyof SessionRecord] !== value);
+    if (!changed) return;
+    this.record = { ...this.record, ...change };
+    this.#deps.onRecord(this, this.record);
+  }
+
+  #markClosed(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#deps.onClosed(this);
+  }
+
+  #registerHandlers(): void {
+    const { server } = this;
+    const deps = this.#deps;
+    server.setRequestHandler(ListToolsRequestSchema, () => this.#run(() => listTools(this, deps.ports)));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      this.#tracked(extra, (signal) =>
+        callTool(
+          { name: request.params.name, arguments: request.params.arguments },
+          this.#channel(extra, signal),
+          { ports: deps.ports, logger: deps.logger, answerTimeoutMs: deps.answerTimeoutMs },
+        ),
+      ),
+    );
+    server.setRequestHandler(ListResourcesRequestSchema, () => this.#run(() => deps.resources.list()));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => this.#run(() => deps.resources.templates()));
+    server.setRequestHandler(ReadResourceRequestSchema, (request) =>
+      this.#run(() => deps.resources.read(request.params.uri)),
+    );
+    server.setRequestHandler(SubscribeRequestSchema, (request) =>
+      this.#run(async () => deps.resources.subscribe(request.params.uri, this)),
+    );
+    server.setRequestHandler(UnsubscribeRequestSchema, (request) =>
+      this.#run(async () => deps.resources.unsubscribe(request.params.uri, this)),
+    );
+    server.setRequestHandler(ListPromptsRequestSchema, () => listPrompts());
+    server.setRequestHandler(GetPromptRequestSchema, (request) => this.#run(async () => getPrompt(request.params.name)));
+    server.setRequestHandler(CompleteRequestSchema, () => complete());
+    server.setRequestHandler(SetLevelRequestSchema, (request) =>
+      this.#run(async () => setLogLevel(request.params.level, this)),
+    );
+  }
+
+  #channel(extra: Extra, signal: AbortSignal): ClientChannel {
+    const record = this.record;
+    const progressToken = extra._meta?.progressToken;
+    return {
+      capabilities: (this.server.getClientCapabilities() ?? record?.capabilities ?? {}) as Record<string, unknown>,
+      logLevel: record?.logLevel,
+      listedRevision: record?.listedRevision,
+      signal,
+      progressToken,
+      notify: (notification) =>
+        extra.sendNotification(notification as ServerNotification).catch((error: unknown) => {
+          this.#deps.logger.debug({ err: error }, "could not relay a notification to the client");
+        }),
+      elicit: (params, options) =>
+        extra.sendRequest({ method: "elicitation/create", params } as ServerRequest, ElicitResultSchema, {
+          timeout: options.timeoutMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+        }),
+    };
+  }
+
+  /** Runs a request the client may cancel or abandon, with its own abort signal. */
+  async #tracked<T>(extra: Extra, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    this.#inflight.set(extra.requestId, controller);
+    try {
+      return await this.#run(() => run(AbortSignal.any([extra.signal, controller.signal])));
+    } finally {
+      this.#inflight.delete(extra.requestId);
+    }
+  }
+
+  async #run<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      // The SDK answers with the error's own `code` and `message` (RequestFailure carries both).
+      if (!(error instanceof RequestFailure || error instanceof McpError)) {
+        this.#deps.logger.error({ err: error }, "an MCP request failed");
+      }
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * The sessions this replica holds: created on initialize, found by id (or rebuilt from the
+ * session store when another replica started them), expired after the idle TTL, capped in
+ * number (the least recently used idle session makes room), and told when the tool listing
+ * changed.
+ */
+import type { Logger } from "@toolbus/bus";
+import type { InitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { SessionRecord } from "../../core/session-record.js";
+import type { SessionStore } from "../nats/session-store.js";
+import { McpSession, type McpSessionDeps } from "./mcp-session.js";
+
+export interface SessionRegistryOptions {
+  session: Omit<McpSessionDeps, "onRecord" | "onEnded" | "onClosed">;
+  store: SessionStore;
+  logger: Logger;
+  idleTtlMs: number;
+  maxSessions: number;
+  now(): number;
+}
+
+/** No room for another session: every held session is busy. */
+export class SessionsFull extends Error {
+  constructor(max: number) {
+    super(
+      `the gateway holds its maximum of ${max} sessions and all are in use; retry later, or end unused sessions with DELETE /mcp`,
+    );
+    this.name = "SessionsFull";
+  }
+}
+
+export class SessionRegistry {
+  readonly #sessions = new Map<string, McpSession>();
+  readonly #restoring = new Map<string, Promise<McpSession | undefined>>();
+  readonly #stored = new Map<string, number>();
+  readonly #options: SessionRegistryOptions;
+  readonly #sweeper: NodeJS.Timeout;
+
+  constructor(options: SessionRegistryOptions) {
+    this.#options = options;
+    options.store.onClosed((sessionId) => {
+      const session = this.#sessions.get(sessionId);
+      if (session) void this.#drop(session, "ended by the client on another replica");
+    });
+    this.#sweeper = setInterval(() => this.sweep(), Math.max(250, Math.min(options.idleTtlMs / 4, 30_000)));
+    this.#sweeper.unref();
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /** A session for a client's initialize request. Throws `SessionsFull` when there is no room. */
+  async create(init: InitializeRequest["params"]): Promise<McpSession> {
+    this.#makeRoom();
+    return McpSession.create(this.#sessionDeps(), init);
+  }
+
+  /** The session with this id, rebuilt from its record if another replica started it. */
+  async find(sessionId: string): Promise<McpSession | undefined> {
+    const held = this.#sessions.get(sessionId);
+    if (held) return held;
+    let restoring = this.#restoring.get(sessionId);
+    if (!restoring) {
+      restoring = this.#restore(sessionId).finally(() => this.#restoring.delete(sessionId));
+      this.#restoring.set(sessionId, restoring);
+    }
+    return restoring;
+  }
+
+  /** Marks a request on the session as started; call `finished` when its response ended. */
+  begin(session: McpSession): () => void {
+    session.openResponses += 1;
+    session.lastSeen = this.#options.now();
+    this.#refreshRecord(session);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      session.openResponses -= 1;
+      session.lastSeen = this.#options.now();
+    };
+  }
+
+  notifyToolListChanged(): void {
+    for (const session of this.#sessions.values()) session.notifyToolListChanged();
+  }
+
+  /** Closes sessions idle for longer than the TTL (no request, no open stream). */
+  sweep(): void {
+    const cutoff = this.#options.now() - this.#options.idleTtlMs;
+    for (const session of [...this.#sessions.values()]) {
+      if (session.openResponses === 0 && session.lastSeen < cutoff) void this.#drop(session, "idle");
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    clearInterval(this.#sweeper);
+    await Promise.all([...this.#sessions.values()].map((session) => this.#drop(session, "gateway stopping")));
+  }
+
+  #sessionDeps(): McpSessionDeps {
+    return {
+      ...this.#options.session,
+      onRecord: (session, record) => this.#onRecord(session, record),
+      onEnded: (session) => {
+        if (session.sessionId !== undefined) this.#options.store.remove(session.sessionId);
+      },
+      onClosed: (session) => this.#onClosed(session),
+    };
+  }
+
+  /** A new session is held from the moment its transport assigned the id (its first record). */
+  #onRecord(session: McpSession, record: SessionRecord): void {
+    if (session.closed) return;
+    if (!this.#sessions.has(record.sessionId)) session.lastSeen = this.#options.now();
+    this.#sessions.set(record.sessionId, session);
+    this.#stored.set(record.sessionId, this.#options.now());
+    this.#options.store.put(record);
+  }
+
+  #onClosed(session: McpSession): void {
+    const id = session.sessionId;
+    if (id === undefined) return;
+    if (this.#sessions.get(id) === session) this.#sessions.delete(id);
+    this.#stored.delete(id);
+  }
+
+  /** Keeps the stored record from expiring while the session is in use. */
+  #refreshRecord(session: McpSession): void {
+    const record = session.record;
+    if (!record) return;
+    const last = this.#stored.get(record.sessionId) ?? 0;
+    if (this.#options.now() - last < this.#options.idleTtlMs / 3) return;
+    this.#stored.set(record.sessionId, this.#options.now());
+    this.#options.store.put(record);
+  }
+
+  async #restore(sessionId: string): Promise<McpSession | undefined> {
+    const record = await this.#options.store.get(sessionId);
+    if (!record) return undefined;
+    this.#makeRoom();
+    const session = await McpSession.restore(this.#sessionDeps(), record);
+    session.lastSeen = this.#options.now();
+    this.#sessions.set(sessionId, session);
+    this.#stored.set(sessionId, this.#options.now());
+    this.#options.logger.info({ sessionId }, "rebuilt a session started on another replica");
+    return session;
+  }
+
+  #makeRoom(): void {
+    if (this.#sessions.size < this.#options.maxSessions) return;
+    let oldest: McpSession | undefined;
+    for (const session of this.#sessions.values()) {
+      if (session.openResponses > 0) continue;
+      if (!oldest || session.lastSeen < oldest.lastSeen) oldest = session;
+    }
+    if (!oldest) throw new SessionsFull(this.#options.maxSessions);
+    void this.#drop(oldest, "evicted to make room");
+  }
+
+  async #drop(session: McpSession, why: string): Promise<void> {
+    const id = session.sessionId;
+    if (id !== undefined && this.#sessions.get(id) === session) this.#sessions.delete(id);
+    if (id !== undefined) this.#stored.delete(id);
+    this.#options.logger.debug({ sessionId: id, why }, "closing session");
+    await session.close().catch(() => undefined);
+  }
+}

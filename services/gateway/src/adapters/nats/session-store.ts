@@ -1,0 +1,75 @@
+/**
+ * Session records in the KV bucket `<prefix>_gateway_sessions` (entries expire after the idle
+ * TTL unless touched), and the `<prefix>.gateway.session_closed` broadcast that tells every
+ * replica to drop a session a client ended with DELETE.
+ */
+import type { KV } from "@nats-io/kv";
+import type { Subscription } from "@nats-io/transport-node";
+import { type Bus, ensureKv, type Logger } from "@toolbus/bus";
+import { gatewayNames, SESSION_ID_PATTERN, type SessionRecord, SessionRecordSchema } from "../../core/session-record.js";
+
+export interface SessionStore {
+  get(sessionId: string): Promise<SessionRecord | undefined>;
+  /** Fire and forget: a failed write is logged, the session goes on locally. */
+  put(record: SessionRecord): void;
+  /** Deletes the record and tells the other replicas. */
+  remove(sessionId: string): void;
+  /** Calls `onClosed` when any replica removed a session. */
+  onClosed(listener: (sessionId: string) => void): void;
+  stop(): void;
+}
+
+export async function openSessionStore(deps: {
+  bus: Bus;
+  prefix: string;
+  ttlMs: number;
+  logger: Logger;
+}): Promise<SessionStore> {
+  const { bus, logger } = deps;
+  const names = gatewayNames(deps.prefix);
+  let kv: KV | undefined;
+  try {
+    kv = await ensureKv(bus, names.sessionsBucket, { history: 1, ttl: deps.ttlMs });
+  } catch (err) {
+    logger.warn({ err }, "no session bucket: sessions live on this replica only");
+  }
+  const listeners: Array<(sessionId: string) => void> = [];
+  const subscription: Subscription = bus.nc.subscribe(names.sessionClosed, {
+    callback: (error, msg) => {
+      if (error) return;
+      const sessionId = msg.string();
+      for (const listener of listeners) listener(sessionId);
+    },
+  });
+  return {
+    async get(sessionId) {
+      if (!kv || !SESSION_ID_PATTERN.test(sessionId)) return undefined;
+      try {
+        const entry = await kv.get(sessionId);
+        if (!entry || entry.operation !== "PUT") return undefined;
+        const parsed = SessionRecordSchema.safeParse(entry.json());
+        return parsed.success ? parsed.data : undefined;
+      } catch (err) {
+        logger.warn({ err, sessionId }, "could not read a session record");
+        return undefined;
+      }
+    },
+    put(record) {
+      kv?.put(record.sessionId, JSON.stringify(record)).catch((err: unknown) => {
+        logger.warn({ err, sessionId: record.sessionId }, "could not store a session record");
+      });
+    },
+    remove(sessionId) {
+      kv?.delete(sessionId).catch((err: unknown) => {
+        logger.warn({ err, sessionId }, "could not delete a session record");
+      });
+      bus.nc.publish(names.sessionClosed, sessionId);
+    },
+    onClosed(listener) {
+      listeners.push(listener);
+    },
+    stop() {
+      subscription.unsubscribe();
+    },
+  };
+}

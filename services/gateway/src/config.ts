@@ -1,0 +1,46 @@
+/**
+ * The gateway process's own settings: environment and command line, validated once. The
+ * `[gateway]` table (port, host, naming, tokens_env, allowed_hosts) comes from toolbus.toml;
+ * `--port` and `--host` override it.
+ */
+import { parseArgs } from "node:util";
+import { loadConfig } from "@toolbus/bus";
+import { z } from "zod";
+import { DEFAULT_GATEWAY_LIMITS } from "./gateway-service.js";
+
+const Seconds = z.coerce.number().positive();
+
+const GatewaySettingsSchema = z.object({
+  natsUrl: z.string().min(1).default("nats://127.0.0.1:4222"),
+  prefix: z.string().min(1).default("toolbus"),
+  configPath: z.string().min(1).optional(),
+  logLevel: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+  port: z.coerce.number().int().min(0).max(65535).optional(),
+  host: z.string().min(1).optional(),
+  /** `TOOLBUS_GATEWAY_SESSION_TTL_SEC`: idle sessions expire after this. */
+  sessionIdleTtlSec: Seconds.default(DEFAULT_GATEWAY_LIMITS.sessionIdleTtlMs / 1000),
+  /** `TOOLBUS_GATEWAY_MAX_SESSIONS`. */
+  maxSessions: z.coerce.number().int().positive().default(DEFAULT_GATEWAY_LIMITS.maxSessions),
+  /** `TOOLBUS_GATEWAY_BODY_LIMIT_BYTES`. */
+  bodyLimitBytes: z.coerce.number().int().positive().default(DEFAULT_GATEWAY_LIMITS.bodyLimitBytes),
+});
+export type GatewaySettings = z.output<typeof GatewaySettingsSchema>;
+
+export function loadGatewaySettings(argv: readonly string[], env: NodeJS.ProcessEnv): Readonly<GatewaySettings> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { config: { type: "string" }, port: { type: "string" }, host: { type: "string" } },
+    strict: true,
+  });
+  return loadConfig(GatewaySettingsSchema, {
+    natsUrl: env.NATS_URL || undefined,
+    prefix: env.TOOLBUS_PREFIX || undefined,
+    configPath: values.config ?? (env.TOOLBUS_CONFIG || undefined),
+    logLevel: env.LOG_LEVEL || undefined,
+    port: values.port,
+    host: values.host,
+    sessionIdleTtlSec: env.TOOLBUS_GATEWAY_SESSION_TTL_SEC || undefined,
+    maxSessions: env.TOOLBUS_GATEWAY_MAX_SESSIONS || undefined,
+    bodyLimitBytes: env.TOOLBUS_GATEWAY_BODY_LIMIT_BYTES || undefined,
+  });
+}

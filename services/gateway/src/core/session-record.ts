@@ -1,0 +1,38 @@
+/**
+ * What a gateway replica needs to serve a session another replica started: the client's
+ * initialize request (protocol version, capabilities, client info) plus the little state the
+ * client set since (log level, the catalog revision it last listed). Kept in the NATS KV bucket
+ * `<prefix>_gateway_sessions`; a replica that does not hold a session rebuilds it from this.
+ */
+import { LoggingLevel } from "@toolbus/protocol";
+import { z } from "zod";
+
+/** The ids this gateway issues are UUIDs; anything else is never looked up. */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9-]{8,128}$/;
+
+export const SessionRecordSchema = z.object({
+  sessionId: z.string().regex(SESSION_ID_PATTERN),
+  protocolVersion: z.string().min(1),
+  capabilities: z.record(z.string(), z.unknown()),
+  clientInfo: z.looseObject({ name: z.string(), version: z.string() }),
+  createdAt: z.string(),
+  /** The catalog revision of the client's last `tools/list`: calls are checked against it. */
+  listedRevision: z.int().nonnegative().optional(),
+  logLevel: z.enum(LoggingLevel).optional(),
+});
+export type SessionRecord = z.infer<typeof SessionRecordSchema>;
+
+/** Internal names of the gateway on the bus (not part of the contract). */
+export function gatewayNames(prefix: string): { sessionsBucket: string; sessionClosed: string } {
+  return { sessionsBucket: `${prefix}_gateway_sessions`, sessionClosed: `${prefix}.gateway.session_closed` };
+}
+
+/** Whether a client's initialize capabilities allow an elicitation of this mode. */
+export function supportsElicitation(capabilities: Record<string, unknown>, mode: "form" | "url"): boolean {
+  const elicitation = capabilities.elicitation;
+  if (elicitation === null || typeof elicitation !== "object") return false;
+  const keys = Object.keys(elicitation);
+  // `elicitation: {}` is the pre-2025-11-25 way of saying form support.
+  if (keys.length === 0) return mode === "form";
+  return (elicitation as Record<string, unknown>)[mode] !== undefined;
+}

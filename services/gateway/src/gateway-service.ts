@@ -1,0 +1,149 @@
+/**
+ * The gateway, assembled: the catalog view, the bus clients (dispatch, resources, call relays,
+ * approvals, session store), the MCP session registry and the HTTP app, listening. Used by
+ * main.ts, by tests, and by an all-in-one process that runs the gateway in-process.
+ */
+import { randomUUID } from "node:crypto";
+import type { Bus, Logger } from "@toolbus/bus";
+import type { GatewayConfig } from "@toolbus/config";
+import type { Subjects } from "@toolbus/protocol";
+import type { FastifyInstance } from "fastify";
+import { buildHttpApp } from "./adapters/http/http-app.js";
+import { SessionRegistry } from "./adapters/mcp/session-registry.js";
+import { approvalsClient } from "./adapters/nats/approvals-client.js";
+import { busHealth } from "./adapters/nats/bus-health.js";
+import { callRelayListener } from "./adapters/nats/call-relay.js";
+import { CatalogView } from "./adapters/nats/catalog-view.js";
+import { openSessionStore } from "./adapters/nats/session-store.js";
+import { dispatchClient, resourcesClient } from "./adapters/nats/toolbus-clients.js";
+import { resourceHandlers } from "./handlers/resources.js";
+import type { GatewayPorts } from "./ports.js";
+
+export interface GatewayLimits {
+  /** A session with no request and no open stream for this long is closed. */
+  sessionIdleTtlMs: number;
+  /** Sessions held at once; past it the least recently used idle one is closed. */
+  maxSessions: number;
+  /** Larger request bodies are answered 413. */
+  bodyLimitBytes: number;
+  /** How long a tools/call may wait for the dispatcher: approval wait plus the tool's own timeout. */
+  callTimeoutMs: number;
+  /** How long a client may take to answer an elicitation (approval or relayed). */
+  answerTimeoutMs: number;
+  /** The catalog is fetched this often even without a catalog event. */
+  catalogPollMs: number;
+  /** Bound of resource list/read requests to the catalog. */
+  resourceTimeoutMs: number;
+}
+
+export const DEFAULT_GATEWAY_LIMITS: Readonly<GatewayLimits> = Object.freeze({
+  sessionIdleTtlMs: 30 * 60_000,
+  maxSessions: 10_000,
+  bodyLimitBytes: 4 * 1024 * 1024,
+  callTimeoutMs: 16 * 60_000,
+  answerTimeoutMs: 10 * 60_000,
+  catalogPollMs: 30_000,
+  resourceTimeoutMs: 60_000,
+});
+
+export interface GatewayDeps {
+  bus: Bus;
+  subjects: Subjects;
+  logger: Logger;
+  /** `[gateway]` from toolbus.toml; port 0 picks a free port. */
+  gateway: Pick<GatewayConfig, "port" | "host" | "naming" | "allowedHosts">;
+  /** Accepted bearer tokens (see `resolveGatewayTokens`); none or empty turns auth off. */
+  tokens?: readonly string[];
+  limits?: Partial<GatewayLimits>;
+  version?: string;
+}
+
+export interface RunningGateway {
+  /** `http://<host>:<port>`; the MCP endpoint is `${url}/mcp`. */
+  url: string;
+  app: FastifyInstance;
+  /** Sessions this replica holds now. */
+  sessions(): number;
+  /** Bus connected and catalog loaded (what `/readyz` reports). */
+  ready(): boolean;
+  /** Stops listening, closes every session and the bus subscriptions (not the bus itself). */
+  stop(): Promise<void>;
+}
+
+export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
+  const { bus, subjects, logger } = deps;
+  const limits: GatewayLimits = { ...DEFAULT_GATEWAY_LIMITS, ...deps.limits };
+  const version = deps.version ?? "0.1.0";
+  const health = busHealth(bus.nc);
+
+  let registry: SessionRegistry | undefined;
+  const catalog = new CatalogView({
+    bus,
+    subjects,
+    naming: deps.gateway.naming,
+    logger,
+    pollMs: limits.catalogPollMs,
+    firstLoadWaitMs: 5_000,
+    onListingChanged: () => registry?.notifyToolListChanged(),
+  });
+  catalog.start();
+
+  const approvals = approvalsClient(bus, subjects, logger);
+  const ports: GatewayPorts = {
+    catalog,
+    dispatch: dispatchClient(bus, subjects, limits.callTimeoutMs),
+    relay: callRelayListener(bus.nc, subjects, logger),
+    approvals,
+    resources: resourcesClient(bus, subjects, limits.resourceTimeoutMs),
+    newCallId: () => `gw-${randomUUID()}`,
+  };
+  const store = await openSessionStore({ bus, prefix: subjects.prefix, ttlMs: limits.sessionIdleTtlMs, logger });
+  registry = new SessionRegistry({
+    session: {
+      ports,
+      resources: resourceHandlers({ resources: ports.resources, directoryTtlMs: 30_000, now: () => Date.now() }),
+      logger,
+      serverInfo: { name: "toolbus", version },
+      instructions:
+        "toolbus gateway: the tools and resources of every MCP server configured in toolbus, behind one URL.",
+      answerTimeoutMs: limits.answerTimeoutMs,
+    },
+    store,
+    logger,
+    idleTtlMs: limits.sessionIdleTtlMs,
+    maxSessions: limits.maxSessions,
+    now: () => performance.now(),
+  });
+
+  const app = buildHttpApp({
+    registry,
+    logger,
+    allowedHosts: deps.gateway.allowedHosts,
+    tokens: deps.tokens ?? [],
+    bodyLimitBytes: limits.bodyLimitBytes,
+    readiness: () => ({ bus: health.connected(), catalog: catalog.loaded }),
+  });
+  const address = await app.listen({ port: deps.gateway.port, host: deps.gateway.host });
+  // A wildcard bind is reached on loopback from this host.
+  const url = address.replace("://0.0.0.0", "://127.0.0.1");
+  logger.info({ url, naming: deps.gateway.naming }, `gateway listening on ${url}/mcp`);
+
+  let stopping: Promise<void> | undefined;
+  const held = registry;
+  return {
+    url,
+    app,
+    sessions: () => held.size,
+    ready: () => health.connected() && catalog.loaded,
+    stop: () => {
+      stopping ??= (async () => {
+        catalog.stop();
+        approvals.stop();
+        store.stop();
+        await held.closeAll();
+        await app.close();
+      })();
+      return stopping;
+    },
+  };
+}

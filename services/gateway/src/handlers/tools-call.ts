@@ -1,0 +1,182 @@
+/**
+ * `tools/call`: the exposed name looked up in the table (never parsed), the call sent through
+ * `toolbus.dispatch.call` with the fingerprint and revision this client was shown, and while it
+ * runs: the server's progress, log messages and elicitations relayed to the client, and the
+ * call's approval put to the client as an elicitation when it can answer one. A client that
+ * goes away withdraws the call's pending approval.
+ */
+import type { Logger } from "@toolbus/bus";
+import {
+  type ApprovalRequest,
+  type CallElicitationRequest,
+  type CallElicitationResult,
+  type ToolCallRequest,
+  WireError,
+} from "@toolbus/protocol";
+import { approvalChoice, approvalElicitation } from "../core/approval-elicitation.js";
+import { type McpCallResult, mcpCallResult } from "../core/call-result.js";
+import { JsonRpcCode } from "../core/jsonrpc-errors.js";
+import { passesLogLevel } from "../core/log-level.js";
+import { supportsElicitation } from "../core/session-record.js";
+import { type ClientChannel, type GatewayPorts, RequestFailure } from "../ports.js";
+
+export interface ToolCallDeps {
+  ports: Pick<GatewayPorts, "catalog" | "dispatch" | "relay" | "approvals" | "newCallId">;
+  logger: Logger;
+  /** How long the client may take to answer an elicitation (approval or relayed). */
+  answerTimeoutMs: number;
+}
+
+export async function callTool(
+  params: { name: string; arguments?: Record<string, unknown> | undefined },
+  client: ClientChannel,
+  deps: ToolCallDeps,
+): Promise<McpCallResult> {
+  const { ports } = deps;
+  const state = await ports.catalog.current();
+  const entry = state.table.resolve(params.name);
+  if (!entry) {
+    throw new RequestFailure(
+      JsonRpcCode.invalidParams,
+      `Unknown tool: ${params.name}. It is not in the toolbus catalog (revision ${state.revision}); call tools/list for the current names`,
+    );
+  }
+  const callId = ports.newCallId();
+  const logger = deps.logger.child({ callId, server: entry.server, tool: entry.rawName });
+  const request: ToolCallRequest = {
+    callId,
+    tool: { namespace: entry.callableNamespace, name: entry.callableName },
+    arguments: params.arguments === undefined ? "" : JSON.stringify(params.arguments),
+    toolFingerprint: entry.fingerprint,
+    ...(client.listedRevision !== undefined ? { catalogRevision: client.listedRevision } : {}),
+  };
+
+  const elicit = (payload: Record<string, unknown>, signal?: AbortSignal) =>
+    client.elicit(payload, {
+      timeoutMs: deps.answerTimeoutMs,
+      signal: signal ? AbortSignal.any([signal, client.signal]) : client.signal,
+    });
+
+  const stopRelay = ports.relay.open(callId, {
+    progress(event) {
+      if (client.progressToken === undefined) return;
+      void client.notify({
+        method: "notifications/progress",
+        params: {
+          progressToken: client.progressToken,
+          progress: event.progress,
+          ...(event.total !== undefined ? { total: event.total } : {}),
+          ...(event.message !== undefined ? { message: event.message } : {}),
+        },
+      });
+    },
+    logging(event) {
+      if (!passesLogLevel(event.level, client.logLevel)) return;
+      void client.notify({
+        method: "notifications/message",
+        params: {
+          level: event.level,
+          ...(event.logger !== undefined ? { logger: event.logger } : {}),
+          data: event.data,
+        },
+      });
+    },
+    elicitation: (relayed) => relayElicitation(relayed, client, elicit, logger),
+  });
+
+  const approvalAsks = new Map<string, AbortController>();
+  let gone = false;
+  const stopApprovals = ports.approvals.watch(callId, {
+    pending(approval) {
+      if (gone) {
+        void ports.approvals.cancel(callId, "the MCP client that made the call went away");
+        return;
+      }
+      if (!supportsElicitation(client.capabilities, "form")) return;
+      const asked = new AbortController();
+      approvalAsks.set(approval.requestId, asked);
+      void askApproval(approval, () => elicit(approvalElicitation(approval), asked.signal), deps, logger);
+    },
+    resolved(requestId) {
+      approvalAsks.get(requestId)?.abort(new Error("the approval was answered elsewhere"));
+      approvalAsks.delete(requestId);
+    },
+  });
+  const cleanup = () => {
+    stopRelay();
+    stopApprovals();
+  };
+
+  const dispatched = ports.dispatch.call(request);
+  let cleanupLater = false;
+  try {
+    const reply = await Promise.race([dispatched, abortion(client.signal)]);
+    return mcpCallResult(reply);
+  } catch (error) {
+    if (client.signal.aborted) {
+      gone = true;
+      cleanupLater = true;
+      logger.info("the MCP client went away during the call; withdrawing its approval");
+      void ports.approvals.cancel(callId, "the MCP client that made the call went away");
+      // Keep listening until the dispatcher answers, so an approval asked after this is withdrawn too.
+      void dispatched.then(cleanup, cleanup);
+      throw new RequestFailure(JsonRpcCode.serverError, "the tool call was cancelled by the client");
+    }
+    if (error instanceof WireError) {
+      logger.warn({ code: error.code }, `dispatch failed: ${error.message}`);
+      return {
+        content: [{ type: "text", text: `toolbus could not run ${params.name}: ${error.message}` }],
+        isError: true,
+      };
+    }
+    throw error;
+  } finally {
+    if (!cleanupLater) cleanup();
+  }
+}
+
+/** A server's elicitation during the call, put to the client when it can answer that mode. */
+async function relayElicitation(
+  relayed: CallElicitationRequest,
+  client: ClientChannel,
+  elicit: (payload: Record<string, unknown>) => Promise<CallElicitationResult>,
+  logger: Logger,
+): Promise<CallElicitationResult> {
+  const mode = relayed.request.mode === "url" ? "url" : "form";
+  if (!supportsElicitation(client.capabilities, mode)) return { action: "decline" };
+  try {
+    return await elicit(relayed.request);
+  } catch (error) {
+    logger.info({ err: error }, "the client did not answer the server's elicitation; cancelling it");
+    return { action: "cancel" };
+  }
+}
+
+async function askApproval(
+  approval: ApprovalRequest,
+  ask: () => Promise<CallElicitationResult>,
+  deps: ToolCallDeps,
+  logger: Logger,
+): Promise<void> {
+  let choice: ReturnType<typeof approvalChoice>;
+  try {
+    choice = approvalChoice(await ask(), approval);
+  } catch (error) {
+    // Answered elsewhere, or the client went away: the approval waits for the inbox or its timeout.
+    logger.debug({ err: error, requestId: approval.requestId }, "approval elicitation ended without an answer");
+    return;
+  }
+  try {
+    await deps.ports.approvals.resolve(approval.requestId, choice);
+    logger.info({ requestId: approval.requestId, choice }, "approval answered by the MCP client");
+  } catch (error) {
+    logger.info({ err: error, requestId: approval.requestId }, "the approvals service did not take the client's answer");
+  }
+}
+
+function abortion(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * What the handlers need from the rest of toolbus (the bus adapters) and from the MCP client
+ * they serve (the session adapter). Handlers see only these interfaces.
+ */
+import type {
+  ApprovalChoice,
+  ApprovalRequest,
+  CallElicitationRequest,
+  CallElicitationResult,
+  CallLogging,
+  CallProgress,
+  LoggingLevel,
+  ResourcesReadResult,
+  ServerResource,
+  ServerResourceTemplate,
+  ToolCallReply,
+  ToolCallRequest,
+} from "@toolbus/protocol";
+import type { ElicitAnswer } from "./core/approval-elicitation.js";
+import type { ExposedNameTable } from "./core/exposed-names.js";
+import type { ListedTool } from "./core/tool-listing.js";
+
+/** One catalog revision as MCP clients see it. */
+export interface CatalogState {
+  readonly revision: number;
+  readonly table: ExposedNameTable;
+  readonly tools: readonly ListedTool[];
+}
+
+export interface CatalogPort {
+  /** The current state; waits a little for the first one, then throws an Error saying what is wrong. */
+  current(): Promise<CatalogState>;
+}
+
+export interface DispatchPort {
+  /** Throws `WireError` when the dispatcher could not be asked or did not answer. */
+  call(request: ToolCallRequest): Promise<ToolCallReply>;
+}
+
+export interface CallRelaySinks {
+  progress(event: CallProgress): void;
+  logging(event: CallLogging): void;
+  elicitation(request: CallElicitationRequest): Promise<CallElicitationResult>;
+}
+
+export interface CallRelayPort {
+  /** Listens to what the call's server sends while it runs; returns the function that stops listening. */
+  open(callId: string, sinks: CallRelaySinks): () => void;
+}
+
+export interface ApprovalListener {
+  pending(request: ApprovalRequest): void;
+  /** Someone (this client, the inbox, a timeout) answered the request. */
+  resolved(requestId: string): void;
+}
+
+export interface ApprovalsPort {
+  /** Listens to the approval requests of one call; returns the function that stops listening. */
+  watch(callId: string, listener: ApprovalListener): () => void;
+  /** Throws `WireError` when the approvals service refuses (already resolved, expired) or is gone. */
+  resolve(requestId: string, choice: ApprovalChoice): Promise<void>;
+  /** Withdraws the call's pending approval, if any; never throws. */
+  cancel(callId: string, reason: string): Promise<void>;
+}
+
+export interface ResourcesPort {
+  list(): Promise<ServerResource[]>;
+  templates(): Promise<ServerResourceTemplate[]>;
+  /** Throws `WireError` when the server cannot read it (or has no such resource). */
+  read(server: string, uri: string): Promise<ResourcesReadResult>;
+}
+
+export interface GatewayPorts {
+  catalog: CatalogPort;
+  dispatch: DispatchPort;
+  relay: CallRelayPort;
+  approvals: ApprovalsPort;
+  resources: ResourcesPort;
+  newCallId(): string;
+}
+
+/** The MCP client a request came from, as a handler may use it while it runs. */
+export interface ClientChannel {
+  readonly capabilities: Readonly<Record<string, unknown>>;
+  readonly logLevel: LoggingLevel | undefined;
+  /** The catalog revision of this session's last `tools/list`, if it listed. */
+  readonly listedRevision: number | undefined;
+  /** Aborted when the client cancels the request or goes away. */
+  readonly signal: AbortSignal;
+  readonly progressToken: string | number | undefined;
+  /** Sends a notification on the request's stream; resolves even if the client is gone. */
+  notify(notification: { method: string; params: Record<string, unknown> }): Promise<void>;
+  /** Sends `elicitation/create` on the request's stream and waits for the answer. */
+  elicit(params: Record<string, unknown>, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ElicitAnswer>;
+}
+
+/** The per-session state a request may change (kept in the session record, so replicas share it). */
+export interface SessionStatePort {
+  noteListed(revision: number): void;
+  setLogLevel(level: LoggingLevel): void;
+  subscribe(uri: string): void;
+  unsubscribe(uri: string): void;
+}
+
+/** An MCP request that cannot be answered, as a JSON-RPC error (code from `JsonRpcCode`). */
+export class RequestFailure extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "RequestFailure";
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * The memory service's configuration, read from the environment once at start-up: one zod
+ * schema with every default; `loadMemoryConfig` reports every problem at once, then freezes.
+ */
+import { loadConfig } from "@toolbus/bus";
+import { DEFAULT_PREFIX, validatePrefix } from "@toolbus/protocol";
+import { z } from "zod";
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+/** An unset or empty variable takes the default. */
+const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : value);
+
+function integer(defaultValue: number, min: number, max: number, unit: string) {
+  const error = `must be a whole number of ${unit} from ${min} to ${max}`;
+  return z.preprocess(
+    unsetIfEmpty,
+    z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error }).default(defaultValue),
+  );
+}
+
+/** Every environment variable the service reads, with its default. */
+export const MemoryEnvVariables = z.object({
+  NATS_URL: z.preprocess(unsetIfEmpty, z.string().default("nats://127.0.0.1:4222")),
+  DATABASE_URL: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string({ error: "missing; set it to the Postgres URL, e.g. postgres://user:pass@host:5432/db" })
+      .regex(/^postgres(ql)?:\/\//, {
+        error:
+          "must be a postgres:// URL; put the schema in it with ?options=-c%20search_path%3D<schema> if needed",
+      }),
+  ),
+  TOOLBUS_PREFIX: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .default(DEFAULT_PREFIX)
+      .superRefine((value, ctx) => {
+        try {
+          validatePrefix(value);
+        } catch (err) {
+          ctx.addIssue({ code: "custom", message: (err as Error).message });
+        }
+      }),
+  ),
+  LOG_LEVEL: z.preprocess(
+    (value) => (typeof value === "string" ? unsetIfEmpty(value.trim().toLowerCase()) : value),
+    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }).default("info"),
+  ),
+  /** Messages taken from the stream per batch (and per transaction). */
+  MEMORY_BATCH_SIZE: integer(100, 1, 10_000, "messages"),
+  /** How long a fetch waits for its batch to fill; the JetStream client's minimum is 1,000. */
+  MEMORY_BATCH_WAIT_MS: integer(1_000, 1_000, 60_000, "ms"),
+  /** Deliveries of a message that keeps failing before it is parked. */
+  MEMORY_MAX_DELIVERIES: integer(5, 1, 1_000, "deliveries"),
+  /** First delay before a failing message is redelivered; doubles per delivery, at most 60 s. */
+  MEMORY_REDELIVERY_DELAY_MS: integer(1_000, 10, 60_000, "ms"),
+  /** How long the server waits for an ack before redelivering; a held batch is kept alive. */
+  MEMORY_ACK_WAIT_MS: integer(30_000, 1_000, 600_000, "ms"),
+});
+
+export const MemoryEnvSchema = MemoryEnvVariables.transform((env) => ({
+  natsUrl: env.NATS_URL,
+  databaseUrl: env.DATABASE_URL,
+  prefix: env.TOOLBUS_PREFIX,
+  logLevel: env.LOG_LEVEL,
+  batchSize: env.MEMORY_BATCH_SIZE,
+  batchWaitMs: env.MEMORY_BATCH_WAIT_MS,
+  maxDeliveries: env.MEMORY_MAX_DELIVERIES,
+  redeliveryDelayMs: env.MEMORY_REDELIVERY_DELAY_MS,
+  ackWaitMs: env.MEMORY_ACK_WAIT_MS,
+}));
+
+export type MemoryConfig = z.output<typeof MemoryEnvSchema>;
+
+/** Throws `ConfigError` (from @toolbus/bus) listing every problem. */
+export function loadMemoryConfig(env: Readonly<Record<string, string | undefined>>): Readonly<MemoryConfig> {
+  return loadConfig(MemoryEnvSchema, env);
+}

@@ -1,0 +1,218 @@
+/**
+ * The memory service assembled from its parts: Postgres (migrated at start-up), the bus
+ * endpoints (strip, usage, parked) and the ingest loop on the memory stream. `main.ts` and
+ * in-process tests both start it here. Strip never touches the database, so it answers
+ * while Postgres is down; ingest then waits, and starts once the schema is migrated.
+ */
+import { fileURLToPath } from "node:url";
+import { type Bus, connectBus, createLogger, type Logger } from "@toolbus/bus";
+import {
+  createSubjects,
+  MemoryStripRequestSchema,
+  MemoryUsageRequestSchema,
+  type Subjects,
+} from "@toolbus/protocol";
+import type pg from "pg";
+import { abortableSleep } from "./abortable-sleep.js";
+import { emptyIngestStats, IngestLoop, type IngestStats } from "./adapters/nats/ingest-loop.js";
+import { ensureMemoryConsumer, ensureMemoryStream } from "./adapters/nats/memory-stream.js";
+import { runMigrations } from "./adapters/pg/migrations.js";
+import { createPool } from "./adapters/pg/pool.js";
+import { PgUsageStore } from "./adapters/pg/usage-store.js";
+import type { MemoryConfig } from "./config.js";
+import { DEFAULT_RETRY_POLICY, holdDelayMs, type RetryPolicy } from "./core/retry-policy.js";
+import { ingestBatch } from "./handlers/ingest-batch.js";
+import { MemoryParkedRequestSchema, memoryParkedSubject, parked } from "./handlers/parked.js";
+import { StoreError, type UsageStore } from "./handlers/ports.js";
+import { strip } from "./handlers/strip.js";
+import { usage } from "./handlers/usage.js";
+
+export const SERVICE_NAME = "memory";
+export const SERVICE_VERSION = "0.1.0";
+
+const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations/", import.meta.url));
+
+export interface MemoryServiceOptions {
+  /** Default: a logger at `config.logLevel` with `{service:"memory", version}`. */
+  logger?: Logger;
+  /** Default: the service's own `migrations/`. */
+  migrationsDir?: string;
+}
+
+export interface MemoryServiceStats extends IngestStats {
+  /** Committed batch transactions. */
+  transactions: number;
+}
+
+export interface MemoryService {
+  readonly bus: Bus;
+  readonly subjects: Subjects;
+  /** Resolves once the schema is migrated and the ingest loop runs (it waits for Postgres if needed). */
+  readonly ingesting: Promise<void>;
+  stats(): MemoryServiceStats;
+  /** Stops ingest (the batch in hand finishes) and closes the pool; the bus stays open. For `onShutdown`'s closers. */
+  close(): Promise<void>;
+  /** Everything: stops serving, `close()`, then closes the bus. */
+  stop(): Promise<void>;
+}
+
+export async function startMemoryService(
+  config: MemoryConfig,
+  options: MemoryServiceOptions = {},
+): Promise<MemoryService> {
+  const logger =
+    options.logger ??
+    createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION, level: config.logLevel });
+  const subjects = createSubjects(config.prefix);
+  const policy: RetryPolicy = {
+    ...DEFAULT_RETRY_POLICY,
+    maxDeliveries: config.maxDeliveries,
+    redeliveryFirstDelayMs: config.redeliveryDelayMs,
+  };
+  const consumerSettings = {
+    ackWaitMs: config.ackWaitMs,
+    maxAckPending: Math.max(1_000, config.batchSize * 4),
+  };
+  const pool = createPool(config.databaseUrl, logger);
+  const store = new PgUsageStore(pool, subjects.streams.memory.name);
+  let bus: Bus;
+  try {
+    bus = await connectBus({
+      natsUrl: config.natsUrl,
+      service: {
+        name: SERVICE_NAME,
+        version: SERVICE_VERSION,
+        description: "Memory citations: strip markup, count cited rollouts",
+      },
+      logger,
+    });
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  try {
+    const jsm = await bus.jsm();
+    await ensureMemoryStream(jsm, subjects);
+    await ensureMemoryConsumer(jsm, subjects, consumerSettings);
+    await serveEndpoints(bus, subjects, store);
+  } catch (err) {
+    await bus.close().catch(() => undefined);
+    await pool.end();
+    throw err;
+  }
+
+  const stats = emptyIngestStats();
+  const loop = new IngestLoop({
+    bus,
+    subjects,
+    batchSize: config.batchSize,
+    batchWaitMs: config.batchWaitMs,
+    ...consumerSettings,
+    policy,
+    logger,
+    stats,
+    handle: (deliveries) =>
+      ingestBatch(deliveries, { store, policy, logger, now: () => Math.floor(Date.now() / 1000) }),
+  });
+  const stopping = new AbortController();
+  const migrationsDir = options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR;
+  let ingesting: Promise<void>;
+  try {
+    await runMigrations(pool, migrationsDir, logger);
+    loop.start();
+    ingesting = Promise.resolve();
+  } catch (err) {
+    if (!(err instanceof StoreError && err.kind === "transient")) {
+      logger.error({ err }, "migrating the memory database failed");
+      await bus.close().catch(() => undefined);
+      await pool.end();
+      throw err;
+    }
+    logger.warn(
+      { err },
+      `the memory database is unreachable at start-up (${err.message}); strip is served, counting starts once it is back`,
+    );
+    ingesting = migrateWhenReachable(pool, migrationsDir, logger, stopping.signal).then((migrated) => {
+      if (migrated) loop.start();
+    });
+  }
+
+  let closed: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
+      stopping.abort();
+      await ingesting;
+      await loop.stop();
+      await pool.end();
+    })();
+    return closed;
+  };
+  return {
+    bus,
+    subjects,
+    ingesting,
+    stats: () => ({ ...stats, transactions: store.transactions }),
+    close,
+    stop() {
+      stopped ??= (async () => {
+        await bus.drain();
+        await close();
+        await bus.close();
+      })();
+      return stopped;
+    },
+  };
+}
+
+async function serveEndpoints(bus: Bus, subjects: Subjects, store: UsageStore): Promise<void> {
+  await bus.serve(
+    {
+      subject: subjects.memoryStrip,
+      name: "strip",
+      request: MemoryStripRequestSchema,
+      spanName: "toolbus.memory.strip",
+    },
+    async (request) => strip(request),
+  );
+  await bus.serve(
+    {
+      subject: subjects.memoryUsage,
+      name: "usage",
+      request: MemoryUsageRequestSchema,
+      spanName: "toolbus.memory.usage",
+    },
+    (request) => usage(request, { store }),
+  );
+  await bus.serve(
+    {
+      subject: memoryParkedSubject(subjects.prefix),
+      name: "parked",
+      request: MemoryParkedRequestSchema,
+      spanName: "toolbus.memory.parked",
+    },
+    (request) => parked(request, { store }),
+  );
+}
+
+/** Retries the migrations until they succeed (true) or the service stops (false). */
+async function migrateWhenReachable(
+  pool: pg.Pool,
+  dir: string,
+  logger: Logger,
+  signal: AbortSignal,
+): Promise<boolean> {
+  for (let attempt = 1; !signal.aborted; attempt += 1) {
+    await abortableSleep(holdDelayMs(DEFAULT_RETRY_POLICY, attempt), signal);
+    if (signal.aborted) return false;
+    try {
+      await runMigrations(pool, dir, logger);
+      logger.info("the memory database is reachable; counting starts");
+      return true;
+    } catch (err) {
+      const level = err instanceof StoreError && err.kind === "transient" ? "debug" : "error";
+      logger[level]({ err, attempt }, `migrating the memory database failed; retrying`);
+    }
+  }
+  return false;
+}

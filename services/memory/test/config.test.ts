@@ -1,0 +1,76 @@
+import { ConfigError } from "@toolbus/bus";
+import { describe, expect, it } from "vitest";
+import { loadMemoryConfig } from "../src/config.js";
+
+const DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
+
+describe("loadMemoryConfig", () => {
+  it("fills every default around the one required variable", () => {
+    expect(loadMemoryConfig({ DATABASE_URL })).toEqual({
+      natsUrl: "nats://127.0.0.1:4222",
+      databaseUrl: DATABASE_URL,
+      prefix: "toolbus",
+      logLevel: "info",
+      batchSize: 100,
+      batchWaitMs: 1_000,
+      maxDeliveries: 5,
+      redeliveryDelayMs: 1_000,
+      ackWaitMs: 30_000,
+    });
+  });
+
+  it("reads every variable, treating empty ones as unset", () => {
+    expect(
+      loadMemoryConfig({
+        NATS_URL: "nats://nats:4222",
+        DATABASE_URL,
+        TOOLBUS_PREFIX: "tenant_a",
+        LOG_LEVEL: " DEBUG ",
+        MEMORY_BATCH_SIZE: "500",
+        MEMORY_BATCH_WAIT_MS: "",
+        MEMORY_MAX_DELIVERIES: "3",
+        MEMORY_REDELIVERY_DELAY_MS: "250",
+        MEMORY_ACK_WAIT_MS: "10000",
+      }),
+    ).toEqual({
+      natsUrl: "nats://nats:4222",
+      databaseUrl: DATABASE_URL,
+      prefix: "tenant_a",
+      logLevel: "debug",
+      batchSize: 500,
+      batchWaitMs: 1_000,
+      maxDeliveries: 3,
+      redeliveryDelayMs: 250,
+      ackWaitMs: 10_000,
+    });
+  });
+
+  it("reports every problem at once", () => {
+    let problems: readonly string[] = [];
+    try {
+      loadMemoryConfig({
+        TOOLBUS_PREFIX: "a.b",
+        LOG_LEVEL: "loud",
+        MEMORY_BATCH_SIZE: "0",
+        MEMORY_BATCH_WAIT_MS: "500",
+        MEMORY_MAX_DELIVERIES: "two",
+      });
+    } catch (err) {
+      if (err instanceof ConfigError) problems = err.problems;
+    }
+    expect(problems).toEqual([
+      "DATABASE_URL: missing; set it to the Postgres URL, e.g. postgres://user:pass@host:5432/db",
+      "TOOLBUS_PREFIX: Invalid toolbus subject prefix \"a.b\": use 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-' (no dots, wildcards or spaces), e.g. TOOLBUS_PREFIX=tenant_a",
+      "LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent",
+      "MEMORY_BATCH_SIZE: must be a whole number of messages from 1 to 10000",
+      "MEMORY_BATCH_WAIT_MS: must be a whole number of ms from 1000 to 60000",
+      "MEMORY_MAX_DELIVERIES: must be a whole number of deliveries from 1 to 1000",
+    ]);
+  });
+
+  it("rejects a database URL that is not postgres://", () => {
+    expect(() => loadMemoryConfig({ DATABASE_URL: "mysql://x" })).toThrow(
+      "DATABASE_URL: must be a postgres:// URL; put the schema in it with ?options=-c%20search_path%3D<schema> if needed",
+    );
+  });
+});

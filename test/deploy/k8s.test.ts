@@ -1,0 +1,298 @@
+/** deploy/k8s: the base and its overlays, checked against the services, the image and the config they run. */
+import { parseToolbusToml } from "@toolbus/config";
+import { parse as parseToml } from "smol-toml";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { build, type Build, type Container, containerOf, deployments, type K8sObject } from "./kustomize.js";
+import { compiledMain, existsInRepo, flagValue, readRepoFile, serviceNames } from "./repo.js";
+
+const BASE = "deploy/k8s/base";
+const DEV = "deploy/k8s/overlays/dev";
+const PROD = "deploy/k8s/overlays/prod";
+const builds = { base: build(BASE), dev: build(DEV), prod: build(PROD) };
+const layers = Object.entries(builds) as [string, Build][];
+const overlays = layers.filter(([name]) => name !== "base");
+
+const services = serviceNames();
+const HTTP_SERVICES = ["approvals", "gateway"];
+const CONFIG_FILE = "/etc/toolbus/toolbus.toml";
+const NATS_PROBE = ["node", "deploy/probes/nats-connected.mjs"];
+
+function deployment(built: Build, name: string): K8sObject {
+  const found = deployments(built).find((d) => d.metadata.name === name);
+  if (found === undefined) throw new Error(`${built.dir} has no Deployment ${name}`);
+  return found;
+}
+
+/** The Deployments running the catalog: the connector groups. */
+function connectorGroups(built: Build): { name: string; servers: string[]; container: Container }[] {
+  return deployments(built)
+    .map((d) => ({ name: d.metadata.name, container: containerOf(d) }))
+    .filter(({ container }) => compiledMain(container.args?.[0])?.service === "catalog")
+    .map(({ name, container }) => ({
+      name,
+      container,
+      servers: (flagValue(container.args ?? [], "--servers") ?? "").split(",").filter(Boolean),
+    }));
+}
+
+/** The toolbus.toml the toolbus-config ConfigMap carries in this build. */
+function configText(built: Build): string {
+  const path = built.configMaps.get("toolbus-config")?.files.get("toolbus.toml");
+  if (path === undefined) throw new Error(`${built.dir} generates no toolbus-config with toolbus.toml`);
+  return readRepoFile(path);
+}
+
+interface TomlServer {
+  url?: string;
+  bearer_token_env_var?: string;
+}
+function tomlServers(built: Build): Record<string, TomlServer> {
+  return (parseToml(configText(built)) as { mcp_servers?: Record<string, TomlServer> }).mcp_servers ?? {};
+}
+
+function dockerfileUid(): number {
+  const user = readRepoFile("Dockerfile")
+    .split("\n")
+    .filter((line) => line.startsWith("USER "))
+    .at(-1);
+  return Number(/^USER (\d+)/.exec(user ?? "")?.[1]);
+}
+
+describe("deploy/k8s kustomizations", () => {
+  it.each(layers)("%s names only files and targets that exist", (_name, built) => {
+    expect(built.problems).toEqual([]);
+  });
+
+  it.each(layers)("%s generates the toolbus-config, toolbus-env and toolbus-secrets the pods use", (_name, built) => {
+    expect([...built.configMaps.keys()].sort()).toEqual(["toolbus-config", "toolbus-env"]);
+    expect([...built.secrets.keys()]).toEqual(["toolbus-secrets"]);
+    const env = built.configMaps.get("toolbus-env")!.values;
+    expect(env.get("NATS_URL")).toMatch(/^nats:\/\/\S+:4222$/);
+    expect(env.get("OTEL_EXPORTER_OTLP_ENDPOINT")).toMatch(/^http:\/\/\S+:4318$/);
+  });
+
+  it.each(overlays)("the %s overlay sets a namespace it creates and the image of every container", (_name, built) => {
+    const namespaces = built.objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name);
+    expect(namespaces).toEqual([built.kustomization.namespace]);
+    expect(built.kustomization.images?.map((image) => image.name)).toEqual(["toolbus"]);
+    expect([...new Set(deployments(built).map((d) => containerOf(d).image))]).toEqual(["toolbus"]);
+  });
+});
+
+describe("deploy/k8s base", () => {
+  const base = builds.base;
+
+  it.each(services.filter((name) => name !== "catalog"))("runs %s in a Deployment of that name", (name) => {
+    const main = compiledMain(containerOf(deployment(base, name)).args?.[0]);
+    expect(main?.service).toBe(name);
+    expect(existsInRepo(main!.source)).toBe(true);
+  });
+
+  it("runs the catalog only as connector groups, each a catalog-<group> Deployment with --servers", () => {
+    const groups = connectorGroups(base);
+    expect(groups.map(({ name, servers }) => ({ name, servers }))).toEqual([
+      { name: "catalog-everything", servers: ["everything"] },
+    ]);
+    expect(existsInRepo(compiledMain(groups[0]!.container.args?.[0])!.source)).toBe(true);
+    expect(deployment(base, "catalog-everything").spec?.replicas).toBe(2);
+  });
+
+  it("gives every Deployment a selector that matches its pods and no other Deployment's", () => {
+    const selectors = deployments(base).map((d) => d.spec?.selector?.matchLabels ?? {});
+    const problems = deployments(base).flatMap((d, index) => {
+      const labels = d.spec?.template?.metadata?.labels ?? {};
+      const matches = (selector: Record<string, string>) =>
+        Object.entries(selector).every(([key, value]) => labels[key] === value);
+      return selectors
+        .map((selector, other) => ({ other, hit: matches(selector) }))
+        .filter(({ other, hit }) => hit !== (other === index))
+        .map(({ other }) => `${d.metadata.name} vs ${deployments(base)[other]!.metadata.name}`);
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it.each(HTTP_SERVICES)("probes %s on /readyz and /healthz and exposes its port through a Service", (name) => {
+    const container = containerOf(deployment(base, name));
+    expect({
+      readiness: container.readinessProbe?.httpGet?.path,
+      liveness: container.livenessProbe?.httpGet?.path,
+      readinessPort: container.readinessProbe?.httpGet?.port,
+      livenessPort: container.livenessProbe?.httpGet?.port,
+      ports: container.ports?.map((p) => p.name),
+    }).toEqual({ readiness: "/readyz", liveness: "/healthz", readinessPort: "http", livenessPort: "http", ports: ["http"] });
+    const service = base.objects.find((o) => o.kind === "Service" && o.metadata.name === name);
+    expect(service?.spec?.selector).toEqual(deployment(base, name).spec?.selector?.matchLabels);
+    expect(service?.spec?.ports).toEqual([{ name: "http", port: container.ports![0]!.containerPort, targetPort: "http" }]);
+  });
+
+  it("listens where toolbus.toml puts the HTTP services, on every interface of the pod", () => {
+    const config = parseToolbusToml(configText(base), { path: "toolbus.toml" });
+    const port = (name: string) => containerOf(deployment(base, name)).ports?.[0]?.containerPort;
+    expect({
+      gateway: { host: config.gateway.host, port: config.gateway.port },
+      approvals: { host: flagValue(containerOf(deployment(base, "approvals")).args ?? [], "--host"), port: config.approvals.port },
+    }).toEqual({
+      gateway: { host: "0.0.0.0", port: port("gateway") },
+      approvals: { host: "0.0.0.0", port: port("approvals") },
+    });
+  });
+
+  it("probes the Deployments without HTTP through their NATS connection, with a probe the image has", () => {
+    const withoutHttp = deployments(base).filter((d) => containerOf(d).ports === undefined);
+    expect(withoutHttp.map((d) => d.metadata.name).sort()).toEqual(["catalog-everything", "dispatcher", "memory"]);
+    expect(
+      withoutHttp.map((d) => ({
+        readiness: containerOf(d).readinessProbe?.exec?.command,
+        liveness: containerOf(d).livenessProbe?.exec?.command,
+      })),
+    ).toEqual(withoutHttp.map(() => ({ readiness: NATS_PROBE, liveness: NATS_PROBE })));
+    expect(existsInRepo(NATS_PROBE[1]!)).toBe(true);
+    expect(readRepoFile("Dockerfile")).toContain("COPY deploy/probes deploy/probes");
+  });
+
+  it("sets CPU and memory requests and limits on every container", () => {
+    const missing = deployments(base).flatMap((d) => {
+      const { resources } = containerOf(d);
+      return ["requests", "limits"].flatMap((kind) =>
+        ["cpu", "memory"]
+          .filter((resource) => resources?.[kind as "requests" | "limits"]?.[resource] === undefined)
+          .map((resource) => `${d.metadata.name}: ${kind}.${resource}`),
+      );
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it("runs every pod as the image's non-root user", () => {
+    const users = deployments(base).map((d) => d.spec?.template?.spec.securityContext);
+    expect(users).toEqual(
+      users.map(() => expect.objectContaining({ runAsNonRoot: true, runAsUser: dockerfileUid() })),
+    );
+    expect(dockerfileUid()).toBeGreaterThan(0);
+  });
+
+  it("mounts the toolbus-config ConfigMap where every --config points", () => {
+    const problems = deployments(base).flatMap((d) => {
+      const container = containerOf(d);
+      const configPath = flagValue(container.args ?? [], "--config");
+      if (configPath === undefined) return [];
+      const volume = d.spec?.template?.spec.volumes?.find((v) => v.configMap?.name === "toolbus-config");
+      const mount = container.volumeMounts?.find((m) => m.name === volume?.name);
+      return mount !== undefined && `${mount.mountPath}/toolbus.toml` === configPath
+        ? []
+        : [`${d.metadata.name} reads ${configPath}, where toolbus-config is not mounted`];
+    });
+    expect(problems).toEqual([]);
+    expect(flagValue(containerOf(deployment(base, "gateway")).args ?? [], "--config")).toBe(CONFIG_FILE);
+  });
+
+  it("gives every container the shared environment, and DATABASE_URL from the Secret to approvals and memory", () => {
+    const view = deployments(base).map((d) => {
+      const container = containerOf(d);
+      const database = container.env?.find((e) => e.name === "DATABASE_URL");
+      return {
+        name: d.metadata.name,
+        envFrom: container.envFrom,
+        database: database?.valueFrom?.secretKeyRef?.name,
+      };
+    });
+    expect(view.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      { name: "approvals", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: "toolbus-secrets" },
+      { name: "catalog-everything", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: undefined },
+      { name: "dispatcher", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: undefined },
+      { name: "gateway", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: undefined },
+      { name: "memory", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: "toolbus-secrets" },
+    ]);
+  });
+
+  it("sets the gateway's bearer tokens, in the variable toolbus.toml names, from the Secret", () => {
+    const config = parseToolbusToml(configText(base), { path: "toolbus.toml" });
+    const tokens = containerOf(deployment(base, "gateway")).env?.find((e) => e.name === config.gateway.tokensEnv);
+    expect(tokens?.valueFrom?.secretKeyRef).toEqual({ name: "toolbus-secrets", key: config.gateway.tokensEnv });
+  });
+});
+
+describe.each(layers)("deploy/k8s %s", (_name, built) => {
+  it("carries a toolbus.toml the schema accepts", () => {
+    expect(() => parseToolbusToml(configText(built), { path: "toolbus.toml" })).not.toThrow();
+  });
+
+  it("runs each server of its toolbus.toml in exactly one connector group", () => {
+    const served = connectorGroups(built).flatMap(({ servers }) => servers);
+    expect(served.sort()).toEqual(Object.keys(tomlServers(built)).sort());
+  });
+
+  it("names each connector group after the servers it runs", () => {
+    const groups = connectorGroups(built);
+    expect(groups.map(({ name }) => name)).toEqual(groups.map(({ servers }) => `catalog-${servers.join("-")}`));
+  });
+
+  it("gives each connector group the bearer tokens of its HTTP servers from the Secret", () => {
+    const servers = tomlServers(built);
+    const missing = connectorGroups(built).flatMap(({ name, servers: group, container }) =>
+      group
+        .map((server) => servers[server]?.bearer_token_env_var)
+        .filter((variable): variable is string => variable !== undefined)
+        .filter((variable) => {
+          const ref = container.env?.find((e) => e.name === variable)?.valueFrom?.secretKeyRef;
+          return ref?.name !== "toolbus-secrets" || !built.secrets.get("toolbus-secrets")?.values.has(ref.key);
+        })
+        .map((variable) => `${name}: ${variable}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it("generates every Secret key a container reads", () => {
+    const keys = built.secrets.get("toolbus-secrets")?.values ?? new Map();
+    const missing = deployments(built).flatMap((d) =>
+      (containerOf(d).env ?? [])
+        .map((e) => e.valueFrom?.secretKeyRef)
+        .filter((ref) => ref !== undefined && (ref.name !== "toolbus-secrets" || !keys.has(ref.key)))
+        .map((ref) => `${d.metadata.name}: ${ref?.name}/${ref?.key}`),
+    );
+    expect(missing).toEqual([]);
+  });
+});
+
+describe("deploy/k8s overlays", () => {
+  it("dev runs one replica of every Deployment, from the image docker compose builds", () => {
+    const replicas = deployments(builds.dev).map((d) => d.spec?.replicas);
+    expect(replicas).toEqual(replicas.map(() => 1));
+    const compose = parse(readRepoFile("docker-compose.yml"), { merge: true }) as {
+      services: { gateway: { image: string } };
+    };
+    const image = builds.dev.kustomization.images?.[0];
+    expect(`${image?.newName}:${image?.newTag}`).toBe(compose.services.gateway.image);
+  });
+
+  it("prod runs at least two replicas of every Deployment, and more than the base of each one it shares", () => {
+    const view = deployments(builds.prod).map((d) => {
+      const inBase = deployments(builds.base).find((b) => b.metadata.name === d.metadata.name);
+      return {
+        name: d.metadata.name,
+        atLeastTwo: (d.spec?.replicas ?? 1) >= 2,
+        notFewerThanBase: (d.spec?.replicas ?? 1) >= (inBase?.spec?.replicas ?? 1),
+      };
+    });
+    expect(view).toEqual(view.map(({ name }) => ({ name, atLeastTwo: true, notFewerThanBase: true })));
+  });
+
+  it("prod adds a second connector group to the base's, scaled on its own", () => {
+    const groups = (built: Build) => connectorGroups(built).map(({ name }) => name);
+    expect(groups(builds.prod)).toEqual([...groups(builds.base), "catalog-github"]);
+    expect(builds.prod.kustomization.replicas).toContainEqual({ name: "catalog-github", count: 2 });
+  });
+
+  it("prod builds its Secret from a git-ignored file whose committed example lists every key", () => {
+    expect(builds.prod.kustomization.secretGenerator).toEqual([
+      { name: "toolbus-secrets", behavior: "replace", envs: ["secrets.env"] },
+    ]);
+    expect(readRepoFile(`${PROD}/.gitignore`).split("\n")).toContain("secrets.env");
+    expect([...(builds.prod.secrets.get("toolbus-secrets")?.values.keys() ?? [])].sort()).toEqual([
+      "APPROVALS_DATABASE_URL",
+      "GITHUB_MCP_TOKEN",
+      "MEMORY_DATABASE_URL",
+      "TOOLBUS_GATEWAY_TOKENS",
+    ]);
+  });
+});

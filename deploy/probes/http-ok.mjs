@@ -1,12 +1,23 @@
 // Container health of a toolbus HTTP service (gateway, approvals): exit 0 when GET <url> answers 2xx
 // within 4 s. The slim Node image has neither curl nor wget, and Node 20 has fetch.
-const url = process.argv[2];
-if (url === undefined) {
-  process.stderr.write("usage: node deploy/probes/http-ok.mjs <url>\n");
+//   node deploy/probes/http-ok.mjs <url> [--token-env <VAR>]
+// --token-env sends the first bearer token of $VAR (comma- or space-separated, as [gateway] tokens_env
+// reads it): the gateway's /readyz needs one when tokens are configured, and a Kubernetes httpGet
+// probe cannot take a header from a Secret.
+const [url, flag, variable] = process.argv.slice(2);
+if (url === undefined || (flag !== undefined && (flag !== "--token-env" || variable === undefined))) {
+  process.stderr.write("usage: node deploy/probes/http-ok.mjs <url> [--token-env <VAR>]\n");
   process.exit(2);
 }
+const token =
+  variable === undefined ? undefined : (process.env[variable] ?? "").split(/[\s,]+/).find(Boolean);
+if (variable !== undefined && token === undefined) {
+  process.stderr.write(`${variable} holds no bearer token\n`);
+  process.exit(1);
+}
 try {
-  const response = await fetch(url, { signal: AbortSignal.timeout(4_000) });
+  const headers = token === undefined ? {} : { authorization: `Bearer ${token}` };
+  const response = await fetch(url, { headers, signal: AbortSignal.timeout(4_000) });
   if (response.ok) process.exit(0);
   process.stderr.write(`GET ${url} answered ${response.status}\n`);
 } catch (error) {

@@ -10,7 +10,10 @@ const ESTABLISHED = "01";
 
 /** The ports named by a NATS_URL (comma-separated servers, with or without a scheme). */
 export function natsPorts(natsUrl) {
-  const servers = (natsUrl ?? "").split(",").map((server) => server.trim()).filter(Boolean);
+  const servers = (natsUrl ?? "")
+    .split(",")
+    .map((server) => server.trim())
+    .filter(Boolean);
   if (servers.length === 0) return [DEFAULT_NATS_PORT];
   return [
     ...new Set(
@@ -47,6 +50,8 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const ports = natsPorts(process.env.NATS_URL);
   const tables = ["/proc/net/tcp", "/proc/net/tcp6"].map(readTable);
   if (tables.some((table) => hasEstablishedConnection(table, ports))) process.exit(0);
-  process.stderr.write(`no established connection to NATS (port ${ports.join(", ")}); the service is reconnecting or stuck\n`);
+  process.stderr.write(
+    `no established connection to NATS (port ${ports.join(", ")}); the service is reconnecting or stuck\n`,
+  );
   process.exit(1);
 }

@@ -78,7 +78,10 @@ describe("docker-compose.yml", () => {
   it("runs Postgres on a named volume, checked with pg_isready", () => {
     const postgres = service("postgres");
     expect(postgres.image).toBe("postgres:15-alpine");
-    expect(mountsOf(postgres)).toContainEqual({ source: "postgres-data", target: "/var/lib/postgresql/data" });
+    expect(mountsOf(postgres)).toContainEqual({
+      source: "postgres-data",
+      target: "/var/lib/postgresql/data",
+    });
     expect(postgres.healthcheck?.test.join(" ")).toContain("pg_isready");
   });
 
@@ -91,7 +94,10 @@ describe("docker-compose.yml", () => {
 
   it.each(services)("builds %s from the one Dockerfile", (name) => {
     const { build, image } = service(name);
-    expect({ build, image }).toEqual({ build: { context: ".", dockerfile: "Dockerfile" }, image: "toolbus:local" });
+    expect({ build, image }).toEqual({
+      build: { context: ".", dockerfile: "Dockerfile" },
+      image: "toolbus:local",
+    });
   });
 
   it.each(services)("starts %s from the compiled main of that service, whose source exists", (name) => {
@@ -234,7 +240,9 @@ describe("docker-compose.yml", () => {
     // The image copies the workspace to /app, so /app/<path> is <path> in this checkout.
     expect(everything?.cwd?.startsWith("/app/")).toBe(true);
     const script = `${everything!.cwd!.slice("/app/".length)}/${everything!.args![0]}`;
-    expect(script).toBe("services/catalog/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    expect(script).toBe(
+      "services/catalog/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
     expect(existsInRepo(script)).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 /** The Dockerfile and .dockerignore, read as instructions and checked against the workspace they build. */
 import { describe, expect, it } from "vitest";
-import { existsInRepo, readRepoFile, runtimePackages, serviceNames, workspacePackages } from "./repo.js";
+import { existsInRepo, readRepoFile, runtimePackages, workspacePackages } from "./repo.js";
 
 interface Instruction {
   keyword: string;
@@ -114,7 +114,9 @@ describe("Dockerfile", () => {
         .filter(({ dir }) => dir !== ".")
         .map(({ dir }) => `${dir}/package.json`),
     );
-    expect(manifests).toEqual(expect.arrayContaining(["package.json", "pnpm-lock.yaml", "pnpm-workspace.yaml"]));
+    expect(manifests).toEqual(
+      expect.arrayContaining(["package.json", "pnpm-lock.yaml", "pnpm-workspace.yaml"]),
+    );
   });
 
   it("installs from the frozen lockfile, then builds with pnpm build", () => {
@@ -167,7 +169,7 @@ describe("Dockerfile", () => {
   });
 });
 
-/** `.dockerignore` patterns as regular expressions: `**/` any folders, `*` within a name, a folder's contents. */
+// `.dockerignore` patterns as regular expressions: `**/` for any folders, `*` within a name, and a folder matching its contents.
 function ignorePatterns(text: string): RegExp[] {
   return text
     .split("\n")
@@ -177,7 +179,7 @@ function ignorePatterns(text: string): RegExp[] {
       const body = pattern
         .replace(/^\//, "")
         .split("**/")
-        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*"))
+        .map((part) => part.replace(/[.+?^$(){}|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*"))
         .join("(?:.*/)?");
       return new RegExp(`^${body}(?:/.*)?$`);
     });

@@ -3,7 +3,15 @@ import { parseToolbusToml } from "@toolbus/config";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { build, type Build, type Container, containerOf, deployments, type K8sObject } from "./kustomize.js";
+import {
+  type Build,
+  build,
+  type Container,
+  containerOf,
+  deployments,
+  type K8sObject,
+  type Probe,
+} from "./kustomize.js";
 import { compiledMain, existsInRepo, flagValue, readRepoFile, serviceNames } from "./repo.js";
 
 const BASE = "deploy/k8s/base";
@@ -59,25 +67,58 @@ function dockerfileUid(): number {
   return Number(/^USER (\d+)/.exec(user ?? "")?.[1]);
 }
 
+type ProbeTarget = "nats" | { path: string; port: number | undefined; tokenEnv?: string } | undefined;
+
+/** What a probe checks: the NATS connection, or an HTTP path and port (through httpGet or the http-ok probe). */
+function probeTarget(probe: Probe | undefined, container: Container): ProbeTarget {
+  if (probe?.httpGet !== undefined) {
+    const { path, port } = probe.httpGet;
+    const number =
+      typeof port === "number" ? port : container.ports?.find((p) => p.name === port)?.containerPort;
+    return { path, port: number };
+  }
+  const command = probe?.exec?.command ?? [];
+  if (command.join(" ") === NATS_PROBE.join(" ")) return "nats";
+  if (command[1] === "deploy/probes/http-ok.mjs" && command[2] !== undefined) {
+    const url = new URL(command[2]);
+    const tokenEnv = flagValue(command, "--token-env");
+    return { path: url.pathname, port: Number(url.port), ...(tokenEnv === undefined ? {} : { tokenEnv }) };
+  }
+  return undefined;
+}
+
+function probes(container: Container): { readiness: ProbeTarget; liveness: ProbeTarget } {
+  return {
+    readiness: probeTarget(container.readinessProbe, container),
+    liveness: probeTarget(container.livenessProbe, container),
+  };
+}
+
 describe("deploy/k8s kustomizations", () => {
   it.each(layers)("%s names only files and targets that exist", (_name, built) => {
     expect(built.problems).toEqual([]);
   });
 
-  it.each(layers)("%s generates the toolbus-config, toolbus-env and toolbus-secrets the pods use", (_name, built) => {
-    expect([...built.configMaps.keys()].sort()).toEqual(["toolbus-config", "toolbus-env"]);
-    expect([...built.secrets.keys()]).toEqual(["toolbus-secrets"]);
-    const env = built.configMaps.get("toolbus-env")!.values;
-    expect(env.get("NATS_URL")).toMatch(/^nats:\/\/\S+:4222$/);
-    expect(env.get("OTEL_EXPORTER_OTLP_ENDPOINT")).toMatch(/^http:\/\/\S+:4318$/);
-  });
+  it.each(layers)(
+    "%s generates the toolbus-config, toolbus-env and toolbus-secrets the pods use",
+    (_name, built) => {
+      expect([...built.configMaps.keys()].sort()).toEqual(["toolbus-config", "toolbus-env"]);
+      expect([...built.secrets.keys()]).toEqual(["toolbus-secrets"]);
+      const env = built.configMaps.get("toolbus-env")!.values;
+      expect(env.get("NATS_URL")).toMatch(/^nats:\/\/\S+:4222$/);
+      expect(env.get("OTEL_EXPORTER_OTLP_ENDPOINT")).toMatch(/^http:\/\/\S+:4318$/);
+    },
+  );
 
-  it.each(overlays)("the %s overlay sets a namespace it creates and the image of every container", (_name, built) => {
-    const namespaces = built.objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name);
-    expect(namespaces).toEqual([built.kustomization.namespace]);
-    expect(built.kustomization.images?.map((image) => image.name)).toEqual(["toolbus"]);
-    expect([...new Set(deployments(built).map((d) => containerOf(d).image))]).toEqual(["toolbus"]);
-  });
+  it.each(overlays)(
+    "the %s overlay sets a namespace it creates and the image of every container",
+    (_name, built) => {
+      const namespaces = built.objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name);
+      expect(namespaces).toEqual([built.kustomization.namespace]);
+      expect(built.kustomization.images?.map((image) => image.name)).toEqual(["toolbus"]);
+      expect([...new Set(deployments(built).map((d) => containerOf(d).image))]).toEqual(["toolbus"]);
+    },
+  );
 });
 
 describe("deploy/k8s base", () => {
@@ -112,18 +153,32 @@ describe("deploy/k8s base", () => {
     expect(problems).toEqual([]);
   });
 
-  it.each(HTTP_SERVICES)("probes %s on /readyz and /healthz and exposes its port through a Service", (name) => {
+  it("probes the gateway on /healthz, and on /readyz with a bearer token of the variable toolbus.toml names", () => {
+    const container = containerOf(deployment(base, "gateway"));
+    const { tokensEnv } = parseToolbusToml(configText(base), { path: "toolbus.toml" }).gateway;
+    expect(probes(container)).toEqual({
+      readiness: { path: "/readyz", port: 8080, tokenEnv: tokensEnv },
+      liveness: { path: "/healthz", port: 8080 },
+    });
+    expect(container.env?.find((e) => e.name === tokensEnv)?.valueFrom?.secretKeyRef?.name).toBe(
+      "toolbus-secrets",
+    );
+  });
+
+  it("probes approvals on /readyz and /healthz", () => {
+    expect(probes(containerOf(deployment(base, "approvals")))).toEqual({
+      readiness: { path: "/readyz", port: 8081 },
+      liveness: { path: "/healthz", port: 8081 },
+    });
+  });
+
+  it.each(HTTP_SERVICES)("exposes the HTTP port of %s through a Service that selects its pods", (name) => {
     const container = containerOf(deployment(base, name));
-    expect({
-      readiness: container.readinessProbe?.httpGet?.path,
-      liveness: container.livenessProbe?.httpGet?.path,
-      readinessPort: container.readinessProbe?.httpGet?.port,
-      livenessPort: container.livenessProbe?.httpGet?.port,
-      ports: container.ports?.map((p) => p.name),
-    }).toEqual({ readiness: "/readyz", liveness: "/healthz", readinessPort: "http", livenessPort: "http", ports: ["http"] });
     const service = base.objects.find((o) => o.kind === "Service" && o.metadata.name === name);
     expect(service?.spec?.selector).toEqual(deployment(base, name).spec?.selector?.matchLabels);
-    expect(service?.spec?.ports).toEqual([{ name: "http", port: container.ports![0]!.containerPort, targetPort: "http" }]);
+    expect(service?.spec?.ports).toEqual([
+      { name: "http", port: container.ports![0]!.containerPort, targetPort: "http" },
+    ]);
   });
 
   it("listens where toolbus.toml puts the HTTP services, on every interface of the pod", () => {
@@ -131,23 +186,28 @@ describe("deploy/k8s base", () => {
     const port = (name: string) => containerOf(deployment(base, name)).ports?.[0]?.containerPort;
     expect({
       gateway: { host: config.gateway.host, port: config.gateway.port },
-      approvals: { host: flagValue(containerOf(deployment(base, "approvals")).args ?? [], "--host"), port: config.approvals.port },
+      approvals: {
+        host: flagValue(containerOf(deployment(base, "approvals")).args ?? [], "--host"),
+        port: config.approvals.port,
+      },
     }).toEqual({
       gateway: { host: "0.0.0.0", port: port("gateway") },
       approvals: { host: "0.0.0.0", port: port("approvals") },
     });
   });
 
-  it("probes the Deployments without HTTP through their NATS connection, with a probe the image has", () => {
+  it("probes the Deployments without HTTP through their NATS connection, with probes the image has", () => {
     const withoutHttp = deployments(base).filter((d) => containerOf(d).ports === undefined);
-    expect(withoutHttp.map((d) => d.metadata.name).sort()).toEqual(["catalog-everything", "dispatcher", "memory"]);
+    expect(withoutHttp.map((d) => d.metadata.name).sort()).toEqual([
+      "catalog-everything",
+      "dispatcher",
+      "memory",
+    ]);
+    const view = withoutHttp.map((d) => ({ name: d.metadata.name, ...probes(containerOf(d)) }));
+    expect(view).toEqual(view.map(({ name }) => ({ name, readiness: "nats", liveness: "nats" })));
     expect(
-      withoutHttp.map((d) => ({
-        readiness: containerOf(d).readinessProbe?.exec?.command,
-        liveness: containerOf(d).livenessProbe?.exec?.command,
-      })),
-    ).toEqual(withoutHttp.map(() => ({ readiness: NATS_PROBE, liveness: NATS_PROBE })));
-    expect(existsInRepo(NATS_PROBE[1]!)).toBe(true);
+      ["deploy/probes/nats-connected.mjs", "deploy/probes/http-ok.mjs"].filter((p) => !existsInRepo(p)),
+    ).toEqual([]);
     expect(readRepoFile("Dockerfile")).toContain("COPY deploy/probes deploy/probes");
   });
 
@@ -197,8 +257,16 @@ describe("deploy/k8s base", () => {
       };
     });
     expect(view.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
-      { name: "approvals", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: "toolbus-secrets" },
-      { name: "catalog-everything", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: undefined },
+      {
+        name: "approvals",
+        envFrom: [{ configMapRef: { name: "toolbus-env" } }],
+        database: "toolbus-secrets",
+      },
+      {
+        name: "catalog-everything",
+        envFrom: [{ configMapRef: { name: "toolbus-env" } }],
+        database: undefined,
+      },
       { name: "dispatcher", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: undefined },
       { name: "gateway", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: undefined },
       { name: "memory", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: "toolbus-secrets" },
@@ -207,8 +275,13 @@ describe("deploy/k8s base", () => {
 
   it("sets the gateway's bearer tokens, in the variable toolbus.toml names, from the Secret", () => {
     const config = parseToolbusToml(configText(base), { path: "toolbus.toml" });
-    const tokens = containerOf(deployment(base, "gateway")).env?.find((e) => e.name === config.gateway.tokensEnv);
-    expect(tokens?.valueFrom?.secretKeyRef).toEqual({ name: "toolbus-secrets", key: config.gateway.tokensEnv });
+    const tokens = containerOf(deployment(base, "gateway")).env?.find(
+      (e) => e.name === config.gateway.tokensEnv,
+    );
+    expect(tokens?.valueFrom?.secretKeyRef).toEqual({
+      name: "toolbus-secrets",
+      key: config.gateway.tokensEnv,
+    });
   });
 });
 
@@ -224,7 +297,9 @@ describe.each(layers)("deploy/k8s %s", (_name, built) => {
 
   it("names each connector group after the servers it runs", () => {
     const groups = connectorGroups(built);
-    expect(groups.map(({ name }) => name)).toEqual(groups.map(({ servers }) => `catalog-${servers.join("-")}`));
+    expect(groups.map(({ name }) => name)).toEqual(
+      groups.map(({ servers }) => `catalog-${servers.join("-")}`),
+    );
   });
 
   it("gives each connector group the bearer tokens of its HTTP servers from the Secret", () => {
@@ -235,7 +310,9 @@ describe.each(layers)("deploy/k8s %s", (_name, built) => {
         .filter((variable): variable is string => variable !== undefined)
         .filter((variable) => {
           const ref = container.env?.find((e) => e.name === variable)?.valueFrom?.secretKeyRef;
-          return ref?.name !== "toolbus-secrets" || !built.secrets.get("toolbus-secrets")?.values.has(ref.key);
+          return (
+            ref?.name !== "toolbus-secrets" || !built.secrets.get("toolbus-secrets")?.values.has(ref.key)
+          );
         })
         .map((variable) => `${name}: ${variable}`),
     );

@@ -190,7 +190,9 @@ export function build(dir: string): Build {
     }
     const target = parse(readRepoFile(full)) as K8sObject;
     if (!result.objects.some((o) => o.kind === target.kind && o.metadata.name === target.metadata.name)) {
-      result.problems.push(`${full} patches ${target.kind}/${target.metadata.name}, which no resource defines`);
+      result.problems.push(
+        `${full} patches ${target.kind}/${target.metadata.name}, which no resource defines`,
+      );
     }
   }
   for (const { name, count } of kustomization.replicas ?? []) {

@@ -76,10 +76,10 @@ describe("toolbus tools", () => {
       code: 0,
       header: ["flatName", "server", "tool", "description", "exposure"],
       rows: [
-        ["test__broken", "test", "broken", "Always fails", "direct"],
-        ["test__echo", "test", "echo", "Echoes its arguments", "direct"],
-        ["test__steps", "test", "steps", "Reports progress", "direct"],
-        ["test__summarize", "test", "summarize", LONG_DESCRIPTION, "direct"],
+        ["mcp__test__broken", "test", "broken", "Always fails", "direct"],
+        ["mcp__test__echo", "test", "echo", "Echoes its arguments", "direct"],
+        ["mcp__test__steps", "test", "steps", "Reports progress", "direct"],
+        ["mcp__test__summarize", "test", "summarize", LONG_DESCRIPTION, "direct"],
       ],
     });
   });
@@ -89,14 +89,14 @@ describe("toolbus tools", () => {
     const rows = result.stdout.trimEnd().split("\n").slice(1).map(cells);
     expect({ code: result.code, rows }).toEqual({
       code: 0,
-      rows: [["test__echo", "test", "echo", "Echoes its arguments", "direct"]],
+      rows: [["mcp__test__echo", "test", "echo", "Echoes its arguments", "deferred"]],
     });
   });
 
   it("cuts descriptions so every line fits the terminal width", async () => {
     const result = await runCli(["tools"], { ...env, extra: { COLUMNS: "80" } });
     const lines = result.stdout.trimEnd().split("\n");
-    const summarize = lines.find((line) => line.startsWith("test__summarize"));
+    const summarize = lines.find((line) => line.startsWith("mcp__test__summarize"));
     expect({
       code: result.code,
       widest: Math.max(...lines.map((line) => [...line].length)) <= 80,
@@ -111,23 +111,23 @@ describe("toolbus tools", () => {
     const names = (text: string) => (JSON.parse(text) as ToolEntry[]).map((t) => t.flatName).sort();
     expect({ listed: names(listed.stdout), searched: names(searched.stdout) }).toEqual({
       listed: tools.map((t) => t.flatName).sort(),
-      searched: ["test__echo"],
+      searched: ["mcp__test__echo"],
     });
   });
 });
 
 describe("toolbus call", () => {
   it("prints the model's view of a completed call and exits 0", async () => {
-    const result = await runCli(["call", "test__echo", '{"text":"hi"}'], env);
+    const result = await runCli(["call", "mcp__test__echo", '{"text":"hi"}'], env);
     expect({ ...result, stdout: result.stdout.replace(/Wall time: [\d.]+ seconds/, "Wall time: N seconds") }).toEqual({
       code: 0,
-      stdout: 'Wall time: N seconds\nOutput:\n{"text":"hi"}\n',
+      stdout: 'Wall time: N seconds\nOutput:\n[{"type":"text","text":"{\\"text\\":\\"hi\\"}"}]\n',
       stderr: "",
     });
   });
 
   it("prints the raw MCP result with --raw", async () => {
-    const result = await runCli(["call", "test__echo", '{"text":"hi"}', "--raw"], env);
+    const result = await runCli(["call", "mcp__test__echo", '{"text":"hi"}', "--raw"], env);
     expect({ code: result.code, raw: JSON.parse(result.stdout) }).toEqual({
       code: 0,
       raw: { content: [{ type: "text", text: '{"text":"hi"}' }] },
@@ -135,7 +135,7 @@ describe("toolbus call", () => {
   });
 
   it("prints the whole reply as JSON with --json", async () => {
-    const result = await runCli(["call", "test__echo", '{"text":"hi"}', "--json"], env);
+    const result = await runCli(["call", "mcp__test__echo", '{"text":"hi"}', "--json"], env);
     const reply = ToolCallReplySchema.parse(JSON.parse(result.stdout));
     expect({ code: result.code, stderr: result.stderr, status: reply.status, server: reply.server, tool: reply.tool }).toEqual({
       code: 0,
@@ -147,17 +147,17 @@ describe("toolbus call", () => {
   });
 
   it("exits 1 when the tool returns an error result, and says so on stderr", async () => {
-    const result = await runCli(["call", "test__broken", "{}"], env);
+    const result = await runCli(["call", "mcp__test__broken", "{}"], env);
     expect({ ...result, stdout: result.stdout.replace(/Wall time: [\d.]+ seconds/, "Wall time: N seconds") }).toEqual({
       code: 1,
-      stdout: "Wall time: N seconds\nOutput:\nthe disk is full\n",
+      stdout: 'Wall time: N seconds\nOutput:\n[{"type":"text","text":"the disk is full"}]\n',
       stderr: "toolbus: the call failed\n",
     });
   });
 
   it("exits 4 and calls nothing when the arguments are not valid JSON", async () => {
     const before = (await stack.server.calls()).length;
-    const result = await runCli(["call", "test__echo", "{not json"], env);
+    const result = await runCli(["call", "mcp__test__echo", "{not json"], env);
     expect({ code: result.code, stderr: result.stderr, calls: (await stack.server.calls()).length - before }).toEqual({
       code: 4,
       stderr: "toolbus: the arguments are not valid JSON; nothing was called\n",
@@ -166,16 +166,16 @@ describe("toolbus call", () => {
   });
 
   it("exits 1 when the tool is not in the catalog", async () => {
-    const result = await runCli(["call", "test__missing", "{}"], env);
+    const result = await runCli(["call", "mcp__test__missing", "{}"], env);
     expect({ code: result.code, stderr: result.stderr }).toEqual({
       code: 1,
-      stderr: "toolbus: the call was not made: MCP tool `test__missing` is not available to the model\n",
+      stderr: "toolbus: the call was not made: MCP tool `mcp__test__missing` is not available to the model\n",
     });
   });
 
   it("shows the tool's progress on a terminal while the call runs", async () => {
     // `script` gives the CLI a pseudo-terminal, so stderr is a TTY as it is for a person.
-    const command = [process.execPath, ...sourceArgs(CLI_MAIN, ["call", "test__steps", "{}"])]
+    const command = [process.execPath, ...sourceArgs(CLI_MAIN, ["call", "mcp__test__steps", "{}"])]
       .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
       .join(" ");
     const child = spawn("script", ["-qfec", command, "/dev/null"], {
@@ -183,7 +183,7 @@ describe("toolbus call", () => {
     });
     const live = new LiveCli(child as never);
     const code = await live.exited;
-    expect({ code, progress: live.stdout.includes("1/3  step 1 of 3"), output: live.stdout.includes("Output:\r\ndone") }).toEqual({
+    expect({ code, progress: live.stdout.includes("1/3  step 1 of 3"), output: live.stdout.includes('Output:\r\n[{"type":"text","text":"done"}]') }).toEqual({
       code: 0,
       progress: true,
       output: true,
@@ -195,7 +195,7 @@ describe("toolbus tail", () => {
   it("prints a call's begin and end events as JSON lines with --json", async () => {
     const tail = new LiveCli(spawnCli(["tail", "--json"], env));
     await tail.waitFor("tail to listen", (o) => o.stderr.includes("Listening on"));
-    const call = await runCli(["call", "test__echo", '{"n":1}', "--json"], env);
+    const call = await runCli(["call", "mcp__test__echo", '{"n":1}', "--json"], env);
     const { callId } = ToolCallReplySchema.parse(JSON.parse(call.stdout));
     const ofCall = () =>
       tail.stdout
@@ -220,7 +220,7 @@ describe("toolbus tail", () => {
   it("prints one line per event with time, kind, callId, status and duration", async () => {
     const tail = new LiveCli(spawnCli(["tail", "--count", "2"], env));
     await tail.waitFor("tail to listen", (o) => o.stderr.includes("Listening on"));
-    const call = await runCli(["call", "test__echo", "{}", "--json"], env);
+    const call = await runCli(["call", "mcp__test__echo", "{}", "--json"], env);
     const { callId } = ToolCallReplySchema.parse(JSON.parse(call.stdout));
     const code = await tail.exited;
     const lines = tail.stdout.trimEnd().split("\n").map(cells);

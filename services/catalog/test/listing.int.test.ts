@@ -3,7 +3,7 @@
 import { type StdioTestServer, startTestServer, type TestServerScript } from "@toolbus/testkit/mcp-test-server";
 import { afterEach, describe, expect, it } from "vitest";
 import { CatalogHarness, eventually, toolbusToml } from "./support/harness.js";
-import { rawServer } from "./support/raw-server.js";
+import { type RawServerScript, rawServer } from "./support/raw-server.js";
 
 let harness: CatalogHarness;
 afterEach(async () => {
@@ -16,24 +16,44 @@ async function testServer(script: TestServerScript): Promise<StdioTestServer> {
   return server;
 }
 
+/** A hand-written server (fast to start) listing `pages` of tools as given. */
+async function raw(script: RawServerScript) {
+  const server = await rawServer(script);
+  harness.defer(() => server.dispose());
+  return server;
+}
+
+/** Tools as a server lists them: an object input schema unless one is given. */
+function listed(...tools: Array<string | Record<string, unknown>>) {
+  return tools.map((tool) =>
+    typeof tool === "string" ? { name: tool, inputSchema: { type: "object" } } : { inputSchema: { type: "object" }, ...tool },
+  );
+}
+
+/** `count` generated tools `t0000…` in pages of `size`, cursors being the offsets. */
+function pagesOf(count: number, size: number): RawServerScript["toolPages"] {
+  const names = Array.from({ length: count }, (_, i) => `t${String(i).padStart(4, "0")}`);
+  return Array.from({ length: Math.ceil(count / size) }, (_, page) => ({
+    ...(page === 0 ? {} : { cursor: String(page * size) }),
+    tools: listed(...names.slice(page * size, (page + 1) * size)),
+    ...((page + 1) * size < count ? { nextCursor: String((page + 1) * size) } : {}),
+  }));
+}
+
 const stdio = (server: { command: string; args: string[] }) => ({ command: server.command, args: server.args });
 
 describe("listing tools", () => {
-  it("follows pages, and fails a listing past the reference's limits with its messages", async () => {
+  it("follows pages, and fails a listing past the reference's limits with its messages", { timeout: 90_000 }, async () => {
     harness = await CatalogHarness.create("listing");
-    const bigCursor = await rawServer({
-      toolPages: [{ tools: [{ name: "a", inputSchema: { type: "object" } }], nextCursor: "c".repeat(70_000) }],
-    });
-    harness.defer(() => bigCursor.dispose());
     const { service } = await harness.start(
       toolbusToml({
         servers: {
-          paged: stdio(await testServer({ toolCount: 250, toolsPageSize: 100 })),
+          paged: stdio(await raw({ toolPages: pagesOf(250, 100) })),
           loop: stdio(await testServer({ tools: [{ name: "echo" }], cursorLoop: true })),
-          pages: stdio(await testServer({ toolCount: 1010, toolsPageSize: 10 })),
+          pages: stdio(await raw({ toolPages: pagesOf(1010, 10) })),
           items: stdio(await testServer({ toolCount: 3000, toolsPageSize: 100 })),
-          tenk: stdio(await testServer({ toolCount: 10_000 })),
-          cursor: stdio(bigCursor),
+          tenk: stdio(await raw({ toolPages: pagesOf(10_000, 10_000) })),
+          cursor: stdio(await raw({ toolPages: [{ tools: listed("a"), nextCursor: "c".repeat(70_000) }] })),
         },
       }),
     );
@@ -61,18 +81,17 @@ describe("listing tools", () => {
 
   it("reads one page of tools under the 2025-06-18 protocol, yet follows resource cursors, the empty one too", async () => {
     harness = await CatalogHarness.create("listing");
-    const legacy = await rawServer({
+    const legacy = await raw({
       protocolVersion: "2025-06-18",
       toolPages: [
-        { tools: [{ name: "first", inputSchema: { type: "object" } }], nextCursor: "next" },
-        { cursor: "next", tools: [{ name: "second", inputSchema: { type: "object" } }] },
+        { tools: listed("first"), nextCursor: "next" },
+        { cursor: "next", tools: listed("second") },
       ],
       resourcePages: [
         { resources: [{ uri: "raw://one", name: "one" }], nextCursor: "" },
         { cursor: "", resources: [{ uri: "raw://two", name: "two" }] },
       ],
     });
-    harness.defer(() => legacy.dispose());
     const { service } = await harness.start(toolbusToml({ servers: { legacy: stdio(legacy) } }));
     expect(await service.startup).toEqual({ ready: ["legacy"], failed: [], cancelled: [] });
 
@@ -85,8 +104,8 @@ describe("listing tools", () => {
     });
     const listings = (await legacy.requests()).filter((r) => r.method.endsWith("/list"));
     expect(listings).toEqual([
-      { method: "tools/list" },
-      { method: "resources/list" },
+      { method: "tools/list", params: {} },
+      { method: "resources/list", params: {} },
       { method: "resources/list", params: { cursor: "" } },
     ]);
   });
@@ -99,31 +118,35 @@ describe("listing tools", () => {
         catalog: { non_prefixed_servers: ["plain"] },
         servers: {
           srv: stdio(
-            await testServer({
-              tools: [
-                { name: "tool.two-three" },
-                { name: "foo", annotations: { readOnlyHint: true } },
-                { name: "tool_name" },
-                { name: "tool-name" },
-                { name: "foo", annotations: { readOnlyHint: true } },
-                { name: "données" },
-                { name: "日本語🔧" },
-                { name: fits },
-                { name: `${fits}g` },
-                { name: "x".repeat(1000) },
-                { name: "app-only", _meta: { ui: { visibility: ["app"] } } },
-                { name: "nulled", inputSchema: { type: "object", properties: null } },
-                { name: "null-root", inputSchema: { type: "null" } },
+            await raw({
+              toolPages: [
+                {
+                  tools: listed(
+                    "tool.two-three",
+                    { name: "foo", annotations: { readOnlyHint: true } },
+                    "tool_name",
+                    "tool-name",
+                    { name: "foo", annotations: { readOnlyHint: true } },
+                    "données",
+                    "日本語🔧",
+                    fits,
+                    `${fits}g`,
+                    "x".repeat(1000),
+                    { name: "app-only", _meta: { ui: { visibility: ["app"] } } },
+                    { name: "nulled", inputSchema: { type: "object", properties: null } },
+                    { name: "null-root", inputSchema: { type: "null" } },
+                  ),
+                },
               ],
             }),
           ),
-          plain: stdio(await testServer({ tools: [{ name: "foo" }] })),
-          mcp__pre: stdio(await testServer({ tools: [{ name: "foo" }] })),
-          "basic-server": stdio(await testServer({ tools: [{ name: "x" }] })),
-          basic_server: stdio(await testServer({ tools: [{ name: "x" }] })),
-          memory: stdio(await testServer({ tools: [{ name: "create_entities" }] })),
+          plain: stdio(await raw({ toolPages: [{ tools: listed("foo") }] })),
+          mcp__pre: stdio(await raw({ toolPages: [{ tools: listed("foo") }] })),
+          "basic-server": stdio(await raw({ toolPages: [{ tools: listed("x") }] })),
+          basic_server: stdio(await raw({ toolPages: [{ tools: listed("x") }] })),
+          memory: stdio(await raw({ toolPages: [{ tools: listed("create_entities") }] })),
           par: {
-            ...stdio(await testServer({ tools: [{ name: "go" }] })),
+            ...stdio(await raw({ toolPages: [{ tools: listed("go") }] })),
             supports_parallel_tool_calls: true,
           },
         },
@@ -204,28 +227,37 @@ describe("listing tools", () => {
     expect(model.deferred).toEqual([]);
   });
 
-  it("defers tools for a consumer that searches, except where omit_tools_from says otherwise", async () => {
+  it("offers tools directly, and deferred to a consumer that searches, as omit_tools_from allows", async () => {
     harness = await CatalogHarness.create("listing");
-    const script = { tools: [{ name: "lookup", description: "Find a record." }] };
+    const toolPages = [{ tools: listed({ name: "lookup", description: "Find a record." }) }];
     const { service } = await harness.start(
       toolbusToml({
         servers: {
-          open: stdio(await testServer(script)),
-          nodeferred: { ...stdio(await testServer(script)), omit_tools_from: ["deferred"] },
+          open: stdio(await raw({ toolPages })),
+          nodeferred: { ...stdio(await raw({ toolPages })), omit_tools_from: ["deferred"] },
+          nodirect: { ...stdio(await raw({ toolPages })), omit_tools_from: ["direct"] },
+          nowhere: { ...stdio(await raw({ toolPages })), omit_tools_from: ["direct", "deferred", "code_mode"] },
         },
       }),
     );
     await service.startup;
 
+    // The table of codex-mcp-behavior.md §3.6, without search and with it.
     expect((await harness.catalog("all")).tools.map((t) => [t.server, t.exposure])).toEqual([
       ["nodeferred", "direct"],
+      ["nodirect", "code_mode_only"],
+      ["nowhere", "hidden"],
       ["open", "direct"],
     ]);
     const found = await harness.ok<{ tools: Array<{ server: string; exposure: string }> }>(
       harness.subjects.catalogSearch,
       { query: "record" },
     );
-    expect(found.tools.map((t) => [t.server, t.exposure])).toEqual([["open", "deferred"]]);
+    expect(found.tools.map((t) => [t.server, t.exposure])).toEqual([
+      ["nodeferred", "direct"],
+      ["nodirect", "deferred"],
+      ["open", "deferred"],
+    ]);
   });
 
   it("writes a new revision and announces it when a server's tools change", async () => {

@@ -123,7 +123,6 @@ export async function startMemoryService(
     ingesting = Promise.resolve();
   } catch (err) {
     if (!(err instanceof StoreError && err.kind === "transient")) {
-      logger.error({ err }, "migrating the memory database failed");
       await bus.close().catch(() => undefined);
       await pool.end();
       throw err;

@@ -10,6 +10,7 @@ import { DEFAULT_CALL_TIMEOUT_SEC } from "../core/commands.js";
 import { ExitCode, exitCodeForCall } from "../core/exit-codes.js";
 import { CliError } from "../core/failure.js";
 import { renderOutputBody } from "../core/output-body.js";
+import { terminalWidth } from "../core/table.js";
 import { formatProgressLine, PROGRESS_TICK_MS, type ProgressReport } from "../core/progress-line.js";
 import { type CommandContext, err, out, printJson, timeoutOr, unlessAborted } from "./context.js";
 
@@ -87,7 +88,7 @@ function startProgressDisplay(
       tool,
       elapsedMs: Date.now() - started,
       ...(report ? { report } : {}),
-      width: stderr.columns ?? 80,
+      width: terminalWidth(stderr, ctx.terminal.env, 80),
     });
     stderr.write(`\r\u001b[2K${ctx.paintErr.dim(line)}`);
   };

@@ -87,7 +87,16 @@ export function tableWidth(
   stream: { isTTY: boolean; columns: number | undefined },
   env: Readonly<Record<string, string | undefined>>,
 ): number {
+  return terminalWidth(stream, env, Number.POSITIVE_INFINITY);
+}
+
+/** The terminal's columns when it reports them (a pseudo-terminal may say 0), else `COLUMNS`, else `fallback`. */
+export function terminalWidth(
+  stream: { isTTY: boolean; columns: number | undefined },
+  env: Readonly<Record<string, string | undefined>>,
+  fallback: number,
+): number {
   if (stream.isTTY && stream.columns !== undefined && stream.columns > 0) return stream.columns;
   const columns = Number(env.COLUMNS);
-  return Number.isInteger(columns) && columns > 0 ? columns : Number.POSITIVE_INFINITY;
+  return Number.isInteger(columns) && columns > 0 ? columns : fallback;
 }

@@ -97,7 +97,7 @@ async function stopService(service: Service): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Until a dispatch of `test__echo` completes: the catalog listed the server and the dispatcher sees it. */
+/** Until a dispatch of `mcp__test__echo` completes: the catalog listed the server and the dispatcher sees it. */
 async function waitUntilCallable(nc: NatsConnection, prefix: string, services: Service[]): Promise<void> {
   const deadline = Date.now() + 45_000;
   for (let attempt = 0; ; attempt++) {
@@ -109,7 +109,7 @@ async function waitUntilCallable(nc: NatsConnection, prefix: string, services: S
     try {
       const reply = await nc.request(
         `${prefix}.dispatch.call`,
-        JSON.stringify({ callId: `warm-up-${attempt}`, tool: "test__echo", arguments: "{}" }),
+        JSON.stringify({ callId: `warm-up-${attempt}`, tool: "mcp__test__echo", arguments: "{}" }),
         { timeout: 5_000 },
       );
       const body = reply.json<{ ok: boolean; result?: { status?: string } }>();

@@ -1,0 +1,291 @@
+/**
+ * The gateway as an MCP client sees it: an SDK Client over streamable HTTP, with the real
+ * catalog and dispatcher (child processes) and real upstream servers behind them.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  type Progress,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { serverEverythingCommand, startTestServer, type StdioTestServer } from "@toolbus/testkit/mcp-test-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningGateway } from "../src/gateway-service.js";
+import { eventually, mcpClient, Stack, tomlFor } from "./support/stack.js";
+
+const EVERYTHING_TOOLS = [
+  "echo",
+  "get-annotated-message",
+  "get-env",
+  "get-resource-links",
+  "get-resource-reference",
+  "get-structured-content",
+  "get-sum",
+  "get-tiny-image",
+  "gzip-file-as-resource",
+  "simulate-research-query",
+  "toggle-simulated-logging",
+  "toggle-subscriber-updates",
+  "trigger-long-running-operation",
+];
+
+let stack: Stack;
+let alpha: StdioTestServer;
+let beta: StdioTestServer;
+let prefixed: RunningGateway;
+let conditional: RunningGateway;
+const clients: Client[] = [];
+
+async function client(gateway: RunningGateway, options: Parameters<typeof mcpClient>[1] = {}): Promise<Client> {
+  const connected = await mcpClient(gateway, options);
+  clients.push(connected);
+  return connected;
+}
+
+beforeAll(async () => {
+  alpha = await startTestServer({
+    transport: "stdio",
+    script: {
+      tools: [
+        { name: "echo" },
+        { name: "get-thing", description: "Gets the thing.", behavior: { kind: "text", text: "thing" } },
+        { name: "only_alpha" },
+        { name: "count", behavior: { kind: "progress", count: 3, intervalMs: 20 } },
+        {
+          name: "ask",
+          behavior: {
+            kind: "elicit",
+            message: "What is your name?",
+            requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+          },
+        },
+        { name: "note", behavior: { kind: "log", level: "warning", data: "careful", text: "noted" } },
+      ],
+    },
+  });
+  beta = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });
+  const everything = serverEverythingCommand();
+  stack = await Stack.start(
+    "gw_mcp",
+    tomlFor([
+      { name: "alpha", command: alpha.command, args: alpha.args },
+      { name: "beta", command: beta.command, args: beta.args },
+      { name: "everything", command: everything.command, args: everything.args },
+    ]),
+  );
+  stack.defer(() => alpha.dispose());
+  stack.defer(() => beta.dispose());
+  prefixed = await stack.gateway({ naming: "prefixed" });
+  conditional = await stack.gateway({ naming: "conditional", limits: { catalogPollMs: 200 } });
+}, 90_000);
+
+afterAll(async () => {
+  for (const connected of clients) await connected.close().catch(() => undefined);
+  await stack?.close();
+});
+
+describe("tools/list", () => {
+  it("names every tool <server>__<tool>, sanitized, by default", async () => {
+    const { tools } = await (await client(prefixed)).listTools();
+    expect(tools.map((tool) => tool.name)).toEqual([
+      "alpha__ask",
+      "alpha__count",
+      "alpha__echo",
+      "alpha__get_thing",
+      "alpha__note",
+      "alpha__only_alpha",
+      "beta__echo",
+      ...EVERYTHING_TOOLS.map((name) => `everything__${name.replaceAll("-", "_")}`),
+    ]);
+  });
+
+  it("keeps a raw name in conditional mode when it is valid and unique across the catalog", async () => {
+    const { tools } = await (await client(conditional)).listTools();
+    expect(tools.map((tool) => tool.name)).toEqual([
+      "ask",
+      "count",
+      "alpha__echo",
+      "get-thing",
+      "note",
+      "only_alpha",
+      "beta__echo",
+      "everything__echo",
+      ...EVERYTHING_TOOLS.slice(1),
+    ]);
+  });
+
+  it("lists a tool with the description and input schema its server gave", async () => {
+    const { tools } = await (await client(prefixed)).listTools();
+    expect(tools.find((tool) => tool.name === "alpha__get_thing")).toEqual({
+      name: "alpha__get_thing",
+      description: "Gets the thing.",
+      inputSchema: { type: "object", properties: {} },
+    });
+  });
+});
+
+describe("tools/call", () => {
+  it("calls echo on server-everything and returns its text", async () => {
+    const result = await (await client(prefixed)).callTool({
+      name: "everything__echo",
+      arguments: { message: "hello" },
+    });
+    expect(result).toEqual({ content: [{ type: "text", text: "Echo: hello" }] });
+  });
+
+  it("routes a raw name kept in conditional mode to its server", async () => {
+    const result = await (await client(conditional)).callTool({ name: "get-thing", arguments: {} });
+    expect(result).toEqual({ content: [{ type: "text", text: "thing" }] });
+  });
+
+  it("returns image content as the server sent it", async () => {
+    const result = await (await client(prefixed)).callTool({ name: "everything__get_tiny_image", arguments: {} });
+    const content = result.content as Array<{ type: string; mimeType?: string; data?: string }>;
+    expect(content.map((item) => ({ type: item.type, mimeType: item.mimeType }))).toEqual([
+      { type: "text", mimeType: undefined },
+      { type: "image", mimeType: "image/png" },
+      { type: "text", mimeType: undefined },
+    ]);
+    expect(content[1]?.data).toMatch(/^iVBORw0KGgo/);
+  });
+
+  it("answers a tool name that does not exist with an invalid-params error", async () => {
+    await expect((await client(prefixed)).callTool({ name: "alpha__missing", arguments: {} })).rejects.toThrow(
+      "MCP error -32602: Unknown tool: alpha__missing. It is not in the toolbus catalog",
+    );
+  });
+
+  it("relays the server's progress notifications to a client that asked for progress", async () => {
+    const updates: Progress[] = [];
+    const result = await (await client(prefixed)).callTool({ name: "alpha__count", arguments: {} }, undefined, {
+      onprogress: (progress) => updates.push(progress),
+    });
+    expect(result).toEqual({ content: [{ type: "text", text: "done" }] });
+    expect(updates).toEqual([1, 2, 3].map((step) => ({ progress: step, total: 3, message: `step ${step} of 3` })));
+  });
+
+  it("relays the server's log messages during a call", async () => {
+    const connected = await client(prefixed);
+    const messages: unknown[] = [];
+    connected.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      messages.push(notification.params);
+    });
+    const result = await connected.callTool({ name: "alpha__note", arguments: {} });
+    expect(result).toEqual({ content: [{ type: "text", text: "noted" }] });
+    await eventually("the log message", () => (messages.length > 0 ? true : undefined));
+    expect(messages).toEqual([{ level: "warning", logger: "mcp-test-server", data: "careful" }]);
+  });
+
+  it("drops log messages below the level the client set", async () => {
+    const connected = await client(prefixed);
+    const messages: unknown[] = [];
+    connected.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      messages.push(notification.params);
+    });
+    await connected.setLoggingLevel("error");
+    const result = await connected.callTool({ name: "alpha__note", arguments: {} });
+    expect({ result, messages }).toEqual({ result: { content: [{ type: "text", text: "noted" }] }, messages: [] });
+  });
+
+  it("puts the server's elicitation to the client and returns the client's answer to the server", async () => {
+    const connected = await client(prefixed, { capabilities: { elicitation: {} } });
+    const asked: unknown[] = [];
+    connected.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params);
+      return { action: "accept", content: { name: "Ada" } };
+    });
+    const result = await connected.callTool({ name: "alpha__ask", arguments: {} });
+    expect({ asked, result }).toEqual({
+      asked: [
+        {
+          mode: "form",
+          message: "What is your name?",
+          requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        },
+      ],
+      result: { content: [{ type: "text", text: JSON.stringify({ action: "accept", content: { name: "Ada" } }) }] },
+    });
+  });
+
+  it("declines the server's elicitation for a client without the elicitation capability", async () => {
+    const result = await (await client(prefixed)).callTool({ name: "alpha__ask", arguments: {} });
+    expect(result).toEqual({ content: [{ type: "text", text: JSON.stringify({ action: "decline" }) }] });
+  });
+});
+
+describe("resources", () => {
+  it("lists server-everything's resources and reads one by its URI", async () => {
+    const connected = await client(prefixed);
+    const { resources } = await connected.listResources();
+    const architecture = resources.find((resource) => resource.name === "architecture.md");
+    expect(architecture).toEqual({
+      name: "architecture.md",
+      uri: "demo://resource/static/document/architecture.md",
+      description: "Static document file exposed from /docs: architecture.md",
+      mimeType: "text/markdown",
+    });
+    const read = await connected.readResource({ uri: "demo://resource/static/document/architecture.md" });
+    expect(read.contents.map((content) => ({ uri: content.uri, mimeType: content.mimeType }))).toEqual([
+      { uri: "demo://resource/static/document/architecture.md", mimeType: "text/markdown" },
+    ]);
+    expect((read.contents[0] as { text: string }).text.length).toBeGreaterThan(0);
+  });
+
+  it("reads a resource from a template no list named", async () => {
+    const read = await (await client(prefixed)).readResource({ uri: "demo://resource/dynamic/text/7" });
+    expect(read.contents.map((content) => content.uri)).toEqual(["demo://resource/dynamic/text/7"]);
+  });
+
+  it("answers a URI no server has with resource-not-found", async () => {
+    await expect((await client(prefixed)).readResource({ uri: "nowhere://nothing" })).rejects.toThrow(
+      "MCP error -32002: Resource not found: nowhere://nothing",
+    );
+  });
+});
+
+describe("prompts", () => {
+  it("lists no prompts, since upstream prompts are not in the catalog yet", async () => {
+    expect(await (await client(prefixed)).listPrompts()).toEqual({ prompts: [] });
+  });
+});
+
+describe("notifications/tools/list_changed", () => {
+  it("is sent when a server's tools change, and the new tool is listed", async () => {
+    const connected = await client(conditional);
+    let changes = 0;
+    connected.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes += 1;
+    });
+    await beta.setScript({ tools: [{ name: "echo" }, { name: "fresh" }] });
+    await eventually("tools/list_changed", () => (changes > 0 ? true : undefined));
+    const { tools } = await connected.listTools();
+    expect(tools.map((tool) => tool.name).filter((name) => name.startsWith("beta__") || name === "fresh")).toEqual([
+      "beta__echo",
+      "fresh",
+    ]);
+  });
+
+  it("is not sent when the catalog is fetched again and nothing a client lists changed", async () => {
+    const connected = await client(conditional);
+    let changes = 0;
+    connected.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes += 1;
+    });
+    let fetches = 0;
+    const watch = stack.nc.subscribe(stack.subjects.catalogGet, {
+      callback: () => {
+        fetches += 1;
+      },
+    });
+    try {
+      await stack.nc.request(stack.subjects.catalogRefresh, JSON.stringify({ server: "beta" }), { timeout: 10_000 });
+      stack.nc.publish(stack.subjects.catalogEvent, JSON.stringify({ revision: 0, changed: [] }));
+      // The gateway polls every 200 ms here: three fetches after the re-list prove it looked again.
+      await eventually("the gateway to fetch the catalog again", () => (fetches >= 3 ? true : undefined));
+      expect(changes).toBe(0);
+    } finally {
+      watch.unsubscribe();
+    }
+  });
+});

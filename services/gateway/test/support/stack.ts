@@ -1,0 +1,213 @@
+/**
+ * A toolbus stack for the gateway's integration tests, on its own subject prefix: the catalog
+ * and dispatcher services as child processes (as they run in production), real upstream MCP
+ * servers behind them, and gateways started in-process with `startGateway`.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { type Bus, connectBus, createLogger } from "@toolbus/bus";
+import { createSubjects, type Subjects } from "@toolbus/protocol";
+import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import { type GatewayDeps, type RunningGateway, startGateway } from "../../src/gateway-service.js";
+
+export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
+
+export function natsUrl(): string {
+  const url = process.env.NATS_URL;
+  if (!url) throw new Error("NATS_URL is not set: run the tests through vitest (its global setup provides it)");
+  return url;
+}
+
+/** One `[mcp_servers.<name>]` table. */
+export interface ServerSpec {
+  name: string;
+  command: string;
+  args: readonly string[];
+  approvalMode?: "approve" | "prompt" | "auto" | "writes";
+}
+
+export function tomlFor(servers: readonly ServerSpec[], extra = ""): string {
+  const tables = servers.map(
+    (server) =>
+      `[mcp_servers.${server.name}]\ncommand = ${JSON.stringify(server.command)}\nargs = ${JSON.stringify(server.args)}\n` +
+      `default_tools_approval_mode = ${JSON.stringify(server.approvalMode ?? "approve")}\n`,
+  );
+  return `${tables.join("\n")}\n${extra}`;
+}
+
+export class Stack {
+  readonly subjects: Subjects;
+  readonly gateways: RunningGateway[] = [];
+  readonly logs: string[] = [];
+  private readonly children: ChildProcess[] = [];
+  private readonly buses: Bus[] = [];
+  private readonly cleanups: Array<() => Promise<unknown>> = [];
+
+  private constructor(
+    readonly prefix: string,
+    readonly dir: string,
+    readonly configPath: string,
+    readonly nc: NatsConnection,
+  ) {
+    this.subjects = createSubjects(prefix);
+  }
+
+  /** Writes the config and starts the catalog and dispatcher, waiting until both are ready. */
+  static async start(label: string, toml: string, services = ["catalog", "dispatcher"]): Promise<Stack> {
+    const { prefix } = isolation(label);
+    const dir = await mkdtemp(join(tmpdir(), "toolbus-gateway-"));
+    const configPath = join(dir, "toolbus.toml");
+    await writeFile(configPath, toml);
+    const stack = new Stack(prefix, dir, configPath, await connect({ servers: natsUrl() }));
+    try {
+      await Promise.all(services.map((service) => stack.spawnService(service)));
+    } catch (error) {
+      await stack.close();
+      throw error;
+    }
+    return stack;
+  }
+
+  private spawnService(service: string): Promise<void> {
+    const ready = service === "catalog" ? "catalog ready" : `${service} ready`;
+    const child = spawn(
+      process.execPath,
+      ["--conditions=@toolbus/source", "--import", "tsx", `services/${service}/src/main.ts`, "--config", this.configPath],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, TOOLBUS_PREFIX: this.prefix, NATS_URL: natsUrl(), LOG_LEVEL: "info" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    this.children.push(child);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`${service} did not log "${ready}" within 30 s:\n${this.logs.slice(-20).join("\n")}`)),
+        30_000,
+      );
+      let buffer = "";
+      child.stdout?.on("data", (chunk: Buffer) => {
+        buffer += chunk.toString("utf8");
+        const lines = buffer.split("\n");
+        buffer = lines.pop() ?? "";
+        for (const line of lines) {
+          this.logs.push(`${service}: ${line}`);
+          if (line.includes(`"msg":"${ready}"`)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        }
+      });
+      child.stderr?.on("data", (chunk: Buffer) => this.logs.push(`${service} stderr: ${chunk.toString("utf8")}`));
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`${service} exited with ${code} before it was ready:\n${this.logs.slice(-20).join("\n")}`));
+      });
+    });
+  }
+
+  /** A gateway on this stack's prefix, listening on a free port, with its own bus connection. */
+  async gateway(options: Partial<Pick<GatewayDeps, "tokens" | "limits">> & Partial<GatewayDeps["gateway"]> = {}) {
+    const logger = createLogger({
+      service: "gateway",
+      version: "test",
+      level: "info",
+      destination: new Writable({
+        write: (chunk: Buffer, _encoding, done) => {
+          this.logs.push(`gateway: ${chunk.toString("utf8").trim()}`);
+          done();
+        },
+      }),
+    });
+    const bus = await connectBus({ natsUrl: natsUrl(), service: { name: "gateway", version: "0.1.0" }, logger });
+    this.buses.push(bus);
+    const gateway = await startGateway({
+      bus,
+      subjects: this.subjects,
+      logger,
+      gateway: {
+        port: options.port ?? 0,
+        host: options.host ?? "127.0.0.1",
+        naming: options.naming ?? "prefixed",
+        allowedHosts: options.allowedHosts ?? ["localhost", "127.0.0.1", "[::1]"],
+      },
+      ...(options.tokens ? { tokens: options.tokens } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
+    });
+    this.gateways.push(gateway);
+    await eventually("the gateway to load the catalog", () => (gateway.ready() ? true : undefined));
+    return gateway;
+  }
+
+  /** Runs `cleanup` when the stack closes (upstream servers, temp folders). */
+  defer(cleanup: () => Promise<unknown>): void {
+    this.cleanups.push(cleanup);
+  }
+
+  async close(): Promise<void> {
+    for (const gateway of this.gateways.splice(0)) await gateway.stop().catch(() => undefined);
+    for (const bus of this.buses.splice(0)) await bus.close().catch(() => undefined);
+    await Promise.all(this.children.splice(0).map((child) => stopChild(child)));
+    for (const cleanup of this.cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+    await this.nc.close();
+    await cleanupJetStream(natsUrl(), this.prefix);
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+/** An SDK client connected to the gateway's `/mcp`. */
+export async function mcpClient(
+  gateway: Pick<RunningGateway, "url">,
+  options: { capabilities?: ClientCapabilities; headers?: Record<string, string> } = {},
+): Promise<Client> {
+  const client = new Client({ name: "gateway-test", version: "1.0.0" }, { capabilities: options.capabilities ?? {} });
+  const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
+    ...(options.headers ? { requestInit: { headers: options.headers } } : {}),
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ""}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

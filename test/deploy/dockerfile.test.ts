@@ -98,8 +98,8 @@ describe("Dockerfile", () => {
     expect(dockerfile.stages.map((s) => baseImage(s.name))).toEqual(
       dockerfile.stages.map(() => "node:20-bookworm-slim"),
     );
-    // The runtime starts from the bare Node image: no pnpm, no devDependencies, no sources.
-    expect(stage("runtime").from).toBe("${NODE_IMAGE}");
+    // The runtime starts from the bare Node image, as the base does: no pnpm, no devDependencies, no sources.
+    expect(stage("runtime").from).toBe(stage("base").from);
   });
 
   it("installs the pnpm version package.json pins", () => {

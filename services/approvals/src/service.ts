@@ -150,7 +150,7 @@ export async function startApprovalsService(
     );
     await bus.serve(
       { subject: subjects.approvalsResolve, name: "resolve", request: ApprovalResolveRequestSchema, queue },
-      (request) => handleResolve(request, ports),
+      (request, ctx) => handleResolve(request, ports, { logger: ctx.logger }),
     );
     await bus.serve(
       { subject: subjects.approvalsCancel, name: "cancel", request: ApprovalCancelRequestSchema, queue },

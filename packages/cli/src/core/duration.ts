@@ -5,7 +5,7 @@ export function formatDuration(ms: number): string {
   if (rounded < 1000) return `${rounded}ms`;
   const tenths = Math.round(rounded / 100);
   if (tenths < 600) return `${(tenths / 10).toFixed(1)}s`;
-  const seconds = Math.floor(rounded / 1000);
+  const seconds = Math.round(rounded / 1000);
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
   const minutes = Math.floor(seconds / 60);
   return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;

@@ -27,18 +27,21 @@ export interface ProgressLineInput {
 
 export function formatProgressLine(input: ProgressLineInput): string {
   const frame = SPINNER_FRAMES[Math.floor(input.elapsedMs / PROGRESS_TICK_MS) % SPINNER_FRAMES.length];
-  const parts = [`${frame} ${oneLine(input.tool)}`];
-  const report = input.report;
-  if (report) parts.push(progressText(report));
+  const head = `${frame} ${oneLine(input.tool)}`;
+  const progress = input.report ? progressText(input.report) : "";
+  const message = input.report?.message ? oneLine(input.report.message) : "";
   const elapsed = formatDuration(input.elapsedMs);
   const room = Math.max(1, input.width - 1);
-  const message = report?.message ? oneLine(report.message) : "";
-  const fixed = [...parts, elapsed].join("  ");
+  const join = (parts: readonly string[]) => parts.filter((part) => part !== "").join("  ");
+  // What gives way first when the line is too long: the message, then the progress, then the tool name.
+  const withoutMessage = join([head, progress, elapsed]);
   if (message !== "") {
-    const left = room - displayWidth(fixed) - 2;
-    if (left >= 4) return [...parts, truncateToWidth(message, left), elapsed].join("  ");
+    const left = room - displayWidth(withoutMessage) - 2;
+    if (left >= 4) return join([head, progress, truncateToWidth(message, left), elapsed]);
   }
-  return truncateToWidth(fixed, room);
+  if (displayWidth(withoutMessage) <= room) return withoutMessage;
+  const headRoom = room - displayWidth(elapsed) - 2;
+  return truncateToWidth(join([truncateToWidth(head, headRoom), elapsed]), room);
 }
 
 /** `[########------------]  40%  4/10`, or `4` when the server gave no total. */

@@ -4,10 +4,12 @@
  * pending, so two answers racing on two replicas give one winner and one `bad_request`. Then the
  * grants the answer asks for are written and the `resolved` event goes out.
  */
+
+import type { Logger } from "@toolbus/bus";
 import type { ApprovalResolveRequest, ApprovalResolveResult } from "@toolbus/protocol";
 import { WireError } from "@toolbus/protocol";
-import { checkResolution, choiceToDecision, grantEffects } from "../core/index.js";
-import type { ApprovalPorts, PendingRecord } from "../ports.js";
+import { checkResolution, choiceToDecision, type GrantWrite, grantEffects } from "../core/index.js";
+import type { ApprovalPorts, GrantStore, PendingRecord } from "../ports.js";
 import { expireRequest } from "./human-step.js";
 
 /** Who answered, in the `resolved` event, when the answer came through `resolve`. */
@@ -16,6 +18,7 @@ export const RESOLVED_BY_USER = "user";
 export async function handleResolve(
   { requestId, choice }: ApprovalResolveRequest,
   ports: Pick<ApprovalPorts, "pending" | "events" | "sessionGrants" | "persistentGrants" | "now">,
+  ctx: { logger: Logger },
 ): Promise<ApprovalResolveResult> {
   const record = await ports.pending.find(requestId);
   if (record === undefined) {
@@ -40,15 +43,18 @@ export async function handleResolve(
   }
   const effects = grantEffects(result, record.keys, record.fingerprint);
   const grantedAt = new Date(now).toISOString();
+  // The decision stands even if remembering it fails: the call runs, and the next one asks again.
+  const remember = async (store: GrantStore, write: GrantWrite | undefined, which: string) => {
+    if (write === undefined) return;
+    try {
+      await store.put(write.key, { ...write.grant, grantedAt, requestId });
+    } catch (err) {
+      ctx.logger.error({ err, key: write.key }, `could not remember the ${which} grant of ${requestId}`);
+    }
+  };
   await Promise.all([
-    effects.session &&
-      ports.sessionGrants.put(effects.session.key, { ...effects.session.grant, grantedAt, requestId }),
-    effects.persistent &&
-      ports.persistentGrants.put(effects.persistent.key, {
-        ...effects.persistent.grant,
-        grantedAt,
-        requestId,
-      }),
+    remember(ports.sessionGrants, effects.session, "session"),
+    remember(ports.persistentGrants, effects.persistent, "persistent"),
   ]);
   ports.events.resolved({
     requestId,

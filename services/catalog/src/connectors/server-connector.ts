@@ -227,7 +227,7 @@ export class ServerConnector {
     timeoutMs?: number;
     meta?: Record<string, unknown>;
     signal?: AbortSignal;
-    onProgress?: (progress: unknown) => void;
+    onProgress?: (progress: Record<string, unknown>) => void;
   }): Promise<CallOutcome> {
     const { server } = this.settings;
     if (request.preparedRevision !== undefined && request.preparedRevision !== this.revision) {

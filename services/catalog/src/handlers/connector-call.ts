@@ -38,7 +38,7 @@ export function connectorCallHandler(deps: {
       ...(request.arguments !== undefined ? { arguments: request.arguments } : {}),
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
       ...(request.meta !== undefined ? { meta: request.meta } : {}),
-      ...(onProgress ? { onProgress: (p: unknown) => onProgress(p as Record<string, unknown>) } : {}),
+      ...(onProgress ? { onProgress } : {}),
     });
     if (outcome.kind !== "ok") throw new WireError(CODE_BY_OUTCOME[outcome.kind], outcome.message);
     const uris = resourceUris(outcome.result);

@@ -131,6 +131,7 @@ export function dispatchCall(deps: CallPathDeps) {
         catalogRevision: deps.catalog.revision,
       };
     }
+    // Events and approvals read "no arguments" as null; the server gets none at all.
     const argumentsValue: JsonValue = parsed.kind === "none" ? null : parsed.value;
 
     // A caller that read a newer catalog than this copy waits for it; one from the future is refused.
@@ -219,10 +220,15 @@ export function dispatchCall(deps: CallPathDeps) {
     );
     const outcome = approvalOutcome(decision);
     if (outcome.kind === "skip") return skip(outcome.message);
-    const callArguments = decision.updatedArguments !== undefined ? decision.updatedArguments : argumentsValue;
+    const callArguments =
+      decision.updatedArguments !== undefined
+        ? decision.updatedArguments
+        : parsed.kind === "none"
+          ? undefined
+          : parsed.value;
 
-    // 7. The wire rule: arguments must be an object.
-    if (callArguments !== null && !isRecord(callArguments)) {
+    // 7. The wire rule: arguments, when there are any, must be an object (`null` included).
+    if (callArguments !== undefined && !isRecord(callArguments)) {
       return skip(notAnObjectMessage(callArguments), "failed");
     }
 
@@ -233,7 +239,7 @@ export function dispatchCall(deps: CallPathDeps) {
       result = await deps.connector.call(tool.server, {
         ...ids,
         tool: tool.rawName,
-        ...(callArguments !== null ? { arguments: callArguments } : {}),
+        ...(callArguments !== undefined ? { arguments: callArguments } : {}),
         preparedRevision: current.revision,
       });
     } catch (error) {

@@ -11,7 +11,6 @@ import {
   ElicitRequestSchema,
   type JSONRPCMessage,
   ListRootsRequestSchema,
-  LoggingMessageNotificationSchema,
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -69,6 +68,9 @@ export class McpConnection {
   private closing = false;
   private checkingLiveness = false;
   private readonly cap: MessageCap;
+  /** Progress callbacks of calls in flight, by the progress token we sent. */
+  private readonly progressHandlers = new Map<string, (progress: Record<string, unknown>) => void>();
+  private progressTokens = 0;
 
   constructor(
     private readonly spec: ConnectSpec,
@@ -170,16 +172,31 @@ export class McpConnection {
   /**
    * A raw `tools/call`. The result comes back as the server sent it: the SDK's own
    * `callTool` would validate it against the output schema, which is not ours to judge.
+   * Progress is tracked here rather than by the SDK, whose progress callbacks run a tick
+   * late and lose the notifications that arrive in the same read as the result.
    */
   async callTool(
     params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
-    options: { timeoutMs: number; signal?: AbortSignal; onProgress?: (progress: unknown) => void },
+    options: {
+      timeoutMs: number;
+      signal?: AbortSignal;
+      onProgress?: (progress: Record<string, unknown>) => void;
+    },
   ): Promise<Record<string, unknown>> {
-    return this.connected().request({ method: "tools/call", params }, LooseResult, {
-      timeout: options.timeoutMs,
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.onProgress ? { onprogress: options.onProgress, resetTimeoutOnProgress: false } : {}),
-    });
+    const token = options.onProgress ? `toolbus-${++this.progressTokens}` : undefined;
+    if (token) this.progressHandlers.set(token, options.onProgress!);
+    try {
+      return await this.connected().request(
+        {
+          method: "tools/call",
+          params: token ? { ...params, _meta: { ...params._meta, progressToken: token } } : params,
+        },
+        LooseResult,
+        { timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
+      );
+    } finally {
+      if (token) this.progressHandlers.delete(token);
+    }
   }
 
   async close(): Promise<void> {
@@ -196,7 +213,7 @@ export class McpConnection {
       capabilities: { elicitation: { form: {} }, roots: { listChanged: false } },
     });
     this.installHandlers(client);
-    this.transport = this.watchNegotiation(transport);
+    this.transport = this.interceptIncoming(transport);
     client.onclose = () => {
       if (this.client === client && !this.closing)
         this.events.closed(new Error("MCP server connection closed"));
@@ -230,30 +247,48 @@ export class McpConnection {
     }
   }
 
-  /** The SDK does not expose the negotiated protocol version for every transport, so read it off the wire. */
-  private watchNegotiation(transport: Transport): Transport {
+  /**
+   * Reads what arrives before the SDK does: the negotiated protocol version (the SDK does not
+   * expose it for every transport), and the progress and log notifications of calls in flight,
+   * relayed at once and in order, before the result that follows them settles the call.
+   */
+  private interceptIncoming(transport: Transport): Transport {
     const original = transport.start.bind(transport);
     transport.start = async () => {
-      const onmessage = transport.onmessage;
+      const onmessage = transport.onmessage as ((m: JSONRPCMessage, e?: unknown) => void) | undefined;
       transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
         const result = (message as { result?: { protocolVersion?: unknown } }).result;
         if (this.negotiatedProtocol === undefined && typeof result?.protocolVersion === "string") {
           this.negotiatedProtocol = result.protocolVersion;
         }
-        (onmessage as ((m: JSONRPCMessage, e?: unknown) => void) | undefined)?.(message, extra);
+        if (this.relayNotification(message)) return;
+        onmessage?.(message, extra);
       };
       await original();
     };
     return transport;
   }
 
+  /** True when the message was a call's progress or a log message, now relayed. */
+  private relayNotification(message: JSONRPCMessage): boolean {
+    const { method, params } = message as { method?: unknown; params?: Record<string, unknown> };
+    if (method === "notifications/progress" && params) {
+      const { progressToken, ...progress } = params;
+      const handler = typeof progressToken === "string" ? this.progressHandlers.get(progressToken) : undefined;
+      handler?.(progress);
+      return handler !== undefined;
+    }
+    if (method === "notifications/message" && params) {
+      this.relay()?.log(params);
+      return true;
+    }
+    return false;
+  }
+
   private installHandlers(client: Client): void {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.events.toolsChanged());
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
       this.events.resourcesChanged(),
-    );
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) =>
-      this.relay()?.log(notification.params as Record<string, unknown>),
     );
     // With nobody to answer, the server gets a clean decline at once, never a hang.
     client.setRequestHandler(ElicitRequestSchema, async (request) => {

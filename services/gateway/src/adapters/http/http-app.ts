@@ -32,6 +32,8 @@ const PROBE_PATHS = new Set(["/healthz", "/readyz"]);
 export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
   const { registry, logger } = deps;
   const app = Fastify({ logger: false, bodyLimit: deps.bodyLimitBytes, return503OnClosing: true });
+  // MCP messages are JSON only: any other content type is answered 415 rather than parsed.
+  app.removeContentTypeParser("text/plain");
   const authorized = tokenMatcher(deps.tokens);
 
   app.addHook("onRequest", async (request, reply) => {

@@ -1,0 +1,346 @@
+/**
+ * The memory ingest benchmark (issue 6): how many assistant messages, each citing 3 rollouts,
+ * the memory service counts into Postgres per second, and how long a message waits between
+ * its publish and its count. Each scenario starts the service in-process on its own prefix
+ * and schema, publishes with JetStream msgID = messageId, and tears everything down after.
+ *
+ * Lag per message: one durable consumer fetches the stream in order and commits a batch
+ * before it fetches the next, so the service's `counted` counter reaching k means stream
+ * sequences 1..k are counted. Polling it every millisecond gives each sequence's count time;
+ * the publish ack gives its sequence. That holds only with no redelivery, duplicate or
+ * parked message, which every row checks.
+ *
+ * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/memory-ingest.ts`.
+ */
+import { randomUUID } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { createLogger } from "@toolbus/bus";
+import { loadMemoryConfig, type MemoryService, startMemoryService } from "@toolbus/memory";
+import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
+import pg from "pg";
+
+type BenchRow = { name: string; [column: string]: string | number };
+
+interface Scenario {
+  batchSize: number;
+  messages: number;
+  /** Messages per second; `undefined`: as fast as the JetStream acks allow. */
+  offeredRate: number | undefined;
+}
+
+/** Rows run in this order; the last ones are dropped when the time budget runs out. */
+const SCENARIOS: readonly Scenario[] = [
+  { batchSize: 100, messages: 20_000, offeredRate: undefined },
+  { batchSize: 500, messages: 20_000, offeredRate: undefined },
+  { batchSize: 100, messages: 20_000, offeredRate: 5_000 },
+  { batchSize: 500, messages: 20_000, offeredRate: 5_000 },
+  { batchSize: 100, messages: 600, offeredRate: 200 },
+  { batchSize: 500, messages: 600, offeredRate: 200 },
+];
+
+const ROLLOUTS = 30;
+const CITED_PER_MESSAGE = 3;
+/** Publishes awaiting their ack at once. */
+const PUBLISH_WINDOW = 256;
+/** The whole benchmark stops starting scenarios after this, so it ends within ~2 minutes. */
+const BUDGET_MS = 100_000;
+/** A scenario is only started with at least this much of the budget left. */
+const SCENARIO_MIN_MS = 12_000;
+/** How long counting may trail the last publish before the scenario gives up. */
+const DRAIN_TIMEOUT_MS = 20_000;
+const POLL_MS = 1;
+
+export async function runMemoryBench(): Promise<BenchRow[]> {
+  return runScenarios(new AbortController().signal);
+}
+
+async function runScenarios(signal: AbortSignal): Promise<BenchRow[]> {
+  const natsUrl = process.env.NATS_URL || "nats://127.0.0.1:4222";
+  const databaseUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
+  const budgetEnd = performance.now() + BUDGET_MS;
+  const rows: BenchRow[] = [];
+  for (const scenario of SCENARIOS) {
+    if (signal.aborted || budgetEnd - performance.now() < SCENARIO_MIN_MS) {
+      rows.push({ name: scenarioName(scenario), check: "skipped: out of time budget" });
+      continue;
+    }
+    rows.push(await runScenario(scenario, { natsUrl, databaseUrl, signal }));
+  }
+  return rows;
+}
+
+interface Infra {
+  natsUrl: string;
+  databaseUrl: string;
+  signal: AbortSignal;
+}
+
+function scenarioName(s: Scenario): string {
+  const load = s.offeredRate === undefined ? "burst" : `paced ${s.offeredRate}/s`;
+  return `memory ingest, batch ${s.batchSize}, ${load}`;
+}
+
+async function runScenario(scenario: Scenario, infra: Infra): Promise<BenchRow> {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  try {
+    const { prefix } = isolation("bench_memory");
+    cleanups.push(() => cleanupJetStream(infra.natsUrl, prefix));
+    const schema = await withPgSchema(infra.databaseUrl, "bench_memory");
+    cleanups.push(() => schema.drop());
+    const service = await startMemoryService(
+      loadMemoryConfig({
+        NATS_URL: infra.natsUrl,
+        DATABASE_URL: schema.url,
+        TOOLBUS_PREFIX: prefix,
+        MEMORY_BATCH_SIZE: String(scenario.batchSize),
+      }),
+      { logger: createLogger({ service: "memory", version: "bench", level: "warn", destination: process.stderr }) },
+    );
+    cleanups.push(() => service.stop());
+    await service.ingesting;
+    const db = new pg.Pool({ connectionString: schema.url, max: 1 });
+    db.on("error", () => undefined);
+    cleanups.push(() => db.end());
+    const rollouts = await seedRollouts(db);
+    const nc = await connect({ servers: infra.natsUrl });
+    cleanups.push(() => nc.close());
+
+    const n = scenario.messages;
+    const payloads = Array.from({ length: n }, (_, i) => messagePayload(i, rollouts));
+    const watch = watchCounted(service, n);
+    try {
+      const published = await publishAll(jetstream(nc), service.subjects.memoryMessage, payloads, scenario);
+      await watch.until(performance.now() + DRAIN_TIMEOUT_MS, infra.signal);
+      return summarize(scenario, published, watch.countedAt, service, await totals(db));
+    } finally {
+      watch.stop();
+    }
+  } catch (err) {
+    return { name: scenarioName(scenario), check: `failed: ${err instanceof Error ? err.message : String(err)}` };
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  }
+}
+
+/** Inserts `stage1_outputs` rows as codex's phase 1 writes them; returns their ids. */
+async function seedRollouts(db: pg.Pool): Promise<string[]> {
+  const ids = Array.from({ length: ROLLOUTS }, () => randomUUID());
+  await db.query(
+    `INSERT INTO stage1_outputs (thread_id, source_updated_at, raw_memory, rollout_summary, generated_at)
+     SELECT id, 100, 'raw', 'summary', 100 FROM unnest($1::text[]) AS t(id)`,
+    [ids],
+  );
+  return ids;
+}
+
+/** An assistant answer ending in a citation of 3 distinct rollouts, as the model is told to write it. */
+function messagePayload(i: number, rollouts: readonly string[]): { id: string; body: string } {
+  const cited = Array.from(
+    { length: CITED_PER_MESSAGE },
+    (_, k) => rollouts[(i * CITED_PER_MESSAGE + k) % rollouts.length]!,
+  );
+  const text = [
+    "Here is the answer.",
+    "<oai-mem-citation>",
+    "<citation_entries>",
+    "MEMORY.md:234-236|note=[bench]",
+    "</citation_entries>",
+    "<rollout_ids>",
+    ...cited,
+    "</rollout_ids>",
+    "</oai-mem-citation>",
+  ].join("\n");
+  const id = `bench-${i}`;
+  return { id, body: JSON.stringify({ messageId: id, threadId: "bench-thread", text }) };
+}
+
+interface Published {
+  /** performance.now() at each publish call, by stream sequence (1-based; index 0 unused). */
+  publishedAt: Float64Array;
+  firstAt: number;
+  lastAckAt: number;
+}
+
+/** Publishes every payload with at most PUBLISH_WINDOW unacknowledged, on the scenario's schedule. */
+async function publishAll(
+  js: JetStreamClient,
+  subject: string,
+  payloads: ReadonlyArray<{ id: string; body: string }>,
+  scenario: Scenario,
+): Promise<Published> {
+  const publishedAt = new Float64Array(payloads.length + 1).fill(Number.NaN);
+  const start = performance.now();
+  let next = 0;
+  let lastAckAt = start;
+  const worker = async () => {
+    while (next < payloads.length) {
+      const i = next++;
+      if (scenario.offeredRate !== undefined) {
+        const due = start + (i * 1000) / scenario.offeredRate;
+        const wait = due - performance.now();
+        if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+      const payload = payloads[i]!;
+      const at = performance.now();
+      const ack = await js.publish(subject, payload.body, { msgID: payload.id });
+      lastAckAt = performance.now();
+      if (ack.duplicate || ack.seq >= publishedAt.length) {
+        throw new Error(`message ${payload.id} was stored as sequence ${ack.seq} (duplicate: ${ack.duplicate})`);
+      }
+      publishedAt[ack.seq] = at;
+    }
+  };
+  await Promise.all(Array.from({ length: PUBLISH_WINDOW }, worker));
+  return { publishedAt, firstAt: start, lastAckAt };
+}
+
+/** Samples the service's `counted` counter; `countedAt[k]` is when sequence k was first seen counted. */
+function watchCounted(service: MemoryService, n: number) {
+  const countedAt = new Float64Array(n + 1).fill(Number.NaN);
+  let seen = 0;
+  let wake: (() => void) | undefined;
+  const timer = setInterval(() => {
+    const counted = Math.min(n, service.stats().counted);
+    const now = performance.now();
+    while (seen < counted) countedAt[++seen] = now;
+    if (seen >= n) wake?.();
+  }, POLL_MS);
+  return {
+    countedAt,
+    /** Resolves when all n are counted, at `deadline`, or when `signal` aborts. */
+    until(deadline: number, signal: AbortSignal): Promise<void> {
+      if (seen >= n || signal.aborted) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timeout);
+          signal.removeEventListener("abort", done);
+          resolve();
+        };
+        const timeout = setTimeout(done, Math.max(0, deadline - performance.now()));
+        signal.addEventListener("abort", done);
+        wake = done;
+      });
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+interface Totals {
+  /** Sum of usage_count over the seeded rollouts. */
+  cited: number;
+  processed: number;
+}
+
+async function totals(db: pg.Pool): Promise<Totals> {
+  const { rows } = await db.query<Totals>(
+    `SELECT (SELECT COALESCE(SUM(usage_count), 0)::int FROM stage1_outputs) AS cited,
+            (SELECT COUNT(*)::int FROM memory_processed_messages) AS processed`,
+  );
+  return rows[0]!;
+}
+
+function summarize(
+  scenario: Scenario,
+  published: Published,
+  countedAt: Float64Array,
+  service: MemoryService,
+  db: Totals,
+): BenchRow {
+  const n = scenario.messages;
+  const lags: number[] = [];
+  let counted = 0;
+  let lastCountedAt = published.firstAt;
+  for (let seq = 1; seq <= n; seq += 1) {
+    const at = countedAt[seq]!;
+    if (Number.isNaN(at)) {
+      lags.push(Number.POSITIVE_INFINITY);
+      continue;
+    }
+    counted += 1;
+    lastCountedAt = Math.max(lastCountedAt, at);
+    lags.push(at - published.publishedAt[seq]!);
+  }
+  lags.sort((a, b) => a - b);
+  const stats = service.stats();
+  const problems = [
+    counted < n ? `only ${counted} of ${n} counted within ${DRAIN_TIMEOUT_MS / 1000} s of the last publish` : "",
+    stats.duplicates + stats.redelivered + stats.parked > 0
+      ? `lag inexact: ${stats.duplicates} duplicates, ${stats.redelivered} redelivered, ${stats.parked} parked`
+      : "",
+    db.processed !== stats.counted || db.cited !== stats.counted * CITED_PER_MESSAGE
+      ? `Postgres has ${db.processed} processed ids and ${db.cited} citations for ${stats.counted} counted`
+      : "",
+  ].filter((problem) => problem !== "");
+  const wallS = (lastCountedAt - published.firstAt) / 1000;
+  return {
+    name: scenarioName(scenario),
+    messages: n,
+    "published msg/s": Math.round(n / ((published.lastAckAt - published.firstAt) / 1000)),
+    "ingest msg/s": wallS > 0 ? Math.round(counted / wallS) : 0,
+    "lag p50 ms": formatMs(percentile(lags, 0.5)),
+    "lag p99 ms": formatMs(percentile(lags, 0.99)),
+    "lag max ms": formatMs(lags[lags.length - 1] ?? Number.NaN),
+    transactions: stats.transactions,
+    "msgs/tx": stats.transactions > 0 ? Math.round(stats.counted / stats.transactions) : 0,
+    check: problems.length === 0 ? "ok" : problems.join("; "),
+  };
+}
+
+/** Nearest-rank percentile of sorted values. */
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+}
+
+function formatMs(ms: number): string | number {
+  if (ms === Number.POSITIVE_INFINITY) return "not counted";
+  if (Number.isNaN(ms)) return "n/a";
+  return ms < 10 ? Math.round(ms * 10) / 10 : Math.round(ms);
+}
+
+/** A plain-text table, numbers right-aligned; columns are the union of the rows' keys. */
+function formatTable(rows: readonly BenchRow[]): string {
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+  const cells = rows.map((row) => columns.map((column) => String(row[column] ?? "")));
+  const widths = columns.map((column, c) => Math.max(column.length, ...cells.map((line) => line[c]!.length)));
+  const numeric = columns.map((column) => rows.every((row) => typeof (row[column] ?? 0) === "number"));
+  const render = (line: readonly string[]) =>
+    line.map((cell, c) => (numeric[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join("  ");
+  return [render(columns), render(widths.map((w) => "-".repeat(w))), ...cells.map(render)].join("\n");
+}
+
+function isEntryModule(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryModule()) {
+  const interrupt = new AbortController();
+  // Ctrl-C stops waiting; the scenario in hand still cleans up its stream and schema.
+  process.once("SIGINT", () => interrupt.abort());
+  const guard = setTimeout(() => {
+    console.error("the memory benchmark did not finish within 150 s; exiting");
+    process.exit(1);
+  }, 150_000);
+  guard.unref();
+  runScenarios(interrupt.signal).then(
+    (rows) => {
+      clearTimeout(guard);
+      console.log(formatTable(rows));
+    },
+    (err: unknown) => {
+      clearTimeout(guard);
+      console.error(err);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -214,6 +214,11 @@ async function listenHttp(
     forceCloseConnections: true,
   });
   await app.register(buildApprovalsHttp(approvalsHttpOverBus(bus, subjects, logger)));
+  // Probes for orchestrators: alive while the process serves HTTP; ready while the bus is connected.
+  app.get("/healthz", () => ({ ok: true }));
+  app.get("/readyz", (_request, reply) =>
+    bus.nc.isClosed() ? reply.code(503).send({ ok: false, reason: "not connected to NATS" }) : { ok: true },
+  );
   await app.listen({ host: http.host, port: http.port });
   return app;
 }

@@ -126,6 +126,19 @@ describe("approvals HTTP routes", () => {
     });
   });
 
+  it("answer the liveness and readiness probes while connected to the bus", async () => {
+    const env = await testEnv("http probes");
+    const service = await env.start({ http: { port: 0 } });
+    const probe = async (path: string) => {
+      const response = await fetch(`${service.httpUrl}${path}`);
+      return { status: response.status, body: await response.json() };
+    };
+    expect([await probe("/healthz"), await probe("/readyz")]).toEqual([
+      { status: 200, body: { ok: true } },
+      { status: 200, body: { ok: true } },
+    ]);
+  });
+
   it("stream a snapshot, then pending and resolved events, to a real HTTP client", async () => {
     const env = await testEnv("http sse");
     const service = await env.start({ http: { port: 0 } });

@@ -1,1 +1,2 @@
-export {};
+/** @toolbus/catalog: the catalog service, to run in-process (the all-in-one process, tests). */
+export { type CatalogService, type CatalogServiceDeps, startCatalogService } from "./catalog-service.js";

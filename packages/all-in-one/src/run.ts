@@ -1,0 +1,133 @@
+/**
+ * `pnpm start` / `toolbus start`: every toolbus service in one process, for a laptop. NATS and
+ * Postgres come from the environment when given, else from this machine (see local-nats.ts and
+ * embedded-postgres.ts). Ctrl-C stops everything in reverse order.
+ */
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import {
+  approvalsHttpOverBus,
+  buildApprovalsHttp,
+  loadApprovalsConfig,
+  startApprovalsService,
+} from "@toolbus/approvals";
+import { connectBus, createLogger, type Logger } from "@toolbus/bus";
+import { startCatalogService } from "@toolbus/catalog";
+import { loadToolbusConfig, resolveGatewayTokens } from "@toolbus/config";
+import { startDispatcherService } from "@toolbus/dispatcher";
+import { startGateway } from "@toolbus/gateway";
+import { loadMemoryConfig, startMemoryService } from "@toolbus/memory";
+import { createSubjects, prefixFromEnv } from "@toolbus/protocol";
+import { ensureDatabase } from "./embedded-postgres.js";
+import { ensureNats, SetupError } from "./local-nats.js";
+
+const VERSION = "0.1.0";
+
+export interface AllInOneOptions {
+  /** `--config <path>`; else TOOLBUS_CONFIG, ./toolbus.toml, or the demo config. */
+  configPath?: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  logger?: Logger;
+  /** Where URLs are announced; default stdout. */
+  announce?: (line: string) => void;
+}
+
+export interface AllInOne {
+  consoleUrl: string;
+  mcpUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function runAllInOne(options: AllInOneOptions): Promise<AllInOne> {
+  const { env, cwd } = options;
+  const logger = options.logger ?? createLogger({ service: "toolbus", version: VERSION, level: (env.LOG_LEVEL ?? "info") as "info" });
+  const stops: Array<[string, () => Promise<void>]> = [];
+  const stop = async () => {
+    for (const [name, close] of stops.reverse()) {
+      await close().catch((error: unknown) => logger.error({ err: error, part: name }, `stopping ${name} failed`));
+    }
+  };
+  try {
+    const dataDir = join(cwd, ".toolbus");
+    const nats = await ensureNats({ ...(env.NATS_URL ? { url: env.NATS_URL } : {}), dataDir: join(dataDir, "nats"), env });
+    stops.push(["nats", nats.stop]);
+    if (nats.started) logger.info({ url: nats.url }, "started a local nats-server");
+    const database = await ensureDatabase({
+      ...(env.DATABASE_URL ? { url: env.DATABASE_URL } : {}),
+      dataDir: join(dataDir, "pglite"),
+    });
+    stops.push(["postgres", database.stop]);
+    const serviceEnv = { ...env, NATS_URL: nats.url, DATABASE_URL: database.url };
+
+    const config = await loadToolbusConfig({
+      ...(options.configPath ? { path: options.configPath } : {}),
+      env,
+      cwd,
+      demoServer: () => ({
+        command: process.execPath,
+        args: [createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"), "stdio"],
+      }),
+    });
+    const prefix = prefixFromEnv(env);
+    const subjects = createSubjects(prefix);
+    const connect = async (name: string, description: string) => {
+      const bus = await connectBus({ natsUrl: nats.url, service: { name, version: VERSION, description }, logger });
+      stops.push([`${name} bus`, () => bus.close()]);
+      return bus;
+    };
+
+    const catalog = await startCatalogService({
+      bus: await connect("catalog", "MCP server connections and the revisioned catalog"),
+      subjects,
+      config,
+      env,
+      logger: logger.child({ service: "catalog" }),
+    });
+    stops.push(["catalog", () => catalog.stop()]);
+    const dispatcher = await startDispatcherService({
+      bus: await connect("dispatcher", "The tool-call path"),
+      subjects,
+      config,
+      logger: logger.child({ service: "dispatcher" }),
+    });
+    stops.push(["dispatcher", () => dispatcher.stop()]);
+    const approvalsConfig = await loadApprovalsConfig({
+      env: serviceEnv,
+      argv: config.source.kind === "file" ? ["--config", config.source.path] : [],
+      cwd,
+    });
+    // The gateway serves the inbox on its own port in all-in-one mode.
+    const approvals = await startApprovalsService({ ...approvalsConfig, http: false }, { logger });
+    stops.push(["approvals", () => approvals.stop()]);
+    const memory = await startMemoryService(loadMemoryConfig(serviceEnv), { logger });
+    stops.push(["memory", () => memory.stop()]);
+    const gatewayBus = await connect("gateway", "The MCP edge, REST and the console");
+    const tokens = resolveGatewayTokens(config.gateway, env);
+    if (!tokens.ok) throw new SetupError(tokens.message);
+    const gateway = await startGateway({
+      bus: gatewayBus,
+      subjects,
+      logger: logger.child({ service: "gateway" }),
+      gateway: config.gateway,
+      tokens: tokens.tokens,
+      version: VERSION,
+      // In one process, the gateway's port also serves the approvals inbox and its API.
+      plugins: [buildApprovalsHttp(approvalsHttpOverBus(gatewayBus, subjects, logger))],
+    });
+    stops.push(["gateway", () => gateway.stop()]);
+
+    const summary = await catalog.startup;
+    const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
+    announce(`toolbus is running (${summary.ready.length} server(s) ready, ${summary.failed.length} failed)`);
+    announce(`  console        ${gateway.url}/`);
+    announce(`  MCP endpoint   ${gateway.url}/mcp`);
+    announce(`  approvals      ${gateway.url}/approvals`);
+    announce(`  NATS           ${nats.url}${nats.started ? " (started here)" : ""}`);
+    announce(`  Postgres       ${database.embedded ? "embedded PGlite in .toolbus/pglite" : "DATABASE_URL"}`);
+    return { consoleUrl: `${gateway.url}/`, mcpUrl: `${gateway.url}/mcp`, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -33,7 +33,11 @@ export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
 /** How long the CLI waits for NATS to accept the connection. */
 export const CONNECT_TIMEOUT_MS = 3_000;
 
-export async function runCli(argv: readonly string[], terminal: Terminal, signal: AbortSignal): Promise<ExitCode> {
+export async function runCli(
+  argv: readonly string[],
+  terminal: Terminal,
+  signal: AbortSignal,
+): Promise<ExitCode> {
   const parsed = parseArgv(argv);
   switch (parsed.kind) {
     case "help":
@@ -51,7 +55,8 @@ export async function runCli(argv: readonly string[], terminal: Terminal, signal
   let timeoutMs: number | undefined;
   if (typeof options.timeout === "string") {
     const timeout = parseTimeoutSeconds(options.timeout);
-    if (!timeout.ok) return report(terminal, { kind: "usage", message: timeout.message, command: command.name });
+    if (!timeout.ok)
+      return report(terminal, { kind: "usage", message: timeout.message, command: command.name });
     timeoutMs = timeout.value;
   }
   const json = options.json === true;
@@ -77,7 +82,9 @@ export async function runCli(argv: readonly string[], terminal: Terminal, signal
   } catch (error) {
     if (error instanceof CliError) return report(terminal, error.failure);
     const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    terminal.stderr.write(`toolbus: unexpected error in toolbus ${command.name}; please report it:\n${detail}\n`);
+    terminal.stderr.write(
+      `toolbus: unexpected error in toolbus ${command.name}; please report it:\n${detail}\n`,
+    );
     return ExitCode.failed;
   } finally {
     if (opened) await opened.then((bus) => bus.close()).catch(() => undefined);

@@ -5,7 +5,11 @@
  */
 import { isolation } from "@toolbus/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type ApprovalsStandIn, approvalRequest, startApprovalsStandIn } from "./support/approvals-stand-in.js";
+import {
+  type ApprovalsStandIn,
+  approvalRequest,
+  startApprovalsStandIn,
+} from "./support/approvals-stand-in.js";
 import { type CliEnv, LiveCli, runCli, spawnCli } from "./support/run-cli.js";
 import { natsUrl } from "./support/toolbus-stack.js";
 
@@ -34,7 +38,13 @@ describe("toolbus approvals", () => {
     }).toEqual({
       code: 0,
       header: ["requestId", "server", "tool", "arguments", "expires"],
-      row: ["mcp_tool_call_approval_call-1", "files", "delete", '{"path":"/tmp/x"}', expect.stringMatching(/^in \d/)],
+      row: [
+        "mcp_tool_call_approval_call-1",
+        "files",
+        "delete",
+        '{"path":"/tmp/x"}',
+        expect.stringMatching(/^in \d/),
+      ],
       rest: [""],
     });
   });
@@ -43,7 +53,10 @@ describe("toolbus approvals", () => {
     const request = approvalRequest("call-2");
     standIn.add(request);
     const result = await runCli(["approvals", "--json"], env);
-    expect({ code: result.code, pending: JSON.parse(result.stdout) }).toEqual({ code: 0, pending: [request] });
+    expect({ code: result.code, pending: JSON.parse(result.stdout) }).toEqual({
+      code: 0,
+      pending: [request],
+    });
   });
 
   it("answers a request named by its callId and prints the decision", async () => {
@@ -51,7 +64,11 @@ describe("toolbus approvals", () => {
     const result = await runCli(["approvals", "answer", "call-3", "allow_session", "--json"], env);
     expect({ code: result.code, out: JSON.parse(result.stdout), resolved: standIn.resolved }).toEqual({
       code: 0,
-      out: { requestId: "mcp_tool_call_approval_call-3", choice: "allow_session", decision: "approved_for_session" },
+      out: {
+        requestId: "mcp_tool_call_approval_call-3",
+        choice: "allow_session",
+        decision: "approved_for_session",
+      },
       resolved: [{ requestId: "mcp_tool_call_approval_call-3", choice: "allow_session" }],
     });
   });
@@ -76,14 +93,17 @@ describe("toolbus approvals", () => {
 
   it("exits 3 when no approvals service answers", async () => {
     const result = await runCli(["approvals"], { ...env, prefix: isolation("cli_noapprovals").prefix });
-    expect({ code: result.code, mentions: result.stderr.includes("no toolbus approvals service answers") }).toEqual({
+    expect({
+      code: result.code,
+      mentions: result.stderr.includes("no toolbus approvals service answers"),
+    }).toEqual({
       code: 3,
       mentions: true,
     });
   });
 });
 
-describe("toolbus approvals --watch", () => {
+describe("toolbus approvals --watch", { timeout: 60_000 }, () => {
   it("shows waiting and newly arriving requests and resolves each with the answer typed", async () => {
     standIn.add(approvalRequest("early"));
     const watch = new LiveCli(spawnCli(["approvals", "--watch"], env));
@@ -93,9 +113,13 @@ describe("toolbus approvals --watch", () => {
     watch.child.stdin.write("a\n");
     await watch.waitFor("the waiting note", (o) => o.stderr.includes("Waiting for approval requests"));
     standIn.add(approvalRequest("late"));
-    await watch.waitFor("the second prompt", (o) => o.stdout.includes("mcp_tool_call_approval_late  (expires"));
+    await watch.waitFor("the second prompt", (o) =>
+      o.stdout.includes("mcp_tool_call_approval_late  (expires"),
+    );
     watch.child.stdin.write("decline\n");
-    await watch.waitFor("the second decision", (o) => o.stdout.includes("mcp_tool_call_approval_late: denied"));
+    await watch.waitFor("the second decision", (o) =>
+      o.stdout.includes("mcp_tool_call_approval_late: denied"),
+    );
     watch.child.stdin.end();
     const prompt = (callId: string) => [
       "",
@@ -132,11 +156,16 @@ describe("toolbus approvals --watch", () => {
     standIn.resolveElsewhere("mcp_tool_call_approval_elsewhere", "denied", "inbox");
     await watch.waitFor("the note", (o) => o.stderr.includes("answered elsewhere"));
     watch.child.stdin.end();
-    const lines = watch.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as { event: string });
+    const lines = watch.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string });
     expect({
       code: await watch.exited,
       events: lines.map((line) => line.event),
-      note: watch.stderr.includes("mcp_tool_call_approval_elsewhere was answered elsewhere: denied (by inbox)"),
+      note: watch.stderr.includes(
+        "mcp_tool_call_approval_elsewhere was answered elsewhere: denied (by inbox)",
+      ),
       resolved: standIn.resolved,
     }).toEqual({ code: 0, events: ["pending"], note: true, resolved: [] });
   });

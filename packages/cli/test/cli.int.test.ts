@@ -2,11 +2,12 @@
  * The CLI against a real toolbus: catalog and dispatcher as child processes on an isolated
  * prefix, the scriptable MCP test server as server `test`, and the CLI run as a child process.
  */
-import { CatalogSnapshotSchema, type ToolEntry, ToolCallReplySchema } from "@toolbus/protocol";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliEnv, LiveCli, runCli, sourceArgs, CLI_MAIN, spawnCli } from "./support/run-cli.js";
-import { startToolbusStack, type ToolbusStack } from "./support/toolbus-stack.js";
+
 import { spawn } from "node:child_process";
+import { CatalogSnapshotSchema, ToolCallReplySchema, type ToolEntry } from "@toolbus/protocol";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI_MAIN, type CliEnv, LiveCli, runCli, sourceArgs, spawnCli } from "./support/run-cli.js";
+import { startToolbusStack, type ToolbusStack } from "./support/toolbus-stack.js";
 
 const LONG_DESCRIPTION =
   "Summarizes a document in several passes, keeping headings, lists and tables, and reports how many tokens each pass used along the way.";
@@ -18,9 +19,17 @@ beforeAll(async () => {
   stack = await startToolbusStack("cli", {
     tools: [
       { name: "echo", description: "Echoes its arguments" },
-      { name: "broken", description: "Always fails", behavior: { kind: "error_result", text: "the disk is full" } },
+      {
+        name: "broken",
+        description: "Always fails",
+        behavior: { kind: "error_result", text: "the disk is full" },
+      },
       { name: "summarize", description: LONG_DESCRIPTION, behavior: { kind: "text", text: "summary" } },
-      { name: "steps", description: "Reports progress", behavior: { kind: "progress", count: 3, intervalMs: 300 } },
+      {
+        name: "steps",
+        description: "Reports progress",
+        behavior: { kind: "progress", count: 3, intervalMs: 300 },
+      },
     ],
   });
   env = { natsUrl: stack.natsUrl, prefix: stack.prefix };
@@ -116,10 +125,13 @@ describe("toolbus tools", () => {
   });
 });
 
-describe("toolbus call", () => {
+describe("toolbus call", { timeout: 60_000 }, () => {
   it("prints the model's view of a completed call and exits 0", async () => {
     const result = await runCli(["call", "mcp__test__echo", '{"text":"hi"}'], env);
-    expect({ ...result, stdout: result.stdout.replace(/Wall time: [\d.]+ seconds/, "Wall time: N seconds") }).toEqual({
+    expect({
+      ...result,
+      stdout: result.stdout.replace(/Wall time: [\d.]+ seconds/, "Wall time: N seconds"),
+    }).toEqual({
       code: 0,
       stdout: 'Wall time: N seconds\nOutput:\n[{"type":"text","text":"{\\"text\\":\\"hi\\"}"}]\n',
       stderr: "",
@@ -137,7 +149,13 @@ describe("toolbus call", () => {
   it("prints the whole reply as JSON with --json", async () => {
     const result = await runCli(["call", "mcp__test__echo", '{"text":"hi"}', "--json"], env);
     const reply = ToolCallReplySchema.parse(JSON.parse(result.stdout));
-    expect({ code: result.code, stderr: result.stderr, status: reply.status, server: reply.server, tool: reply.tool }).toEqual({
+    expect({
+      code: result.code,
+      stderr: result.stderr,
+      status: reply.status,
+      server: reply.server,
+      tool: reply.tool,
+    }).toEqual({
       code: 0,
       stderr: "",
       status: "completed",
@@ -148,7 +166,10 @@ describe("toolbus call", () => {
 
   it("exits 1 when the tool returns an error result, and says so on stderr", async () => {
     const result = await runCli(["call", "mcp__test__broken", "{}"], env);
-    expect({ ...result, stdout: result.stdout.replace(/Wall time: [\d.]+ seconds/, "Wall time: N seconds") }).toEqual({
+    expect({
+      ...result,
+      stdout: result.stdout.replace(/Wall time: [\d.]+ seconds/, "Wall time: N seconds"),
+    }).toEqual({
       code: 1,
       stdout: 'Wall time: N seconds\nOutput:\n[{"type":"text","text":"the disk is full"}]\n',
       stderr: "toolbus: the call failed\n",
@@ -158,7 +179,11 @@ describe("toolbus call", () => {
   it("exits 4 and calls nothing when the arguments are not valid JSON", async () => {
     const before = (await stack.server.calls()).length;
     const result = await runCli(["call", "mcp__test__echo", "{not json"], env);
-    expect({ code: result.code, stderr: result.stderr, calls: (await stack.server.calls()).length - before }).toEqual({
+    expect({
+      code: result.code,
+      stderr: result.stderr,
+      calls: (await stack.server.calls()).length - before,
+    }).toEqual({
       code: 4,
       stderr: "toolbus: the arguments are not valid JSON; nothing was called\n",
       calls: 0,
@@ -179,11 +204,21 @@ describe("toolbus call", () => {
       .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
       .join(" ");
     const child = spawn("script", ["-qfec", command, "/dev/null"], {
-      env: { ...process.env, NATS_URL: env.natsUrl, TOOLBUS_PREFIX: env.prefix, NO_COLOR: "1", COLUMNS: "100" },
+      env: {
+        ...process.env,
+        NATS_URL: env.natsUrl,
+        TOOLBUS_PREFIX: env.prefix,
+        NO_COLOR: "1",
+        COLUMNS: "100",
+      },
     });
     const live = new LiveCli(child as never);
     const code = await live.exited;
-    expect({ code, progress: live.stdout.includes("1/3  step 1 of 3"), output: live.stdout.includes('Output:\r\n[{"type":"text","text":"done"}]') }).toEqual({
+    expect({
+      code,
+      progress: live.stdout.includes("1/3  step 1 of 3"),
+      output: live.stdout.includes('Output:\r\n[{"type":"text","text":"done"}]'),
+    }).toEqual({
       code: 0,
       progress: true,
       output: true,
@@ -191,7 +226,7 @@ describe("toolbus call", () => {
   });
 });
 
-describe("toolbus tail", () => {
+describe("toolbus tail", { timeout: 60_000 }, () => {
   it("prints a call's begin and end events as JSON lines with --json", async () => {
     const tail = new LiveCli(spawnCli(["tail", "--json"], env));
     await tail.waitFor("tail to listen", (o) => o.stderr.includes("Listening on"));
@@ -201,7 +236,14 @@ describe("toolbus tail", () => {
       tail.stdout
         .split("\n")
         .filter((line) => line.trim() !== "")
-        .map((line) => JSON.parse(line) as { kind: string; subject: string; event: { callId?: string; status?: string } })
+        .map(
+          (line) =>
+            JSON.parse(line) as {
+              kind: string;
+              subject: string;
+              event: { callId?: string; status?: string };
+            },
+        )
         .filter((line) => line.event.callId === callId);
     await tail.waitFor("the end event", () => ofCall().some((line) => line.kind === "call.end"));
     tail.child.kill("SIGINT");

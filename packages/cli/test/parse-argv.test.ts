@@ -19,7 +19,12 @@ describe("parseArgv", () => {
     ],
     [
       ["call", "files__copy", '{"from":"a"}', "--raw"],
-      { kind: "run", command: command("call"), positionals: ["files__copy", '{"from":"a"}'], options: { raw: true } },
+      {
+        kind: "run",
+        command: command("call"),
+        positionals: ["files__copy", '{"from":"a"}'],
+        options: { raw: true },
+      },
     ],
     [
       ["tools", "read", "file", "--limit=3"],
@@ -44,7 +49,11 @@ describe("parseArgv", () => {
     [["--bogus"], { kind: "usage_error", message: "Unknown option '--bogus'" }],
     [
       ["servers", "--raw"],
-      { kind: "usage_error", message: "Unknown option '--raw' for toolbus servers", command: command("servers") },
+      {
+        kind: "usage_error",
+        message: "Unknown option '--raw' for toolbus servers",
+        command: command("servers"),
+      },
     ],
     [
       ["tail", "--count"],

@@ -25,8 +25,17 @@ function env(): CliEnv {
 describe("help", () => {
   it("prints the commands, options, environment and exit codes with --help", async () => {
     const result = await runCli(["--help"], env());
-    const commands = result.stdout.split("Commands:\n")[1]?.split("\n\n")[0]?.split("\n").map((l) => l.trim().split(" ")[0]);
-    expect({ code: result.code, stderr: result.stderr, commands, exitCodes: result.stdout.includes("Exit codes: 0 success") }).toEqual({
+    const commands = result.stdout
+      .split("Commands:\n")[1]
+      ?.split("\n\n")[0]
+      ?.split("\n")
+      .map((l) => l.trim().split(" ")[0]);
+    expect({
+      code: result.code,
+      stderr: result.stderr,
+      commands,
+      exitCodes: result.stdout.includes("Exit codes: 0 success"),
+    }).toEqual({
       code: 0,
       stderr: "",
       commands: ["start", "servers", "tools", "call", "approvals", "tail"],
@@ -42,7 +51,10 @@ describe("help", () => {
     ["approvals", "Usage: toolbus approvals [options]"],
     ["tail", "Usage: toolbus tail [options]"],
   ])("prints the usage of %s with --help, without connecting to anything", async (command, usage) => {
-    const result = await runCli([command, "--help"], { natsUrl: `nats://127.0.0.1:${await closedPort()}`, prefix: "toolbus" });
+    const result = await runCli([command, "--help"], {
+      natsUrl: `nats://127.0.0.1:${await closedPort()}`,
+      prefix: "toolbus",
+    });
     expect({ code: result.code, first: result.stdout.split("\n")[0], stderr: result.stderr }).toEqual({
       code: 0,
       first: usage,
@@ -59,9 +71,17 @@ describe("help", () => {
 describe("usage errors", () => {
   it.each([
     [["frobnicate"], 'toolbus: unknown command "frobnicate"', "Usage: toolbus <command> [options]"],
-    [["servers", "--bogus"], "toolbus: Unknown option '--bogus' for toolbus servers", "Usage: toolbus servers [options]"],
+    [
+      ["servers", "--bogus"],
+      "toolbus: Unknown option '--bogus' for toolbus servers",
+      "Usage: toolbus servers [options]",
+    ],
     [["call"], "toolbus: toolbus call needs <tool>", "Usage: toolbus call <tool> [json] [options]"],
-    [["servers", "--timeout", "soon"], 'toolbus: --timeout needs a positive number of seconds, got "soon"', "Usage: toolbus servers [options]"],
+    [
+      ["servers", "--timeout", "soon"],
+      'toolbus: --timeout needs a positive number of seconds, got "soon"',
+      "Usage: toolbus servers [options]",
+    ],
     [[], "toolbus: no command given", "Usage: toolbus <command> [options]"],
   ])("%j exits 2 with the usage on stderr and nothing on stdout", async (args, message, usage) => {
     const result = await runCli(args, env());

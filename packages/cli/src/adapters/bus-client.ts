@@ -48,7 +48,11 @@ export async function openBusClient(options: OpenBusOptions): Promise<BusClient>
   const bus = await withTimeout(connecting, connectTimeoutMs, () => {
     // A bus that connects after we gave up must not keep the process alive.
     void connecting.then((late) => late.close()).catch(() => undefined);
-    return new CliError({ kind: "nats_unreachable", natsUrl, reason: `no connection within ${connectTimeoutMs} ms` });
+    return new CliError({
+      kind: "nats_unreachable",
+      natsUrl,
+      reason: `no connection within ${connectTimeoutMs} ms`,
+    });
   });
   return new NatsBusClient(bus, createSubjects(options.prefix));
 }
@@ -56,7 +60,12 @@ export async function openBusClient(options: OpenBusOptions): Promise<BusClient>
 /** One connection attempt without retries: fails in milliseconds when nothing listens. */
 async function probeNats(natsUrl: string, timeoutMs: number): Promise<void> {
   try {
-    const probe = await connect({ servers: natsUrl, timeout: timeoutMs, reconnect: false, name: "toolbus-cli-probe" });
+    const probe = await connect({
+      servers: natsUrl,
+      timeout: timeoutMs,
+      reconnect: false,
+      name: "toolbus-cli-probe",
+    });
     await probe.close();
   } catch (error) {
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;

@@ -66,9 +66,14 @@ async function list(ctx: CommandContext, bus: BusClient): Promise<ExitCode> {
 }
 
 async function resolve(ctx: CommandContext, bus: BusClient, requestId: string, choice: ApprovalChoice) {
-  const result = await bus.request(bus.subjects.approvalsResolve, { requestId, choice }, ApprovalResolveResultSchema, {
-    timeoutMs: timeoutOr(ctx, DEFAULT_TIMEOUT_SEC),
-  });
+  const result = await bus.request(
+    bus.subjects.approvalsResolve,
+    { requestId, choice },
+    ApprovalResolveResultSchema,
+    {
+      timeoutMs: timeoutOr(ctx, DEFAULT_TIMEOUT_SEC),
+    },
+  );
   return result.decision;
 }
 
@@ -136,7 +141,9 @@ async function watch(ctx: CommandContext, bus: BusClient): Promise<ExitCode> {
         case "resolved":
           queue.remove(input.requestId);
           if (current?.request.requestId === input.requestId) {
-            say(`${input.requestId} was answered elsewhere: ${paintStatus(paint, input.decision)} (by ${input.by})`);
+            say(
+              `${input.requestId} was answered elsewhere: ${paintStatus(paint, input.decision)} (by ${input.by})`,
+            );
             current = undefined;
           }
           break;

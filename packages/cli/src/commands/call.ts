@@ -10,13 +10,14 @@ import { DEFAULT_CALL_TIMEOUT_SEC } from "../core/commands.js";
 import { ExitCode, exitCodeForCall } from "../core/exit-codes.js";
 import { CliError } from "../core/failure.js";
 import { renderOutputBody } from "../core/output-body.js";
-import { terminalWidth } from "../core/table.js";
 import { formatProgressLine, PROGRESS_TICK_MS, type ProgressReport } from "../core/progress-line.js";
+import { terminalWidth } from "../core/table.js";
 import { type CommandContext, err, out, printJson, timeoutOr, unlessAborted } from "./context.js";
 
 export async function runCall(ctx: CommandContext): Promise<ExitCode> {
   const [tool = "", args = ""] = ctx.positionals;
-  if (tool.trim() === "") throw new CliError({ kind: "usage", message: "the tool name is empty", command: "call" });
+  if (tool.trim() === "")
+    throw new CliError({ kind: "usage", message: "the tool name is empty", command: "call" });
   const bus = await ctx.bus();
   const callId = `cli-${randomUUID()}`;
   const display = ctx.terminal.stderr.isTTY ? startProgressDisplay(ctx, bus, callId, tool) : undefined;
@@ -25,15 +26,10 @@ export async function runCall(ctx: CommandContext): Promise<ExitCode> {
   let reply: ToolCallReply;
   try {
     reply = await unlessAborted(
-      bus.request(
-        bus.subjects.dispatchCall,
-        { callId, tool, arguments: args },
-        ToolCallReplySchema,
-        {
-          timeoutMs: timeoutOr(ctx, DEFAULT_CALL_TIMEOUT_SEC),
-          timeoutHint: `the call ${callId} may still be running (watch it with \`toolbus tail\`)`,
-        },
-      ),
+      bus.request(bus.subjects.dispatchCall, { callId, tool, arguments: args }, ToolCallReplySchema, {
+        timeoutMs: timeoutOr(ctx, DEFAULT_CALL_TIMEOUT_SEC),
+        timeoutHint: `the call ${callId} may still be running (watch it with \`toolbus tail\`)`,
+      }),
       ctx.signal,
       () =>
         new CliError({
@@ -78,7 +74,11 @@ function startProgressDisplay(
     const parsed = CallProgressSchema.safeParse(body);
     if (parsed.success) {
       const { progress, total, message } = parsed.data;
-      report = { progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) };
+      report = {
+        progress,
+        ...(total !== undefined ? { total } : {}),
+        ...(message !== undefined ? { message } : {}),
+      };
       draw();
     }
   });

@@ -1,8 +1,9 @@
 /** What every command gets: its arguments, the terminal, the bus (opened on first use), and Ctrl-C. */
-import type { Paint } from "../core/ansi.js";
-import type { CommandSpec, OptionValues } from "../core/commands.js";
+
 import type { BusClient } from "../adapters/bus-client.js";
 import type { Terminal } from "../adapters/terminal.js";
+import type { Paint } from "../core/ansi.js";
+import type { CommandSpec, OptionValues } from "../core/commands.js";
 import type { ExitCode } from "../core/exit-codes.js";
 
 export interface CommandContext {

@@ -50,7 +50,9 @@ async function loadRunner(): Promise<RunAllInOne> {
     kind: "start_unavailable",
     message:
       "toolbus start needs the all-in-one runner, which is not available here" +
-      (failures.length > 0 ? ` (${failures.join("; ")})` : ` (${RUNNER_MODULES.join(" or ")} is not installed)`) +
+      (failures.length > 0
+        ? ` (${failures.join("; ")})`
+        : ` (${RUNNER_MODULES.join(" or ")} is not installed)`) +
       ". Run `pnpm start` in the toolbus checkout, or start the services one by one (node services/<name>/dist/main.js).",
   });
 }
@@ -60,6 +62,7 @@ function isNotFound(error: unknown, specifier: string): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : "";
   return (
-    (code === "ERR_MODULE_NOT_FOUND" || code === "ERR_PACKAGE_PATH_NOT_EXPORTED") && message.includes(specifier)
+    (code === "ERR_MODULE_NOT_FOUND" || code === "ERR_PACKAGE_PATH_NOT_EXPORTED") &&
+    message.includes(specifier)
   );
 }

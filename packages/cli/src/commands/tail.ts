@@ -23,7 +23,10 @@ export async function runTail(ctx: CommandContext): Promise<ExitCode> {
     if (seen >= limit) return;
     seen += 1;
     const event = { subject, body, receivedAt: ctx.now() };
-    out(ctx, ctx.json ? eventJsonLine(prefix, event) : formatEventLine(describeEvent(prefix, event), ctx.paint));
+    out(
+      ctx,
+      ctx.json ? eventJsonLine(prefix, event) : formatEventLine(describeEvent(prefix, event), ctx.paint),
+    );
     if (seen >= limit) done.abort();
   };
   const subjects = [bus.subjects.events, bus.subjects.approvalsPending, bus.subjects.approvalsResolved];

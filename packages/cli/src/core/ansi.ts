@@ -13,7 +13,10 @@ export interface Paint {
   cyan(text: string): string;
 }
 
-export function shouldColor(stream: { isTTY: boolean }, env: Readonly<Record<string, string | undefined>>): boolean {
+export function shouldColor(
+  stream: { isTTY: boolean },
+  env: Readonly<Record<string, string | undefined>>,
+): boolean {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== "") return false;
   const force = env.FORCE_COLOR;
   if (force !== undefined && force !== "") return force !== "0" && force !== "false";

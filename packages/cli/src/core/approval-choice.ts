@@ -3,7 +3,12 @@
  * `allow_session`, `d`, …), checked against the choices the request offers. Decline and
  * cancel are always possible; the allow variants only when the request lists them.
  */
-import { type ApprovalChoice, type ApprovalRequest, APPROVAL_REQUEST_ID_PREFIX, approvalRequestId } from "@toolbus/protocol";
+import {
+  APPROVAL_REQUEST_ID_PREFIX,
+  type ApprovalChoice,
+  type ApprovalRequest,
+  approvalRequestId,
+} from "@toolbus/protocol";
 import type { Checked } from "./commands.js";
 
 export interface ChoiceKey {
@@ -35,17 +40,26 @@ export function offeredChoices(request: Pick<ApprovalRequest, "options">): Appro
 /** Every choice, for `approvals answer` (the service checks what the request allows). */
 export const ALL_CHOICES: readonly ApprovalChoice[] = CHOICE_KEYS.map((k) => k.choice);
 
-export function parseApprovalChoice(input: string, offered: readonly ApprovalChoice[]): Checked<ApprovalChoice> {
+export function parseApprovalChoice(
+  input: string,
+  offered: readonly ApprovalChoice[],
+): Checked<ApprovalChoice> {
   const text = input.trim().toLowerCase().replaceAll("-", "_");
   const match = CHOICE_KEYS.find((k) => text === k.key || text === k.choice || k.words.includes(text));
   const options = CHOICE_KEYS.filter((k) => offered.includes(k.choice))
     .map((k) => `${k.key} (${k.choice})`)
     .join(", ");
   if (!match) {
-    return { ok: false, message: `${JSON.stringify(input.trim())} is not a choice; answer one of ${options}` };
+    return {
+      ok: false,
+      message: `${JSON.stringify(input.trim())} is not a choice; answer one of ${options}`,
+    };
   }
   if (!offered.includes(match.choice)) {
-    return { ok: false, message: `${match.choice} is not offered for this request; answer one of ${options}` };
+    return {
+      ok: false,
+      message: `${match.choice} is not offered for this request; answer one of ${options}`,
+    };
   }
   return { ok: true, value: match.choice };
 }

@@ -3,11 +3,11 @@
  * `approvals --watch` shows for one request (header, question, arguments, expiry, choices).
  */
 import type { ApprovalChoice, ApprovalRequest } from "@toolbus/protocol";
-import { CHOICE_KEYS } from "./approval-choice.js";
 import type { Paint } from "./ansi.js";
+import { CHOICE_KEYS } from "./approval-choice.js";
 import { formatExpiry } from "./duration.js";
-import { oneLine, truncateToWidth } from "./text.js";
 import type { Column } from "./table.js";
+import { oneLine, truncateToWidth } from "./text.js";
 
 export const APPROVAL_COLUMNS: readonly Column[] = [
   { header: "requestId" },

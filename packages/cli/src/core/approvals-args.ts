@@ -19,10 +19,16 @@ export function approvalsAction(positionals: readonly string[], watch: boolean):
   }
   if (watch) return { ok: false, message: "--watch cannot be combined with answer" };
   if (id === undefined || choice === undefined || id.trim() === "") {
-    return { ok: false, message: `toolbus approvals answer needs <requestId> <choice> (${ALL_CHOICES.join(", ")})` };
+    return {
+      ok: false,
+      message: `toolbus approvals answer needs <requestId> <choice> (${ALL_CHOICES.join(", ")})`,
+    };
   }
   if (extra.length > 0) {
-    return { ok: false, message: `toolbus approvals answer takes two arguments; unexpected ${JSON.stringify(extra[0])}` };
+    return {
+      ok: false,
+      message: `toolbus approvals answer takes two arguments; unexpected ${JSON.stringify(extra[0])}`,
+    };
   }
   const parsed = parseApprovalChoice(choice, ALL_CHOICES);
   if (!parsed.ok) return parsed;

@@ -89,10 +89,17 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: "tools",
     summary: "List the tools a model sees, or search them",
     usage: ["tools [query...]"],
-    positionals: [{ name: "query", arity: "rest", description: "Search words; without them every tool is listed" }],
+    positionals: [
+      { name: "query", arity: "rest", description: "Search words; without them every tool is listed" },
+    ],
     options: [
       { name: "all", type: "boolean", description: "Include tools hidden from the model (listing only)" },
-      { name: "limit", type: "string", valueName: "n", description: "At most <n> search results (default 20)" },
+      {
+        name: "limit",
+        type: "string",
+        valueName: "n",
+        description: "At most <n> search results (default 20)",
+      },
     ],
     details: [
       "Columns: flatName, server, tool, description, exposure. Descriptions are cut to the terminal width.",
@@ -187,7 +194,10 @@ function describeArity(command: CommandSpec): string {
 export function parseTimeoutSeconds(value: string): Checked<number> {
   const seconds = Number(value);
   if (value.trim() === "" || !Number.isFinite(seconds) || seconds <= 0) {
-    return { ok: false, message: `--timeout needs a positive number of seconds, got ${JSON.stringify(value)}` };
+    return {
+      ok: false,
+      message: `--timeout needs a positive number of seconds, got ${JSON.stringify(value)}`,
+    };
   }
   return { ok: true, value: Math.round(seconds * 1000) };
 }

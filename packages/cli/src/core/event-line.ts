@@ -59,13 +59,20 @@ export function describeEvent(prefix: string, event: BusEvent): EventLine {
       const e = CallBeginEventSchema.safeParse(event.body);
       if (!e.success) break;
       const { server, tool } = e.data.invocation;
-      return { ...base, time: at(e.data.at), id: e.data.callId, status: "started", detail: `${server}/${tool}` };
+      return {
+        ...base,
+        time: at(e.data.at),
+        id: e.data.callId,
+        status: "started",
+        detail: `${server}/${tool}`,
+      };
     }
     case "call.end": {
       const e = CallEndEventSchema.safeParse(event.body);
       if (!e.success) break;
       const { server, tool } = e.data.invocation;
-      const error = "err" in e.data.result ? e.data.result.err : e.data.result.ok.isError ? "error result" : "";
+      const error =
+        "err" in e.data.result ? e.data.result.err : e.data.result.ok.isError ? "error result" : "";
       return {
         ...base,
         time: at(e.data.at),
@@ -135,7 +142,11 @@ export function formatEventLine(line: EventLine, paint: Paint): string {
 
 /** The `--json` line: the subject, its kind and the event body as it came. */
 export function eventJsonLine(prefix: string, event: BusEvent): string {
-  return JSON.stringify({ kind: eventKind(prefix, event.subject), subject: event.subject, event: event.body });
+  return JSON.stringify({
+    kind: eventKind(prefix, event.subject),
+    subject: event.subject,
+    event: event.body,
+  });
 }
 
 function safeJson(value: unknown): string {

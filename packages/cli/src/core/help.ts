@@ -33,7 +33,10 @@ export function topHelp(): string {
 }
 
 export function commandHelp(command: CommandSpec): string {
-  const args = command.positionals.map((p): [string, string] => [displayName(p.name, p.arity), p.description]);
+  const args = command.positionals.map((p): [string, string] => [
+    displayName(p.name, p.arity),
+    p.description,
+  ]);
   return [
     ...usageLines(command),
     "",

@@ -61,7 +61,11 @@ export function renderTable(
  * Column widths that fit `maxWidth` when the flexible columns can give enough: every flexible
  * column is capped at the same width C (never below its minimum), with C the largest that fits.
  */
-export function fitWidths(columns: readonly Column[], natural: readonly number[], maxWidth: number): number[] {
+export function fitWidths(
+  columns: readonly Column[],
+  natural: readonly number[],
+  maxWidth: number,
+): number[] {
   const gaps = COLUMN_GAP.length * Math.max(0, columns.length - 1);
   const total = natural.reduce((sum, w) => sum + w, 0) + gaps;
   if (total <= maxWidth) return [...natural];

@@ -1,10 +1,10 @@
 import type { ApprovalChoice, ApprovalRequest } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
+import { createPaint } from "../../src/core/ansi.js";
 import { offeredChoices, parseApprovalChoice, toRequestId } from "../../src/core/approval-choice.js";
 import { ApprovalQueue } from "../../src/core/approval-queue.js";
 import { approvalRows, choiceMenu, renderApprovalPrompt } from "../../src/core/approval-view.js";
 import { approvalsAction } from "../../src/core/approvals-args.js";
-import { createPaint } from "../../src/core/ansi.js";
 
 function request(callId: string, createdAt = "2030-01-01T00:00:00.000Z"): ApprovalRequest {
   return {
@@ -44,7 +44,10 @@ describe("parseApprovalChoice", () => {
   });
 
   it.each([
-    ["s", "allow_session is not offered for this request; answer one of a (allow), p (allow_always), d (decline), c (cancel)"],
+    [
+      "s",
+      "allow_session is not offered for this request; answer one of a (allow), p (allow_always), d (decline), c (cancel)",
+    ],
     ["maybe", '"maybe" is not a choice; answer one of a (allow), p (allow_always), d (decline), c (cancel)'],
   ])("refuses %j", (input, message) => {
     expect(parseApprovalChoice(input, offered)).toEqual({ ok: false, message });
@@ -73,12 +76,34 @@ describe("approvalsAction", () => {
     [
       ["answer", "c1", "allow_session"],
       false,
-      { ok: true, value: { kind: "answer", requestId: "mcp_tool_call_approval_c1", choice: "allow_session" } },
+      {
+        ok: true,
+        value: { kind: "answer", requestId: "mcp_tool_call_approval_c1", choice: "allow_session" },
+      },
     ],
-    [["answer", "c1"], false, { ok: false, message: "toolbus approvals answer needs <requestId> <choice> (allow, allow_session, allow_always, decline, cancel)" }],
+    [
+      ["answer", "c1"],
+      false,
+      {
+        ok: false,
+        message:
+          "toolbus approvals answer needs <requestId> <choice> (allow, allow_session, allow_always, decline, cancel)",
+      },
+    ],
     [["answer", "c1", "allow"], true, { ok: false, message: "--watch cannot be combined with answer" }],
-    [["answer", "c1", "allow", "x"], false, { ok: false, message: 'toolbus approvals answer takes two arguments; unexpected "x"' }],
-    [["approve"], false, { ok: false, message: 'unknown approvals action "approve"; use `toolbus approvals answer <requestId> <choice>`' }],
+    [
+      ["answer", "c1", "allow", "x"],
+      false,
+      { ok: false, message: 'toolbus approvals answer takes two arguments; unexpected "x"' },
+    ],
+    [
+      ["approve"],
+      false,
+      {
+        ok: false,
+        message: 'unknown approvals action "approve"; use `toolbus approvals answer <requestId> <choice>`',
+      },
+    ],
   ])("reads %j (watch %s) as %j", (positionals, watch, action) => {
     expect(approvalsAction(positionals, watch)).toEqual(action);
   });

@@ -26,12 +26,33 @@ describe("describeEvent", () => {
     [
       "tb.events.call.begin",
       { callId: "c1", invocation, at },
-      { time: new Date(at), kind: "call.begin", id: "c1", status: "started", duration: "", detail: "files/copy" },
+      {
+        time: new Date(at),
+        kind: "call.begin",
+        id: "c1",
+        status: "started",
+        duration: "",
+        detail: "files/copy",
+      },
     ],
     [
       "tb.events.call.end",
-      { callId: "c1", invocation, at, status: "completed", durationMs: 1234, result: { ok: { content: [] } } },
-      { time: new Date(at), kind: "call.end", id: "c1", status: "completed", duration: "1.2s", detail: "files/copy" },
+      {
+        callId: "c1",
+        invocation,
+        at,
+        status: "completed",
+        durationMs: 1234,
+        result: { ok: { content: [] } },
+      },
+      {
+        time: new Date(at),
+        kind: "call.end",
+        id: "c1",
+        status: "completed",
+        duration: "1.2s",
+        detail: "files/copy",
+      },
     ],
     [
       "tb.events.call.end",
@@ -48,22 +69,50 @@ describe("describeEvent", () => {
     [
       "tb.events.server.files",
       { server: "files", status: { state: "failed", error: "exited with 1" }, at },
-      { time: new Date(at), kind: "server", id: "files", status: "failed", duration: "", detail: "exited with 1" },
+      {
+        time: new Date(at),
+        kind: "server",
+        id: "files",
+        status: "failed",
+        duration: "",
+        detail: "exited with 1",
+      },
     ],
     [
       "tb.events.startup_complete",
       { ready: ["a", "b"], failed: [{ server: "c", error: "x" }], cancelled: [] },
-      { time: received, kind: "startup", id: "", status: "failed", duration: "", detail: "ready: a, b; failed: c" },
+      {
+        time: received,
+        kind: "startup",
+        id: "",
+        status: "failed",
+        duration: "",
+        detail: "ready: a, b; failed: c",
+      },
     ],
     [
       "tb.events.catalog",
       { revision: 7, changed: ["files"] },
-      { time: received, kind: "catalog", id: "", status: "", duration: "", detail: "revision 7  changed: files" },
+      {
+        time: received,
+        kind: "catalog",
+        id: "",
+        status: "",
+        duration: "",
+        detail: "revision 7  changed: files",
+      },
     ],
     [
       "tb.approvals.resolved",
       { requestId: "mcp_tool_call_approval_c1", callId: "c1", decision: "denied", by: "inbox" },
-      { time: received, kind: "approval.resolved", id: "c1", status: "denied", duration: "", detail: "by inbox" },
+      {
+        time: received,
+        kind: "approval.resolved",
+        id: "c1",
+        status: "denied",
+        duration: "",
+        detail: "by inbox",
+      },
     ],
     [
       "tb.events.call.begin",
@@ -93,7 +142,14 @@ describe("formatEventLine", () => {
 
   it("colors the status and dims the time when colors are on", () => {
     const line = formatEventLine(
-      { time: new Date(2030, 0, 1, 9, 3, 4, 5), kind: "server", id: "files", status: "ready", duration: "", detail: "" },
+      {
+        time: new Date(2030, 0, 1, 9, 3, 4, 5),
+        kind: "server",
+        id: "files",
+        status: "ready",
+        duration: "",
+        detail: "",
+      },
       createPaint(true),
     );
     expect(line).toBe("\u001b[2m09:03:04.005\u001b[22m  server             files  \u001b[32mready\u001b[39m");
@@ -103,7 +159,9 @@ describe("formatEventLine", () => {
 describe("eventJsonLine", () => {
   it("carries the kind, the subject and the body as it came", () => {
     const body = { revision: 3, changed: [] };
-    expect(JSON.parse(eventJsonLine("tb", { subject: "tb.events.catalog", body, receivedAt: received }))).toEqual({
+    expect(
+      JSON.parse(eventJsonLine("tb", { subject: "tb.events.catalog", body, receivedAt: received })),
+    ).toEqual({
       kind: "catalog",
       subject: "tb.events.catalog",
       event: body,

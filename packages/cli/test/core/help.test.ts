@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { shouldColor } from "../../src/core/ansi.js";
 import { AsyncQueue } from "../../src/core/async-queue.js";
-import { checkPositionals, COMMANDS, findCommand, parseCount, parseTimeoutSeconds } from "../../src/core/commands.js";
+import {
+  COMMANDS,
+  checkPositionals,
+  findCommand,
+  parseCount,
+  parseTimeoutSeconds,
+} from "../../src/core/commands.js";
 import { commandHelp, topHelp, usageText } from "../../src/core/help.js";
 
 describe("help", () => {

@@ -3,7 +3,9 @@ import { base64Bytes, renderOutputBody } from "../../src/core/output-body.js";
 
 describe("renderOutputBody", () => {
   it("prints a string body as it is", () => {
-    expect(renderOutputBody("Wall time: 0.1000 seconds\nOutput:\nhello")).toBe("Wall time: 0.1000 seconds\nOutput:\nhello");
+    expect(renderOutputBody("Wall time: 0.1000 seconds\nOutput:\nhello")).toBe(
+      "Wall time: 0.1000 seconds\nOutput:\nhello",
+    );
   });
 
   it("prints text items one per line and media as a short placeholder", () => {

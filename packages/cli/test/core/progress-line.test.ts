@@ -8,15 +8,30 @@ describe("formatProgressLine", () => {
     [{ tool: "files__copy", elapsedMs: 0, width: 80 }, "⠋ files__copy  0ms"],
     [{ tool: "files__copy", elapsedMs: 250, width: 80 }, "⠹ files__copy  250ms"],
     [
-      { tool: "files__copy", elapsedMs: 3_200, width: 100, report: { progress: 4, total: 10, message: "copying a.txt" } },
+      {
+        tool: "files__copy",
+        elapsedMs: 3_200,
+        width: 100,
+        report: { progress: 4, total: 10, message: "copying a.txt" },
+      },
       "⠹ files__copy  [########------------]  40%  4/10  copying a.txt  3.2s",
     ],
     [
-      { tool: "files__copy", elapsedMs: 1_000, width: 80, report: { progress: 7, message: "files\nscanned" } },
+      {
+        tool: "files__copy",
+        elapsedMs: 1_000,
+        width: 80,
+        report: { progress: 7, message: "files\nscanned" },
+      },
       "⠋ files__copy  7  files scanned  1.0s",
     ],
     [
-      { tool: "files__copy", elapsedMs: 1_000, width: 40, report: { progress: 1, total: 2, message: "a long message" } },
+      {
+        tool: "files__copy",
+        elapsedMs: 1_000,
+        width: 40,
+        report: { progress: 1, total: 2, message: "a long message" },
+      },
       "⠋ files__copy  1.0s",
     ],
     [{ tool: "a_very_long_tool_name_indeed", elapsedMs: 1_000, width: 20 }, "⠋ a_very_lon…  1.0s"],
@@ -30,9 +45,21 @@ describe("formatProgressLine", () => {
         fc.string({ maxLength: 40 }),
         fc.nat(10_000_000),
         fc.integer({ min: 2, max: 200 }),
-        fc.option(fc.record({ progress: fc.double({ min: 0, max: 1e6, noNaN: true }), total: fc.option(fc.nat(1e6), { nil: undefined }), message: fc.option(fc.string({ maxLength: 100 }), { nil: undefined }) }), { nil: undefined }),
+        fc.option(
+          fc.record({
+            progress: fc.double({ min: 0, max: 1e6, noNaN: true }),
+            total: fc.option(fc.nat(1e6), { nil: undefined }),
+            message: fc.option(fc.string({ maxLength: 100 }), { nil: undefined }),
+          }),
+          { nil: undefined },
+        ),
         (tool, elapsedMs, width, report) => {
-          const line = formatProgressLine({ tool, elapsedMs, width, ...(report ? { report: clean(report) } : {}) });
+          const line = formatProgressLine({
+            tool,
+            elapsedMs,
+            width,
+            ...(report ? { report: clean(report) } : {}),
+          });
           return displayWidth(line) <= width - 1;
         },
       ),

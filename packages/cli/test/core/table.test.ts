@@ -11,7 +11,12 @@ const columns = [
 
 describe("renderTable", () => {
   it("aligns columns two spaces apart under a header, without trailing spaces", () => {
-    expect(renderTable(columns, [["echo", "Echoes", "1"], ["summarize", "Summarizes text", "12"]])).toEqual([
+    expect(
+      renderTable(columns, [
+        ["echo", "Echoes", "1"],
+        ["summarize", "Summarizes text", "12"],
+      ]),
+    ).toEqual([
       "name       description       n",
       "echo       Echoes            1",
       "summarize  Summarizes text  12",
@@ -25,7 +30,10 @@ describe("renderTable", () => {
   });
 
   it("keeps a multi-line or escape-laden cell on one line", () => {
-    expect(renderTable([{ header: "a" }, { header: "b" }], [["x\ny", "\u001b[2Jz"]])).toEqual(["a    b", "x y  [2Jz"]);
+    expect(renderTable([{ header: "a" }, { header: "b" }], [["x\ny", "\u001b[2Jz"]])).toEqual([
+      "a    b",
+      "x y  [2Jz",
+    ]);
   });
 
   it("styles cells outside the padding so columns stay aligned", () => {
@@ -38,17 +46,27 @@ describe("renderTable", () => {
   it("fits every line in the width whenever the flexible columns can give enough", () => {
     const word = fc.string({ unit: fc.constantFrom("a", "b", " ", "日"), maxLength: 60 });
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.string({ maxLength: 6 }), word, fc.nat(999)), { maxLength: 6 }), fc.integer({ min: 30, max: 120 }), (rows, width) => {
-        const lines = renderTable(columns, rows.map(([a, b, n]) => [a, b, String(n)]), { maxWidth: width });
-        return lines.every((line) => displayWidth(line) <= width);
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.string({ maxLength: 6 }), word, fc.nat(999)), { maxLength: 6 }),
+        fc.integer({ min: 30, max: 120 }),
+        (rows, width) => {
+          const lines = renderTable(
+            columns,
+            rows.map(([a, b, n]) => [a, b, String(n)]),
+            { maxWidth: width },
+          );
+          return lines.every((line) => displayWidth(line) <= width);
+        },
+      ),
     );
   });
 });
 
 describe("fitWidths", () => {
   it("does not shrink a flexible column below its minimum", () => {
-    expect(fitWidths([{ header: "id" }, { header: "description", flex: true }], [30, 80], 20)).toEqual([30, 11]);
+    expect(fitWidths([{ header: "id" }, { header: "description", flex: true }], [30, 80], 20)).toEqual([
+      30, 11,
+    ]);
   });
 });
 

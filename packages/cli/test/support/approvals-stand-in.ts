@@ -66,20 +66,31 @@ export async function startApprovalsStandIn(natsUrl: string, prefix: string): Pr
     JSON.stringify({ ok: false, error: { code: "bad_request", message, retryable: false } });
 
   nc.subscribe(subjects.approvalsList, {
-    callback: (_error, msg) => msg.respond(reply({ pending: [...pending.values()] })),
+    callback: (_error, msg) => {
+      msg.respond(reply({ pending: [...pending.values()] }));
+    },
   });
   nc.subscribe(subjects.approvalsResolve, {
     callback: (_error, msg) => {
       const parsed = ApprovalResolveRequestSchema.safeParse(msg.json());
-      if (!parsed.success) return msg.respond(badRequest("requestId and choice are required"));
+      if (!parsed.success) {
+        msg.respond(badRequest("requestId and choice are required"));
+        return;
+      }
       const { requestId, choice } = parsed.data;
       const request = pending.get(requestId);
-      if (!request) return msg.respond(badRequest(`approval request ${requestId} was already resolved`));
+      if (!request) {
+        msg.respond(badRequest(`approval request ${requestId} was already resolved`));
+        return;
+      }
       pending.delete(requestId);
       resolved.push({ requestId, choice });
       const decision = DECISIONS[choice];
-      nc.publish(subjects.approvalsResolved, JSON.stringify({ requestId, callId: request.callId, decision, by: "cli" }));
-      return msg.respond(reply({ decision }));
+      nc.publish(
+        subjects.approvalsResolved,
+        JSON.stringify({ requestId, callId: request.callId, decision, by: "cli" }),
+      );
+      msg.respond(reply({ decision }));
     },
   });
   await nc.flush();

@@ -96,7 +96,11 @@ export class LiveCli {
   }
 
   /** Resolves once `predicate` holds for the output so far (checked on every chunk). */
-  async waitFor(what: string, predicate: (out: { stdout: string; stderr: string }) => boolean, timeoutMs = 15_000) {
+  async waitFor(
+    what: string,
+    predicate: (out: { stdout: string; stderr: string }) => boolean,
+    timeoutMs = 15_000,
+  ) {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this)) {
       if (Date.now() > deadline) {

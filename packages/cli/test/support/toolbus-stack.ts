@@ -2,8 +2,9 @@
  * A real toolbus for the CLI tests: the catalog and dispatcher services as child processes
  * (from source, like `node --conditions=@toolbus/source --import tsx services/<name>/src/main.ts
  * --config <toolbus.toml>`) on an isolated prefix, with the testkit's scriptable MCP server as
- * server `test` (approval mode `approve`, so no approvals service is needed), ready when a call
- * through the dispatcher completes.
+ * server `test`. With approval mode `approve` no approvals service is needed and the stack is
+ * ready when a call through the dispatcher completes; with `prompt`, the approvals service runs
+ * too (on a Postgres schema of its own) and the stack is ready when it answers a list request.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -11,15 +12,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { cleanupJetStream, isolation } from "@toolbus/testkit";
-import { type StdioTestServer, startTestServer, type TestServerScript } from "@toolbus/testkit/mcp-test-server";
+import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
+import {
+  type StdioTestServer,
+  startTestServer,
+  type TestServerScript,
+} from "@toolbus/testkit/mcp-test-server";
 import { sourceArgs } from "./run-cli.js";
 
 const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
 
 export function natsUrl(): string {
   const url = process.env.NATS_URL;
-  if (!url) throw new Error("NATS_URL is not set: run the tests through vitest (its global setup provides it)");
+  if (!url)
+    throw new Error("NATS_URL is not set: run the tests through vitest (its global setup provides it)");
   return url;
 }
 
@@ -37,7 +43,17 @@ interface Service {
   output: () => string;
 }
 
-export async function startToolbusStack(label: string, script: TestServerScript): Promise<ToolbusStack> {
+export interface StackOptions {
+  /** `approve` (default): calls need nobody; `prompt`: every call waits for a human. */
+  approvalMode?: "approve" | "prompt";
+}
+
+export async function startToolbusStack(
+  label: string,
+  script: TestServerScript,
+  options: StackOptions = {},
+): Promise<ToolbusStack> {
+  const mode = options.approvalMode ?? "approve";
   const { prefix } = isolation(label);
   const url = natsUrl();
   const server = await startTestServer({ transport: "stdio", script });
@@ -49,21 +65,30 @@ export async function startToolbusStack(label: string, script: TestServerScript)
       "[mcp_servers.test]",
       `command = ${JSON.stringify(server.command)}`,
       `args = ${JSON.stringify(server.args)}`,
-      'default_tools_approval_mode = "approve"',
+      `default_tools_approval_mode = ${JSON.stringify(mode)}`,
       "",
     ].join("\n"),
   );
   const nc = await connect({ servers: url });
-  const services = ["catalog", "dispatcher"].map((name) => startService(name, configPath, prefix, url));
+  const schema = mode === "prompt" ? await withPgSchema(databaseUrl(), label) : undefined;
+  const services = [
+    startService("catalog", configPath, prefix, url),
+    startService("dispatcher", configPath, prefix, url),
+    ...(schema
+      ? [startService("approvals", configPath, prefix, url, { DATABASE_URL: schema.url }, ["--port", "0"])]
+      : []),
+  ];
   const stop = async () => {
     await Promise.all(services.map(stopService));
+    await schema?.drop();
     await nc.close();
     await server.dispose();
     await cleanupJetStream(url, prefix);
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    await waitUntilCallable(nc, prefix, services);
+    if (mode === "approve") await waitUntilCallable(nc, prefix, services);
+    else await waitUntilApprovalsAnswer(nc, prefix, services);
   } catch (error) {
     await stop();
     throw error;
@@ -71,11 +96,25 @@ export async function startToolbusStack(label: string, script: TestServerScript)
   return { prefix, natsUrl: url, nc, server, stop };
 }
 
-function startService(name: string, configPath: string, prefix: string, url: string): Service {
+function databaseUrl(): string {
+  const url = process.env.DATABASE_URL;
+  if (!url)
+    throw new Error("DATABASE_URL is not set: run the tests through vitest (its global setup provides it)");
+  return url;
+}
+
+function startService(
+  name: string,
+  configPath: string,
+  prefix: string,
+  url: string,
+  env: Record<string, string> = {},
+  args: string[] = [],
+): Service {
   const main = join(repoRoot, "services", name, "src", "main.ts");
-  const child = spawn(process.execPath, sourceArgs(main, ["--config", configPath]), {
+  const child = spawn(process.execPath, sourceArgs(main, ["--config", configPath, ...args]), {
     cwd: repoRoot,
-    env: { ...process.env, NATS_URL: url, TOOLBUS_PREFIX: prefix, LOG_LEVEL: "warn" },
+    env: { ...process.env, NATS_URL: url, TOOLBUS_PREFIX: prefix, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -97,29 +136,69 @@ async function stopService(service: Service): Promise<void> {
   clearTimeout(timer);
 }
 
+/**
+ * Until the approvals service answers a list request and the dispatcher knows `mcp__test__echo`:
+ * a call with a fingerprint the tool cannot have is rejected as stale (before any approval) only
+ * once the dispatcher's catalog copy has the tool.
+ */
+async function waitUntilApprovalsAnswer(
+  nc: NatsConnection,
+  prefix: string,
+  services: Service[],
+): Promise<void> {
+  let attempt = 0;
+  await waitFor(services, async () => {
+    attempt += 1;
+    const list = (await nc.request(`${prefix}.approvals.list`, "{}", { timeout: 5_000 })).json<{
+      ok: boolean;
+    }>();
+    const probe = JSON.stringify({
+      callId: `warm-up-${attempt}`,
+      tool: "mcp__test__echo",
+      arguments: "{}",
+      toolFingerprint: "0".repeat(64),
+    });
+    const call = (await nc.request(`${prefix}.dispatch.call`, probe, { timeout: 5_000 })).json<{
+      ok: boolean;
+      result?: { error?: string };
+    }>();
+    return list.ok && call.ok && (call.result?.error ?? "").includes("catalog changed");
+  });
+}
+
 /** Until a dispatch of `mcp__test__echo` completes: the catalog listed the server and the dispatcher sees it. */
 async function waitUntilCallable(nc: NatsConnection, prefix: string, services: Service[]): Promise<void> {
-  const deadline = Date.now() + 45_000;
-  for (let attempt = 0; ; attempt++) {
+  let attempt = 0;
+  await waitFor(services, async () => {
+    attempt += 1;
+    const request = JSON.stringify({
+      callId: `warm-up-${attempt}`,
+      tool: "mcp__test__echo",
+      arguments: "{}",
+    });
+    const reply = await nc.request(`${prefix}.dispatch.call`, request, { timeout: 5_000 });
+    const body = reply.json<{ ok: boolean; result?: { status?: string } }>();
+    return body.ok && body.result?.status === "completed";
+  });
+}
+
+const READY_WITHIN_MS = 45_000;
+
+async function waitFor(services: Service[], ready: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + READY_WITHIN_MS;
+  for (;;) {
     for (const service of services) {
       if (service.child.exitCode !== null) {
-        throw new Error(`the ${service.name} service exited with ${service.child.exitCode}:\n${service.output()}`);
+        throw new Error(
+          `the ${service.name} service exited with ${service.child.exitCode}:\n${service.output()}`,
+        );
       }
     }
-    try {
-      const reply = await nc.request(
-        `${prefix}.dispatch.call`,
-        JSON.stringify({ callId: `warm-up-${attempt}`, tool: "mcp__test__echo", arguments: "{}" }),
-        { timeout: 5_000 },
-      );
-      const body = reply.json<{ ok: boolean; result?: { status?: string } }>();
-      if (body.ok && body.result?.status === "completed") return;
-    } catch {
-      // Not serving yet.
-    }
+    const isReady = await ready().catch(() => false);
+    if (isReady) return;
     if (Date.now() > deadline) {
       throw new Error(
-        `toolbus did not become callable within 45 s\n${services.map((s) => `--- ${s.name}\n${s.output()}`).join("\n")}`,
+        `toolbus did not become ready within ${READY_WITHIN_MS / 1000} s\n${services.map((s) => `--- ${s.name}\n${s.output()}`).join("\n")}`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 250));

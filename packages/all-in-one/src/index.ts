@@ -1,3 +1,3 @@
 /** @toolbus/all-in-one: every service in one process (`pnpm start`, `toolbus start`). */
-export { type AllInOne, type AllInOneOptions, runAllInOne } from "./run.js";
 export { SetupError } from "./local-nats.js";
+export { type AllInOne, type AllInOneOptions, runAllInOne, startAllInOne } from "./run.js";

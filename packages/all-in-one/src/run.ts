@@ -39,7 +39,7 @@ export interface AllInOne {
   stop(): Promise<void>;
 }
 
-export async function runAllInOne(options: AllInOneOptions): Promise<AllInOne> {
+export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne> {
   const { env, cwd } = options;
   const logger = options.logger ?? createLogger({ service: "toolbus", version: VERSION, level: (env.LOG_LEVEL ?? "info") as "info" });
   const stops: Array<[string, () => Promise<void>]> = [];
@@ -130,4 +130,34 @@ export async function runAllInOne(options: AllInOneOptions): Promise<AllInOne> {
     await stop();
     throw error;
   }
+}
+
+/**
+ * Runs until `signal` aborts (Ctrl-C), then stops everything. The shape `toolbus start` calls:
+ * resolves with the exit code; setup problems print one line that says what to do.
+ */
+export async function runAllInOne(options: {
+  configPath?: string;
+  env: NodeJS.ProcessEnv;
+  signal: AbortSignal;
+  json?: boolean;
+}): Promise<number> {
+  let toolbus: AllInOne;
+  try {
+    toolbus = await startAllInOne({
+      ...(options.configPath ? { configPath: options.configPath } : {}),
+      env: options.env,
+      cwd: process.cwd(),
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`toolbus could not start: ${message}\n`);
+    return error instanceof SetupError ? 2 : 1;
+  }
+  if (!options.signal.aborted) {
+    await new Promise((resolve) => options.signal.addEventListener("abort", resolve, { once: true }));
+  }
+  process.stderr.write("stopping toolbus…\n");
+  await toolbus.stop();
+  return 0;
 }

@@ -7,7 +7,7 @@ import { CliError } from "../core/failure.js";
 import type { CommandContext } from "./context.js";
 
 /** Where the runner may live, first match wins. */
-export const RUNNER_MODULES: readonly string[] = ["@toolbus/all-in-one", "@toolbus/gateway"];
+export const RUNNER_MODULES: readonly string[] = ["@toolbus/all-in-one"];
 
 /** What the CLI expects the runner to export as `runAllInOne`. */
 export interface AllInOneOptions {

@@ -10,46 +10,60 @@
  * the publish ack gives its sequence. That holds only with no redelivery, duplicate or
  * parked message, which every row checks.
  *
+ * Loads: "burst" publishes as fast as the JetStream acks allow; "paced" at a fixed rate (the
+ * lag a steady load sees); "backlog" publishes everything with the service stopped, then times
+ * a new instance draining it (the service's own rate, without a publisher beside it).
+ *
  * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/memory-ingest.ts`.
  */
 import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { createLogger } from "@toolbus/bus";
-import { loadMemoryConfig, type MemoryService, startMemoryService } from "@toolbus/memory";
+import {
+  loadMemoryConfig,
+  type MemoryService,
+  type MemoryServiceStats,
+  startMemoryService,
+} from "@toolbus/memory";
 import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
 import pg from "pg";
 
 type BenchRow = { name: string; [column: string]: string | number };
 
+/** How the messages are offered: as fast as acks allow, at a fixed rate, or all before the service reads. */
+type Load = { kind: "burst" } | { kind: "paced"; rate: number } | { kind: "backlog" };
+
 interface Scenario {
   batchSize: number;
   messages: number;
-  /** Messages per second; `undefined`: as fast as the JetStream acks allow. */
-  offeredRate: number | undefined;
+  load: Load;
 }
 
-/** Rows run in this order; the last ones are dropped when the time budget runs out. */
+/** Rows run in this order; the last ones are skipped when the time budget runs out. */
 const SCENARIOS: readonly Scenario[] = [
-  { batchSize: 100, messages: 20_000, offeredRate: undefined },
-  { batchSize: 500, messages: 20_000, offeredRate: undefined },
-  { batchSize: 100, messages: 20_000, offeredRate: 5_000 },
-  { batchSize: 500, messages: 20_000, offeredRate: 5_000 },
-  { batchSize: 100, messages: 600, offeredRate: 200 },
-  { batchSize: 500, messages: 600, offeredRate: 200 },
+  { batchSize: 100, messages: 20_000, load: { kind: "burst" } },
+  { batchSize: 500, messages: 20_000, load: { kind: "burst" } },
+  { batchSize: 100, messages: 20_000, load: { kind: "paced", rate: 5_000 } },
+  { batchSize: 500, messages: 20_000, load: { kind: "paced", rate: 5_000 } },
+  { batchSize: 100, messages: 20_000, load: { kind: "backlog" } },
+  { batchSize: 500, messages: 20_000, load: { kind: "backlog" } },
+  { batchSize: 100, messages: 600, load: { kind: "paced", rate: 200 } },
+  { batchSize: 500, messages: 600, load: { kind: "paced", rate: 200 } },
 ];
 
 const ROLLOUTS = 30;
 const CITED_PER_MESSAGE = 3;
 /** Publishes awaiting their ack at once. */
 const PUBLISH_WINDOW = 256;
-/** The whole benchmark stops starting scenarios after this, so it ends within ~2 minutes. */
-const BUDGET_MS = 100_000;
-/** A scenario is only started with at least this much of the budget left. */
-const SCENARIO_MIN_MS = 12_000;
+/** No scenario starts after this, so the whole benchmark ends within ~2 minutes. */
+const BUDGET_MS = 90_000;
+/** A scenario starts only with at least this much of the budget left. */
+const SCENARIO_MIN_MS = 10_000;
 /** How long counting may trail the last publish before the scenario gives up. */
 const DRAIN_TIMEOUT_MS = 20_000;
 const POLL_MS = 1;
@@ -59,16 +73,20 @@ export async function runMemoryBench(): Promise<BenchRow[]> {
 }
 
 async function runScenarios(signal: AbortSignal): Promise<BenchRow[]> {
-  const natsUrl = process.env.NATS_URL || "nats://127.0.0.1:4222";
-  const databaseUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
+  const infra: Infra = {
+    natsUrl: process.env.NATS_URL || "nats://127.0.0.1:4222",
+    databaseUrl: process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test",
+    signal,
+  };
   const budgetEnd = performance.now() + BUDGET_MS;
   const rows: BenchRow[] = [];
   for (const scenario of SCENARIOS) {
     if (signal.aborted || budgetEnd - performance.now() < SCENARIO_MIN_MS) {
-      rows.push({ name: scenarioName(scenario), check: "skipped: out of time budget" });
+      const why = signal.aborted ? "interrupted" : "out of time budget";
+      rows.push({ name: scenarioName(scenario), check: `skipped: ${why}` });
       continue;
     }
-    rows.push(await runScenario(scenario, { natsUrl, databaseUrl, signal }));
+    rows.push(await runScenario(scenario, infra));
   }
   return rows;
 }
@@ -79,9 +97,9 @@ interface Infra {
   signal: AbortSignal;
 }
 
-function scenarioName(s: Scenario): string {
-  const load = s.offeredRate === undefined ? "burst" : `paced ${s.offeredRate}/s`;
-  return `memory ingest, batch ${s.batchSize}, ${load}`;
+function scenarioName({ batchSize, load }: Scenario): string {
+  const how = load.kind === "paced" ? `paced ${load.rate}/s` : load.kind;
+  return `memory ingest, batch ${batchSize}, ${how}`;
 }
 
 async function runScenario(scenario: Scenario, infra: Infra): Promise<BenchRow> {
@@ -91,38 +109,89 @@ async function runScenario(scenario: Scenario, infra: Infra): Promise<BenchRow> 
     cleanups.push(() => cleanupJetStream(infra.natsUrl, prefix));
     const schema = await withPgSchema(infra.databaseUrl, "bench_memory");
     cleanups.push(() => schema.drop());
-    const service = await startMemoryService(
-      loadMemoryConfig({
+    const start = async () => {
+      const config = loadMemoryConfig({
         NATS_URL: infra.natsUrl,
         DATABASE_URL: schema.url,
         TOOLBUS_PREFIX: prefix,
         MEMORY_BATCH_SIZE: String(scenario.batchSize),
-      }),
-      { logger: createLogger({ service: "memory", version: "bench", level: "warn", destination: process.stderr }) },
-    );
-    cleanups.push(() => service.stop());
-    await service.ingesting;
+      });
+      const logger = createLogger({
+        service: "memory",
+        version: "bench",
+        level: "warn",
+        destination: process.stderr,
+      });
+      const service = await startMemoryService(config, { logger });
+      cleanups.push(() => service.stop());
+      await service.ingesting;
+      return service;
+    };
+    let service = await start();
     const db = new pg.Pool({ connectionString: schema.url, max: 1 });
     db.on("error", () => undefined);
     cleanups.push(() => db.end());
     const rollouts = await seedRollouts(db);
-    const nc = await connect({ servers: infra.natsUrl });
+    // The publisher is load, not the system measured: skip the stack capture nats.js does per request.
+    const nc = await connect({ servers: infra.natsUrl, noAsyncTraces: true });
     cleanups.push(() => nc.close());
+    const payloads = Array.from({ length: scenario.messages }, (_, i) => messagePayload(i, rollouts));
+    const subject = service.subjects.memoryMessage;
 
-    const n = scenario.messages;
-    const payloads = Array.from({ length: n }, (_, i) => messagePayload(i, rollouts));
-    const watch = watchCounted(service, n);
-    try {
-      const published = await publishAll(jetstream(nc), service.subjects.memoryMessage, payloads, scenario);
-      await watch.until(performance.now() + DRAIN_TIMEOUT_MS, infra.signal);
-      return summarize(scenario, published, watch.countedAt, service, await totals(db));
-    } finally {
-      watch.stop();
+    if (scenario.load.kind === "backlog") {
+      // The stream and the durable consumer stay; a new service instance drains what piled up.
+      await service.stop();
+      const published = await publishAll(jetstream(nc), subject, payloads, undefined);
+      service = await start();
+      return await measure(scenario, service, db, infra.signal, published, performance.now());
     }
+    const rate = scenario.load.kind === "paced" ? scenario.load.rate : undefined;
+    return await measure(
+      scenario,
+      service,
+      db,
+      infra.signal,
+      publishAll(jetstream(nc), subject, payloads, rate),
+    );
   } catch (err) {
-    return { name: scenarioName(scenario), check: `failed: ${err instanceof Error ? err.message : String(err)}` };
+    return {
+      name: scenarioName(scenario),
+      check: `failed: ${err instanceof Error ? err.message : String(err)}`,
+    };
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  }
+}
+
+/** Watches `counted` while the publish runs, waits for the rest to be counted, and makes the row. */
+async function measure(
+  scenario: Scenario,
+  service: MemoryService,
+  db: pg.Pool,
+  signal: AbortSignal,
+  publishing: Published | Promise<Published>,
+  /** Backlog: when the service began reading; else the ingest rate counts from the first publish. */
+  serviceStartedAt?: number,
+): Promise<BenchRow> {
+  const watch = watchCounted(service, scenario.messages);
+  const cpuBefore = process.cpuUsage();
+  try {
+    const published = await publishing;
+    await watch.until(performance.now() + DRAIN_TIMEOUT_MS, signal);
+    const cpu = process.cpuUsage(cpuBefore);
+    const interrupted = signal.aborted;
+    // Ingest stops first, so the counters and the rows it left in Postgres agree.
+    await service.close();
+    const counts = {
+      countedAt: watch.countedAt,
+      stats: service.stats(),
+      db: await totals(db),
+      cpuMicros: cpu.user + cpu.system,
+      interrupted,
+    };
+    return summarize(scenario, published, counts, serviceStartedAt);
+  } finally {
+    watch.stop();
   }
 }
 
@@ -165,33 +234,41 @@ interface Published {
   lastAckAt: number;
 }
 
-/** Publishes every payload with at most PUBLISH_WINDOW unacknowledged, on the scenario's schedule. */
+/** Publishes every payload with at most PUBLISH_WINDOW unacknowledged, at `rate` per second if given. */
 async function publishAll(
   js: JetStreamClient,
   subject: string,
   payloads: ReadonlyArray<{ id: string; body: string }>,
-  scenario: Scenario,
+  rate: number | undefined,
 ): Promise<Published> {
   const publishedAt = new Float64Array(payloads.length + 1).fill(Number.NaN);
   const start = performance.now();
   let next = 0;
   let lastAckAt = start;
+  let failed = false;
+  const publishNext = async () => {
+    const i = next++;
+    if (rate !== undefined) {
+      const wait = start + (i * 1000) / rate - performance.now();
+      if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+    const payload = payloads[i]!;
+    const at = performance.now();
+    const ack = await js.publish(subject, payload.body, { msgID: payload.id });
+    lastAckAt = performance.now();
+    if (ack.duplicate || ack.seq >= publishedAt.length) {
+      throw new Error(
+        `message ${payload.id} was stored as sequence ${ack.seq} (duplicate: ${ack.duplicate})`,
+      );
+    }
+    publishedAt[ack.seq] = at;
+  };
   const worker = async () => {
-    while (next < payloads.length) {
-      const i = next++;
-      if (scenario.offeredRate !== undefined) {
-        const due = start + (i * 1000) / scenario.offeredRate;
-        const wait = due - performance.now();
-        if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-      const payload = payloads[i]!;
-      const at = performance.now();
-      const ack = await js.publish(subject, payload.body, { msgID: payload.id });
-      lastAckAt = performance.now();
-      if (ack.duplicate || ack.seq >= publishedAt.length) {
-        throw new Error(`message ${payload.id} was stored as sequence ${ack.seq} (duplicate: ${ack.duplicate})`);
-      }
-      publishedAt[ack.seq] = at;
+    try {
+      while (next < payloads.length && !failed) await publishNext();
+    } catch (err) {
+      failed = true;
+      throw err;
     }
   };
   await Promise.all(Array.from({ length: PUBLISH_WINDOW }, worker));
@@ -243,17 +320,26 @@ async function totals(db: pg.Pool): Promise<Totals> {
   return rows[0]!;
 }
 
+interface Counts {
+  countedAt: Float64Array;
+  stats: MemoryServiceStats;
+  db: Totals;
+  /** CPU time of this process while the scenario ran: the service, plus the publisher unless backlog. */
+  cpuMicros: number;
+  interrupted: boolean;
+}
+
 function summarize(
   scenario: Scenario,
   published: Published,
-  countedAt: Float64Array,
-  service: MemoryService,
-  db: Totals,
+  { countedAt, stats, db, cpuMicros, interrupted }: Counts,
+  serviceStartedAt: number | undefined,
 ): BenchRow {
   const n = scenario.messages;
+  const rateFrom = serviceStartedAt ?? published.firstAt;
   const lags: number[] = [];
   let counted = 0;
-  let lastCountedAt = published.firstAt;
+  let lastCountedAt = rateFrom;
   for (let seq = 1; seq <= n; seq += 1) {
     const at = countedAt[seq]!;
     if (Number.isNaN(at)) {
@@ -265,9 +351,14 @@ function summarize(
     lags.push(at - published.publishedAt[seq]!);
   }
   lags.sort((a, b) => a - b);
-  const stats = service.stats();
+  // A backlog's lag is how long it was left waiting: not a property of the service.
+  const lag = (ms: number) => (serviceStartedAt === undefined ? formatMs(ms) : "-");
   const problems = [
-    counted < n ? `only ${counted} of ${n} counted within ${DRAIN_TIMEOUT_MS / 1000} s of the last publish` : "",
+    counted < n
+      ? interrupted
+        ? `interrupted with ${counted} of ${n} counted`
+        : `only ${counted} of ${n} counted within ${DRAIN_TIMEOUT_MS / 1000} s of the last publish`
+      : "",
     stats.duplicates + stats.redelivered + stats.parked > 0
       ? `lag inexact: ${stats.duplicates} duplicates, ${stats.redelivered} redelivered, ${stats.parked} parked`
       : "",
@@ -275,17 +366,20 @@ function summarize(
       ? `Postgres has ${db.processed} processed ids and ${db.cited} citations for ${stats.counted} counted`
       : "",
   ].filter((problem) => problem !== "");
-  const wallS = (lastCountedAt - published.firstAt) / 1000;
+  const wallS = (lastCountedAt - rateFrom) / 1000;
   return {
     name: scenarioName(scenario),
     messages: n,
     "published msg/s": Math.round(n / ((published.lastAckAt - published.firstAt) / 1000)),
     "ingest msg/s": wallS > 0 ? Math.round(counted / wallS) : 0,
-    "lag p50 ms": formatMs(percentile(lags, 0.5)),
-    "lag p99 ms": formatMs(percentile(lags, 0.99)),
-    "lag max ms": formatMs(lags[lags.length - 1] ?? Number.NaN),
+    "lag p50 ms": lag(percentile(lags, 0.5)),
+    "lag p99 ms": lag(percentile(lags, 0.99)),
+    "lag max ms": lag(lags[lags.length - 1] ?? Number.NaN),
     transactions: stats.transactions,
     "msgs/tx": stats.transactions > 0 ? Math.round(stats.counted / stats.transactions) : 0,
+    "cpu us/msg": counted > 0 ? Math.round(cpuMicros / counted) : 0,
+    // Other processes on the machine skew every number here; this says how busy it was.
+    "load 1m": Math.round(loadavg()[0]! * 10) / 10,
     check: problems.length === 0 ? "ok" : problems.join("; "),
   };
 }
@@ -302,12 +396,12 @@ function formatMs(ms: number): string | number {
   return ms < 10 ? Math.round(ms * 10) / 10 : Math.round(ms);
 }
 
-/** A plain-text table, numbers right-aligned; columns are the union of the rows' keys. */
+/** A plain-text table, columns holding numbers right-aligned; columns are the union of the rows' keys. */
 function formatTable(rows: readonly BenchRow[]): string {
   const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
   const cells = rows.map((row) => columns.map((column) => String(row[column] ?? "")));
   const widths = columns.map((column, c) => Math.max(column.length, ...cells.map((line) => line[c]!.length)));
-  const numeric = columns.map((column) => rows.every((row) => typeof (row[column] ?? 0) === "number"));
+  const numeric = columns.map((column) => rows.some((row) => typeof row[column] === "number"));
   const render = (line: readonly string[]) =>
     line.map((cell, c) => (numeric[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join("  ");
   return [render(columns), render(widths.map((w) => "-".repeat(w))), ...cells.map(render)].join("\n");

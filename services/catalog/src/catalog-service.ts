@@ -2,6 +2,8 @@
  * The catalog service: the servers it owns (all configured ones, or a subset to scale per
  * connector), their connectors, the catalog bucket and every subject it serves.
  */
+
+import { type KV, KvWatchInclude } from "@nats-io/kv";
 import type { Bus, Logger } from "@toolbus/bus";
 import { ensureKv, ensureStream } from "@toolbus/bus";
 import { type McpServerConfig, resolveHttpHeaders, stdioChildEnv, type ToolbusConfig } from "@toolbus/config";
@@ -21,7 +23,7 @@ import { createCallRelay } from "./adapters/nats/call-relay.js";
 import { CatalogStore, serverKey } from "./adapters/nats/catalog-store.js";
 import { ResourceOrigins } from "./adapters/nats/resource-origins.js";
 import { ServerConnector, type StartupOutcome } from "./connectors/server-connector.js";
-import { nextServerEntry, type ServerEntry, shouldReportStarting } from "./core/catalog-entry.js";
+import { nextServerEntry, type ServerEntry, shouldReportStatus } from "./core/catalog-entry.js";
 import { type RequiredServerOutcome, requiredServersFailure } from "./core/startup-messages.js";
 import { catalogViewHandlers, ownerRefreshHandler } from "./handlers/catalog-view.js";
 import { connectorCallHandler } from "./handlers/connector-call.js";
@@ -120,9 +122,9 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         publishStatus: (name, status) =>
           bus.publishEvent(subjects.serverStatus(name), { server: name, status, at: now() }),
         writeEntry: async (name, change) => {
+          // A replica's own transient states never overwrite another replica's `ready`.
           const { entry, sequence } = await store.update(name, (current, nextRevision) =>
-            // A replica (re)starting must not mark a server starting while another serves it.
-            change.status === "starting" && !shouldReportStarting(current)
+            !shouldReportStatus(current, change.status)
               ? undefined
               : nextServerEntry(current, base, change, nextRevision, now()),
           );
@@ -241,7 +243,12 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       owner.read,
     );
     await bus.serve(
-      { subject: subjectsOf.refresh, name: `connector-${name}-refresh`, queue, request: OwnerRefreshRequestSchema },
+      {
+        subject: subjectsOf.refresh,
+        name: `connector-${name}-refresh`,
+        queue,
+        request: OwnerRefreshRequestSchema,
+      },
       ownerRefreshHandler(connector),
     );
   }
@@ -326,11 +333,11 @@ function connectSpec(
 
 /** Another replica of one of our servers wrote its entry: keep the barrier's revision current. */
 async function watchOtherReplicas(
-  kv: import("@nats-io/kv").KV,
+  kv: KV,
   connectors: ReadonlyMap<string, ServerConnector>,
   logger: Logger,
 ): Promise<() => void> {
-  const watch = await kv.watch({ key: "server.*", include: "updates" as never });
+  const watch = await kv.watch({ key: "server.*", include: KvWatchInclude.UpdatesOnly });
   void (async () => {
     try {
       for await (const update of watch) {

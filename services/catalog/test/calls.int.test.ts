@@ -8,7 +8,13 @@ import {
   type TestServerScript,
 } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CatalogHarness, type Envelope, eventually, type RunningService, toolbusToml } from "./support/harness.js";
+import {
+  CatalogHarness,
+  type Envelope,
+  eventually,
+  type RunningService,
+  toolbusToml,
+} from "./support/harness.js";
 
 const FIFTY_MB = 50_000_000;
 
@@ -118,18 +124,28 @@ describe("connector calls", () => {
       "tool call rejected because the catalog changed after `srv/echo` was prepared",
       false,
     );
-    expect(await call("srv", { callId: "call-old", tool: "echo", preparedRevision: prepared - 1 })).toEqual(stale);
+    expect(await call("srv", { callId: "call-old", tool: "echo", preparedRevision: prepared - 1 })).toEqual(
+      stale,
+    );
 
     // The catalog moves on after the dispatcher prepared the call.
     await srv.setScript({ tools: [...(script.tools ?? []), { name: "later" }] });
-    await eventually("the new revision", async () => ((await revisionOf("srv")) > prepared ? true : undefined));
-    expect(await call("srv", { callId: "call-moved", tool: "echo", preparedRevision: prepared })).toEqual(stale);
+    await eventually("the new revision", async () =>
+      (await revisionOf("srv")) > prepared ? true : undefined,
+    );
+    expect(await call("srv", { callId: "call-moved", tool: "echo", preparedRevision: prepared })).toEqual(
+      stale,
+    );
     expect((await srv.calls()).length).toBe(before);
   });
 
   it("times a slow tool out after the server's tool timeout, or the caller's when it is shorter", async () => {
     expect(await call("timed", { callId: "call-slow-1", tool: "slow" })).toEqual(
-      failure("timeout", "tool call failed for `timed/slow`: timed out awaiting tools/call after 500ms", true),
+      failure(
+        "timeout",
+        "tool call failed for `timed/slow`: timed out awaiting tools/call after 500ms",
+        true,
+      ),
     );
     expect(await call("srv", { callId: "call-slow-2", tool: "slow", timeoutMs: 200 })).toEqual(
       failure("timeout", "tool call failed for `srv/slow`: timed out awaiting tools/call after 200ms", true),
@@ -170,7 +186,13 @@ describe("connector calls", () => {
     });
     await eventually("the log message", () => (logged.length === 1 ? true : undefined));
     expect(logged).toEqual([
-      { callId: "call-log", server: "srv", level: "warning", logger: "mcp-test-server", data: { disk: "low" } },
+      {
+        callId: "call-log",
+        server: "srv",
+        level: "warning",
+        logger: "mcp-test-server",
+        data: { disk: "low" },
+      },
     ]);
   });
 
@@ -186,7 +208,9 @@ describe("connector calls", () => {
     try {
       expect(await call("srv", { callId: "call-ask", tool: "ask" })).toEqual({
         ok: true,
-        result: { result: { content: [{ type: "text", text: '{"action":"accept","content":{"colour":"red"}}' }] } },
+        result: {
+          result: { content: [{ type: "text", text: '{"action":"accept","content":{"colour":"red"}}' }] },
+        },
       });
     } finally {
       answerer.unsubscribe();
@@ -195,7 +219,11 @@ describe("connector calls", () => {
       {
         callId: "call-ask",
         server: "srv",
-        request: { mode: "form", message: "Pick a colour", requestedSchema: { type: "object", properties: {} } },
+        request: {
+          mode: "form",
+          message: "Pick a colour",
+          requestedSchema: { type: "object", properties: {} },
+        },
       },
     ]);
   });
@@ -222,11 +250,15 @@ describe("connector calls", () => {
     expect(Number(size) - FIFTY_MB).toBeGreaterThan(0);
     expect(Number(size) - FIFTY_MB).toBeLessThan(100);
     expect(stdioReply).toEqual(tooLarge("srv", `of ${size} bytes `));
-    expect(await call("web", { callId: "call-huge-http", tool: "huge" }, 60_000)).toEqual(tooLarge("web", ""));
+    expect(await call("web", { callId: "call-huge-http", tool: "huge" }, 60_000)).toEqual(
+      tooLarge("web", ""),
+    );
     expect(process.memoryUsage().rss - before).toBeLessThan(64 * 1024 * 1024);
 
     for (const server of ["srv", "web"]) {
-      expect(await call(server, { callId: `call-after-huge-${server}`, tool: "echo", arguments: { ok: 1 } })).toEqual({
+      expect(
+        await call(server, { callId: `call-after-huge-${server}`, tool: "echo", arguments: { ok: 1 } }),
+      ).toEqual({
         ok: true,
         result: { result: { content: [{ type: "text", text: '{"ok":1}' }] } },
       });
@@ -237,10 +269,17 @@ describe("connector calls", () => {
     const status = harness.subjects.serverStatus("fragile");
     const seen = harness.eventsOn(status).length;
     expect(await call("fragile", { callId: "call-crash", tool: "crash" })).toEqual(
-      failure("transport_error", "tool call failed for `fragile/crash`: MCP error -32000: Connection closed", true),
+      failure(
+        "transport_error",
+        "tool call failed for `fragile/crash`: MCP error -32000: Connection closed",
+        true,
+      ),
     );
     await eventually("the restarted server", () =>
-      harness.eventsOn(status).slice(seen).some((e) => (e.status as { state: string }).state === "ready")
+      harness
+        .eventsOn(status)
+        .slice(seen)
+        .some((e) => (e.status as { state: string }).state === "ready")
         ? true
         : undefined,
     );

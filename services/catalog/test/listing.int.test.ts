@@ -1,6 +1,10 @@
 // Listing through real servers: pagination limits and the legacy protocol (checklist 13–14),
 // the names catalog.get gives (15–24), re-listing on list_changed, and bad listings.
-import { type StdioTestServer, startTestServer, type TestServerScript } from "@toolbus/testkit/mcp-test-server";
+import {
+  type StdioTestServer,
+  startTestServer,
+  type TestServerScript,
+} from "@toolbus/testkit/mcp-test-server";
 import { afterEach, describe, expect, it } from "vitest";
 import { CatalogHarness, eventually, toolbusToml } from "./support/harness.js";
 import { type RawServerScript, rawServer } from "./support/raw-server.js";
@@ -26,7 +30,9 @@ async function raw(script: RawServerScript) {
 /** Tools as a server lists them: an object input schema unless one is given. */
 function listed(...tools: Array<string | Record<string, unknown>>) {
   return tools.map((tool) =>
-    typeof tool === "string" ? { name: tool, inputSchema: { type: "object" } } : { inputSchema: { type: "object" }, ...tool },
+    typeof tool === "string"
+      ? { name: tool, inputSchema: { type: "object" } }
+      : { inputSchema: { type: "object" }, ...tool },
   );
 }
 
@@ -40,10 +46,15 @@ function pagesOf(count: number, size: number): RawServerScript["toolPages"] {
   }));
 }
 
-const stdio = (server: { command: string; args: string[] }) => ({ command: server.command, args: server.args });
+const stdio = (server: { command: string; args: string[] }) => ({
+  command: server.command,
+  args: server.args,
+});
 
 describe("listing tools", () => {
-  it("follows pages, and fails a listing past the reference's limits with its messages", { timeout: 90_000 }, async () => {
+  it("follows pages, and fails a listing past the reference's limits with its messages", {
+    timeout: 90_000,
+  }, async () => {
     harness = await CatalogHarness.create("listing");
     const { service } = await harness.start(
       toolbusToml({
@@ -72,7 +83,10 @@ describe("listing tools", () => {
     });
     const catalog = await harness.catalog();
     expect(catalog.servers.filter((s) => s.status === "failed").map((s) => [s.name, s.error])).toEqual(
-      Object.entries(errors).map(([server, error]) => [server, `MCP client for \`${server}\` failed to start: ${error}`]),
+      Object.entries(errors).map(([server, error]) => [
+        server,
+        `MCP client for \`${server}\` failed to start: ${error}`,
+      ]),
     );
     expect(catalog.tools.map((tool) => tool.rawName)).toEqual(
       Array.from({ length: 250 }, (_, i) => `t${String(i).padStart(4, "0")}`),
@@ -201,15 +215,18 @@ describe("listing tools", () => {
     ]);
     const byRaw = new Map(all.tools.map((t) => [`${t.server}/${t.rawName}`, t]));
     // Hashing keeps colliding names apart and cuts long ones to exactly the limit.
-    expect(byRaw.get("basic-server/x")!.callableNamespace).not.toBe(byRaw.get("basic_server/x")!.callableNamespace);
+    expect(byRaw.get("basic-server/x")!.callableNamespace).not.toBe(
+      byRaw.get("basic_server/x")!.callableNamespace,
+    );
     expect(byRaw.get("srv/tool-name")!.callableName).not.toBe(byRaw.get("srv/tool_name")!.callableName);
     expect(Buffer.byteLength(byRaw.get(`srv/${"x".repeat(1000)}`)!.flatName)).toBe(64);
     expect(Buffer.byteLength(byRaw.get(`srv/${fits}g`)!.flatName)).toBe(64);
     expect(byRaw.get(`srv/${fits}`)!.flatName).toBe(`mcp__srv__${fits}`);
     expect(
-      ["memory/create_entities", "srv/tool.two-three", "plain/foo", "mcp__pre/foo"].map(
-        (key) => [byRaw.get(key)!.flatName, byRaw.get(key)!.hookName],
-      ),
+      ["memory/create_entities", "srv/tool.two-three", "plain/foo", "mcp__pre/foo"].map((key) => [
+        byRaw.get(key)!.flatName,
+        byRaw.get(key)!.hookName,
+      ]),
     ).toEqual([
       ["mcp__memory__create_entities", "mcp__memory__create_entities"],
       ["mcp__srv__tool_two_three", "mcp__srv__tool_two_three"],
@@ -236,7 +253,10 @@ describe("listing tools", () => {
           open: stdio(await raw({ toolPages })),
           nodeferred: { ...stdio(await raw({ toolPages })), omit_tools_from: ["deferred"] },
           nodirect: { ...stdio(await raw({ toolPages })), omit_tools_from: ["direct"] },
-          nowhere: { ...stdio(await raw({ toolPages })), omit_tools_from: ["direct", "deferred", "code_mode"] },
+          nowhere: {
+            ...stdio(await raw({ toolPages })),
+            omit_tools_from: ["direct", "deferred", "code_mode"],
+          },
         },
       }),
     );
@@ -301,12 +321,30 @@ describe("listing tools", () => {
 
     // A behaviour change lists the same tools; then an explicit refresh lists them again.
     await server.setScript({ tools: [{ name: "echo", behavior: { kind: "text", text: "changed" } }] });
-    expect(await harness.ok(harness.subjects.catalogRefresh, { server: "srv" })).toEqual({ revision: before });
+    expect(await harness.ok(harness.subjects.catalogRefresh, { server: "srv" })).toEqual({
+      revision: before,
+    });
     expect(await harness.ok(harness.subjects.catalogRefresh, {})).toEqual({ revision: before });
 
     expect(await harness.revision()).toBe(before);
     expect(await harness.entry("srv")).toEqual(entryBefore);
     expect(harness.eventsOn(harness.subjects.catalogEvent).length).toBe(announced);
+  });
+
+  it("keeps a server's instructions in its entry, as the namespace description's source", async () => {
+    harness = await CatalogHarness.create("listing");
+    const instructions = "  Tools for the docs site.\nSearch before you fetch.  ";
+    const { service } = await harness.start(
+      toolbusToml({
+        servers: {
+          told: stdio(await raw({ instructions, toolPages: [{ tools: listed("search") }] })),
+          silent: stdio(await raw({ toolPages: [{ tools: listed("search") }] })),
+        },
+      }),
+    );
+    await service.startup;
+    expect((await harness.entry("told"))?.instructions).toBe(instructions);
+    expect(await harness.entry("silent")).not.toHaveProperty("instructions");
   });
 
   it("leaves malformed tools out, keeps the rest, and says so in the log", async () => {
@@ -325,7 +363,9 @@ describe("listing tools", () => {
     expect((await harness.catalog()).tools.map((t) => [t.rawName, t.inputSchema])).toEqual([
       ["good", { type: "object", properties: { q: { type: "string" } } }],
     ]);
-    const warning = logs.find((line) => line.msg === "the server listed malformed tools; they are left out of the catalog");
+    const warning = logs.find(
+      (line) => line.msg === "the server listed malformed tools; they are left out of the catalog",
+    );
     expect(warning).toMatchObject({ server: "srv", count: 2 });
   });
 });

@@ -3,6 +3,7 @@
 // child's environment (codex-mcp-behavior.md §1–2, checklist 2, 4–7, 10–12).
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serverEverythingCommand, startTestServer } from "@toolbus/testkit/mcp-test-server";
@@ -19,7 +20,9 @@ afterEach(async () => {
 
 /** The states a server went through, from its status events. */
 function states(server: string): string[] {
-  return harness.eventsOn(harness.subjects.serverStatus(server)).map((e) => (e.status as { state: string }).state);
+  return harness
+    .eventsOn(harness.subjects.serverStatus(server))
+    .map((e) => (e.status as { state: string }).state);
 }
 
 async function summaryEvent() {
@@ -119,9 +122,21 @@ describe("catalog start-up", () => {
     );
     expect((await harness.catalog()).servers).toEqual([
       { name: "good", status: "ready", required: false, revision: expect.any(Number) },
-      { name: "missing", status: "failed", error: display.missing, required: false, revision: expect.any(Number) },
+      {
+        name: "missing",
+        status: "failed",
+        error: display.missing,
+        required: false,
+        revision: expect.any(Number),
+      },
       { name: "mute", status: "failed", error: display.mute, required: false, revision: expect.any(Number) },
-      { name: "quits", status: "failed", error: display.quits, required: false, revision: expect.any(Number) },
+      {
+        name: "quits",
+        status: "failed",
+        error: display.quits,
+        required: false,
+        revision: expect.any(Number),
+      },
     ]);
   });
 
@@ -194,6 +209,34 @@ describe("catalog start-up", () => {
     expect(states("unset")).toEqual(["starting", "failed"]);
   });
 
+  it("says an HTTP server that answers 401 is not logged in", async () => {
+    harness = await CatalogHarness.create("startup");
+    const http = createServer((_req, res) => {
+      res.writeHead(401, { "www-authenticate": 'Bearer realm="test"', "content-type": "text/plain" });
+      res.end("Unauthorized");
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    harness.defer(() => new Promise((resolve) => http.close(resolve)));
+    const address = http.address();
+    const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/mcp`;
+    const { service } = await harness.start(toolbusToml({ servers: { locked: { url } } }));
+
+    const summary = await service.startup;
+    expect(summary).toEqual({
+      ready: [],
+      failed: [{ server: "locked", error: "Streamable HTTP error: Error POSTing to endpoint: Unauthorized" }],
+      cancelled: [],
+    });
+    await eventually("the failed status", () => (states("locked").length === 2 ? true : undefined));
+    expect(harness.eventsOn(harness.subjects.serverStatus("locked")).map((e) => e.status)).toEqual([
+      { state: "starting" },
+      {
+        state: "failed",
+        error: "The locked MCP server is not logged in. Use your client's MCP OAuth sign-in flow.",
+      },
+    ]);
+  });
+
   it("stores each server's timeouts with the reference's defaults, `_sec` winning over `_ms`", async () => {
     harness = await CatalogHarness.create("startup");
     const { service } = await harness.start(
@@ -223,10 +266,30 @@ describe("catalog start-up", () => {
       both: await facts("both"),
       parallel: await facts("parallel"),
     }).toEqual({
-      plain: { required: false, startupTimeoutMs: 30_000, toolTimeoutMs: 300_000, supportsParallelToolCalls: false },
-      legacy: { required: false, startupTimeoutMs: 5_000, toolTimeoutMs: 12_500, supportsParallelToolCalls: false },
-      both: { required: false, startupTimeoutMs: 7_000, toolTimeoutMs: 300_000, supportsParallelToolCalls: false },
-      parallel: { required: false, startupTimeoutMs: 30_000, toolTimeoutMs: 300_000, supportsParallelToolCalls: true },
+      plain: {
+        required: false,
+        startupTimeoutMs: 30_000,
+        toolTimeoutMs: 300_000,
+        supportsParallelToolCalls: false,
+      },
+      legacy: {
+        required: false,
+        startupTimeoutMs: 5_000,
+        toolTimeoutMs: 12_500,
+        supportsParallelToolCalls: false,
+      },
+      both: {
+        required: false,
+        startupTimeoutMs: 7_000,
+        toolTimeoutMs: 300_000,
+        supportsParallelToolCalls: false,
+      },
+      parallel: {
+        required: false,
+        startupTimeoutMs: 30_000,
+        toolTimeoutMs: 300_000,
+        supportsParallelToolCalls: true,
+      },
     });
   });
 
@@ -273,10 +336,24 @@ describe("catalog start-up", () => {
     expect(await server.calls()).toEqual([]);
   });
 
+  it("cancels a server still starting when the service stops", async () => {
+    harness = await CatalogHarness.create("startup");
+    const running = await harness.start(
+      toolbusToml({ servers: { mute: { command: NODE, args: ["-e", "setInterval(() => {}, 1000)"] } } }),
+    );
+    await eventually("the server starting", () => (states("mute").length === 1 ? true : undefined));
+    await running.service.stop();
+
+    expect(await running.service.startup).toEqual({ ready: [], failed: [], cancelled: ["mute"] });
+    expect(await running.service.requiredFailure()).toBeUndefined();
+    await eventually("the cancelled status", () => (states("mute").length === 2 ? true : undefined));
+    expect(states("mute")).toEqual(["starting", "cancelled"]);
+  });
+
   it("gives a stdio server only the allow-listed variables, its env_vars and its env, env winning", async () => {
     harness = await CatalogHarness.create("startup");
     const everything = serverEverythingCommand();
-    const parentEnv = {
+    const parentEnv: Record<string, string | undefined> = {
       ...process.env,
       LANG: "en_US.UTF-8",
       TZ: "UTC",
@@ -308,9 +385,7 @@ describe("catalog start-up", () => {
       ...["LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"],
     ];
     const inherited = Object.fromEntries(
-      allowList.flatMap((name) =>
-        parentEnv[name] === undefined ? [] : [[name, parentEnv[name]]],
-      ),
+      allowList.flatMap((name) => (parentEnv[name] === undefined ? [] : [[name, parentEnv[name]]])),
     );
     expect(childEnv).toEqual({
       ...inherited,

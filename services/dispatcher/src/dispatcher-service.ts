@@ -52,6 +52,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
     onError: (error) => logger.error({ err: error }, "the catalog watch failed; calls use the last copy"),
   });
   const hooks = await loadHooks(config, logger);
+  const events = createCallEvents(bus, subjects);
   const call = dispatchCall({
     catalog,
     approvals: createApprovalsClient({ bus, subjects, config, hooks }),
@@ -60,7 +61,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
       subjects,
       toolTimeoutMs: (server) => catalog.server(server)?.toolTimeoutMs ?? 300_000,
     }),
-    events: createCallEvents(bus, subjects),
+    events,
     now: () => performance.now(),
     timestamp: () => new Date().toISOString(),
     revisionWaitMs: REVISION_WAIT_MS,
@@ -92,6 +93,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
     catalog,
     async stop() {
       catalog.stop();
+      events.flush();
     },
   };
 }

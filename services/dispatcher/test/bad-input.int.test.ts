@@ -50,7 +50,11 @@ const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}
 describe("oversize and deep arguments", () => {
   it("refuses 20 MB of arguments at the client, over the bus's max_payload, and the dispatcher never sees them", async () => {
     const callId = h.callId();
-    const body = { callId, tool: "mcp__scripted__echo", arguments: JSON.stringify({ s: "x".repeat(20_000_000) }) };
+    const body = {
+      callId,
+      tool: "mcp__scripted__echo",
+      arguments: JSON.stringify({ s: "x".repeat(20_000_000) }),
+    };
     const error = await client.request(h.subjects.dispatchCall, body, ToolCallReplySchema).catch((e) => e);
     await settle();
     expect({
@@ -110,7 +114,10 @@ describe("oversize and deep arguments", () => {
 
   it("calls the server with arguments nested 500 levels deep, and with brackets inside strings", async () => {
     const deep = await h.ok({ tool: "mcp__scripted__echo", arguments: nested(500) });
-    const brackets = await h.ok({ tool: "mcp__scripted__echo", arguments: JSON.stringify({ s: "[".repeat(5_000) }) });
+    const brackets = await h.ok({
+      tool: "mcp__scripted__echo",
+      arguments: JSON.stringify({ s: "[".repeat(5_000) }),
+    });
     expect({
       deep: { status: deep.status, text: deep.result?.content[0] },
       brackets: brackets.status,
@@ -235,7 +242,11 @@ describe("names, ids and revisions", () => {
     const pending = h.ok({ tool: "mcp__scripted__echo", arguments: '{"w":1}', catalogRevision: ahead });
     await new Promise((resolve) => setTimeout(resolve, 200));
     await h.scripted!.setScript({
-      tools: [{ name: "echo" }, { name: "huge", behavior: { kind: "huge", bytes: 1_500_000 } }, { name: "added" }],
+      tools: [
+        { name: "echo" },
+        { name: "huge", behavior: { kind: "huge", bytes: 1_500_000 } },
+        { name: "added" },
+      ],
     });
     const reply = await pending;
     revision = (await h.catalog()).revision;

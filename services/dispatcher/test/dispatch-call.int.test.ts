@@ -76,7 +76,12 @@ describe("arguments (checklist 25–26)", () => {
 
   it("sends no arguments for blank text and records them as null (26)", async () => {
     const callId = h.callId();
-    const reply = await h.ok({ callId, threadId: "thread-26", tool: "mcp__scripted__echo", arguments: " \n\t" });
+    const reply = await h.ok({
+      callId,
+      threadId: "thread-26",
+      tool: "mcp__scripted__echo",
+      arguments: " \n\t",
+    });
     const [call] = (await h.scripted!.calls()).slice(-1);
     expect({ reply, call, events: phased(await h.endedEvents(callId)) }).toEqual({
       reply: {
@@ -183,7 +188,13 @@ describe("tools the model may not call (checklist 27)", () => {
 describe("the request _meta (checklist 28)", () => {
   it("carries the callId and the threadId to the server", async () => {
     const callId = h.callId();
-    await h.ok({ callId, threadId: "thread-28", turnId: "turn-1", tool: "mcp__scripted__echo", arguments: "{}" });
+    await h.ok({
+      callId,
+      threadId: "thread-28",
+      turnId: "turn-1",
+      tool: "mcp__scripted__echo",
+      arguments: "{}",
+    });
     const [call] = (await h.scripted!.calls()).slice(-1);
     expect(call).toEqual({
       at: expect.any(String),
@@ -210,7 +221,9 @@ describe("items and events (checklist 43–44)", () => {
     await h.endedEvents(boom.callId);
     const history = await eventually("three finished items", async () => {
       const envelope = await h.history(thread);
-      return envelope.ok && envelope.result.items.every((i) => i.status !== "inProgress") ? envelope : undefined;
+      return envelope.ok && envelope.result.items.every((i) => i.status !== "inProgress")
+        ? envelope
+        : undefined;
     });
     const boomError = "tool call error: tool call failed for `scripted/boom`: MCP error -32603: boom";
     expect({ statuses: [ok.status, failing.status, boom.status], history }).toEqual({
@@ -451,7 +464,11 @@ describe("the model's output (checklist 46–49)", () => {
   });
 
   it.each([
-    { mode: "bytes" as const, limit: 10_000, marker: (removedBytes: number) => `…${removedBytes} chars truncated…` },
+    {
+      mode: "bytes" as const,
+      limit: 10_000,
+      marker: (removedBytes: number) => `…${removedBytes} chars truncated…`,
+    },
     {
       mode: "tokens" as const,
       limit: 1_000,
@@ -460,14 +477,19 @@ describe("the model's output (checklist 46–49)", () => {
   ])(
     "middle-truncates a big output to policy × 1.2 in $mode mode, the raw result whole (49)",
     async ({ mode, limit, marker }) => {
-      const reply = await h.ok({ tool: "mcp__scripted__big", arguments: "", model: { truncation: { mode, limit } } });
+      const reply = await h.ok({
+        tool: "mcp__scripted__big",
+        arguments: "",
+        model: { truncation: { mode, limit } },
+      });
       const full = textBody(reply, JSON.stringify(reply.result?.content));
       const budget = Math.ceil(limit * 1.2) * (mode === "tokens" ? 4 : 1);
       const head = Math.floor(budget / 2);
       expect({ output: reply.output, rawText: reply.result?.content[0] }).toEqual({
         output: {
           success: true,
-          body: full.slice(0, head) + marker(full.length - budget) + full.slice(full.length - (budget - head)),
+          body:
+            full.slice(0, head) + marker(full.length - budget) + full.slice(full.length - (budget - head)),
         },
         rawText: { type: "text", text: "x".repeat(30_000) },
       });

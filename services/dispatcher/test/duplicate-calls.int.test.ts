@@ -53,7 +53,10 @@ describe("a repeated callId", () => {
     const callId = h.callId();
     const first = await h.ok({ callId, tool: "mcp__scripted__echo", arguments: '{"n":3}' });
     const different = await h.ok({ callId, tool: "mcp__scripted__slow", arguments: '{"n":4}' });
-    expect({ different, serverCalls: await serverCallsFor(callId) }).toEqual({ different: first, serverCalls: 1 });
+    expect({ different, serverCalls: await serverCallsFor(callId) }).toEqual({
+      different: first,
+      serverCalls: 1,
+    });
   });
 
   it("many repeats at once: one server call", async () => {

@@ -35,7 +35,11 @@ beforeAll(async () => {
     level: "silent",
     destination: new Writable({ write: (_chunk, _encoding, done) => done() }),
   });
-  reader = await connectBus({ natsUrl: h.natsUrl, service: { name: "history-reader", version: "0.1.0" }, logger });
+  reader = await connectBus({
+    natsUrl: h.natsUrl,
+    service: { name: "history-reader", version: "0.1.0" },
+    logger,
+  });
 });
 afterAll(async () => {
   await reader?.close();
@@ -57,9 +61,7 @@ const KINDS: Array<{ kind: string; input: Omit<CallInput, "callId">; end: "compl
 describe("lifecycle events on JetStream", () => {
   it("stores exactly one begin then one end per call, and nothing for invalid JSON", async () => {
     const thread = "thread-pairs";
-    const calls = KINDS.flatMap((kind) =>
-      [1, 2, 3].map(() => ({ ...kind, callId: h.callId() })),
-    );
+    const calls = KINDS.flatMap((kind) => [1, 2, 3].map(() => ({ ...kind, callId: h.callId() })));
     const replies = await Promise.all(
       calls.map((call) => h.ok({ ...call.input, callId: call.callId, threadId: thread })),
     );
@@ -74,9 +76,7 @@ describe("lifecycle events on JetStream", () => {
         phase: event.phase,
         status: "status" in event.body ? event.body.status : undefined,
       }));
-    expect(
-      calls.map((call) => ({ kind: call.kind, events: shape(byCall(call.callId)) })),
-    ).toEqual(
+    expect(calls.map((call) => ({ kind: call.kind, events: shape(byCall(call.callId)) }))).toEqual(
       calls.map((call) => ({
         kind: call.kind,
         events:
@@ -128,7 +128,9 @@ describe("history (McpToolCallItem projection)", () => {
     ];
     const viaSubject = await eventually("the three items finished", async () => {
       const envelope = await h.history(mine);
-      return envelope.ok && envelope.result.items.length === 3 && envelope.result.items.every((i) => i.status !== "inProgress")
+      return envelope.ok &&
+        envelope.result.items.length === 3 &&
+        envelope.result.items.every((i) => i.status !== "inProgress")
         ? envelope
         : undefined;
     });
@@ -146,7 +148,9 @@ describe("history (McpToolCallItem projection)", () => {
   });
 
   it("replays nothing for a thread that made no calls", async () => {
-    expect(await replayThreadItems({ bus: reader, subjects: h.subjects, threadId: "thread-silent" })).toEqual([]);
+    expect(await replayThreadItems({ bus: reader, subjects: h.subjects, threadId: "thread-silent" })).toEqual(
+      [],
+    );
   });
 });
 
@@ -154,7 +158,9 @@ describe("the dispatcher process", () => {
   it("finishes a call in flight on SIGTERM, then exits 0", async () => {
     const pending = h.ok({ tool: "mcp__scripted__slow", arguments: '{"s":1}' });
     await eventually("the slow call to begin", () =>
-      h.events.some((event) => event.phase === "begin" && event.body.invocation.tool === "slow" && !event.body.threadId)
+      h.events.some(
+        (event) => event.phase === "begin" && event.body.invocation.tool === "slow" && !event.body.threadId,
+      )
         ? true
         : undefined,
     );

@@ -148,9 +148,11 @@ describe("at the connector (the barrier)", () => {
     beforeApproving = async () => {
       version++;
       await h.scripted!.setScript(script(version));
-      changedTo = await eventually("the catalog event of the change", () =>
-        catalogEvents.find((event) => event.revision > entry.revision && event.changed.includes("scripted"))
-          ?.revision,
+      changedTo = await eventually(
+        "the catalog event of the change",
+        () =>
+          catalogEvents.find((event) => event.revision > entry.revision && event.changed.includes("scripted"))
+            ?.revision,
       );
       await eventually("the bucket at the new revision", async () =>
         (await h.entry("scripted"))?.revision === changedTo ? true : undefined,

@@ -49,14 +49,19 @@ beforeEach(() => exporter.reset());
 const ownSpansOf = (callId: string) =>
   exporter.getFinishedSpans().filter((span) => span.attributes["mcp.call_id"] === callId);
 
-async function tracedCall(tool: string, callId: string): Promise<{ reply: ToolCallReply; own: ReadableSpan[]; remote: CollectedSpan }> {
+async function tracedCall(
+  tool: string,
+  callId: string,
+): Promise<{ reply: ToolCallReply; own: ReadableSpan[]; remote: CollectedSpan }> {
   const reply = await h.ok({ callId, tool, arguments: JSON.stringify({ secret: SECRET_ARGUMENT }) });
   const own = await eventually("the dispatcher's three spans", () => {
     const spans = ownSpansOf(callId);
     return spans.length >= 3 ? spans : undefined;
   });
   const remote = await eventually("the catalog's connector span", () =>
-    collector.spans.find((span) => span.service === "toolbus-catalog" && span.attributes["mcp.call_id"] === callId),
+    collector.spans.find(
+      (span) => span.service === "toolbus-catalog" && span.attributes["mcp.call_id"] === callId,
+    ),
   );
   return { reply, own, remote };
 }
@@ -68,7 +73,8 @@ describe("one trace per call", () => {
     const root = own.find((span) => span.name === "toolbus.dispatch.call")!;
     const traceId = root.spanContext().traceId;
     const nameOf = (spanId: string | undefined) =>
-      own.find((span) => span.spanContext().spanId === spanId)?.name ?? (spanId === undefined ? null : "elsewhere");
+      own.find((span) => span.spanContext().spanId === spanId)?.name ??
+      (spanId === undefined ? null : "elsewhere");
     const connectorCall = own.find((span) => span.name === "toolbus.connector.call")!;
     const decide = own.find((span) => span.name === "toolbus.approvals.decide")!;
     const [approval] = approvals.requests.filter(({ request }) => request.callId === callId);
@@ -173,10 +179,12 @@ describe("one trace per call", () => {
     const callId = h.callId();
     const { reply } = await tracedCall("mcp__scripted__echo", callId);
     const leaks = [
-      ...exporter.getFinishedSpans().flatMap((span) => [
-        ...Object.values(span.attributes),
-        ...span.events.flatMap((event) => Object.values(event.attributes ?? {})),
-      ]),
+      ...exporter
+        .getFinishedSpans()
+        .flatMap((span) => [
+          ...Object.values(span.attributes),
+          ...span.events.flatMap((event) => Object.values(event.attributes ?? {})),
+        ]),
       ...collector.spans.flatMap((span) => Object.values(span.attributes)),
     ].filter((value) => String(value).includes(SECRET_ARGUMENT));
     expect({ echoed: JSON.stringify(reply.result).includes(SECRET_ARGUMENT), leaks }).toEqual({

@@ -26,7 +26,10 @@ const GatewaySettingsSchema = z.object({
 });
 export type GatewaySettings = z.output<typeof GatewaySettingsSchema>;
 
-export function loadGatewaySettings(argv: readonly string[], env: NodeJS.ProcessEnv): Readonly<GatewaySettings> {
+export function loadGatewaySettings(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Readonly<GatewaySettings> {
   const { values } = parseArgs({
     args: [...argv],
     options: { config: { type: "string" }, port: { type: "string" }, host: { type: "string" } },

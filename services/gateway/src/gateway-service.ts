@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { Bus, Logger } from "@toolbus/bus";
 import type { GatewayConfig } from "@toolbus/config";
 import type { Subjects } from "@toolbus/protocol";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { buildHttpApp } from "./adapters/http/http-app.js";
 import { SessionRegistry } from "./adapters/mcp/session-registry.js";
 import { approvalsClient } from "./adapters/nats/approvals-client.js";
@@ -56,6 +56,11 @@ export interface GatewayDeps {
   tokens?: readonly string[];
   limits?: Partial<GatewayLimits>;
   version?: string;
+  /**
+   * More routes on the same port (the approvals inbox and its API in the all-in-one process);
+   * the Host/Origin check and bearer tokens apply to them too.
+   */
+  plugins?: readonly FastifyPluginAsync[];
 }
 
 export interface RunningGateway {
@@ -97,11 +102,21 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     resources: resourcesClient(bus, subjects, limits.resourceTimeoutMs),
     newCallId: () => `gw-${randomUUID()}`,
   };
-  const store = await openSessionStore({ bus, prefix: subjects.prefix, ttlMs: limits.sessionIdleTtlMs, logger });
+  const store = await openSessionStore({
+    bus,
+    prefix: subjects.prefix,
+    ttlMs: limits.sessionIdleTtlMs,
+    logger,
+  });
   registry = new SessionRegistry({
     session: {
       ports,
-      resources: resourceHandlers({ resources: ports.resources, directoryTtlMs: 30_000, now: () => Date.now() }),
+      resources: resourceHandlers({
+        resources: ports.resources,
+        readyServers: async () => (await catalog.current()).readyServers,
+        directoryTtlMs: 30_000,
+        now: () => Date.now(),
+      }),
       logger,
       serverInfo: { name: "toolbus", version },
       instructions:
@@ -123,6 +138,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     bodyLimitBytes: limits.bodyLimitBytes,
     readiness: () => ({ bus: health.connected(), catalog: catalog.loaded }),
   });
+  for (const plugin of deps.plugins ?? []) await app.register(plugin);
   const address = await app.listen({ port: deps.gateway.port, host: deps.gateway.host });
   // A wildcard bind is reached on loopback from this host.
   const url = address.replace("://0.0.0.0", "://127.0.0.1");

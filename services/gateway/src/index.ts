@@ -1,4 +1,11 @@
 /** @toolbus/gateway: the MCP edge, to run in-process (tests, the all-in-one process). */
+
+export {
+  buildExposedNames,
+  type ExposedNameTable,
+  type ExposedTool,
+  type NamingMode,
+} from "./core/exposed-names.js";
 export {
   DEFAULT_GATEWAY_LIMITS,
   type GatewayDeps,
@@ -6,4 +13,3 @@ export {
   type RunningGateway,
   startGateway,
 } from "./gateway-service.js";
-export { buildExposedNames, type ExposedNameTable, type ExposedTool, type NamingMode } from "./core/exposed-names.js";

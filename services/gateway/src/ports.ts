@@ -23,6 +23,8 @@ import type { ListedTool } from "./core/tool-listing.js";
 /** One catalog revision as MCP clients see it. */
 export interface CatalogState {
   readonly revision: number;
+  /** Servers that are ready now, by name. */
+  readonly readyServers: readonly string[];
   readonly table: ExposedNameTable;
   readonly tools: readonly ListedTool[];
 }
@@ -91,7 +93,10 @@ export interface ClientChannel {
   /** Sends a notification on the request's stream; resolves even if the client is gone. */
   notify(notification: { method: string; params: Record<string, unknown> }): Promise<void>;
   /** Sends `elicitation/create` on the request's stream and waits for the answer. */
-  elicit(params: Record<string, unknown>, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ElicitAnswer>;
+  elicit(
+    params: Record<string, unknown>,
+    options: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<ElicitAnswer>;
 }
 
 /** The per-session state a request may change (kept in the session record, so replicas share it). */

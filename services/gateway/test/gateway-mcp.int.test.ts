@@ -9,9 +9,14 @@ import {
   type Progress,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { serverEverythingCommand, startTestServer, type StdioTestServer } from "@toolbus/testkit/mcp-test-server";
+import {
+  type StdioTestServer,
+  serverEverythingCommand,
+  startTestServer,
+} from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningGateway } from "../src/gateway-service.js";
+import { MCP_ACCEPT, sseMessages } from "./support/http.js";
 import { eventually, mcpClient, Stack, tomlFor } from "./support/stack.js";
 
 /** server-everything's tools for a client with roots and elicitation (what the catalog's connector declares). */
@@ -40,7 +45,10 @@ let prefixed: RunningGateway;
 let conditional: RunningGateway;
 const clients: Client[] = [];
 
-async function client(gateway: RunningGateway, options: Parameters<typeof mcpClient>[1] = {}): Promise<Client> {
+async function client(
+  gateway: RunningGateway,
+  options: Parameters<typeof mcpClient>[1] = {},
+): Promise<Client> {
   const connected = await mcpClient(gateway, options);
   clients.push(connected);
   return connected;
@@ -143,7 +151,10 @@ describe("tools/call", () => {
   });
 
   it("returns image content as the server sent it", async () => {
-    const result = await (await client(prefixed)).callTool({ name: "everything__get_tiny_image", arguments: {} });
+    const result = await (await client(prefixed)).callTool({
+      name: "everything__get_tiny_image",
+      arguments: {},
+    });
     const content = result.content as Array<{ type: string; mimeType?: string; data?: string }>;
     expect(content.map((item) => ({ type: item.type, mimeType: item.mimeType }))).toEqual([
       { type: "text", mimeType: undefined },
@@ -154,23 +165,29 @@ describe("tools/call", () => {
   });
 
   it("answers a tool name that does not exist with an invalid-params error", async () => {
-    await expect((await client(prefixed)).callTool({ name: "alpha__missing", arguments: {} })).rejects.toThrow(
-      "MCP error -32602: Unknown tool: alpha__missing. It is not in the toolbus catalog",
-    );
+    await expect(
+      (await client(prefixed)).callTool({ name: "alpha__missing", arguments: {} }),
+    ).rejects.toThrow("MCP error -32602: Unknown tool: alpha__missing. It is not in the toolbus catalog");
   });
 
   it("relays the server's progress notifications to a client that asked for progress", async () => {
     const updates: Progress[] = [];
-    const result = await (await client(prefixed)).callTool({ name: "alpha__count", arguments: {} }, undefined, {
-      onprogress: (progress) => updates.push(progress),
-    });
+    const result = await (await client(prefixed)).callTool(
+      { name: "alpha__count", arguments: {} },
+      undefined,
+      {
+        onprogress: (progress) => updates.push(progress),
+      },
+    );
     expect(result).toEqual({ content: [{ type: "text", text: "done" }] });
     // The catalog's stdio client can lose a progress notification that arrives in the same read
     // as the result (the SDK runs notification handlers a microtask late), so the last one may
     // be missing; everything that arrives must be in order and complete.
     expect(updates.length).toBeGreaterThanOrEqual(3);
     expect(updates).toEqual(
-      [1, 2, 3, 4].slice(0, updates.length).map((step) => ({ progress: step, total: 4, message: `step ${step} of 4` })),
+      [1, 2, 3, 4]
+        .slice(0, updates.length)
+        .map((step) => ({ progress: step, total: 4, message: `step ${step} of 4` })),
     );
   });
 
@@ -194,7 +211,10 @@ describe("tools/call", () => {
     });
     await connected.setLoggingLevel("error");
     const result = await connected.callTool({ name: "alpha__note", arguments: {} });
-    expect({ result, messages }).toEqual({ result: { content: [{ type: "text", text: "noted" }] }, messages: [] });
+    expect({ result, messages }).toEqual({
+      result: { content: [{ type: "text", text: "noted" }] },
+      messages: [],
+    });
   });
 
   it("puts the server's elicitation to the client and returns the client's answer to the server", async () => {
@@ -213,7 +233,9 @@ describe("tools/call", () => {
           requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
         },
       ],
-      result: { content: [{ type: "text", text: JSON.stringify({ action: "accept", content: { name: "Ada" } }) }] },
+      result: {
+        content: [{ type: "text", text: JSON.stringify({ action: "accept", content: { name: "Ada" } }) }],
+      },
     });
   });
 
@@ -269,10 +291,9 @@ describe("notifications/tools/list_changed", () => {
     await beta.setScript({ tools: [{ name: "echo" }, { name: "fresh" }] });
     await eventually("tools/list_changed", () => (changes > 0 ? true : undefined));
     const { tools } = await connected.listTools();
-    expect(tools.map((tool) => tool.name).filter((name) => name.startsWith("beta__") || name === "fresh")).toEqual([
-      "beta__echo",
-      "fresh",
-    ]);
+    expect(
+      tools.map((tool) => tool.name).filter((name) => name.startsWith("beta__") || name === "fresh"),
+    ).toEqual(["beta__echo", "fresh"]);
   });
 
   it("is not sent when the catalog is fetched again and nothing a client lists changed", async () => {
@@ -288,13 +309,71 @@ describe("notifications/tools/list_changed", () => {
       },
     });
     try {
-      await stack.nc.request(stack.subjects.catalogRefresh, JSON.stringify({ server: "beta" }), { timeout: 10_000 });
+      await stack.nc.request(stack.subjects.catalogRefresh, JSON.stringify({ server: "beta" }), {
+        timeout: 10_000,
+      });
       stack.nc.publish(stack.subjects.catalogEvent, JSON.stringify({ revision: 0, changed: [] }));
       // The gateway polls every 200 ms here: three fetches after the re-list prove it looked again.
       await eventually("the gateway to fetch the catalog again", () => (fetches >= 3 ? true : undefined));
       expect(changes).toBe(0);
     } finally {
       watch.unsubscribe();
+    }
+  });
+});
+
+describe("several replicas", () => {
+  it("takes a client's answer to an elicitation on another replica back to the replica that asked", async () => {
+    const post = (gateway: RunningGateway, body: unknown, sessionId?: string) =>
+      fetch(`${gateway.url}/mcp`, {
+        method: "POST",
+        headers: {
+          accept: MCP_ACCEPT,
+          "content-type": "application/json",
+          ...(sessionId ? { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const init = await post(prefixed, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: { elicitation: {} },
+        clientInfo: { name: "raw-replicas", version: "1.0.0" },
+      },
+    });
+    const sessionId = init.headers.get("mcp-session-id")!;
+    await init.text();
+    await (await post(prefixed, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionId)).text();
+    const call = await post(
+      prefixed,
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "alpha__ask", arguments: {} } },
+      sessionId,
+    );
+    const stream = sseMessages(call);
+    try {
+      const asked = await stream.next();
+      expect(asked).toMatchObject({
+        method: "elicitation/create",
+        params: { message: "What is your name?" },
+      });
+      const answered = await post(
+        conditional,
+        { jsonrpc: "2.0", id: asked.id, result: { action: "accept", content: { name: "Grace" } } },
+        sessionId,
+      );
+      expect(answered.status).toBe(202);
+      expect(await stream.next()).toEqual({
+        jsonrpc: "2.0",
+        id: 2,
+        result: {
+          content: [{ type: "text", text: JSON.stringify({ action: "accept", content: { name: "Grace" } }) }],
+        },
+      });
+    } finally {
+      stream.cancel();
     }
   });
 });

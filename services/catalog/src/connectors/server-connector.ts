@@ -3,11 +3,17 @@
  * events, listing into the catalog, re-listing on list_changed, restarts with backoff when
  * the connection dies, and the raw calls behind the revision barrier.
  */
-import { formatZodIssues, type Tool, ToolSchema } from "@toolbus/protocol";
-import { type ConnectSpec, McpConnection, type ServerRequestRelay } from "../adapters/mcp/mcp-connection.js";
+import type { Tool } from "@toolbus/protocol";
+import {
+  type ConnectSpec,
+  isAuthRequired,
+  McpConnection,
+  type ServerRequestRelay,
+} from "../adapters/mcp/mcp-connection.js";
+import { errorChain, isOversized, isRequestTimeout, oversizedText } from "../adapters/mcp/mcp-errors.js";
 import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
-import { OVERSIZED_MESSAGE_CODE } from "../core/message-size.js";
 import { formatDuration, startupFailureDisplay, startupTimeoutError } from "../core/startup-messages.js";
+import { acceptTools, isToolAllowed } from "../core/tool-filter.js";
 
 export interface ConnectorSettings {
   server: string;
@@ -104,10 +110,16 @@ export class ServerConnector {
     const timeout = AbortSignal.timeout(startupTimeoutMs);
     const signal = this.lifetime.signal;
     const abort = AbortSignal.any([signal, timeout]);
+    // A list_changed that arrives before the first listing is stored (servers send one right
+    // after initialize) may describe tools that listing missed: it is followed once ready.
+    let changedWhileStarting = false;
     const connection = new McpConnection(
       this.settings.spec,
       {
-        toolsChanged: () => void this.relist("tools/list_changed"),
+        toolsChanged: () => {
+          if (this.connection === connection) void this.relist("tools/list_changed");
+          else changedWhileStarting = true;
+        },
         resourcesChanged: () => {},
         closed: (error) => this.onClosed(connection, error),
         stderr: (line) => this.ports.log.info({ server, stderr: line }, "MCP server stderr"),
@@ -129,10 +141,7 @@ export class ServerConnector {
         })(),
         abort,
       );
-      if (this.stopped) {
-        await connection.close();
-        return { state: "cancelled" };
-      }
+      if (this.stopped) throw new Error("the catalog service is stopping");
       this.connection = connection;
       this.restartAttempt = 0;
       const entry = await this.ports.writeEntry(server, {
@@ -143,6 +152,7 @@ export class ServerConnector {
       });
       this.revision = entry.revision;
       this.setStatus({ state: "ready" });
+      if (changedWhileStarting) void this.relist("tools/list_changed");
       return { state: "ready" };
     } catch (cause) {
       await connection.close();
@@ -157,6 +167,7 @@ export class ServerConnector {
         error,
         startupTimeoutMs,
         local: this.settings.spec.transport === "stdio",
+        authRequired: isAuthRequired(cause),
         ...(this.settings.spec.transport !== "stdio" ? { url: this.settings.spec.url } : {}),
         hasHeaders:
           this.settings.spec.transport !== "stdio" && Object.keys(this.settings.spec.headers).length > 0,
@@ -240,7 +251,7 @@ export class ServerConnector {
     if (!connection || this.state !== "ready") {
       return { kind: "not_ready", message: `MCP server '${server}' is not connected` };
     }
-    if (!this.isAllowed(request.tool)) {
+    if (!isToolAllowed(this.settings, request.tool)) {
       return { kind: "disabled", message: `tool '${request.tool}' is disabled for MCP server '${server}'` };
     }
     if (request.arguments !== undefined && !isPlainObject(request.arguments)) {
@@ -297,29 +308,9 @@ export class ServerConnector {
     this.connection = undefined;
   }
 
-  private isAllowed(rawName: string): boolean {
-    const { enabledTools, disabledTools } = this.settings;
-    return (
-      (enabledTools === undefined || enabledTools.includes(rawName)) && !disabledTools?.includes(rawName)
-    );
-  }
-
-  /**
-   * The listed tools toolbus will serve: well-formed ones that pass `enabled_tools` /
-   * `disabled_tools`. A malformed tool is left out and logged, so one bad definition does not
-   * take the whole server down.
-   */
+  /** The listed tools the entry keeps (core/tool-filter.ts); malformed ones are logged. */
   private acceptTools(listed: unknown[]): Tool[] {
-    const accepted: Tool[] = [];
-    const rejected: string[] = [];
-    for (const candidate of listed) {
-      const parsed = ToolSchema.safeParse(candidate);
-      if (!parsed.success) {
-        rejected.push(`${describeTool(candidate)}: ${formatZodIssues(parsed.error)}`);
-        continue;
-      }
-      if (this.isAllowed(parsed.data.name)) accepted.push(parsed.data);
-    }
+    const { accepted, rejected } = acceptTools(listed, this.settings);
     if (rejected.length > 0) {
       this.ports.log.warn(
         { server: this.settings.server, rejected: rejected.slice(0, 20), count: rejected.length },
@@ -390,35 +381,4 @@ function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function isRequestTimeout(error: unknown): boolean {
-  return (error as { code?: unknown }).code === -32001;
-}
-
-/** A reply over the size cap (adapters/mcp/bounded-transports.ts answered it for the server). */
-export function isOversized(error: unknown): boolean {
-  return (error as { code?: unknown }).code === OVERSIZED_MESSAGE_CODE;
-}
-
-/** The cap's own message, without the SDK's `MCP error <code>: ` decoration. */
-export function oversizedText(error: unknown): string {
-  return (error as Error).message.replace(/^MCP error -?\d+: /, "");
-}
-
-/** `outer: inner: innermost`, the way the reference prints an error with its causes. */
-export function errorChain(error: unknown): string {
-  const parts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; current !== undefined && depth < 8; depth++) {
-    const message = current instanceof Error ? current.message : String(current);
-    if (message && !parts.includes(message)) parts.push(message);
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return parts.join(": ");
-}
-
-function describeTool(candidate: unknown): string {
-  const name = (candidate as { name?: unknown } | null)?.name;
-  return typeof name === "string" ? `tool ${JSON.stringify(name.slice(0, 100))}` : "a tool without a name";
 }

@@ -42,11 +42,14 @@ export function nextServerEntry(
 }
 
 /**
- * Several replicas may serve one server. One that is still starting must not report the
- * server as starting again while another replica already serves it ready.
+ * Several replicas may serve one server. One that is (re)starting, or stops before it was
+ * ready, must not overwrite the `ready` another replica wrote: those states are its own.
  */
-export function shouldReportStarting(current: ServerEntry | undefined): boolean {
-  return current?.status !== "ready";
+export function shouldReportStatus(
+  current: ServerEntry | undefined,
+  status: ServerState | undefined,
+): boolean {
+  return !(current?.status === "ready" && (status === "starting" || status === "cancelled"));
 }
 
 function sameIgnoringListedAt(a: ServerEntry, b: ServerEntry): boolean {

@@ -51,7 +51,10 @@ export class LineFramer {
     if (piece.length === 0) return;
     this.size += piece.length;
     if (this.oversized) {
-      this.oversized.tail = lastBytes(concat([this.oversized.tail, lastBytes(piece, EDGE_BYTES)]), EDGE_BYTES);
+      this.oversized.tail = lastBytes(
+        concat([this.oversized.tail, lastBytes(piece, EDGE_BYTES)]),
+        EDGE_BYTES,
+      );
       return;
     }
     this.parts.push(piece);
@@ -110,7 +113,11 @@ export function oversizedResponse(
   limit: number,
   size?: number,
 ): { jsonrpc: "2.0"; id: string | number; error: { code: number; message: string } } {
-  return { jsonrpc: "2.0", id, error: { code: OVERSIZED_MESSAGE_CODE, message: oversizedMessageText(limit, size) } };
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: { code: OVERSIZED_MESSAGE_CODE, message: oversizedMessageText(limit, size) },
+  };
 }
 
 function concat(parts: readonly Uint8Array[]): Uint8Array {

@@ -27,11 +27,28 @@ export interface CatalogViewDeps {
 }
 
 export function catalogViewHandlers(deps: CatalogViewDeps) {
+  // A snapshot is a pure function of the bucket at a revision: built once per revision and view.
+  let cachedRevision = -1;
+  const cache = new Map<string, Promise<CatalogSnapshot>>();
   const snapshot = async (exposure: "all" | "model", searchEnabled = false): Promise<CatalogSnapshot> => {
     // Read the revision first: entries read after it are at least that new.
     const revision = await deps.store.revision();
-    const entries = await deps.store.readAll();
-    return buildCatalogSnapshot(entries, { naming: deps.naming, revision, exposure, searchEnabled });
+    if (revision !== cachedRevision) {
+      cache.clear();
+      cachedRevision = revision;
+    }
+    const key = `${exposure}:${searchEnabled}`;
+    let built = cache.get(key);
+    if (!built) {
+      built = deps.store
+        .readAll()
+        .then((entries) =>
+          buildCatalogSnapshot(entries, { naming: deps.naming, revision, exposure, searchEnabled }),
+        );
+      cache.set(key, built);
+      built.catch(() => cache.delete(key));
+    }
+    return built;
   };
   const relist = (server: string) =>
     deps.bus.request(ownerSubjects(deps.prefix, server).refresh, {}, OwnerRefreshResultSchema, {
@@ -55,7 +72,9 @@ export function catalogViewHandlers(deps: CatalogViewDeps) {
         }
         await relist(request.server);
       } else {
-        const servers = (await deps.store.readAll()).filter((e) => e.status !== "disabled").map((e) => e.server);
+        const servers = (await deps.store.readAll())
+          .filter((e) => e.status !== "disabled")
+          .map((e) => e.server);
         await Promise.all(
           servers.map((server) =>
             relist(server).catch((error: unknown) =>

@@ -14,9 +14,10 @@ import {
   WireError,
 } from "@toolbus/protocol";
 import type { z } from "zod";
+import { isOversized, oversizedText } from "../adapters/mcp/mcp-errors.js";
 import type { CatalogStore } from "../adapters/nats/catalog-store.js";
 import type { ResourceOrigins } from "../adapters/nats/resource-origins.js";
-import { isOversized, oversizedText, type ServerConnector } from "../connectors/server-connector.js";
+import type { ServerConnector } from "../connectors/server-connector.js";
 import {
   type OwnerListRequestSchema,
   OwnerListResultSchema,
@@ -31,7 +32,6 @@ const METHOD: Record<ResourceKind, "resources/list" | "resources/templates/list"
   resources: "resources/list",
   resourceTemplates: "resources/templates/list",
 };
-
 
 /** Served by the replica that owns the server. */
 export function ownerHandlers(connector: ServerConnector) {
@@ -61,7 +61,8 @@ export function ownerHandlers(connector: ServerConnector) {
           ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
         };
       } catch (error) {
-        if (isOversized(error)) throw new WireError("payload_too_large", `${method} failed: ${oversizedText(error)}`);
+        if (isOversized(error))
+          throw new WireError("payload_too_large", `${method} failed: ${oversizedText(error)}`);
         throw new WireError("transport_error", `${method} failed: ${(error as Error).message}`);
       }
     },
@@ -76,7 +77,8 @@ export function ownerHandlers(connector: ServerConnector) {
         };
       } catch (error) {
         const context = `resources/read failed: resources/read failed for \`${server}\` (${request.uri})`;
-        if (isOversized(error)) throw new WireError("payload_too_large", `${context}: ${oversizedText(error)}`);
+        if (isOversized(error))
+          throw new WireError("payload_too_large", `${context}: ${oversizedText(error)}`);
         throw new WireError("transport_error", `${context}: ${(error as Error).message}`);
       }
     },

@@ -31,7 +31,10 @@ export async function startEverythingHttp(port: number): Promise<EverythingHttp>
   });
   let output = "";
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server-everything did not listen on ${port}: ${output}`)), 15_000);
+    const timer = setTimeout(
+      () => reject(new Error(`server-everything did not listen on ${port}: ${output}`)),
+      15_000,
+    );
     const onData = (chunk: Buffer) => {
       output += chunk.toString("utf8");
       if (/listening on port \d+/.test(output)) {

@@ -10,13 +10,19 @@ import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { type Bus, connectBus, createLogger } from "@toolbus/bus";
 import { parseToolbusToml, type ToolbusConfig } from "@toolbus/config";
-import { type CatalogServerEntry, type CatalogSnapshot, createSubjects, type Subjects } from "@toolbus/protocol";
+import {
+  type CatalogServerEntry,
+  type CatalogSnapshot,
+  createSubjects,
+  type Subjects,
+} from "@toolbus/protocol";
 import { cleanupJetStream, isolation } from "@toolbus/testkit";
 import { type CatalogService, startCatalogService } from "../../src/catalog-service.js";
 
 export function natsUrl(): string {
   const url = process.env.NATS_URL;
-  if (!url) throw new Error("NATS_URL is not set: run the tests through vitest (its global setup provides it)");
+  if (!url)
+    throw new Error("NATS_URL is not set: run the tests through vitest (its global setup provides it)");
   return url;
 }
 
@@ -93,6 +99,9 @@ export class CatalogHarness {
       env: options.env ?? process.env,
       logger,
       ...(options.servers ? { servers: options.servers } : {}),
+    }).catch(async (error: unknown) => {
+      await bus.close();
+      throw error;
     });
     let stopped: Promise<void> | undefined;
     const running: RunningService = {

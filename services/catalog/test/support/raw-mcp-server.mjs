@@ -2,12 +2,14 @@
 // `initialize` with an older protocol version, list pages exactly as scripted, and report the
 // environment it was started with. Usage: node raw-mcp-server.mjs <script.json> <requests.jsonl>
 // The script: {protocolVersion?, instructions?, toolPages?: [{cursor?, tools, nextCursor?}],
-// resourcePages?: [{cursor?, resources, nextCursor?}]}. Every request is appended to the log.
-import { appendFileSync, readFileSync } from "node:fs";
+// resourcePages?: [{cursor?, resources, nextCursor?}]}. Every request is appended to the log,
+// and the process id is written next to it (`<log>.pid`).
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 const [scriptPath, logPath] = process.argv.slice(2);
 const script = JSON.parse(readFileSync(scriptPath, "utf8"));
+writeFileSync(`${logPath}.pid`, String(process.pid));
 
 const send = (message) => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
 

@@ -14,6 +14,8 @@ export interface RawServerScript {
 export interface RawServer {
   command: string;
   args: string[];
+  /** The process id of the last server process started with this script. */
+  pid(): Promise<number>;
   /** Every message the server received, oldest first. */
   requests(): Promise<Array<{ method: string; params?: Record<string, unknown> }>>;
   dispose(): Promise<void>;
@@ -28,6 +30,7 @@ export async function rawServer(script: RawServerScript): Promise<RawServer> {
   return {
     command: process.execPath,
     args: [fileURLToPath(new URL("./raw-mcp-server.mjs", import.meta.url)), scriptPath, logPath],
+    pid: async () => Number(await readFile(`${logPath}.pid`, "utf8")),
     async requests() {
       const text = await readFile(logPath, "utf8");
       return text

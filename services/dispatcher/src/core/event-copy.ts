@@ -5,10 +5,11 @@
  * dropped, `isError` is kept); a larger error text is middle-truncated. The model output and
  * the reply's raw result are separate and never shortened by this.
  */
-import { isCallError } from "./call-outcome.js";
-import { truncateMiddleChars, utf8Length } from "./truncate.js";
+
 import type { CallEndStatus, CallOutcome, CallToolResult } from "@toolbus/protocol";
 import type { ResultOrError } from "./call-outcome.js";
+import { isCallError } from "./call-outcome.js";
+import { truncateMiddleChars, utf8Length } from "./truncate.js";
 
 export const EVENT_RESULT_MAX_BYTES = 1_048_576;
 /** Each refit shrinks the budget in proportion to the overshoot; past this many, give up on a preview. */

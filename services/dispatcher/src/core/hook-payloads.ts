@@ -3,10 +3,11 @@
  * steps 0 and 10): the hook name (`mcp__<ns>__<tool>`), the input and, after the call, the
  * whole result as JSON (a skip or transport error reads as an `isError` text result).
  */
-import { asCallToolResult } from "./call-outcome.js";
-import { parseToolArguments } from "./tool-arguments.js";
+
 import type { CallToolResult, JsonValue } from "@toolbus/protocol";
 import type { ResultOrError } from "./call-outcome.js";
+import { asCallToolResult } from "./call-outcome.js";
+import { parseToolArguments } from "./tool-arguments.js";
 
 export interface PreToolUsePayload {
   tool_name: string;

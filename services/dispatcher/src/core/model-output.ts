@@ -3,11 +3,12 @@
  * media it can take, truncated to policy × 1.2), the log (header and the whole text), and code
  * mode (the result JSON without `_meta`). Each gets its own projection of the same outcome.
  */
+
+import type { CallToolResult, ModelCapabilities, ModelOutput, TruncationPolicy } from "@toolbus/protocol";
+import { asCallToolResult, type ResultOrError } from "./call-outcome.js";
 import { selectOutputBody } from "./output-body.js";
 import { scalePolicy, truncateText } from "./truncate.js";
 import { truncateOutputItems } from "./truncate-items.js";
-import type { CallToolResult, ModelCapabilities, ModelOutput, TruncationPolicy } from "@toolbus/protocol";
-import { asCallToolResult, type ResultOrError } from "./call-outcome.js";
 import { omitUnsupportedMedia } from "./unsupported-media.js";
 
 export const DEFAULT_TRUNCATION: TruncationPolicy = { mode: "bytes", limit: 10_000 };

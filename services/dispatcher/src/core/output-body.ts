@@ -2,9 +2,10 @@
  * Body selection of the model output (codex-mcp-behavior.md §7): which of a result's parts the
  * model reads, as plain text or as content items. No header and no truncation here.
  */
+
+import type { CallToolResult, ContentItem, ImageDetail, ModelOutput } from "@toolbus/protocol";
 import { resultSucceeded } from "./call-outcome.js";
 import { isRecord } from "./json.js";
-import type { CallToolResult, ContentItem, ImageDetail, ModelOutput } from "@toolbus/protocol";
 
 const ENCRYPTED_CONTENT_META_KEY = "codex/encryptedContent";
 const IMAGE_DETAIL_META_KEY = "codex/imageDetail";

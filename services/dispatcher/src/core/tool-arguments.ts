@@ -3,8 +3,9 @@
  * step 6): blank means no arguments, anything else must be JSON, and a call sends only a JSON
  * object. The nesting depth is checked before parsing, so a hostile text costs one linear scan.
  */
-import { isRecord } from "./json.js";
+
 import type { JsonValue } from "@toolbus/protocol";
+import { isRecord } from "./json.js";
 
 /** A parsed argument object, every value JSON. */
 export type JsonObject = { [key: string]: JsonValue };

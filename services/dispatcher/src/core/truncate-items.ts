@@ -3,6 +3,8 @@
  * that fit are kept, the first that overflows is middle-truncated to what is left, later text
  * is dropped and counted; images and encrypted items always stay; audio stays only if it fits.
  */
+
+import type { ContentItem, TruncationPolicy } from "@toolbus/protocol";
 import {
   approxBytesForTokens,
   approxTokenCount,
@@ -11,7 +13,6 @@ import {
   truncateText,
   utf8Length,
 } from "./truncate.js";
-import type { ContentItem, TruncationPolicy } from "@toolbus/protocol";
 
 /**
  * The token estimate of an audio item. The reference decodes the audio for its duration; a

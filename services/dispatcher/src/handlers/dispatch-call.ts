@@ -42,7 +42,8 @@ import {
 } from "../core/index.js";
 
 export interface ApprovalsPort {
-  decide(request: ApprovalDecideRequest): Promise<ApprovalDecideResult>;
+  /** Synchronous when the policy alone settles the call, so nothing waits on an idle tick. */
+  decide(request: ApprovalDecideRequest): ApprovalDecideResult | Promise<ApprovalDecideResult>;
   /** Whether a PostToolUse hook matches, so the round trip is paid only when it can matter. */
   hasPostToolUse(hookName: string): boolean;
   postToolUse(request: {
@@ -215,9 +216,8 @@ export function dispatchCall(deps: CallPathDeps) {
     begin();
 
     // 6. Approval; a PreToolUse hook may rewrite the input.
-    const decision = await deps.approvals.decide(
-      approvalRequest(request, current, argumentsValue, catalogRevision),
-    );
+    const deciding = deps.approvals.decide(approvalRequest(request, current, argumentsValue, catalogRevision));
+    const decision = deciding instanceof Promise ? await deciding : deciding;
     const outcome = approvalOutcome(decision);
     if (outcome.kind === "skip") return skip(outcome.message);
     const callArguments =

@@ -1,6 +1,6 @@
+import type { CallBeginEvent, CallEndEvent, CallToolResult } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { reduceCallItems } from "../../src/core/call-items.js";
-import type { CallBeginEvent, CallEndEvent, CallToolResult } from "@toolbus/protocol";
 
 const begin = (callId: string, extra: Partial<CallBeginEvent> = {}): CallBeginEvent => ({
   callId,

@@ -1,8 +1,8 @@
+import type { CallEndStatus, CallToolResult, CallOutcome as EventResult } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
+import type { ResultOrError } from "../../src/core/call-outcome.js";
 import { EVENT_RESULT_MAX_BYTES, endStatus, eventResultCopy } from "../../src/core/event-copy.js";
 import { utf8Length } from "../../src/core/truncate.js";
-import type { CallEndStatus, CallOutcome as EventResult, CallToolResult } from "@toolbus/protocol";
-import type { ResultOrError } from "../../src/core/call-outcome.js";
 
 const serializedSize = (value: unknown) => utf8Length(JSON.stringify(value));
 /** The Ok side of an event copy, failing the test when it is an Err. */

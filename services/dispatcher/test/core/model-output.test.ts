@@ -1,4 +1,6 @@
+import type { CallToolResult, ModelOutput } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
+import type { ResultOrError } from "../../src/core/call-outcome.js";
 import {
   codeModeView,
   logOutput,
@@ -6,8 +8,6 @@ import {
   projectForModel,
   wallTimeHeader,
 } from "../../src/core/model-output.js";
-import type { CallToolResult, ModelOutput } from "@toolbus/protocol";
-import type { ResultOrError } from "../../src/core/call-outcome.js";
 
 const header = (seconds: string) => `Wall time: ${seconds} seconds\nOutput:`;
 const hello: CallToolResult = { content: [{ type: "text", text: "hello" }] };

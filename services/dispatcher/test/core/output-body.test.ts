@@ -1,6 +1,6 @@
+import type { CallToolResult } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { selectOutputBody } from "../../src/core/output-body.js";
-import type { CallToolResult } from "@toolbus/protocol";
 
 const hello = { type: "text", text: "hello" } as const;
 const png = { type: "image", data: "Zm9v", mimeType: "image/png" } as const;

@@ -1,7 +1,7 @@
+import type { ContentItem as OutputItem } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { truncateText } from "../../src/core/truncate.js";
 import { truncateOutputItems } from "../../src/core/truncate-items.js";
-import type { ContentItem as OutputItem } from "@toolbus/protocol";
 
 const text = (t: string): OutputItem => ({ type: "input_text", text: t });
 const image: OutputItem = { type: "input_image", imageUrl: "data:image/png;base64,AAAA", detail: "high" };

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import type { CallToolResult } from "@toolbus/protocol";
+import { describe, expect, it } from "vitest";
 import { omitUnsupportedMedia } from "../../src/core/unsupported-media.js";
 
 const media: CallToolResult = {

@@ -88,7 +88,8 @@ type InProcessDispatcher = { service: DispatcherService; bus: Bus; logs: Array<R
 
 export function natsUrl(): string {
   const url = process.env.NATS_URL;
-  if (!url) throw new Error("NATS_URL is not set: run the tests through vitest (its global setup provides it)");
+  if (!url)
+    throw new Error("NATS_URL is not set: run the tests through vitest (its global setup provides it)");
   return url;
 }
 
@@ -242,7 +243,8 @@ export class DispatchHarness {
   /** The reply of a call that must succeed on the bus (its status may still be failed or skipped). */
   async ok(input: CallInput, timeoutMs?: number): Promise<ToolCallReply> {
     const envelope = await this.call(input, timeoutMs);
-    if (!envelope.ok) throw new Error(`dispatch.call answered ${envelope.error.code}: ${envelope.error.message}`);
+    if (!envelope.ok)
+      throw new Error(`dispatch.call answered ${envelope.error.code}: ${envelope.error.message}`);
     return envelope.result;
   }
 
@@ -283,7 +285,8 @@ export class DispatchHarness {
       timeout: 10_000,
     });
     const envelope = reply.json<Envelope<CatalogSnapshot>>();
-    if (!envelope.ok) throw new Error(`catalog.get answered ${envelope.error.code}: ${envelope.error.message}`);
+    if (!envelope.ok)
+      throw new Error(`catalog.get answered ${envelope.error.code}: ${envelope.error.message}`);
     return envelope.result;
   }
 
@@ -309,7 +312,10 @@ export class DispatchHarness {
 
   /** A stand-in for the approvals service on `<prefix>.approvals.decide`. */
   async approvals(
-    answer: (request: ApprovalDecideRequest, msg: Msg) => Promise<ApprovalDecideResult> | ApprovalDecideResult,
+    answer: (
+      request: ApprovalDecideRequest,
+      msg: Msg,
+    ) => Promise<ApprovalDecideResult> | ApprovalDecideResult,
   ): Promise<ApprovalsStandIn> {
     const requests: ApprovalsStandIn["requests"] = [];
     const subscription = this.nc.subscribe(this.subjects.approvalsDecide, {
@@ -392,7 +398,8 @@ export function toolbusToml(servers: Record<string, Record<string, TomlValue>>):
   const lines: string[] = [];
   for (const [name, fields] of Object.entries(servers)) {
     lines.push(`[mcp_servers.${JSON.stringify(name)}]`);
-    for (const [key, value] of Object.entries(fields)) lines.push(`${JSON.stringify(key)} = ${tomlValue(value)}`);
+    for (const [key, value] of Object.entries(fields))
+      lines.push(`${JSON.stringify(key)} = ${tomlValue(value)}`);
     lines.push("");
   }
   return lines.join("\n");

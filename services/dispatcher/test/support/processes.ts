@@ -107,8 +107,11 @@ export interface OwnNats {
 
 /** A nats-server with JetStream of this test's own, e.g. with a larger `max_payload`. */
 export async function startOwnNats(options: { maxPayloadBytes: number }): Promise<OwnNats> {
-  const binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find(existsSync);
-  if (!binary) throw new Error("nats-server is not installed (apt-get install nats-server); this test needs one");
+  const binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find(
+    existsSync,
+  );
+  if (!binary)
+    throw new Error("nats-server is not installed (apt-get install nats-server); this test needs one");
   const dir = mkdtempSync(join(tmpdir(), "toolbus-dispatcher-nats-"));
   const port = await freePort();
   const config = join(dir, "nats.conf");

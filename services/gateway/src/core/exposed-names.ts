@@ -3,7 +3,13 @@
  * view, and the map back from that name to the tool's catalog identity. Names are looked up,
  * never parsed. Deterministic: the same catalog gives the same names whatever its order.
  */
-import { type CatalogInput, compareUtf8, nameHash, normalizeCatalog, type ToolEntry } from "@toolbus/protocol";
+import {
+  type CatalogInput,
+  compareUtf8,
+  nameHash,
+  normalizeCatalog,
+  type ToolEntry,
+} from "@toolbus/protocol";
 
 /**
  * `prefixed`: every tool is `<server>__<tool>`, sanitized, at most 64 bytes, unique.
@@ -63,7 +69,10 @@ function identity(entry: Pick<ToolEntry, "server" | "rawName">): string {
 
 /** `<server>__<tool>` for every tool: the catalog's own algorithm, without the `mcp__` prefix, at 64 bytes. */
 function prefixedNames(entries: readonly ToolEntry[]): Map<string, string> {
-  const inputs: CatalogInput[] = entries.map((entry) => ({ server: entry.server, tool: { name: entry.rawName } }));
+  const inputs: CatalogInput[] = entries.map((entry) => ({
+    server: entry.server,
+    tool: { name: entry.rawName },
+  }));
   const normalized = normalizeCatalog(inputs, { prefixMcp: false, nameLimit: EXPOSED_NAME_LIMIT });
   return new Map(normalized.tools.map((tool) => [identity(tool), tool.flatName]));
 }

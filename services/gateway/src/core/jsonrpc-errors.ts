@@ -22,7 +22,11 @@ export interface JsonRpcErrorBody {
   error: { code: number; message: string };
 }
 
-export function jsonRpcError(code: number, message: string, id: string | number | null = null): JsonRpcErrorBody {
+export function jsonRpcError(
+  code: number,
+  message: string,
+  id: string | number | null = null,
+): JsonRpcErrorBody {
   return { jsonrpc: "2.0", id, error: { code, message } };
 }
 

@@ -1,7 +1,8 @@
 /**
  * Which server a `resources/read` goes to. MCP clients name a resource by URI only, so the
  * gateway asks, in order: the servers that listed that exact URI, the servers with a template
- * that matches it, then every other server that has resources (the first that can read it wins).
+ * that matches it, every other server that listed resources, then every other ready server
+ * (the first that can read it wins).
  */
 
 export interface KnownResources {
@@ -11,11 +12,15 @@ export interface KnownResources {
 }
 
 /** Candidate servers for a URI, most likely first, without duplicates. */
-export function resourceServers(uri: string, known: KnownResources): string[] {
+export function resourceServers(
+  uri: string,
+  known: KnownResources,
+  readyServers: readonly string[] = [],
+): string[] {
   const exact = known.resources.filter((r) => r.uri === uri).map((r) => r.server);
   const templated = known.templates.filter((t) => matchesTemplate(t.uriTemplate, uri)).map((t) => t.server);
-  const others = [...known.resources.map((r) => r.server), ...known.templates.map((t) => t.server)].sort();
-  return [...new Set([...exact, ...templated, ...others])];
+  const listing = [...known.resources.map((r) => r.server), ...known.templates.map((t) => t.server)].sort();
+  return [...new Set([...exact, ...templated, ...listing, ...[...readyServers].sort()])];
 }
 
 /**

@@ -2,7 +2,10 @@
 import type { LoggingLevel } from "@toolbus/protocol";
 import type { SessionStatePort } from "../ports.js";
 
-export function setLogLevel(level: LoggingLevel, session: Pick<SessionStatePort, "setLogLevel">): Record<string, never> {
+export function setLogLevel(
+  level: LoggingLevel,
+  session: Pick<SessionStatePort, "setLogLevel">,
+): Record<string, never> {
   session.setLogLevel(level);
   return {};
 }

@@ -1,7 +1,7 @@
 /**
  * `resources/list`, `resources/templates/list`, `resources/read` and (un)subscribe over the
  * catalog's resource subjects. MCP clients name a resource by URI alone, so a read goes to the
- * server that listed the URI, else one with a matching template, else each server in turn.
+ * server that listed the URI, else one with a matching template, else each ready server in turn.
  */
 import { type ServerResource, type ServerResourceTemplate, WireError } from "@toolbus/protocol";
 import { JsonRpcCode } from "../core/jsonrpc-errors.js";
@@ -15,6 +15,8 @@ type Listed<T> = Omit<T, "server">;
 
 export function resourceHandlers(deps: {
   resources: ResourcesPort;
+  /** Ready servers, the last candidates for a URI no listing names. */
+  readyServers(): Promise<readonly string[]>;
   /** How long the URI → server directory is reused before a read lists again. */
   directoryTtlMs: number;
   now(): number;
@@ -46,7 +48,8 @@ export function resourceHandlers(deps: {
       const tried = new Set<string>();
       for (const fresh of [false, true]) {
         const known = await knownResources(fresh).catch(unavailable("find the resource's server"));
-        for (const server of resourceServers(uri, known)) {
+        const ready = await deps.readyServers().catch(() => []);
+        for (const server of resourceServers(uri, known, ready)) {
           if (tried.has(server)) continue;
           tried.add(server);
           try {
@@ -58,7 +61,8 @@ export function resourceHandlers(deps: {
           }
         }
       }
-      const why = failures.length > 0 ? ` (${failures.join("; ")})` : " (no server lists it or has a template for it)";
+      const why =
+        failures.length > 0 ? ` (${failures.join("; ")})` : " (no server lists it or has a template for it)";
       throw new RequestFailure(RESOURCE_NOT_FOUND, `Resource not found: ${uri}${why}`);
     },
 

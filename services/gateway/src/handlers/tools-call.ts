@@ -89,7 +89,7 @@ export async function callTool(
   const stopApprovals = ports.approvals.watch(callId, {
     pending(approval) {
       if (gone) {
-        void ports.approvals.cancel(callId, "the MCP client that made the call went away");
+        void ports.approvals.cancel(callId, "the MCP client cancelled the call or closed its connection");
         return;
       }
       if (!supportsElicitation(client.capabilities, "form")) return;
@@ -116,8 +116,8 @@ export async function callTool(
     if (client.signal.aborted) {
       gone = true;
       cleanupLater = true;
-      logger.info("the MCP client went away during the call; withdrawing its approval");
-      void ports.approvals.cancel(callId, "the MCP client that made the call went away");
+      logger.info("the MCP client cancelled the call or went away; withdrawing its approval");
+      void ports.approvals.cancel(callId, "the MCP client cancelled the call or closed its connection");
       // Keep listening until the dispatcher answers, so an approval asked after this is withdrawn too.
       void dispatched.then(cleanup, cleanup);
       throw new RequestFailure(JsonRpcCode.serverError, "the tool call was cancelled by the client");
@@ -163,14 +163,20 @@ async function askApproval(
     choice = approvalChoice(await ask(), approval);
   } catch (error) {
     // Answered elsewhere, or the client went away: the approval waits for the inbox or its timeout.
-    logger.debug({ err: error, requestId: approval.requestId }, "approval elicitation ended without an answer");
+    logger.debug(
+      { err: error, requestId: approval.requestId },
+      "approval elicitation ended without an answer",
+    );
     return;
   }
   try {
     await deps.ports.approvals.resolve(approval.requestId, choice);
     logger.info({ requestId: approval.requestId, choice }, "approval answered by the MCP client");
   } catch (error) {
-    logger.info({ err: error, requestId: approval.requestId }, "the approvals service did not take the client's answer");
+    logger.info(
+      { err: error, requestId: approval.requestId },
+      "the approvals service did not take the client's answer",
+    );
   }
 }
 

@@ -19,7 +19,11 @@ export function initializeBody(id: number | string = 1): string {
     jsonrpc: "2.0",
     id,
     method: "initialize",
-    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw-test", version: "1.0.0" } },
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw-test", version: "1.0.0" },
+    },
   });
 }
 
@@ -68,4 +72,39 @@ function parse(text: string): unknown {
       return undefined;
     }
   }
+}
+
+/** Reads a streamed SSE response one JSON-RPC message at a time. */
+export function sseMessages(response: Response): {
+  next(): Promise<Record<string, unknown>>;
+  cancel(): void;
+} {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const queue: Array<Record<string, unknown>> = [];
+  return {
+    async next() {
+      for (;;) {
+        const queued = queue.shift();
+        if (queued) return queued;
+        const { done, value } = await reader.read();
+        if (done) throw new Error("the SSE stream ended");
+        buffer += decoder.decode(value, { stream: true });
+        const events = buffer.split("\n\n");
+        buffer = events.pop() ?? "";
+        for (const event of events) {
+          const data = event
+            .split("\n")
+            .filter((line) => line.startsWith("data: "))
+            .map((line) => line.slice(6))
+            .join("\n");
+          if (data.trim() !== "") queue.push(JSON.parse(data));
+        }
+      }
+    },
+    cancel() {
+      reader.cancel().catch(() => undefined);
+    },
+  };
 }

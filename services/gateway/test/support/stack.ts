@@ -22,7 +22,8 @@ export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url))
 
 export function natsUrl(): string {
   const url = process.env.NATS_URL;
-  if (!url) throw new Error("NATS_URL is not set: run the tests through vitest (its global setup provides it)");
+  if (!url)
+    throw new Error("NATS_URL is not set: run the tests through vitest (its global setup provides it)");
   return url;
 }
 
@@ -80,7 +81,14 @@ export class Stack {
     const ready = service === "catalog" ? "catalog ready" : `${service} ready`;
     const child = spawn(
       process.execPath,
-      ["--conditions=@toolbus/source", "--import", "tsx", `services/${service}/src/main.ts`, "--config", this.configPath],
+      [
+        "--conditions=@toolbus/source",
+        "--import",
+        "tsx",
+        `services/${service}/src/main.ts`,
+        "--config",
+        this.configPath,
+      ],
       {
         cwd: REPO_ROOT,
         env: { ...process.env, TOOLBUS_PREFIX: this.prefix, NATS_URL: natsUrl(), LOG_LEVEL: "info" },
@@ -90,7 +98,10 @@ export class Stack {
     this.children.push(child);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new Error(`${service} did not log "${ready}" within 30 s:\n${this.logs.slice(-20).join("\n")}`)),
+        () =>
+          reject(
+            new Error(`${service} did not log "${ready}" within 30 s:\n${this.logs.slice(-20).join("\n")}`),
+          ),
         30_000,
       );
       let buffer = "";
@@ -106,16 +117,25 @@ export class Stack {
           }
         }
       });
-      child.stderr?.on("data", (chunk: Buffer) => this.logs.push(`${service} stderr: ${chunk.toString("utf8")}`));
+      child.stderr?.on("data", (chunk: Buffer) =>
+        this.logs.push(`${service} stderr: ${chunk.toString("utf8")}`),
+      );
       child.once("exit", (code) => {
         clearTimeout(timer);
-        reject(new Error(`${service} exited with ${code} before it was ready:\n${this.logs.slice(-20).join("\n")}`));
+        reject(
+          new Error(
+            `${service} exited with ${code} before it was ready:\n${this.logs.slice(-20).join("\n")}`,
+          ),
+        );
       });
     });
   }
 
   /** A gateway on this stack's prefix, listening on a free port, with its own bus connection. */
-  async gateway(options: Partial<Pick<GatewayDeps, "tokens" | "limits">> & Partial<GatewayDeps["gateway"]> = {}) {
+  async gateway(
+    options: Partial<Pick<GatewayDeps, "tokens" | "limits" | "plugins">> &
+      Partial<GatewayDeps["gateway"]> = {},
+  ) {
     const logger = createLogger({
       service: "gateway",
       version: "test",
@@ -127,7 +147,11 @@ export class Stack {
         },
       }),
     });
-    const bus = await connectBus({ natsUrl: natsUrl(), service: { name: "gateway", version: "0.1.0" }, logger });
+    const bus = await connectBus({
+      natsUrl: natsUrl(),
+      service: { name: "gateway", version: "0.1.0" },
+      logger,
+    });
     this.buses.push(bus);
     const gateway = await startGateway({
       bus,
@@ -141,6 +165,7 @@ export class Stack {
       },
       ...(options.tokens ? { tokens: options.tokens } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.plugins ? { plugins: options.plugins } : {}),
     });
     this.gateways.push(gateway);
     await eventually("the gateway to load the catalog", () => (gateway.ready() ? true : undefined));
@@ -180,7 +205,10 @@ export async function mcpClient(
   gateway: Pick<RunningGateway, "url">,
   options: { capabilities?: ClientCapabilities; headers?: Record<string, string> } = {},
 ): Promise<Client> {
-  const client = new Client({ name: "gateway-test", version: "1.0.0" }, { capabilities: options.capabilities ?? {} });
+  const client = new Client(
+    { name: "gateway-test", version: "1.0.0" },
+    { capabilities: options.capabilities ?? {} },
+  );
   const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
     ...(options.headers ? { requestInit: { headers: options.headers } } : {}),
   });

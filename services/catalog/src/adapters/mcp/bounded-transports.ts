@@ -104,7 +104,11 @@ function requestIdOf(body: unknown): string | number | undefined {
 }
 
 function withBody(response: Response, body: ReadableStream<Uint8Array>): Response {
-  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }
 
 /**

@@ -45,6 +45,11 @@ export interface McpConnectionOptions {
 }
 
 export const CLIENT_INFO = { name: "toolbus", title: "toolbus", version: "0.1.0" } as const;
+/**
+ * Sampling is not declared: toolbus has no model to sample with. Roots are declared and
+ * answered empty, since a gateway shares no local file system with its servers.
+ */
+export const CLIENT_CAPABILITIES = { elicitation: { form: {} }, roots: { listChanged: false } } as const;
 /** Reference rule: under this protocol version `tools/list` reads the first page only. */
 const LEGACY_PROTOCOL = "2025-06-18";
 /** How long an HTTP server has to answer the ping that checks it is still there. */
@@ -92,8 +97,9 @@ export class McpConnection {
       try {
         await this.connectWith(new StreamableHTTPClientTransport(new URL(spec.url), options), signal);
       } catch (error) {
-        // Servers that only speak the 2024-11-05 HTTP+SSE transport answer the POST with 4xx.
-        if (!isHttpClientError(error)) throw error;
+        // Servers that only speak the 2024-11-05 HTTP+SSE transport answer the POST with 4xx;
+        // one that wants credentials says so the same way on both, so that answer stands.
+        if (!isHttpClientError(error) || isAuthRequired(error)) throw error;
         await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal);
       }
     } else if (spec.transport === "sse") {
@@ -185,6 +191,8 @@ export class McpConnection {
   ): Promise<Record<string, unknown>> {
     const token = options.onProgress ? `toolbus-${++this.progressTokens}` : undefined;
     if (token) this.progressHandlers.set(token, options.onProgress!);
+    // The SDK never removes its abort listener, so it gets a signal that lives only as long as the call.
+    const abort = childAbort(options.signal);
     try {
       return await this.connected().request(
         {
@@ -192,10 +200,11 @@ export class McpConnection {
           params: token ? { ...params, _meta: { ...params._meta, progressToken: token } } : params,
         },
         LooseResult,
-        { timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
+        { timeout: options.timeoutMs, signal: abort.signal },
       );
     } finally {
       if (token) this.progressHandlers.delete(token);
+      abort.release();
     }
   }
 
@@ -207,11 +216,7 @@ export class McpConnection {
   }
 
   private async connectWith(transport: Transport, signal: AbortSignal): Promise<void> {
-    const client = new Client(CLIENT_INFO, {
-      // Sampling is not declared: toolbus has no model to sample with. Roots are declared and
-      // answered empty, since a gateway shares no local file system with its servers.
-      capabilities: { elicitation: { form: {} }, roots: { listChanged: false } },
-    });
+    const client = new Client(CLIENT_INFO, { capabilities: CLIENT_CAPABILITIES });
     this.installHandlers(client);
     this.transport = this.interceptIncoming(transport);
     client.onclose = () => {
@@ -274,7 +279,8 @@ export class McpConnection {
     const { method, params } = message as { method?: unknown; params?: Record<string, unknown> };
     if (method === "notifications/progress" && params) {
       const { progressToken, ...progress } = params;
-      const handler = typeof progressToken === "string" ? this.progressHandlers.get(progressToken) : undefined;
+      const handler =
+        typeof progressToken === "string" ? this.progressHandlers.get(progressToken) : undefined;
       handler?.(progress);
       return handler !== undefined;
     }
@@ -326,6 +332,33 @@ export class McpConnection {
     if (!this.client) throw new Error("MCP server is not connected");
     return this.client;
   }
+}
+
+/** Per long-lived signal (the bus's), the calls it aborts; one listener each, however many calls. */
+const children = new WeakMap<AbortSignal, Set<AbortController>>();
+
+/** An abort signal for one call that follows `parent`, released when the call ends. */
+function childAbort(parent: AbortSignal | undefined): { signal: AbortSignal; release(): void } {
+  const child = new AbortController();
+  if (!parent) return { signal: child.signal, release: () => {} };
+  if (parent.aborted) child.abort(parent.reason);
+  let set = children.get(parent);
+  if (!set) {
+    const calls = new Set<AbortController>();
+    children.set(parent, calls);
+    parent.addEventListener("abort", () => {
+      for (const call of calls) call.abort(parent.reason);
+    });
+    set = calls;
+  }
+  set.add(child);
+  return { signal: child.signal, release: () => set.delete(child) };
+}
+
+/** The server refused us for want of credentials (HTTP 401, or the SDK's auth error). */
+export function isAuthRequired(error: unknown): boolean {
+  const { code, name } = error as { code?: unknown; name?: unknown };
+  return code === 401 || name === "UnauthorizedError";
 }
 
 function isHttpClientError(error: unknown): boolean {

@@ -5,7 +5,7 @@
  */
 
 import { decide, type HooksConfig, matchingHooks, resolveApprovalMode } from "@toolbus/approvals";
-import { type Bus, withSpan } from "@toolbus/bus";
+import { type Bus, tracer, withSpan } from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
 import {
   type ApprovalDecideRequest,
@@ -18,6 +18,8 @@ import {
 } from "@toolbus/protocol";
 import type { ApprovalsPort } from "../../handlers/dispatch-call.js";
 
+const DECIDE_SPAN = "toolbus.approvals.decide";
+
 export function createApprovalsClient(deps: {
   bus: Bus;
   subjects: Subjects;
@@ -28,21 +30,26 @@ export function createApprovalsClient(deps: {
   const { bus, subjects, config, hooks } = deps;
   // A human may take the whole approval timeout; the request must outlive it.
   const decideTimeoutMs = config.approvals.timeoutMs + 10_000;
+  /** The decision when the policy alone settles it (no hook, grant or human needed), else undefined. */
+  const decideLocally = (request: ApprovalDecideRequest, hooks: HooksConfig) => {
+    const server = config.mcpServers[request.server];
+    const mode = resolveApprovalMode(server?.tools[request.tool]?.approvalMode, server?.defaultToolsApprovalMode);
+    const step = decide(
+      { request: request as never, mode, now: Date.now() },
+      { policy: "on-request", hooks, timeoutMs: config.approvals.timeoutMs },
+    );
+    return step.kind === "decided" ? (step.result as ApprovalDecideResult) : undefined;
+  };
   return {
-    async decide(request: ApprovalDecideRequest): Promise<ApprovalDecideResult> {
-      return withSpan("toolbus.approvals.decide", { "mcp.call_id": request.callId }, async () => {
-        if (hooks) {
-          const server = config.mcpServers[request.server];
-          const mode = resolveApprovalMode(
-            server?.tools[request.tool]?.approvalMode,
-            server?.defaultToolsApprovalMode,
-          );
-          const step = decide(
-            { request: request as never, mode, now: Date.now() },
-            { policy: "on-request", hooks, timeoutMs: config.approvals.timeoutMs },
-          );
-          if (step.kind === "decided") return step.result as ApprovalDecideResult;
-        }
+    decide(request: ApprovalDecideRequest): ApprovalDecideResult | Promise<ApprovalDecideResult> {
+      const local = hooks ? decideLocally(request, hooks) : undefined;
+      if (local) {
+        // Settled without I/O, so synchronously: the caller's next bus message leaves in the same write.
+        const span = tracer.startSpan(DECIDE_SPAN, { attributes: { "mcp.call_id": request.callId } });
+        span.end();
+        return local;
+      }
+      return withSpan(DECIDE_SPAN, { "mcp.call_id": request.callId }, async () => {
         try {
           return await bus.request(subjects.approvalsDecide, request, ApprovalDecideResultSchema, {
             timeoutMs: decideTimeoutMs,

@@ -3,9 +3,19 @@
  * checks in front of them: Host/Origin (DNS rebinding), bearer tokens, the body size limit,
  * and a JSON-RPC error body for everything malformed.
  */
-import { type InitializeRequest, isInitializeRequest, JSONRPCMessageSchema, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type InitializeRequest,
+  isInitializeRequest,
+  JSONRPCMessageSchema,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "@toolbus/bus";
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from "fastify";
 import { bearerToken } from "../../core/bearer.js";
 import { checkHost } from "../../core/host-check.js";
 import { formatBytes, JsonRpcCode, jsonRpcError } from "../../core/jsonrpc-errors.js";
@@ -40,9 +50,15 @@ export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
     const path = request.url.split("?")[0] ?? "";
     if (OPEN_PATHS.has(path)) return;
     if (!PROBE_PATHS.has(path)) {
-      const host = checkHost({ host: request.headers.host, origin: request.headers.origin }, deps.allowedHosts);
+      const host = checkHost(
+        { host: request.headers.host, origin: request.headers.origin },
+        deps.allowedHosts,
+      );
       if (!host.ok) {
-        logger.info({ host: request.headers.host, origin: request.headers.origin }, "refused a request: host not allowed");
+        logger.info(
+          { host: request.headers.host, origin: request.headers.origin },
+          "refused a request: host not allowed",
+        );
         return reply.code(403).send(jsonRpcError(JsonRpcCode.serverError, host.message));
       }
     }
@@ -70,7 +86,12 @@ export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
   app.setNotFoundHandler((request, reply) =>
     reply
       .code(404)
-      .send(jsonRpcError(JsonRpcCode.serverError, `Not Found: ${request.method} ${request.url}; the MCP endpoint is /mcp`)),
+      .send(
+        jsonRpcError(
+          JsonRpcCode.serverError,
+          `Not Found: ${request.method} ${request.url}; the MCP endpoint is /mcp`,
+        ),
+      ),
   );
 
   app.get("/healthz", async () => ({ status: "ok" }));
@@ -95,30 +116,45 @@ async function handleMcp(
     return reply
       .code(405)
       .header("allow", "GET, POST, DELETE")
-      .send(jsonRpcError(JsonRpcCode.serverError, `Method Not Allowed: ${method}; /mcp takes POST, GET and DELETE`));
+      .send(
+        jsonRpcError(
+          JsonRpcCode.serverError,
+          `Method Not Allowed: ${method}; /mcp takes POST, GET and DELETE`,
+        ),
+      );
   }
   const sessionId = headerValue(request.headers["mcp-session-id"]);
   let session: McpSession | undefined;
   let requestIds: RequestId[] = [];
+  let onlyResponses = false;
   if (method === "POST") {
     const messages = jsonRpcMessages(request.body);
     if (!messages.ok) return reply.code(400).send(jsonRpcError(JsonRpcCode.invalidRequest, messages.message));
     requestIds = messages.value.flatMap((message) =>
       "method" in message && "id" in message && message.id !== undefined ? [message.id] : [],
     );
+    onlyResponses = messages.value.every((message) => !("method" in message));
     const init = messages.value.find((message) => isInitializeRequest(message));
     if (init) {
       if (messages.value.length > 1) {
         return reply
           .code(400)
-          .send(jsonRpcError(JsonRpcCode.invalidRequest, "Invalid Request: send initialize alone, not in a batch"));
+          .send(
+            jsonRpcError(
+              JsonRpcCode.invalidRequest,
+              "Invalid Request: send initialize alone, not in a batch",
+            ),
+          );
       }
       try {
         session = await registry.create((init as InitializeRequest).params);
       } catch (error) {
         if (!(error instanceof SessionsFull)) throw error;
         logger.warn(error.message);
-        return reply.code(503).header("retry-after", "5").send(jsonRpcError(JsonRpcCode.serverError, error.message));
+        return reply
+          .code(503)
+          .header("retry-after", "5")
+          .send(jsonRpcError(JsonRpcCode.serverError, error.message));
       }
     }
   }
@@ -146,6 +182,11 @@ async function handleMcp(
     }
   }
 
+  const body = request.body;
+  if (onlyResponses && registry.forwardIfAskedElsewhere(session, Array.isArray(body) ? body : [body])) {
+    return reply.code(202).send();
+  }
+
   reply.hijack();
   const raw = reply.raw;
   const finished = registry.begin(session);
@@ -155,13 +196,20 @@ async function handleMcp(
     if (!raw.writableFinished && requestIds.length > 0) held.abortRequests(requestIds);
   });
   try {
-    const response = await session.handle(toWebRequest(request), method === "POST" ? request.body : undefined);
+    const response = await session.handle(
+      toWebRequest(request),
+      method === "POST" ? request.body : undefined,
+    );
     await sendWebResponse(response, raw);
   } catch (error) {
     logger.error({ err: error }, "the MCP transport failed on a request");
     if (!raw.headersSent) {
       raw.writeHead(500, { "content-type": "application/json" });
-      raw.end(JSON.stringify(jsonRpcError(JsonRpcCode.internalError, "Internal error: the gateway failed on this request")));
+      raw.end(
+        JSON.stringify(
+          jsonRpcError(JsonRpcCode.internalError, "Internal error: the gateway failed on this request"),
+        ),
+      );
     } else if (!raw.writableEnded) {
       raw.end();
     }
@@ -193,7 +241,10 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function httpFailure(error: FastifyError, bodyLimitBytes: number): { status: number; code: number; message: string } {
+function httpFailure(
+  error: FastifyError,
+  bodyLimitBytes: number,
+): { status: number; code: number; message: string } {
   switch (error.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return {
@@ -208,15 +259,31 @@ function httpFailure(error: FastifyError, bodyLimitBytes: number): { status: num
         message: "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json",
       };
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
-      return { status: 400, code: JsonRpcCode.parseError, message: "Parse error: the body is empty; send a JSON-RPC message" };
+      return {
+        status: 400,
+        code: JsonRpcCode.parseError,
+        message: "Parse error: the body is empty; send a JSON-RPC message",
+      };
     case "FST_ERR_CTP_INVALID_JSON_BODY":
-      return { status: 400, code: JsonRpcCode.parseError, message: `Parse error: the body is not valid JSON (${error.message})` };
+      return {
+        status: 400,
+        code: JsonRpcCode.parseError,
+        message: `Parse error: the body is not valid JSON (${error.message})`,
+      };
   }
   if (error instanceof SyntaxError || error.statusCode === 400) {
-    return { status: 400, code: JsonRpcCode.parseError, message: `Parse error: the body is not valid JSON (${error.message})` };
+    return {
+      status: 400,
+      code: JsonRpcCode.parseError,
+      message: `Parse error: the body is not valid JSON (${error.message})`,
+    };
   }
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
     return { status: error.statusCode, code: JsonRpcCode.serverError, message: error.message };
   }
-  return { status: 500, code: JsonRpcCode.internalError, message: "Internal error: the gateway failed on this request" };
+  return {
+    status: 500,
+    code: JsonRpcCode.internalError,
+    message: "Internal error: the gateway failed on this request",
+  };
 }

@@ -27,6 +27,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Logger } from "@toolbus/bus";
 import type { LoggingLevel } from "@toolbus/protocol";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
@@ -57,6 +58,8 @@ export interface McpSessionDeps {
 /** Subscriptions kept per session; more are refused rather than grown without bound. */
 const MAX_SUBSCRIPTIONS = 1_000;
 const RESTORE_URL = "http://toolbus.internal/mcp";
+/** One validator for every session: building one per session costs more than the session itself. */
+const sharedValidator = new AjvJsonSchemaValidator();
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -68,6 +71,8 @@ export class McpSession implements SessionStatePort {
   lastSeen = 0;
   /** Responses being written (an open SSE stream keeps a session alive). */
   openResponses = 0;
+  /** Requests this replica sent the client (elicitations) that await an answer. */
+  openAsks = 0;
   readonly #inflight = new Map<RequestId, AbortController>();
   readonly #subscriptions = new Set<string>();
   readonly #deps: McpSessionDeps;
@@ -84,6 +89,7 @@ export class McpSession implements SessionStatePort {
         logging: {},
       },
       ...(deps.instructions ? { instructions: deps.instructions } : {}),
+      jsonSchemaValidator: sharedValidator,
     });
     this.transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: sessionId,
@@ -120,18 +126,21 @@ export class McpSession implements SessionStatePort {
       accept: "application/json, text/event-stream",
       "content-type": "application/json",
     };
-    const init = await session.transport.handleRequest(new Request(RESTORE_URL, { method: "POST", headers }), {
-      parsedBody: {
-        jsonrpc: "2.0",
-        id: "toolbus-restore",
-        method: "initialize",
-        params: {
-          protocolVersion: record.protocolVersion,
-          capabilities: record.capabilities,
-          clientInfo: record.clientInfo,
+    const init = await session.transport.handleRequest(
+      new Request(RESTORE_URL, { method: "POST", headers }),
+      {
+        parsedBody: {
+          jsonrpc: "2.0",
+          id: "toolbus-restore",
+          method: "initialize",
+          params: {
+            protocolVersion: record.protocolVersion,
+            capabilities: record.capabilities,
+            clientInfo: record.clientInfo,
+          },
         },
       },
-    });
+    );
     await init.text();
     const version: Record<string, string> = SUPPORTED_PROTOCOL_VERSIONS.includes(record.protocolVersion)
       ? { "mcp-protocol-version": record.protocolVersion }
@@ -158,6 +167,22 @@ export class McpSession implements SessionStatePort {
 
   handle(request: Request, parsedBody?: unknown): Promise<Response> {
     return this.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+  }
+
+  /** A client's answers that reached another replica, handed to this session's transport. */
+  async acceptForwarded(messages: unknown[]): Promise<void> {
+    const record = this.record;
+    if (!record) return;
+    const headers: Record<string, string> = {
+      accept: "application/json, text/event-stream",
+      "content-type": "application/json",
+      "mcp-session-id": record.sessionId,
+    };
+    if (SUPPORTED_PROTOCOL_VERSIONS.includes(record.protocolVersion)) {
+      headers["mcp-protocol-version"] = record.protocolVersion;
+    }
+    const response = await this.handle(new Request(RESTORE_URL, { method: "POST", headers }), messages);
+    await response.text();
   }
 
   /** The client went away before these requests were answered. */
@@ -201,7 +226,9 @@ export class McpSession implements SessionStatePort {
 
   #update(change: Partial<SessionRecord>): void {
     if (!this.record) return;
-    const changed = Object.entries(change).some(([key, value]) => this.record?.[key as keyof SessionRecord] !== value);
+    const changed = Object.entries(change).some(
+      ([key, value]) => this.record?.[key as keyof SessionRecord] !== value,
+    );
     if (!changed) return;
     this.record = { ...this.record, ...change };
     this.#deps.onRecord(this, this.record);
@@ -227,7 +254,9 @@ export class McpSession implements SessionStatePort {
       ),
     );
     server.setRequestHandler(ListResourcesRequestSchema, () => this.#run(() => deps.resources.list()));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => this.#run(() => deps.resources.templates()));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () =>
+      this.#run(() => deps.resources.templates()),
+    );
     server.setRequestHandler(ReadResourceRequestSchema, (request) =>
       this.#run(() => deps.resources.read(request.params.uri)),
     );
@@ -238,7 +267,9 @@ export class McpSession implements SessionStatePort {
       this.#run(async () => deps.resources.unsubscribe(request.params.uri, this)),
     );
     server.setRequestHandler(ListPromptsRequestSchema, () => listPrompts());
-    server.setRequestHandler(GetPromptRequestSchema, (request) => this.#run(async () => getPrompt(request.params.name)));
+    server.setRequestHandler(GetPromptRequestSchema, (request) =>
+      this.#run(async () => getPrompt(request.params.name)),
+    );
     server.setRequestHandler(CompleteRequestSchema, () => complete());
     server.setRequestHandler(SetLevelRequestSchema, (request) =>
       this.#run(async () => setLogLevel(request.params.level, this)),
@@ -249,7 +280,10 @@ export class McpSession implements SessionStatePort {
     const record = this.record;
     const progressToken = extra._meta?.progressToken;
     return {
-      capabilities: (this.server.getClientCapabilities() ?? record?.capabilities ?? {}) as Record<string, unknown>,
+      capabilities: (this.server.getClientCapabilities() ?? record?.capabilities ?? {}) as Record<
+        string,
+        unknown
+      >,
       logLevel: record?.logLevel,
       listedRevision: record?.listedRevision,
       signal,
@@ -258,11 +292,21 @@ export class McpSession implements SessionStatePort {
         extra.sendNotification(notification as ServerNotification).catch((error: unknown) => {
           this.#deps.logger.debug({ err: error }, "could not relay a notification to the client");
         }),
-      elicit: (params, options) =>
-        extra.sendRequest({ method: "elicitation/create", params } as ServerRequest, ElicitResultSchema, {
-          timeout: options.timeoutMs,
-          ...(options.signal ? { signal: options.signal } : {}),
-        }),
+      elicit: async (params, options) => {
+        this.openAsks += 1;
+        try {
+          return await extra.sendRequest(
+            { method: "elicitation/create", params } as ServerRequest,
+            ElicitResultSchema,
+            {
+              timeout: options.timeoutMs,
+              ...(options.signal ? { signal: options.signal } : {}),
+            },
+          );
+        } finally {
+          this.openAsks -= 1;
+        }
+      },
     };
   }
 

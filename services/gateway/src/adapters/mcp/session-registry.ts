@@ -4,8 +4,9 @@
  * number (the least recently used idle session makes room), and told when the tool listing
  * changed.
  */
-import type { Logger } from "@toolbus/bus";
+
 import type { InitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "@toolbus/bus";
 import type { SessionRecord } from "../../core/session-record.js";
 import type { SessionStore } from "../nats/session-store.js";
 import { McpSession, type McpSessionDeps } from "./mcp-session.js";
@@ -41,6 +42,16 @@ export class SessionRegistry {
     options.store.onClosed((sessionId) => {
       const session = this.#sessions.get(sessionId);
       if (session) void this.#drop(session, "ended by the client on another replica");
+    });
+    options.store.onResponses((sessionId, messages) => {
+      const session = this.#sessions.get(sessionId);
+      if (!session || session.openAsks === 0) return;
+      session.acceptForwarded(messages).catch((error: unknown) => {
+        options.logger.warn(
+          { err: error, sessionId },
+          "could not take a client's answer forwarded by another replica",
+        );
+      });
     });
     this.#sweeper = setInterval(() => this.sweep(), Math.max(250, Math.min(options.idleTtlMs / 4, 30_000)));
     this.#sweeper.unref();
@@ -80,6 +91,16 @@ export class SessionRegistry {
       session.openResponses -= 1;
       session.lastSeen = this.#options.now();
     };
+  }
+
+  /**
+   * Answers (JSON-RPC responses) for a session that asked this replica nothing: another replica
+   * asked, so they go there.
+   */
+  forwardIfAskedElsewhere(session: McpSession, messages: readonly unknown[]): boolean {
+    if (session.openAsks > 0 || session.sessionId === undefined) return false;
+    this.#options.store.forwardResponses(session.sessionId, messages);
+    return true;
   }
 
   notifyToolListChanged(): void {

@@ -56,10 +56,18 @@ export function approvalsClient(bus: Bus, subjects: Subjects, logger: Logger): A
     },
     async cancel(callId, reason) {
       try {
-        const result = await bus.request(subjects.approvalsCancel, { callId, reason }, ApprovalCancelResultSchema, {
-          timeoutMs: 5_000,
-        });
-        logger.info({ callId, cancelled: result.cancelled }, "asked approvals to withdraw the call's request");
+        const result = await bus.request(
+          subjects.approvalsCancel,
+          { callId, reason },
+          ApprovalCancelResultSchema,
+          {
+            timeoutMs: 5_000,
+          },
+        );
+        logger.info(
+          { callId, cancelled: result.cancelled },
+          "asked approvals to withdraw the call's request",
+        );
       } catch (err) {
         logger.info({ err, callId }, "could not withdraw the call's approval request");
       }

@@ -32,6 +32,7 @@ export class CatalogView implements CatalogPort {
   #stopped = false;
   #subscription: Subscription | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #failures = 0;
   readonly #waiters = new Set<() => void>();
 
   constructor(private readonly options: CatalogViewOptions) {}
@@ -98,10 +99,19 @@ export class CatalogView implements CatalogPort {
         timeoutMs: 10_000,
       });
     } catch (error) {
-      logger.warn({ err: error }, "could not fetch the catalog; keeping the last copy and retrying");
-      if (!this.#state && !this.#stopped) setTimeout(() => this.refresh(), 1_000).unref();
+      this.#failures += 1;
+      // Before the first load, retry with backoff (1 s doubling up to the poll interval).
+      const retryMs = Math.min(1_000 * 2 ** (this.#failures - 1), this.options.pollMs);
+      logger.warn(
+        { err: error, failures: this.#failures },
+        this.#state
+          ? "could not fetch the catalog; keeping the last copy"
+          : `could not fetch the catalog; retrying in ${retryMs} ms`,
+      );
+      if (!this.#state && !this.#stopped) setTimeout(() => this.refresh(), retryMs).unref();
       return;
     }
+    this.#failures = 0;
     // An older answer (a slow replica) never replaces a newer state.
     if (this.#state && snapshot.revision < this.#state.revision) return;
     const table = buildExposedNames(snapshot.tools, naming);
@@ -109,7 +119,10 @@ export class CatalogView implements CatalogPort {
     const key = listingKey(tools);
     const first = this.#state === undefined;
     const changed = !first && key !== this.#key;
-    this.#state = { revision: snapshot.revision, table, tools };
+    const readyServers = snapshot.servers
+      .filter((server) => server.status === "ready")
+      .map((server) => server.name);
+    this.#state = { revision: snapshot.revision, readyServers, table, tools };
     this.#key = key;
     if (first) {
       logger.info({ revision: snapshot.revision, tools: tools.length }, "catalog loaded");

@@ -1,12 +1,18 @@
 /**
  * Session records in the KV bucket `<prefix>_gateway_sessions` (entries expire after the idle
- * TTL unless touched), and the `<prefix>.gateway.session_closed` broadcast that tells every
- * replica to drop a session a client ended with DELETE.
+ * TTL unless touched), the `<prefix>.gateway.session_closed` broadcast that tells every replica
+ * to drop a session a client ended with DELETE, and `<prefix>.gateway.responses`, which carries
+ * a client's answers to the replica that asked (when they reach another one).
  */
 import type { KV } from "@nats-io/kv";
 import type { Subscription } from "@nats-io/transport-node";
 import { type Bus, ensureKv, type Logger } from "@toolbus/bus";
-import { gatewayNames, SESSION_ID_PATTERN, type SessionRecord, SessionRecordSchema } from "../../core/session-record.js";
+import {
+  gatewayNames,
+  SESSION_ID_PATTERN,
+  type SessionRecord,
+  SessionRecordSchema,
+} from "../../core/session-record.js";
 
 export interface SessionStore {
   get(sessionId: string): Promise<SessionRecord | undefined>;
@@ -16,6 +22,9 @@ export interface SessionStore {
   remove(sessionId: string): void;
   /** Calls `onClosed` when any replica removed a session. */
   onClosed(listener: (sessionId: string) => void): void;
+  /** Passes a client's answers to whichever replica asked the question. */
+  forwardResponses(sessionId: string, messages: readonly unknown[]): void;
+  onResponses(listener: (sessionId: string, messages: unknown[]) => void): void;
   stop(): void;
 }
 
@@ -34,19 +43,34 @@ export async function openSessionStore(deps: {
     logger.warn({ err }, "no session bucket: sessions live on this replica only");
   }
   const listeners: Array<(sessionId: string) => void> = [];
-  const subscription: Subscription = bus.nc.subscribe(names.sessionClosed, {
-    callback: (error, msg) => {
-      if (error) return;
-      const sessionId = msg.string();
-      for (const listener of listeners) listener(sessionId);
-    },
-  });
+  const responseListeners: Array<(sessionId: string, messages: unknown[]) => void> = [];
+  const subscriptions: Subscription[] = [
+    bus.nc.subscribe(names.sessionClosed, {
+      callback: (error, msg) => {
+        if (error) return;
+        const sessionId = msg.string();
+        for (const listener of listeners) listener(sessionId);
+      },
+    }),
+    bus.nc.subscribe(names.responses, {
+      callback: (error, msg) => {
+        if (error) return;
+        try {
+          const { sessionId, messages } = msg.json<{ sessionId: string; messages: unknown[] }>();
+          if (typeof sessionId !== "string" || !Array.isArray(messages)) return;
+          for (const listener of responseListeners) listener(sessionId, messages);
+        } catch {
+          logger.warn({ subject: msg.subject }, "ignored a malformed forwarded response");
+        }
+      },
+    }),
+  ];
   return {
     async get(sessionId) {
       if (!kv || !SESSION_ID_PATTERN.test(sessionId)) return undefined;
       try {
         const entry = await kv.get(sessionId);
-        if (!entry || entry.operation !== "PUT") return undefined;
+        if (entry?.operation !== "PUT") return undefined;
         const parsed = SessionRecordSchema.safeParse(entry.json());
         return parsed.success ? parsed.data : undefined;
       } catch (err) {
@@ -68,8 +92,14 @@ export async function openSessionStore(deps: {
     onClosed(listener) {
       listeners.push(listener);
     },
+    forwardResponses(sessionId, messages) {
+      bus.nc.publish(names.responses, JSON.stringify({ sessionId, messages }));
+    },
+    onResponses(listener) {
+      responseListeners.push(listener);
+    },
     stop() {
-      subscription.unsubscribe();
+      for (const subscription of subscriptions) subscription.unsubscribe();
     },
   };
 }

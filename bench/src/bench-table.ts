@@ -1,0 +1,53 @@
+/**
+ * What every benchmark hands back and how the runner prints it: rows of named columns, a
+ * nearest-rank percentile, and a plain-text table (columns are the union over all rows).
+ */
+
+export type BenchRow = { name: string; [column: string]: string | number };
+
+/** Nearest-rank percentile of ascending values. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil(p * sorted.length)));
+  return sorted[rank - 1]!;
+}
+
+/** Milliseconds with three decimals, as a number so the table right-aligns it. */
+export function ms(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+/** Summary columns of a set of timings in milliseconds. */
+export function timings(samples: readonly number[]): Record<string, number> {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    runs: sorted.length,
+    "median ms": ms(percentile(sorted, 0.5)),
+    "p90 ms": ms(percentile(sorted, 0.9)),
+    "min ms": ms(sorted[0] ?? Number.NaN),
+    "max ms": ms(sorted.at(-1) ?? Number.NaN),
+  };
+}
+
+export function formatTable(rows: readonly BenchRow[]): string {
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+  const cell = (row: BenchRow, column: string) => (row[column] === undefined ? "" : String(row[column]));
+  const widths = columns.map((column) =>
+    Math.max(column.length, ...rows.map((row) => cell(row, column).length)),
+  );
+  const line = (values: string[], numeric: boolean[]) =>
+    values.map((value, i) => (numeric[i] ? value.padStart(widths[i]!) : value.padEnd(widths[i]!))).join("  ");
+  return [
+    line(
+      columns,
+      columns.map(() => false),
+    ),
+    widths.map((width) => "-".repeat(width)).join("  "),
+    ...rows.map((row) =>
+      line(
+        columns.map((column) => cell(row, column)),
+        columns.map((column) => typeof row[column] === "number"),
+      ),
+    ),
+  ].join("\n");
+}

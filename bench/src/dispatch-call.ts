@@ -1,0 +1,307 @@
+/**
+ * The dispatch benchmark (issue 4): 2,000 `echo` calls to server-everything, direct (an MCP SDK
+ * client over stdio) and through `<prefix>.dispatch.call` (the catalog and the dispatcher as
+ * child processes built from source, tools in approval mode `approve` so nobody is asked), at
+ * concurrency 1 and 32: calls/s, p50 and p99 latency, and bus ÷ direct for each in the same run.
+ * Aims (issue 4): p50 added latency at concurrency 1 under 1 ms; throughput at concurrency 32 at
+ * least 0.7 × direct.
+ *
+ * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/dispatch-call.ts`.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { createSubjects, type Subjects } from "@toolbus/protocol";
+import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
+
+type BenchRow = { name: string; [column: string]: string | number };
+
+const CALLS = 2_000;
+const WARMUP_CALLS = 200;
+const CONCURRENCIES = [1, 32] as const;
+const CALL_TIMEOUT_MS = 10_000;
+const STARTUP_TIMEOUT_MS = 90_000;
+/** The whole run, start-up included, ends within this when run alone. */
+const GUARD_MS = 240_000;
+
+/** One way of making an echo call; resolves when the answer is the expected echo. */
+type Caller = (message: string) => Promise<void>;
+
+interface Measured {
+  callsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+export async function runDispatchBench(): Promise<BenchRow[]> {
+  const natsUrl = process.env.NATS_URL || "nats://127.0.0.1:4222";
+  const { prefix } = isolation("bench_dispatch");
+  const subjects = createSubjects(prefix);
+  const cleanups: Array<() => Promise<unknown>> = [];
+  try {
+    const direct = await directCaller();
+    cleanups.push(direct.close);
+    const bus = await busCaller({ natsUrl, prefix, subjects, cleanups });
+
+    await measure(WARMUP_CALLS, 8, direct.call);
+    await measure(WARMUP_CALLS, 8, bus);
+    const rows: BenchRow[] = [];
+    for (const concurrency of CONCURRENCIES) {
+      const viaDirect = await measure(CALLS, concurrency, direct.call);
+      const viaBus = await measure(CALLS, concurrency, bus);
+      rows.push(
+        row(`direct c=${concurrency}`, concurrency, viaDirect),
+        row(`dispatch.call c=${concurrency}`, concurrency, viaBus),
+        {
+          name: `bus ÷ direct c=${concurrency}`,
+          concurrency,
+          calls: CALLS,
+          "calls/s": round(viaBus.callsPerSecond / viaDirect.callsPerSecond, 3),
+          "p50 ms": round(viaBus.p50 / viaDirect.p50, 3),
+          "p99 ms": round(viaBus.p99 / viaDirect.p99, 3),
+          "added p50 ms": round(viaBus.p50 - viaDirect.p50, 3),
+          errors: viaBus.errors + viaDirect.errors,
+        },
+      );
+    }
+    return rows;
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    await cleanupJetStream(natsUrl, prefix).catch(() => undefined);
+  }
+}
+
+function row(name: string, concurrency: number, measured: Measured): BenchRow {
+  return {
+    name,
+    concurrency,
+    calls: CALLS,
+    "calls/s": round(measured.callsPerSecond, 0),
+    "p50 ms": round(measured.p50, 3),
+    "p99 ms": round(measured.p99, 3),
+    "added p50 ms": "",
+    errors: measured.errors,
+  };
+}
+
+/** `n` calls, `concurrency` at a time; latency per call, throughput over the whole batch. */
+async function measure(n: number, concurrency: number, call: Caller): Promise<Measured> {
+  const latencies = new Float64Array(n);
+  let next = 0;
+  let errors = 0;
+  const worker = async () => {
+    for (let i = next++; i < n; i = next++) {
+      const started = performance.now();
+      try {
+        await call(`bench message ${i}`);
+      } catch {
+        errors++;
+      }
+      latencies[i] = performance.now() - started;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsedMs = performance.now() - started;
+  const sorted = Array.from(latencies).sort((a, b) => a - b);
+  return {
+    callsPerSecond: (n / elapsedMs) * 1000,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    errors,
+  };
+}
+
+/** Nearest-rank percentile of an ascending array. */
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+function round(value: number, digits: number): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}
+
+/** The MCP SDK client over stdio, straight to server-everything. */
+async function directCaller(): Promise<{ call: Caller; close: () => Promise<void> }> {
+  const { command, args } = serverEverythingCommand();
+  const client = new Client({ name: "toolbus-bench", version: "0.1.0" });
+  await client.connect(new StdioClientTransport({ command, args, stderr: "ignore" }));
+  return {
+    call: async (message) => {
+      const result = await client.callTool({ name: "echo", arguments: { message } }, undefined, {
+        timeout: CALL_TIMEOUT_MS,
+      });
+      const [block] = result.content as Array<{ type: string; text?: string }>;
+      if (block?.text !== `Echo: ${message}`) throw new Error(`unexpected echo: ${JSON.stringify(result)}`);
+    },
+    close: () => client.close(),
+  };
+}
+
+/** The catalog and the dispatcher as their own processes; calls as a model runtime sends them. */
+async function busCaller(deps: {
+  natsUrl: string;
+  prefix: string;
+  subjects: Subjects;
+  cleanups: Array<() => Promise<unknown>>;
+}): Promise<Caller> {
+  const { natsUrl, prefix, subjects, cleanups } = deps;
+  const dir = mkdtempSync(join(tmpdir(), "toolbus-bench-dispatch-"));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const configPath = join(dir, "toolbus.toml");
+  const everything = serverEverythingCommand();
+  writeFileSync(
+    configPath,
+    [
+      "[mcp_servers.everything]",
+      `command = ${JSON.stringify(everything.command)}`,
+      `args = ${JSON.stringify(everything.args)}`,
+      'default_tools_approval_mode = "approve"',
+      "",
+    ].join("\n"),
+  );
+  const nc = await connect({ servers: natsUrl });
+  cleanups.push(() => nc.close());
+
+  const catalog = startService("catalog", { natsUrl, prefix, configPath });
+  cleanups.push(() => stopChild(catalog));
+  await until("the catalog to list server-everything", () => everythingReady(nc, subjects));
+  const dispatcher = startService("dispatcher", { natsUrl, prefix, configPath });
+  cleanups.push(() => stopChild(dispatcher));
+
+  let callId = 0;
+  const call: Caller = async (message) => {
+    callId++;
+    const request = {
+      callId: `bench-${callId}`,
+      tool: "mcp__everything__echo",
+      arguments: JSON.stringify({ message }),
+    };
+    const reply = await nc.request(subjects.dispatchCall, JSON.stringify(request), {
+      timeout: CALL_TIMEOUT_MS,
+    });
+    const envelope = reply.json<{ ok: boolean; result?: { status: string; result?: { content: unknown[] } } }>();
+    const [block] = (envelope.result?.result?.content ?? []) as Array<{ text?: string }>;
+    if (envelope.result?.status !== "completed" || block?.text !== `Echo: ${message}`) {
+      throw new Error(`unexpected reply: ${reply.string().slice(0, 500)}`);
+    }
+  };
+  await until("the dispatcher to serve a call", async () => {
+    try {
+      await call("ready?");
+      return true;
+    } catch {
+      return undefined;
+    }
+  });
+  return call;
+}
+
+function startService(
+  service: "catalog" | "dispatcher",
+  options: { natsUrl: string; prefix: string; configPath: string },
+): ChildProcess {
+  const main = join(repoRoot(), "services", service, "src", "main.ts");
+  const child = spawn(
+    process.execPath,
+    ["--conditions=@toolbus/source", "--import", "tsx", main, "--config", options.configPath],
+    {
+      cwd: repoRoot(),
+      env: {
+        ...process.env,
+        NATS_URL: options.natsUrl,
+        TOOLBUS_PREFIX: options.prefix,
+        LOG_LEVEL: "warn",
+      },
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  );
+  // Never outlive the benchmark, even when its guard makes it exit early.
+  const kill = () => child.kill("SIGKILL");
+  process.once("exit", kill);
+  child.once("exit", () => process.off("exit", kill));
+  return child;
+}
+
+/** The checkout: services sit two levels above this file (bench/src). */
+function repoRoot(): string {
+  return fileURLToPath(new URL("../../", import.meta.url));
+}
+
+async function everythingReady(nc: NatsConnection, subjects: Subjects): Promise<true | undefined> {
+  try {
+    const reply = await nc.request(subjects.catalogGet, JSON.stringify({ exposure: "all" }), { timeout: 2_000 });
+    const envelope = reply.json<{ ok: boolean; result?: { servers: Array<{ name: string; status: string }> } }>();
+    return envelope.result?.servers.some((s) => s.name === "everything" && s.status === "ready") ? true : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function until(what: string, check: () => Promise<true | undefined>): Promise<void> {
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  while ((await check()) === undefined) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${STARTUP_TIMEOUT_MS} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** SIGTERM, then SIGKILL after 5 s. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const killer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+  await exited;
+  clearTimeout(killer);
+}
+
+/** A plain-text table, numbers right-aligned; columns are the union of the rows' keys. */
+function formatTable(rows: readonly BenchRow[]): string {
+  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const cells = rows.map((r) => columns.map((column) => String(r[column] ?? "")));
+  const widths = columns.map((column, c) => Math.max(column.length, ...cells.map((line) => line[c]!.length)));
+  const numeric = columns.map((column) => rows.some((r) => typeof r[column] === "number"));
+  const render = (line: readonly string[]) =>
+    line.map((cell, c) => (numeric[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join("  ");
+  return [render(columns), render(widths.map((w) => "-".repeat(w))), ...cells.map(render)].join("\n");
+}
+
+function isEntryModule(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryModule()) {
+  const guard = setTimeout(() => {
+    console.error(`the dispatch benchmark did not finish within ${GUARD_MS / 1000} s; exiting`);
+    process.exit(1);
+  }, GUARD_MS);
+  guard.unref();
+  runDispatchBench().then(
+    (rows) => {
+      clearTimeout(guard);
+      console.log(formatTable(rows));
+    },
+    (err: unknown) => {
+      clearTimeout(guard);
+      console.error(err);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,29 @@
+/** How the MCP SDK's errors read to toolbus: timeouts, oversized replies, and the reference's error chain. */
+import { OVERSIZED_MESSAGE_CODE } from "../../core/message-size.js";
+
+/** The SDK's request timeout (`ErrorCode.RequestTimeout`). */
+export function isRequestTimeout(error: unknown): boolean {
+  return (error as { code?: unknown }).code === -32001;
+}
+
+/** A reply over the size cap (bounded-transports.ts answered it for the server). */
+export function isOversized(error: unknown): boolean {
+  return (error as { code?: unknown }).code === OVERSIZED_MESSAGE_CODE;
+}
+
+/** The cap's own message, without the SDK's `MCP error <code>: ` decoration. */
+export function oversizedText(error: unknown): string {
+  return (error as Error).message.replace(/^MCP error -?\d+: /, "");
+}
+
+/** `outer: inner: innermost`, the way the reference prints an error with its causes. */
+export function errorChain(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && depth < 8; depth++) {
+    const message = current instanceof Error ? current.message : String(current);
+    if (message && !parts.includes(message)) parts.push(message);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(": ");
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { acceptTools, isToolAllowed } from "../../src/core/tool-filter.js";
+
+const tool = (name: string) => ({ name, inputSchema: { type: "object" } });
+
+describe("tool filter", () => {
+  it.each([
+    { name: "no lists keep every tool", filter: {}, kept: ["a", "b-x", "c"] },
+    { name: "enabled_tools keeps only those", filter: { enabledTools: ["a", "c"] }, kept: ["a", "c"] },
+    { name: "disabled_tools drops those", filter: { disabledTools: ["b-x"] }, kept: ["a", "c"] },
+    {
+      name: "the deny-list wins over the allow-list",
+      filter: { enabledTools: ["a"], disabledTools: ["a"] },
+      kept: [],
+    },
+    { name: "an empty allow-list keeps nothing", filter: { enabledTools: [] }, kept: [] },
+    { name: "names are raw, not sanitized", filter: { enabledTools: ["b_x"] }, kept: [] },
+  ])("$name", ({ filter, kept }) => {
+    const names = ["a", "b-x", "c"];
+    expect(acceptTools(names.map(tool), filter)).toEqual({ accepted: kept.map(tool), rejected: [] });
+    expect(names.filter((name) => isToolAllowed(filter, name))).toEqual(kept);
+  });
+
+  it("leaves malformed tools out with the reason, keeping the well-formed ones in listed order", () => {
+    const listed = [tool("z"), { name: "no-schema" }, 42, { inputSchema: {} }, tool("a")];
+    const { accepted, rejected } = acceptTools(listed, {});
+    expect(accepted).toEqual([tool("z"), tool("a")]);
+    expect(rejected).toEqual([
+      expect.stringMatching(/^tool "no-schema": .*inputSchema/),
+      expect.stringMatching(/^a tool without a name: /),
+      expect.stringMatching(/^a tool without a name: .*name/),
+    ]);
+  });
+});

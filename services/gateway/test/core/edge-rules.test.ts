@@ -1,0 +1,54 @@
+import type { LoggingLevel } from "@toolbus/protocol";
+import { describe, expect, it } from "vitest";
+import { bearerToken } from "../../src/core/bearer.js";
+import { formatBytes } from "../../src/core/jsonrpc-errors.js";
+import { passesLogLevel } from "../../src/core/log-level.js";
+import { supportsElicitation } from "../../src/core/session-record.js";
+
+describe("bearer token", () => {
+  it.each<[string | undefined, string | undefined]>([
+    ["Bearer abc", "abc"],
+    ["bearer  abc ", "abc"],
+    ["Basic abc", undefined],
+    ["Bearer", undefined],
+    ["Bearer a b", undefined],
+    [undefined, undefined],
+  ])("%s → %s", (header, token) => {
+    expect(bearerToken(header)).toBe(token);
+  });
+});
+
+describe("log level", () => {
+  it.each<[LoggingLevel, LoggingLevel | undefined, boolean]>([
+    ["debug", undefined, true],
+    ["warning", "warning", true],
+    ["error", "warning", true],
+    ["info", "warning", false],
+    ["emergency", "emergency", true],
+  ])("%s passes %s: %s", (level, minimum, expected) => {
+    expect(passesLogLevel(level, minimum)).toBe(expected);
+  });
+});
+
+describe("elicitation support", () => {
+  it.each<[Record<string, unknown>, "form" | "url", boolean]>([
+    [{ elicitation: {} }, "form", true],
+    [{ elicitation: {} }, "url", false],
+    [{ elicitation: { url: {} } }, "url", true],
+    [{ elicitation: { url: {} } }, "form", false],
+    [{ elicitation: { form: {}, url: {} } }, "form", true],
+    [{}, "form", false],
+  ])("%j supports %s: %s", (capabilities, mode, expected) => {
+    expect(supportsElicitation(capabilities, mode)).toBe(expected);
+  });
+});
+
+describe("body sizes in messages", () => {
+  it.each<[number, string]>([
+    [4 * 1024 * 1024, "4 MiB"],
+    [512 * 1024, "512 KiB"],
+    [1000, "1000 bytes"],
+  ])("%d → %s", (bytes, text) => {
+    expect(formatBytes(bytes)).toBe(text);
+  });
+});

@@ -29,7 +29,9 @@ export function nextServerEntry(
   const toolsChanged = current === undefined || canonical(tools) !== canonical(current.tools);
   const candidate: ServerEntry = {
     ...base,
+    // What the server said at its last start-up holds until it starts again.
     ...(current?.instructions !== undefined ? { instructions: current.instructions } : {}),
+    ...(current ? { resourcesSupported: current.resourcesSupported } : {}),
     ...change,
     status: change.status ?? current?.status ?? "starting",
     tools,

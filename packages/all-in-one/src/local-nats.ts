@@ -19,7 +19,11 @@ export class SetupError extends Error {
   override readonly name = "SetupError";
 }
 
-export async function ensureNats(options: { url?: string; dataDir: string; env: NodeJS.ProcessEnv }): Promise<LocalNats> {
+export async function ensureNats(options: {
+  url?: string;
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+}): Promise<LocalNats> {
   const url = options.url ?? "nats://127.0.0.1:4222";
   if (await answers(url)) return { url, started: false, stop: async () => {} };
   const { hostname, port } = new URL(url);
@@ -63,7 +67,8 @@ async function waitUntilAnswering(url: string, child: ChildProcess): Promise<voi
   });
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new SetupError(`nats-server exited (code ${child.exitCode}): ${stderr.trim()}`);
+    if (child.exitCode !== null)
+      throw new SetupError(`nats-server exited (code ${child.exitCode}): ${stderr.trim()}`);
     if (await answers(url)) return;
     await new Promise((r) => setTimeout(r, 50));
   }

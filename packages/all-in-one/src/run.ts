@@ -41,16 +41,24 @@ export interface AllInOne {
 
 export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne> {
   const { env, cwd } = options;
-  const logger = options.logger ?? createLogger({ service: "toolbus", version: VERSION, level: (env.LOG_LEVEL ?? "info") as "info" });
+  const logger =
+    options.logger ??
+    createLogger({ service: "toolbus", version: VERSION, level: (env.LOG_LEVEL ?? "info") as "info" });
   const stops: Array<[string, () => Promise<void>]> = [];
   const stop = async () => {
     for (const [name, close] of stops.reverse()) {
-      await close().catch((error: unknown) => logger.error({ err: error, part: name }, `stopping ${name} failed`));
+      await close().catch((error: unknown) =>
+        logger.error({ err: error, part: name }, `stopping ${name} failed`),
+      );
     }
   };
   try {
     const dataDir = join(cwd, ".toolbus");
-    const nats = await ensureNats({ ...(env.NATS_URL ? { url: env.NATS_URL } : {}), dataDir: join(dataDir, "nats"), env });
+    const nats = await ensureNats({
+      ...(env.NATS_URL ? { url: env.NATS_URL } : {}),
+      dataDir: join(dataDir, "nats"),
+      env,
+    });
     stops.push(["nats", nats.stop]);
     if (nats.started) logger.info({ url: nats.url }, "started a local nats-server");
     const database = await ensureDatabase({
@@ -66,13 +74,20 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       cwd,
       demoServer: () => ({
         command: process.execPath,
-        args: [createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"), "stdio"],
+        args: [
+          createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"),
+          "stdio",
+        ],
       }),
     });
     const prefix = prefixFromEnv(env);
     const subjects = createSubjects(prefix);
     const connect = async (name: string, description: string) => {
-      const bus = await connectBus({ natsUrl: nats.url, service: { name, version: VERSION, description }, logger });
+      const bus = await connectBus({
+        natsUrl: nats.url,
+        service: { name, version: VERSION, description },
+        logger,
+      });
       stops.push([`${name} bus`, () => bus.close()]);
       return bus;
     };

@@ -8,6 +8,7 @@ import {
 
 const base = { server: "docs", startupTimeoutMs: 30_000 };
 
+// Display strings of checklist 7, 8 and 9.
 describe("startup failure display", () => {
   it.each([
     {

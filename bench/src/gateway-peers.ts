@@ -1,0 +1,443 @@
+/**
+ * The gateway benchmark (issue 7): 1,000 `echo` calls to server-everything through three MCP
+ * edges over streamable HTTP, each its own process: the toolbus gateway (with the catalog and
+ * the dispatcher as child processes, the tool in approval mode `approve`), `supergateway`
+ * (stdio → stateful streamable HTTP) and `mcp-proxy` (stdio → streamable HTTP). One harness for
+ * all three: the MCP SDK Client over StreamableHTTPClientTransport, one session per concurrent
+ * worker, each session listing tools first; 100 warm-up calls, then 1,000 measured, at
+ * concurrency 1 and 16. Rows: calls/s, p50, p99, and toolbus ÷ peer for the peers' rows.
+ * Aim (issue 7): toolbus at least 2 × the better peer's calls/s at concurrency 16.
+ *
+ * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/gateway-peers.ts`.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
+
+type BenchRow = { name: string; [column: string]: string | number };
+
+const CALLS = 1_000;
+const WARMUP_CALLS = 100;
+const CONCURRENCIES = [1, 16] as const;
+const CALL_TIMEOUT_MS = 10_000;
+const STARTUP_TIMEOUT_MS = 60_000;
+/** The measured part must end by then, start-up included; the guard below adds clean-up time. */
+const BUDGET_MS = 170_000;
+const GUARD_MS = 190_000;
+const AIM = 2;
+
+/** An MCP edge in front of server-everything, and the name `echo` has behind it. */
+interface Edge {
+  name: "toolbus" | "supergateway" | "mcp-proxy";
+  url: string;
+  tool: string;
+}
+
+interface Measured {
+  callsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/** Clean-ups of the run in progress, so the standalone guard can still run them. */
+const pendingCleanups: Array<() => Promise<unknown>> = [];
+
+export async function runGatewayBench(): Promise<BenchRow[]> {
+  const natsUrl = process.env.NATS_URL || "nats://127.0.0.1:4222";
+  const { prefix } = isolation("bench_gateway");
+  const deadline = Date.now() + BUDGET_MS;
+  const cleanups = pendingCleanups;
+  const dir = mkdtempSync(join(tmpdir(), "toolbus-bench-gateway-"));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => cleanupJetStream(natsUrl, prefix));
+  try {
+    const edges = await Promise.all([
+      startToolbus({ natsUrl, prefix, dir, cleanups }),
+      startSupergateway(cleanups),
+      startMcpProxy(cleanups),
+    ]);
+    const results = new Map<string, Measured>();
+    for (const concurrency of CONCURRENCIES) {
+      for (const edge of edges) {
+        results.set(`${edge.name} ${concurrency}`, await runEdge(edge, concurrency, deadline));
+      }
+    }
+    return CONCURRENCIES.flatMap((concurrency) => rowsAt(concurrency, results));
+  } finally {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  }
+}
+
+function rowsAt(concurrency: number, results: ReadonlyMap<string, Measured>): BenchRow[] {
+  const at = (name: string) => results.get(`${name} ${concurrency}`)!;
+  const toolbus = at("toolbus");
+  const row = (name: string): BenchRow => {
+    const measured = at(name);
+    const peer = name !== "toolbus";
+    return {
+      name: `${name} c=${concurrency}`,
+      concurrency,
+      calls: CALLS,
+      "calls/s": round(measured.callsPerSecond, 0),
+      "p50 ms": round(measured.p50, 3),
+      "p99 ms": round(measured.p99, 3),
+      "toolbus ÷ peer calls/s": peer ? round(toolbus.callsPerSecond / measured.callsPerSecond, 2) : "",
+      "toolbus ÷ peer p50": peer ? round(toolbus.p50 / measured.p50, 2) : "",
+      errors: measured.errors,
+    };
+  };
+  const rows = ["toolbus", "supergateway", "mcp-proxy"].map(row);
+  if (concurrency === 16) {
+    const better = Math.max(at("supergateway").callsPerSecond, at("mcp-proxy").callsPerSecond);
+    const ratio = toolbus.callsPerSecond / better;
+    rows.push({
+      name: `aim c=16: toolbus ≥ ${AIM} × better peer`,
+      "toolbus ÷ peer calls/s": round(ratio, 2),
+      "toolbus ÷ peer p50": ratio >= AIM ? "met" : "not met",
+    });
+  }
+  return rows;
+}
+
+/** Opens one session per worker, warms up, measures, then ends the sessions. */
+async function runEdge(edge: Edge, concurrency: number, deadline: number): Promise<Measured> {
+  const sessions = await Promise.all(Array.from({ length: concurrency }, () => openSession(edge)));
+  try {
+    await measure(WARMUP_CALLS, sessions, edge.tool, deadline);
+    return await measure(CALLS, sessions, edge.tool, deadline);
+  } finally {
+    await Promise.all(sessions.map(closeSession));
+  }
+}
+
+/** `n` calls spread over the sessions, one call in flight per session at a time. */
+async function measure(n: number, sessions: readonly Client[], tool: string, deadline: number): Promise<Measured> {
+  const latencies = new Float64Array(n);
+  let next = 0;
+  let errors = 0;
+  const worker = async (client: Client) => {
+    for (let i = next++; i < n; i = next++) {
+      if (Date.now() > deadline) throw new Error(`the gateway benchmark ran past its ${BUDGET_MS / 1000} s budget`);
+      const message = `bench message ${i}`;
+      const started = performance.now();
+      try {
+        const result = await client.callTool({ name: tool, arguments: { message } }, undefined, {
+          timeout: CALL_TIMEOUT_MS,
+        });
+        const [block] = result.content as Array<{ text?: string }>;
+        if (block?.text !== `Echo: ${message}`) errors++;
+      } catch {
+        errors++;
+      }
+      latencies[i] = performance.now() - started;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(sessions.map(worker));
+  const elapsedMs = performance.now() - started;
+  const sorted = Array.from(latencies).sort((a, b) => a - b);
+  return {
+    callsPerSecond: (n / elapsedMs) * 1000,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    errors,
+  };
+}
+
+/** A new MCP session that has listed the tools, as a client does before calling. */
+async function openSession(edge: Edge): Promise<Client> {
+  const client = new Client({ name: "toolbus-gateway-bench", version: "0.1.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(edge.url)), { timeout: CALL_TIMEOUT_MS });
+  const { tools } = await client.listTools(undefined, { timeout: CALL_TIMEOUT_MS });
+  if (!tools.some((tool) => tool.name === edge.tool)) {
+    await closeSession(client);
+    throw new Error(`${edge.name} does not list ${edge.tool}; it lists ${tools.map((t) => t.name).join(", ")}`);
+  }
+  return client;
+}
+
+/** DELETE the session (supergateway stops that session's server), then close the client. */
+async function closeSession(client: Client): Promise<void> {
+  const transport = client.transport as StreamableHTTPClientTransport | undefined;
+  await transport?.terminateSession().catch(() => undefined);
+  await client.close().catch(() => undefined);
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+function round(value: number, digits: number): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}
+
+// ── the three edges ──────────────────────────────────────────────────────────────────────────
+
+/** The catalog, the dispatcher and the gateway, each its own process from source. */
+async function startToolbus(deps: {
+  natsUrl: string;
+  prefix: string;
+  dir: string;
+  cleanups: Array<() => Promise<unknown>>;
+}): Promise<Edge> {
+  const port = await freePort();
+  const configPath = join(deps.dir, "toolbus.toml");
+  const everything = serverEverythingCommand();
+  writeFileSync(
+    configPath,
+    [
+      "[gateway]",
+      `port = ${port}`,
+      "",
+      "[mcp_servers.everything]",
+      `command = ${JSON.stringify(everything.command)}`,
+      `args = ${JSON.stringify(everything.args)}`,
+      'default_tools_approval_mode = "approve"',
+      "",
+    ].join("\n"),
+  );
+  const env = { NATS_URL: deps.natsUrl, TOOLBUS_PREFIX: deps.prefix, LOG_LEVEL: "warn" };
+  for (const service of ["catalog", "dispatcher", "gateway"] as const) {
+    const main = join(repoRoot(), "services", service, "src", "main.ts");
+    const child = startChild(
+      `toolbus ${service}`,
+      ["--conditions=@toolbus/source", "--import", "tsx", main, "--config", configPath],
+      env,
+    );
+    deps.cleanups.push(() => child.stop());
+  }
+  const edge: Edge = { name: "toolbus", url: `http://127.0.0.1:${port}/mcp`, tool: "everything__echo" };
+  await untilServing(edge);
+  return edge;
+}
+
+/** supergateway: stdio → stateful streamable HTTP (it starts one server per session). */
+async function startSupergateway(cleanups: Array<() => Promise<unknown>>): Promise<Edge> {
+  const port = await freePort();
+  const everything = serverEverythingCommand();
+  const stdio = [everything.command, ...everything.args].map(shellQuote).join(" ");
+  const child = startChild("supergateway", [
+    peerBin("supergateway", "supergateway"),
+    ...["--stdio", stdio, "--outputTransport", "streamableHttp", "--stateful"],
+    ...["--port", String(port), "--streamableHttpPath", "/mcp", "--logLevel", "none"],
+  ]);
+  cleanups.push(() => child.stop());
+  const edge: Edge = { name: "supergateway", url: `http://127.0.0.1:${port}/mcp`, tool: "echo" };
+  await untilServing(edge);
+  return edge;
+}
+
+/** mcp-proxy: one stdio server behind a streamable HTTP endpoint with sessions. */
+async function startMcpProxy(cleanups: Array<() => Promise<unknown>>): Promise<Edge> {
+  const port = await freePort();
+  const everything = serverEverythingCommand();
+  const child = startChild("mcp-proxy", [
+    peerBin("mcp-proxy", "mcp-proxy"),
+    ...["--server", "stream", "--host", "127.0.0.1", "--port", String(port), "--streamEndpoint", "/mcp"],
+    "--",
+    everything.command,
+    ...everything.args,
+  ]);
+  cleanups.push(() => child.stop());
+  const edge: Edge = { name: "mcp-proxy", url: `http://127.0.0.1:${port}/mcp`, tool: "echo" };
+  await untilServing(edge);
+  return edge;
+}
+
+/** Until a session can list `echo` and call it once. */
+async function untilServing(edge: Edge): Promise<void> {
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const client = await openSession(edge);
+      try {
+        await client.callTool({ name: edge.tool, arguments: { message: "ready?" } }, undefined, {
+          timeout: CALL_TIMEOUT_MS,
+        });
+        return;
+      } finally {
+        await closeSession(client);
+      }
+    } catch (error) {
+      if (Date.now() > deadline) {
+        throw new Error(`${edge.name} did not serve echo within ${STARTUP_TIMEOUT_MS} ms: ${(error as Error).message}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+/** The bin script of a peer gateway, from the bench's own dependencies or the gateway's dev ones. */
+function peerBin(pkg: string, bin: string): string {
+  for (const from of ["bench/package.json", "services/gateway/package.json"]) {
+    try {
+      const manifestPath = createRequire(join(repoRoot(), from)).resolve(`${pkg}/package.json`);
+      const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { bin: Record<string, string> };
+      return join(dirname(manifestPath), manifest.bin[bin]!);
+    } catch {
+      // not a dependency there
+    }
+  }
+  throw new Error(`${pkg} is not installed; it is a dev dependency of services/gateway`);
+}
+
+// ── child processes ──────────────────────────────────────────────────────────────────────────
+
+interface Child {
+  stop(): Promise<void>;
+}
+
+/** A node process that never outlives the benchmark, nor do the processes it starts. */
+function startChild(label: string, args: string[], env: Record<string, string> = {}): Child {
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: repoRoot(),
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  let stopping = false;
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString("utf8")).slice(-4_000);
+  });
+  child.once("exit", (code, signal) => {
+    if (!stopping && code !== 0) console.error(`${label} exited (${code ?? signal}): ${stderr.trim()}`);
+  });
+  const killAll = () => {
+    for (const pid of [...descendants(child.pid), child.pid]) signal(pid, "SIGKILL");
+  };
+  process.once("exit", killAll);
+  return {
+    async stop() {
+      stopping = true;
+      if (child.exitCode === null && child.signalCode === null) {
+        // Taken before the parent goes: supergateway puts each session's server in its own group.
+        const offspring = descendants(child.pid);
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        const killer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+        await exited;
+        clearTimeout(killer);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        for (const pid of offspring) signal(pid, "SIGKILL");
+      }
+      process.off("exit", killAll);
+    },
+  };
+}
+
+/** Every process below `root`, from /proc (children before their own children). */
+function descendants(root: number | undefined): number[] {
+  if (root === undefined) return [];
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // "pid (comm) state ppid …"; comm may hold spaces and parentheses, so split after the last ")".
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      parentOf.set(Number(entry), ppid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const parent = queue.shift()!;
+    for (const [pid, ppid] of parentOf) {
+      if (ppid === parent) {
+        found.push(pid);
+        queue.push(pid);
+      }
+    }
+  }
+  return found;
+}
+
+function signal(pid: number | undefined, name: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The checkout: this file sits in bench/src. */
+function repoRoot(): string {
+  return fileURLToPath(new URL("../../", import.meta.url));
+}
+
+// ── standalone ───────────────────────────────────────────────────────────────────────────────
+
+/** A plain-text table, numbers right-aligned; columns are the union of the rows' keys. */
+function formatTable(rows: readonly BenchRow[]): string {
+  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const cells = rows.map((r) => columns.map((column) => String(r[column] ?? "")));
+  const widths = columns.map((column, c) => Math.max(column.length, ...cells.map((line) => line[c]!.length)));
+  const numeric = columns.map((column) => rows.some((r) => typeof r[column] === "number"));
+  const render = (line: readonly string[]) =>
+    line.map((cell, c) => (numeric[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join("  ");
+  return [render(columns), render(widths.map((w) => "-".repeat(w))), ...cells.map(render)].join("\n");
+}
+
+function isEntryModule(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryModule()) {
+  const guard = setTimeout(async () => {
+    console.error(`the gateway benchmark did not finish within ${GUARD_MS / 1000} s; cleaning up and exiting`);
+    const bounded = new Promise((resolve) => setTimeout(resolve, 10_000).unref());
+    const cleaning = (async () => {
+      for (const cleanup of pendingCleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+    })();
+    await Promise.race([cleaning, bounded]);
+    process.exit(1);
+  }, GUARD_MS);
+  guard.unref();
+  runGatewayBench().then(
+    (rows) => {
+      clearTimeout(guard);
+      console.log(formatTable(rows));
+    },
+    (err: unknown) => {
+      clearTimeout(guard);
+      console.error(err);
+      process.exitCode = 1;
+    },
+  );
+}

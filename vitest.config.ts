@@ -8,9 +8,13 @@ const ssr = { resolve: { conditions: ["@toolbus/source", "node", "development|pr
 const root = fileURLToPath(new URL(".", import.meta.url));
 const packageTests = ["packages/*/test/**/*", "services/*/test/**/*"];
 
+// CI asks for a JSON report beside the console one, to print its `N passed, N failed` line.
+const jsonReport = process.env.TOOLBUS_TEST_REPORT;
+
 export default defineConfig({
   ssr,
   test: {
+    reporters: jsonReport ? ["default", ["json", { outputFile: jsonReport }]] : ["default"],
     // Runs once for all projects: finds or starts NATS and Postgres (packages/testkit).
     globalSetup: [`${root}vitest.global-setup.ts`],
     projects: [

@@ -190,7 +190,10 @@ async function busCaller(deps: {
     const reply = await nc.request(subjects.dispatchCall, JSON.stringify(request), {
       timeout: CALL_TIMEOUT_MS,
     });
-    const envelope = reply.json<{ ok: boolean; result?: { status: string; result?: { content: unknown[] } } }>();
+    const envelope = reply.json<{
+      ok: boolean;
+      result?: { status: string; result?: { content: unknown[] } };
+    }>();
     const [block] = (envelope.result?.result?.content ?? []) as Array<{ text?: string }>;
     if (envelope.result?.status !== "completed" || block?.text !== `Echo: ${message}`) {
       throw new Error(`unexpected reply: ${reply.string().slice(0, 500)}`);
@@ -240,9 +243,16 @@ function repoRoot(): string {
 
 async function everythingReady(nc: NatsConnection, subjects: Subjects): Promise<true | undefined> {
   try {
-    const reply = await nc.request(subjects.catalogGet, JSON.stringify({ exposure: "all" }), { timeout: 2_000 });
-    const envelope = reply.json<{ ok: boolean; result?: { servers: Array<{ name: string; status: string }> } }>();
-    return envelope.result?.servers.some((s) => s.name === "everything" && s.status === "ready") ? true : undefined;
+    const reply = await nc.request(subjects.catalogGet, JSON.stringify({ exposure: "all" }), {
+      timeout: 2_000,
+    });
+    const envelope = reply.json<{
+      ok: boolean;
+      result?: { servers: Array<{ name: string; status: string }> };
+    }>();
+    return envelope.result?.servers.some((s) => s.name === "everything" && s.status === "ready")
+      ? true
+      : undefined;
   } catch {
     return undefined;
   }
@@ -251,7 +261,8 @@ async function everythingReady(nc: NatsConnection, subjects: Subjects): Promise<
 async function until(what: string, check: () => Promise<true | undefined>): Promise<void> {
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   while ((await check()) === undefined) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${STARTUP_TIMEOUT_MS} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${STARTUP_TIMEOUT_MS} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

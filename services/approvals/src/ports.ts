@@ -5,6 +5,7 @@
  */
 import type { ApprovalResolvedEvent } from "@toolbus/protocol";
 import type {
+  ApprovalChoice,
   ApprovalMode,
   ApprovalPolicy,
   ApprovalRequest,
@@ -61,13 +62,35 @@ export interface PendingStore {
    * Undefined when it was no longer pending (someone else resolved it first).
    */
   settle(requestId: string, result: DecideResult, by: string): Promise<PendingRecord | undefined>;
+  /**
+   * A human's answer in one write: resolves the request, as `settle` does, with what `choice`
+   * decides for it (`choiceToDecision` of its mode and rewrite) — only if it is still pending at
+   * `now` (epoch ms) and accepts `choice`. Undefined otherwise (unknown, answered, expired, not
+   * offered, or stored before choices were recorded with it): read it to say why.
+   */
+  answer(
+    requestId: string,
+    choice: ApprovalChoice,
+    by: string,
+    now: number,
+  ): Promise<PendingRecord | undefined>;
   /** Ids of requests still pending whose time ran out at `now`. */
   overdue(now: number, limit: number): Promise<string[]>;
 }
 
-/** Wake-ups for waiters: resolved when the request may have changed (check it again). */
+/** One wait for a wake-up; `cancel` when no longer waiting. */
+export interface DecisionWake {
+  /**
+   * Resolves when the request may have changed: with its decision when the wake-up carried it,
+   * undefined when it did not (read the request again).
+   */
+  promise: Promise<DecideResult | undefined>;
+  cancel(): void;
+}
+
+/** Wake-ups for waiters, from wherever the request is resolved. */
 export interface DecisionSignals {
-  next(requestId: string): { promise: Promise<void>; cancel(): void };
+  next(requestId: string): DecisionWake;
 }
 
 export interface ApprovalEventSink {

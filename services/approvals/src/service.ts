@@ -1,7 +1,8 @@
 /**
  * `startApprovalsService(config)`: the whole service in one process — Postgres (migrated), the
  * bus, the grants bucket, the LISTEN connection, the five endpoints, the expiry sweep and the
- * HTTP inbox — and the handle that stops it. main.ts and the tests both start it this way.
+ * HTTP inbox — and the handle that stops it. main.ts and the tests both start it this way. Its own
+ * HTTP routes call the list and resolve handlers directly: no bus round trip to itself.
  */
 import type { AddressInfo } from "node:net";
 import {
@@ -12,6 +13,7 @@ import {
   ensureKv,
   type Logger,
   loadConfig,
+  withSpan,
 } from "@toolbus/bus";
 import {
   ApprovalCancelRequestSchema,
@@ -22,13 +24,13 @@ import {
   PostToolUseRequestSchema,
   QueueGroup,
   type Subjects,
+  WireError,
 } from "@toolbus/protocol";
 import fastify, { LogController } from "fastify";
 import pg from "pg";
 import { createHookRunner } from "./adapters/hooks/hook-runner.js";
-import { buildApprovalsHttp } from "./adapters/http/approvals-http.js";
-import { approvalsHttpOverBus } from "./adapters/http/approvals-over-bus.js";
-import { natsApprovalEvents } from "./adapters/nats/approval-events.js";
+import { type ApprovalsHttpDeps, buildApprovalsHttp } from "./adapters/http/approvals-http.js";
+import { natsApprovalEvents, subscribeInboxEvents } from "./adapters/nats/approval-events.js";
 import { KvSessionGrants } from "./adapters/nats/session-grants.js";
 import { decisionChannel, PgDecisionSignals } from "./adapters/pg/decision-signals.js";
 import { migrate } from "./adapters/pg/migrations.js";
@@ -62,6 +64,11 @@ export interface ApprovalsService {
   readonly bus: Bus;
   /** `http://<host>:<port>` of the inbox and REST routes; undefined with `http: false`. */
   readonly httpUrl: string | undefined;
+  /**
+   * What the HTTP routes need, answered by this replica directly (list and resolve without a bus
+   * hop): `buildApprovalsHttp(service.inbox)` mounts them on another server in the same process.
+   */
+  readonly inbox: ApprovalsHttpDeps;
   /**
    * Stops serving: decides still waiting for a human answer `server_unavailable` (retryable: the
    * dispatcher sends them again, to another replica, and they re-attach), then in-flight work finishes.
@@ -164,9 +171,10 @@ export async function startApprovalsService(
     }, config.sweepIntervalMs);
     closers.push(async () => clearInterval(sweep));
 
+    const inbox = localInbox(ports, bus, subjects, logger);
     let httpUrl: string | undefined;
     if (config.http !== false) {
-      const app = await listenHttp(config.http, bus, subjects, logger);
+      const app = await listenHttp(config.http, inbox, bus, logger);
       closers.push(async () => {
         await app.close();
       });
@@ -181,6 +189,7 @@ export async function startApprovalsService(
       subjects,
       bus,
       httpUrl,
+      inbox,
       drain: (drainOptions) => {
         drained ??= (async () => {
           clearInterval(sweep);
@@ -202,10 +211,39 @@ export async function startApprovalsService(
   }
 }
 
+/** Span of a resolve answered for this replica's own HTTP routes (over the bus: `approvals.resolve`). */
+const RESOLVE_SPAN = `${SERVICE_NAME}.resolve`;
+
+/**
+ * The HTTP routes' dependencies on this replica: the handlers themselves (a human's click reaches
+ * the waiting decide without a bus round trip to this process), live events from the bus.
+ */
+function localInbox(ports: ApprovalPorts, bus: Bus, subjects: Subjects, logger: Logger): ApprovalsHttpDeps {
+  const httpLogger = logger.child({ component: "http" });
+  return {
+    list: () => handleList(ports),
+    resolve: async (request) => {
+      // A refusal is an answer, not a failure of the span (as when served over the bus).
+      const outcome = await withSpan(RESOLVE_SPAN, { "toolbus.endpoint": "resolve" }, async (span) => {
+        try {
+          return { value: await handleResolve(request, ports, { logger: httpLogger }) };
+        } catch (error) {
+          if (!(error instanceof WireError)) throw error;
+          span.setAttribute("toolbus.error.code", error.code);
+          return { error };
+        }
+      });
+      if ("error" in outcome) throw outcome.error;
+      return outcome.value;
+    },
+    subscribe: (listener) => subscribeInboxEvents(bus, subjects, listener, logger),
+  };
+}
+
 async function listenHttp(
   http: { host: string; port: number },
+  inbox: ApprovalsHttpDeps,
   bus: Bus,
-  subjects: Subjects,
   logger: Logger,
 ) {
   const app = fastify({
@@ -213,7 +251,7 @@ async function listenHttp(
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: true,
   });
-  await app.register(buildApprovalsHttp(approvalsHttpOverBus(bus, subjects, logger)));
+  await app.register(buildApprovalsHttp(inbox));
   // Probes for orchestrators: alive while the process serves HTTP; ready while the bus is connected.
   app.get("/healthz", () => ({ ok: true }));
   app.get("/readyz", (_request, reply) =>

@@ -57,6 +57,48 @@ describe("durability across restarts and replicas", () => {
     await expect(retried).resolves.toEqual({ decision: "approved", source: "human" });
   });
 
+  it("a retry re-attaches after a restart with a new configuration, unless the tool is now approved by its mode", async () => {
+    const env = await testEnv("restart reconfigured");
+    const first = await env.start({ servers: { docs: { defaultToolsApprovalMode: "prompt" } } });
+    const [prompted, unprompted] = [
+      decideRequest(),
+      decideRequest({ tool: "fetch", hookName: "mcp__docs__fetch" }),
+    ];
+    const waiting = [prompted, unprompted].map((request) =>
+      decide(env.client, first.subjects, request).catch((error: unknown) => error),
+    );
+    const pending = await waitForPending(env.client, first.subjects, prompted.callId);
+    await waitForPending(env.client, first.subjects, unprompted.callId);
+    await first.stop();
+    await Promise.all(waiting);
+
+    const second = await env.start({
+      servers: { docs: { defaultToolsApprovalMode: "auto", tools: { fetch: { approvalMode: "approve" } } } },
+    });
+    // Mode auto asks for grants first, and finds the request put to the human: it waits for that answer.
+    const retried = decide(env.client, second.subjects, prompted);
+    await expect
+      .poll(() =>
+        second.lines.some((line) => line.msg === "decide re-attached to the call's approval request"),
+      )
+      .toBe(true);
+    // Mode approve settles the call by configuration alone, as a dispatcher evaluating it locally would.
+    await expect(decide(env.client, second.subjects, unprompted, 5_000)).resolves.toEqual({
+      decision: "approved",
+      source: "mode",
+    });
+    await env.client.request(
+      second.subjects.approvalsResolve,
+      { requestId: pending.requestId, choice: "decline" },
+      ApprovalResolveResultSchema,
+    );
+    await expect(retried).resolves.toEqual({
+      decision: "denied",
+      source: "human",
+      message: "user rejected MCP tool call",
+    });
+  });
+
   it("an answer given while no replica waits is there for the retry", async () => {
     const env = await testEnv("restart answered");
     const first = await env.start();

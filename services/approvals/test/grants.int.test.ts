@@ -77,6 +77,26 @@ describe("remembered approvals", () => {
     expect(await hookRuns()).toBe(3);
   });
 
+  it("do not overrule a human's answer: a retry of a call put to a human waits for it though its tool was granted since", async () => {
+    const env = await testEnv("grant after prompt");
+    const { subjects } = await env.start();
+    const request = decideRequest();
+    const waiting = decide(env.client, subjects, request);
+    const pending = await waitForPending(env.client, subjects, request.callId);
+    await expect(answer(env, subjects, "allow_session")).resolves.toEqual({
+      decision: "approved_for_session",
+      source: "human",
+    });
+    const retried = decide(env.client, subjects, request);
+    await env.client.request(
+      subjects.approvalsResolve,
+      { requestId: pending.requestId, choice: "decline" },
+      ApprovalResolveResultSchema,
+    );
+    const declined = { decision: "denied", source: "human", message: "user rejected MCP tool call" };
+    await expect(Promise.all([waiting, retried])).resolves.toEqual([declined, declined]);
+  });
+
   it("after allow and don't ask me again, the tool runs in every thread, across restarts, until its definition changes", async () => {
     const env = await testEnv("always grant");
     const first = await env.start();

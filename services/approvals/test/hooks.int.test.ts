@@ -142,6 +142,34 @@ describe("PreToolUse hooks", () => {
     });
   });
 
+  it("that ask with a rewrite too large to travel with the wake-up still release the call when answered", async () => {
+    const text = "x".repeat(9_000);
+    const hook = await hookScript(
+      "ask-large.sh",
+      `printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","updatedInput":{"q":"%s"}}}' "$(head -c 9000 /dev/zero | tr '\\0' x)"`,
+    );
+    const { client, subjects } = await withHooks(
+      "pre ask large",
+      { PreToolUse: [{ hooks: [command(hook)] }] },
+      // A poll far longer than the test: only the wake-up can release the waiting call.
+      { servers: { docs: { defaultToolsApprovalMode: "approve" } }, pollIntervalMs: 600_000 },
+    );
+    const request = decideRequest();
+    const decision = decide(client, subjects, request);
+    const pending = await waitForPending(client, subjects, request.callId);
+    expect(pending.arguments).toEqual({ q: text });
+    await client.request(
+      subjects.approvalsResolve,
+      { requestId: pending.requestId, choice: "allow" },
+      ApprovalResolveResultSchema,
+    );
+    await expect(decision).resolves.toEqual({
+      decision: "approved",
+      source: "human",
+      updatedArguments: { q: text },
+    });
+  });
+
   it("deny the call when a hook times out (fail closed), without waiting for it", async () => {
     const hook = await hookScript("slow.sh", "sleep 10");
     const { client, subjects } = await withHooks("pre timeout", {

@@ -9,6 +9,7 @@ import {
   ApprovalResolveResultSchema,
   WireError,
 } from "@toolbus/protocol";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { decide, decideRequest, listPending, testEnv, waitForPending } from "./support.js";
 
@@ -192,6 +193,29 @@ describe("a call put to a human", () => {
     });
     await expect(cancel(request.callId)).resolves.toEqual({ cancelled: false });
     await expect(listPending(client, subjects)).resolves.toEqual([]);
+  });
+
+  it("resolves a request stored before the decision of each choice was stored with it", async () => {
+    const { env, client, subjects, resolve } = await started("legacy request");
+    const request = decideRequest();
+    const decision = decide(client, subjects, request);
+    const pending = await waitForPending(client, subjects, request.callId);
+    const db = new pg.Client({ connectionString: env.databaseUrl });
+    await db.connect();
+    try {
+      await db.query("UPDATE approval_requests SET decisions_by_choice = NULL WHERE request_id = $1", [
+        pending.requestId,
+      ]);
+    } finally {
+      await db.end();
+    }
+    await expect(resolve(pending.requestId, "allow_session")).resolves.toEqual({
+      decision: "approved_for_session",
+    });
+    await expect(decision).resolves.toEqual({ decision: "approved_for_session", source: "human" });
+    await expect(resolve(pending.requestId, "decline")).rejects.toThrow(
+      `approval request ${pending.requestId} was already resolved (approved_for_session); each request takes one answer`,
+    );
   });
 
   it("answers a decided call's retry at once with the same decision", async () => {

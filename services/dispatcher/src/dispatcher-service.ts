@@ -1,6 +1,7 @@
 /**
  * The dispatcher service: its catalog replica, the ports of the call path, duplicate-call
- * protection and the `toolbus.dispatch.call` endpoint. Stateless: replicas share the queue group.
+ * protection, the `toolbus.dispatch.call` endpoint and the `toolbus.dispatch.history` replay.
+ * Stateless: replicas share the queue group.
  */
 import { readFile } from "node:fs/promises";
 import { type HooksConfig, NO_HOOKS, parseHooksFile } from "@toolbus/approvals";

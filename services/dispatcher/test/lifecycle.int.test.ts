@@ -166,16 +166,20 @@ describe("the dispatcher process", () => {
     );
     const exited = h.dispatcherProcess!.stop();
     const reply = await pending;
+    const exitCode = await exited;
+    const stored = (await h.storedCallEvents()).filter((event) => event.body.callId === reply.callId);
     expect({
       status: reply.status,
       result: reply.result,
-      exitCode: await exited,
+      exitCode,
       logged: h.dispatcherProcess!.logs.some((line) => line.msg === "shut down cleanly"),
+      stored: stored.map((event) => event.phase),
     }).toEqual({
       status: "completed",
       result: { content: [{ type: "text", text: '{"s":1}' }] },
       exitCode: 0,
       logged: true,
+      stored: ["begin", "end"],
     });
   });
 });

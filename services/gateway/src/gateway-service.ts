@@ -8,7 +8,11 @@ import type { Bus, Logger } from "@toolbus/bus";
 import type { GatewayConfig } from "@toolbus/config";
 import type { Subjects } from "@toolbus/protocol";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
+import { consolePage } from "./adapters/http/console-page.js";
+import { eventsSse } from "./adapters/http/events-sse.js";
 import { buildHttpApp } from "./adapters/http/http-app.js";
+import { openApi } from "./adapters/http/openapi.js";
+import { restApi } from "./adapters/http/rest-api.js";
 import { SessionRegistry } from "./adapters/mcp/session-registry.js";
 import { approvalsClient } from "./adapters/nats/approvals-client.js";
 import { busHealth } from "./adapters/nats/bus-health.js";
@@ -138,6 +142,20 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     bodyLimitBytes: limits.bodyLimitBytes,
     readiness: () => ({ bus: health.connected(), catalog: catalog.loaded }),
   });
+  // REST, SSE, OpenAPI and the console beside /mcp, behind the same host and token checks.
+  await app.register(
+    restApi({
+      bus,
+      subjects,
+      dispatch: ports.dispatch,
+      approvals,
+      logger,
+      bodyLimitBytes: limits.bodyLimitBytes,
+    }),
+  );
+  await app.register(eventsSse({ nc: bus.nc, subjects, logger }));
+  await app.register(openApi({ version, auth: (deps.tokens ?? []).length > 0 }));
+  await app.register(consolePage());
   for (const plugin of deps.plugins ?? []) await app.register(plugin);
   const address = await app.listen({ port: deps.gateway.port, host: deps.gateway.host });
   // A wildcard bind is reached on loopback from this host.

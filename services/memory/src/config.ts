@@ -48,10 +48,8 @@ export const MemoryEnvVariables = z.object({
     (value) => (typeof value === "string" ? unsetIfEmpty(value.trim().toLowerCase()) : value),
     z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }).default("info"),
   ),
-  /** Messages taken from the stream per batch (and per transaction). */
-  MEMORY_BATCH_SIZE: integer(100, 1, 10_000, "messages"),
-  /** How long a fetch waits for its batch to fill; the JetStream client's minimum is 1,000. */
-  MEMORY_BATCH_WAIT_MS: integer(1_000, 1_000, 60_000, "ms"),
+  /** The most messages one batch (one transaction) takes from what the stream has delivered. */
+  MEMORY_BATCH_SIZE: integer(500, 1, 10_000, "messages"),
   /** Deliveries of a message that keeps failing before it is parked. */
   MEMORY_MAX_DELIVERIES: integer(5, 1, 1_000, "deliveries"),
   /** First delay before a failing message is redelivered; doubles per delivery, at most 60 s. */
@@ -66,7 +64,6 @@ export const MemoryEnvSchema = MemoryEnvVariables.transform((env) => ({
   prefix: env.TOOLBUS_PREFIX,
   logLevel: env.LOG_LEVEL,
   batchSize: env.MEMORY_BATCH_SIZE,
-  batchWaitMs: env.MEMORY_BATCH_WAIT_MS,
   maxDeliveries: env.MEMORY_MAX_DELIVERIES,
   redeliveryDelayMs: env.MEMORY_REDELIVERY_DELAY_MS,
   ackWaitMs: env.MEMORY_ACK_WAIT_MS,

@@ -106,7 +106,6 @@ export async function startMemoryService(
     bus,
     subjects,
     batchSize: config.batchSize,
-    batchWaitMs: config.batchWaitMs,
     ...consumerSettings,
     policy,
     logger,

@@ -11,8 +11,7 @@ describe("loadMemoryConfig", () => {
       databaseUrl: DATABASE_URL,
       prefix: "toolbus",
       logLevel: "info",
-      batchSize: 100,
-      batchWaitMs: 1_000,
+      batchSize: 500,
       maxDeliveries: 5,
       redeliveryDelayMs: 1_000,
       ackWaitMs: 30_000,
@@ -26,10 +25,9 @@ describe("loadMemoryConfig", () => {
         DATABASE_URL,
         TOOLBUS_PREFIX: "tenant_a",
         LOG_LEVEL: " DEBUG ",
-        MEMORY_BATCH_SIZE: "500",
-        MEMORY_BATCH_WAIT_MS: "",
+        MEMORY_BATCH_SIZE: "200",
         MEMORY_MAX_DELIVERIES: "3",
-        MEMORY_REDELIVERY_DELAY_MS: "250",
+        MEMORY_REDELIVERY_DELAY_MS: "",
         MEMORY_ACK_WAIT_MS: "10000",
       }),
     ).toEqual({
@@ -37,10 +35,9 @@ describe("loadMemoryConfig", () => {
       databaseUrl: DATABASE_URL,
       prefix: "tenant_a",
       logLevel: "debug",
-      batchSize: 500,
-      batchWaitMs: 1_000,
+      batchSize: 200,
       maxDeliveries: 3,
-      redeliveryDelayMs: 250,
+      redeliveryDelayMs: 1_000,
       ackWaitMs: 10_000,
     });
   });
@@ -52,7 +49,7 @@ describe("loadMemoryConfig", () => {
         TOOLBUS_PREFIX: "a.b",
         LOG_LEVEL: "loud",
         MEMORY_BATCH_SIZE: "0",
-        MEMORY_BATCH_WAIT_MS: "500",
+        MEMORY_REDELIVERY_DELAY_MS: "5",
         MEMORY_MAX_DELIVERIES: "two",
       });
     } catch (err) {
@@ -63,8 +60,8 @@ describe("loadMemoryConfig", () => {
       "TOOLBUS_PREFIX: Invalid toolbus subject prefix \"a.b\": use 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-' (no dots, wildcards or spaces), e.g. TOOLBUS_PREFIX=tenant_a",
       "LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent",
       "MEMORY_BATCH_SIZE: must be a whole number of messages from 1 to 10000",
-      "MEMORY_BATCH_WAIT_MS: must be a whole number of ms from 1000 to 60000",
       "MEMORY_MAX_DELIVERIES: must be a whole number of deliveries from 1 to 1000",
+      "MEMORY_REDELIVERY_DELAY_MS: must be a whole number of ms from 10 to 60000",
     ]);
   });
 

@@ -38,7 +38,6 @@ describe("README.md", () => {
       TOOLBUS_PREFIX: config.prefix,
       LOG_LEVEL: config.logLevel,
       MEMORY_BATCH_SIZE: String(config.batchSize),
-      MEMORY_BATCH_WAIT_MS: String(config.batchWaitMs),
       MEMORY_MAX_DELIVERIES: String(config.maxDeliveries),
       MEMORY_REDELIVERY_DELAY_MS: String(config.redeliveryDelayMs),
       MEMORY_ACK_WAIT_MS: String(config.ackWaitMs),

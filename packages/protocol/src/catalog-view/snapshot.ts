@@ -21,8 +21,20 @@ export interface SnapshotOptions {
   exposure?: "all" | "model";
 }
 
-const DIRECT: ReadonlySet<ExposureKind> = new Set(["direct", "direct_model_only"]);
-const DEFERRED: ReadonlySet<ExposureKind> = new Set(["deferred", "deferred_model_only"]);
+/** What a tool's server decides about it; a server listed twice counts as its last entry. */
+interface ServerView {
+  readonly entry: CatalogServerEntry;
+  /** The exposure of the server's model-visible tools. */
+  readonly exposure: ExposureKind;
+}
+
+function isDirect(exposure: ExposureKind): boolean {
+  return exposure === "direct" || exposure === "direct_model_only";
+}
+
+function isDeferred(exposure: ExposureKind): boolean {
+  return exposure === "deferred" || exposure === "deferred_model_only";
+}
 
 /**
  * Servers contribute the tools they last listed, whatever their current state, so a server
@@ -33,20 +45,27 @@ export function buildCatalogSnapshot(
   entries: readonly CatalogServerEntry[],
   options: SnapshotOptions,
 ): CatalogSnapshot {
-  const byServer = new Map(entries.map((entry) => [entry.server, entry]));
-  const inputs: CatalogInput[] = entries
-    .filter((entry) => entry.status !== "disabled")
-    .flatMap((entry) => entry.tools.map((tool) => ({ server: entry.server, tool: tool as RawTool })));
+  const searchEnabled = options.searchEnabled ?? false;
+  const views = new Map<string, ServerView>();
+  const inputs: CatalogInput[] = [];
+  for (const entry of entries) {
+    views.set(entry.server, {
+      entry,
+      exposure: exposureFor({ searchEnabled, omitToolsFrom: entry.omitToolsFrom }),
+    });
+    if (entry.status === "disabled") continue;
+    for (const tool of entry.tools) inputs.push({ server: entry.server, tool: tool as RawTool });
+  }
   const normalized = normalizeCatalog(inputs, options.naming).tools;
   const tools: ToolEntry[] = [];
+  const direct: string[] = [];
+  const deferred: string[] = [];
   for (const tool of normalized) {
-    const entry = byServer.get(tool.server)!;
+    const { entry, exposure: visibleExposure } = views.get(tool.server)!;
     const raw = tool.tool;
     const input = modelInputSchema((raw.inputSchema ?? { type: "object" }) as Record<string, unknown>);
     if (!input.ok) continue;
-    const exposure = isModelVisible(raw)
-      ? exposureFor({ searchEnabled: options.searchEnabled ?? false, omitToolsFrom: entry.omitToolsFrom })
-      : "hidden";
+    const exposure = isModelVisible(raw) ? visibleExposure : "hidden";
     if (options.exposure === "model" && exposure === "hidden") continue;
     tools.push({
       server: tool.server,
@@ -68,6 +87,8 @@ export function buildCatalogSnapshot(
       supportsParallel: supportsParallelCalls(raw, entry.supportsParallelToolCalls ?? false),
       exposure,
     });
+    if (isDirect(exposure)) direct.push(tool.flatName);
+    else if (isDeferred(exposure)) deferred.push(tool.flatName);
   }
   return {
     revision: options.revision,
@@ -81,8 +102,8 @@ export function buildCatalogSnapshot(
         revision: entry.revision,
       })),
     tools,
-    direct: tools.filter((t) => DIRECT.has(t.exposure)).map((t) => t.flatName),
-    deferred: tools.filter((t) => DEFERRED.has(t.exposure)).map((t) => t.flatName),
+    direct,
+    deferred,
   };
 }
 

@@ -5,6 +5,8 @@
 import { MCP_PREFIX, NAME_DELIMITER } from "./sanitize.js";
 
 export function hookName(namespace: string, name: string): string {
-  const joined = `${namespace.replace(/_+$/, "")}${NAME_DELIMITER}${name.replace(/^_+/, "")}`;
+  const trimmedNamespace = namespace.endsWith("_") ? namespace.replace(/_+$/, "") : namespace;
+  const trimmedName = name.startsWith("_") ? name.replace(/^_+/, "") : name;
+  const joined = `${trimmedNamespace}${NAME_DELIMITER}${trimmedName}`;
   return joined.startsWith(MCP_PREFIX) ? joined : `${MCP_PREFIX}${joined}`;
 }

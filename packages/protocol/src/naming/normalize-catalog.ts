@@ -13,13 +13,28 @@ export const DEFAULT_NAME_LIMIT = 64;
 /** Below this, a namespace cut to make room for "__" and a hash would keep under 5 bytes. */
 export const MIN_NAME_LIMIT = 20;
 
+/** One raw namespace identity and its callable namespace (step 3 may add a hash). */
+interface NamespaceSlot {
+  readonly id: string;
+  name: string;
+  /** The tools' sanitized names in this callable namespace, each with its first claimant. */
+  claims: Map<string, Candidate>;
+}
+
 interface Candidate {
   readonly input: CatalogInput;
-  readonly namespaceId: string;
+  readonly slot: NamespaceSlot;
   readonly toolId: string;
-  namespace: string;
   name: string;
+  /** Another tool claims the same (namespace, name) pair. */
+  shared: boolean;
 }
+
+/** Any UTF-16 surrogate: only then does code unit order differ from `compareUtf8`'s. */
+const SURROGATE = /[\ud800-\udfff]/;
+
+const byCodeUnit = (a: Candidate, b: Candidate) => (a.toolId < b.toolId ? -1 : a.toolId > b.toolId ? 1 : 0);
+const byUtf8 = (a: Candidate, b: Candidate) => compareUtf8(a.toolId, b.toolId);
 
 function resolveNameLimit(nameLimit: number | undefined): number {
   const limit = nameLimit ?? DEFAULT_NAME_LIMIT;
@@ -58,7 +73,8 @@ function fitWithHash(namespace: string, name: string, hashInput: string, limit: 
  * a flat name while their delimiter-less keys differ.
  */
 function uniqueParts(candidate: Candidate, used: Set<string>, limit: number): [string, string, string] {
-  const { namespace, name, toolId } = candidate;
+  const { name, toolId } = candidate;
+  const namespace = candidate.slot.name;
   const flat = `${namespace}${NAME_DELIMITER}${name}`;
   if (flat.length <= limit && !used.has(flat)) {
     used.add(flat);
@@ -86,64 +102,86 @@ export function normalizeCatalog(
 
   // Steps 1-2: raw identities, duplicates dropped, then sanitize and prefix (once per namespace).
   const seen = new Set<string>();
-  const namespaces = new Map<string, string>();
+  const slots = new Map<string, NamespaceSlot>();
   const candidates: Candidate[] = [];
+  let surrogates = false;
+  // Inputs arrive grouped by server, so the previous input's namespace is usually this one's.
+  let slot: NamespaceSlot | undefined;
+  let slotServer = "";
+  let slotRawNamespace = "";
+  let slotConnectorId = "";
   for (const input of inputs) {
     const rawNamespace = input.rawNamespace ?? input.server;
-    const namespaceId = `${input.server}\0${rawNamespace}\0${input.connectorId ?? ""}`;
-    const toolId = `${namespaceId}\0${input.tool.name}\0${input.tool.name}`;
+    const connectorId = input.connectorId ?? "";
+    if (
+      slot === undefined ||
+      input.server !== slotServer ||
+      rawNamespace !== slotRawNamespace ||
+      connectorId !== slotConnectorId
+    ) {
+      const namespaceId = `${input.server}\0${rawNamespace}\0${connectorId}`;
+      slot = slots.get(namespaceId);
+      if (slot === undefined) {
+        let namespace = sanitizeName(rawNamespace);
+        if (prefixMcp && !nonPrefixed.has(input.server) && !namespace.startsWith(MCP_PREFIX)) {
+          namespace = `${MCP_PREFIX}${namespace}`;
+        }
+        slot = { id: namespaceId, name: namespace, claims: new Map() };
+        slots.set(namespaceId, slot);
+        surrogates ||= SURROGATE.test(namespaceId);
+      }
+      slotServer = input.server;
+      slotRawNamespace = rawNamespace;
+      slotConnectorId = connectorId;
+    }
+    const rawName = input.tool.name;
+    const toolId = `${slot.id}\0${rawName}\0${rawName}`;
     if (seen.has(toolId)) {
-      warnings.push(`skipping duplicated tool ${input.tool.name}`);
+      warnings.push(`skipping duplicated tool ${rawName}`);
       continue;
     }
     seen.add(toolId);
-    let namespace = namespaces.get(namespaceId);
-    if (namespace === undefined) {
-      namespace = sanitizeName(rawNamespace);
-      if (prefixMcp && !nonPrefixed.has(input.server) && !namespace.startsWith(MCP_PREFIX)) {
-        namespace = `${MCP_PREFIX}${namespace}`;
-      }
-      namespaces.set(namespaceId, namespace);
-    }
-    candidates.push({ input, namespaceId, toolId, namespace, name: sanitizeName(input.tool.name) });
+    surrogates ||= SURROGATE.test(rawName);
+    candidates.push({ input, slot, toolId, name: sanitizeName(rawName), shared: false });
   }
 
   // Step 3: a namespace claimed by more than one raw namespace identity gets a hash each.
   const namespaceClaims = new Map<string, number>();
-  for (const namespace of namespaces.values()) {
-    namespaceClaims.set(namespace, (namespaceClaims.get(namespace) ?? 0) + 1);
-  }
-  for (const [namespaceId, namespace] of namespaces) {
-    if (namespaceClaims.get(namespace)! > 1) {
-      namespaces.set(namespaceId, withNamespaceHash(namespace, namespaceId));
-    }
+  for (const { name } of slots.values()) namespaceClaims.set(name, (namespaceClaims.get(name) ?? 0) + 1);
+  const claimsByNamespace = new Map<string, Map<string, Candidate>>();
+  for (const s of slots.values()) {
+    if (namespaceClaims.get(s.name)! > 1) s.name = withNamespaceHash(s.name, s.id);
+    // Distinct identities can still end up with one callable namespace; they share its names.
+    const claims = claimsByNamespace.get(s.name);
+    if (claims === undefined) claimsByNamespace.set(s.name, s.claims);
+    else s.claims = claims;
   }
 
   // Step 4: a (namespace, name) pair claimed by more than one tool identity gets a hash each.
   // Tool identities are unique by now, so two claims mean two tools.
-  const pairClaims = new Map<string, Map<string, number>>();
   for (const c of candidates) {
-    c.namespace = namespaces.get(c.namespaceId)!;
-    let names = pairClaims.get(c.namespace);
-    if (names === undefined) {
-      names = new Map();
-      pairClaims.set(c.namespace, names);
+    const first = c.slot.claims.get(c.name);
+    if (first === undefined) {
+      c.slot.claims.set(c.name, c);
+    } else {
+      first.shared = true;
+      c.shared = true;
     }
-    names.set(c.name, (names.get(c.name) ?? 0) + 1);
   }
   for (const c of candidates) {
-    if (pairClaims.get(c.namespace)!.get(c.name)! > 1) c.name += nameHash(c.toolId);
+    if (c.shared) c.name += nameHash(c.toolId);
   }
 
-  // Step 5: output order is the raw identity, bytewise.
-  candidates.sort((a, b) => compareUtf8(a.toolId, b.toolId));
+  // Step 5: output order is the raw identity, bytewise (plain comparison agrees without surrogates).
+  candidates.sort(surrogates ? byUtf8 : byCodeUnit);
 
   // Step 6: fit the limit and make every flat name unique.
   const used = new Set<string>();
-  const tools = candidates.map((c): NormalizedTool => {
+  const tools: NormalizedTool[] = [];
+  for (const c of candidates) {
     const [callableNamespace, callableName, flatName] = uniqueParts(c, used, limit);
     const { server, tool, connectorId } = c.input;
-    return {
+    const normalized: NormalizedTool = {
       server,
       rawName: tool.name,
       callableNamespace,
@@ -153,8 +191,8 @@ export function normalizeCatalog(
       fingerprint: toolFingerprint(tool),
       tool: withoutUntrustedMeta(tool),
       toolId: c.toolId,
-      ...(connectorId === undefined ? {} : { connectorId }),
     };
-  });
+    tools.push(connectorId === undefined ? normalized : { ...normalized, connectorId });
+  }
   return { tools, warnings };
 }

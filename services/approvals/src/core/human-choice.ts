@@ -37,6 +37,22 @@ export function choiceToDecision(
   }
 }
 
+/**
+ * What each choice `request` accepts would decide. Stored with the request when it is put to a
+ * human, so that an answer is checked and recorded in one conditional write.
+ */
+export function decisionsByChoice(
+  request: ApprovalRequest,
+  mode: ApprovalMode,
+  updatedArguments?: JsonValue,
+): Partial<Record<ApprovalChoice, DecideResult>> {
+  const decisions: Partial<Record<ApprovalChoice, DecideResult>> = {};
+  for (const choice of acceptedChoices(request)) {
+    decisions[choice] = choiceToDecision(choice, mode, updatedArguments);
+  }
+  return decisions;
+}
+
 /** The decision for a request nobody answered before `expiresAt`. */
 export function timedOutDecision(timeoutMs: number): DecideResult {
   return {

@@ -1,11 +1,23 @@
 /**
  * `toolbus.approvals.decide`: runs the core's step machine, supplying what each step asks for —
- * hook verdicts, stored grants, a human. A call that already has a request put to a human (a retry
- * by the dispatcher, on this replica or another) re-attaches to it before anything else runs, so
- * hooks are not re-run and no one is asked twice.
+ * hook verdicts, stored grants, a human.
+ *
+ * A call the configuration settles on its own (mode `approve`, annotations, policy `never`) is
+ * answered from the core's first step, before any I/O. Otherwise, before the first hook or grant
+ * lookup, the call's request put to a human is looked for (with the grants, in parallel): a retry
+ * by the dispatcher, on this replica or another, re-attaches to it, so hooks are not re-run, no one
+ * is asked twice, and a grant given since does not overrule the human's answer to this call.
+ *
+ * Why answering the first step unread is safe for retries: that step reads only the request and
+ * this replica's configuration, so a retry of a call that was put to a human takes the same path
+ * again and reaches the lookup — unless the configuration changed in between (its tool switched to
+ * `approve`, or the policy to `never`). Then the retry answers what the configuration now says, as
+ * a dispatcher evaluating the core locally with that configuration already does; the old request
+ * stays in the inbox until it is answered (to no effect) or expires.
  */
 import type { Logger } from "@toolbus/bus";
 import {
+  type ApprovalMode,
   type ApprovalState,
   approvalRequestId,
   combineHookOutcomes,
@@ -18,7 +30,7 @@ import {
   interpretHookOutcome,
 } from "../core/index.js";
 import type { ApprovalPorts } from "../ports.js";
-import { askHuman, awaitDecision } from "./human-step.js";
+import { askHuman, awaitDecision, REATTACHED, type WatchedRequest, watchRequest } from "./human-step.js";
 
 export interface DecideContext {
   logger: Logger;
@@ -31,30 +43,33 @@ export async function handleDecide(
   ports: ApprovalPorts,
   ctx: DecideContext,
 ): Promise<DecideResult> {
-  const signal = ctx.signal === undefined ? ports.closing : AbortSignal.any([ports.closing, ctx.signal]);
-  const existing = await ports.pending.find(approvalRequestId(request.callId));
-  if (existing !== undefined) {
-    ctx.logger.info(
-      { requestId: existing.request.requestId, state: existing.state },
-      "decide re-attached to the call's approval request",
-    );
-    return awaitDecision(existing.request.requestId, ports, signal);
-  }
-
   const mode = ports.modeOf(request.server, request.tool);
   const state: ApprovalState = { policy: ports.policy, hooks: ports.hooks, timeoutMs: ports.timeoutMs };
   const verdicts: HookVerdicts = {};
+  const requestId = approvalRequestId(request.callId);
+  let looked = false;
+  let signal: AbortSignal | undefined;
+  const waitSignal = () => {
+    signal ??= ctx.signal === undefined ? ports.closing : AbortSignal.any([ports.closing, ctx.signal]);
+    return signal;
+  };
+  const reattach = (existing: WatchedRequest) => {
+    ctx.logger.info({ requestId, state: existing.record.state }, REATTACHED);
+    return awaitDecision(requestId, ports, waitSignal(), existing);
+  };
+
   for (;;) {
     const step = decide({ request, mode, now: ports.now() }, state, verdicts);
     switch (step.kind) {
       case "decided":
-        ctx.logger.info(
-          { decision: step.result.decision, source: step.result.source, mode },
-          `decided ${step.result.decision} (${step.result.source})`,
-        );
-        return step.result;
+        return decided(step.result, mode, ctx.logger);
       case "needs_hooks": {
-        const runs = await ports.hookRunner.run(step.hooks, step.payload, signal);
+        if (!looked) {
+          looked = true;
+          const existing = await watchRequest(requestId, ports);
+          if (existing !== undefined) return reattach(existing);
+        }
+        const runs = await ports.hookRunner.run(step.hooks, step.payload, waitSignal());
         const outcomes = runs.map((run) => interpretHookOutcome(step.event, run));
         for (const outcome of outcomes) {
           if (outcome.kind === "none" && outcome.warning !== undefined) ctx.logger.warn(outcome.warning);
@@ -63,15 +78,25 @@ export async function handleDecide(
         break;
       }
       case "needs_grants": {
-        const [session, persistent] = await Promise.all([
-          lookup(ports.sessionGrants, step.keys.session),
-          lookup(ports.persistentGrants, step.keys.persistent),
+        const [existing, grants] = await Promise.all([
+          looked ? undefined : watchRequest(requestId, ports),
+          // Settled either way: a call that re-attaches does not need its grants, nor fail on them.
+          Promise.all([
+            lookup(ports.sessionGrants, step.keys.session),
+            lookup(ports.persistentGrants, step.keys.persistent),
+          ]).then(
+            (found) => ({ found }),
+            (error: unknown) => ({ error }),
+          ),
         ]);
-        state.sessionGrants = session;
-        state.persistentGrants = persistent;
+        looked = true;
+        if (existing !== undefined) return reattach(existing);
+        if ("error" in grants) throw grants.error;
+        [state.sessionGrants, state.persistentGrants] = grants.found;
         break;
       }
       case "needs_human":
+        // Not looked for yet when nothing came before: the insert finds an existing request itself.
         return askHuman(
           {
             request: step.request,
@@ -81,10 +106,18 @@ export async function handleDecide(
             ...(step.updatedArguments === undefined ? {} : { updatedArguments: step.updatedArguments }),
           },
           ports,
-          { logger: ctx.logger, signal },
+          { logger: ctx.logger, signal: waitSignal() },
         );
     }
   }
+}
+
+function decided(result: DecideResult, mode: ApprovalMode, logger: Logger): DecideResult {
+  logger.info(
+    { decision: result.decision, source: result.source, mode },
+    `decided ${result.decision} (${result.source})`,
+  );
+  return result;
 }
 
 /** A one-key view of a store; a key the core did not ask for looks up nothing. */

@@ -7,37 +7,84 @@
 import type { Logger } from "@toolbus/bus";
 import { WireError } from "@toolbus/protocol";
 import { type DecideResult, timedOutDecision } from "../core/index.js";
-import type { ApprovalPorts, NewPendingRecord, PendingRecord } from "../ports.js";
+import type { ApprovalPorts, DecisionWake, NewPendingRecord, PendingRecord } from "../ports.js";
+
+/** The log line of a decide that found its call already put to a human. */
+export const REATTACHED = "decide re-attached to the call's approval request";
+
+/** A stored request read after its wake-up was registered: nothing answered since is missed. */
+export interface WatchedRequest {
+  record: PendingRecord;
+  wake: DecisionWake;
+}
 
 export async function askHuman(
   record: NewPendingRecord,
   ports: ApprovalPorts,
   ctx: { logger: Logger; signal: AbortSignal },
 ): Promise<DecideResult> {
-  const { created, record: stored } = await ports.pending.create(record);
-  const { requestId, expiresAt } = stored.request;
+  const { requestId } = record.request;
+  const wake = ports.signals.next(requestId);
+  let outcome: Awaited<ReturnType<ApprovalPorts["pending"]["create"]>>;
+  try {
+    outcome = await ports.pending.create(record);
+  } catch (error) {
+    wake.cancel();
+    throw error;
+  }
+  const { created, record: stored } = outcome;
   if (created) {
     ports.events.pending(stored.request);
-    ctx.logger.info({ requestId, expiresAt }, `waiting for a human to answer ${requestId}`);
+    ctx.logger.info(
+      { requestId, expiresAt: stored.request.expiresAt },
+      `waiting for a human to answer ${requestId}`,
+    );
   } else {
-    ctx.logger.info({ requestId }, `${requestId} was already put to a human; waiting for that answer`);
+    ctx.logger.info({ requestId, state: stored.state }, REATTACHED);
   }
-  return awaitDecision(requestId, ports, ctx.signal);
+  return awaitDecision(requestId, ports, ctx.signal, { record: stored, wake });
 }
 
-/** Answers the request's decision once it has one; re-reads it on every wake-up and poll. */
+/**
+ * Looks for the request a call was put to, listening first so that an answer given after the
+ * read still wakes the wait on it. Undefined (and nothing left listening) when there is none.
+ */
+export async function watchRequest(
+  requestId: string,
+  ports: Pick<ApprovalPorts, "pending" | "signals">,
+): Promise<WatchedRequest | undefined> {
+  const wake = ports.signals.next(requestId);
+  try {
+    const record = await ports.pending.find(requestId);
+    if (record !== undefined) return { record, wake };
+  } catch (error) {
+    wake.cancel();
+    throw error;
+  }
+  wake.cancel();
+  return undefined;
+}
+
+/**
+ * Answers the request's decision once it has one: from the wake-up that carries it, else by
+ * reading the request again (after a wake-up without it, and every `pollIntervalMs`).
+ * `watched`: the request as already read, with its wake-up, so the first read is skipped.
+ */
 export async function awaitDecision(
   requestId: string,
   ports: ApprovalPorts,
   signal: AbortSignal,
+  watched?: WatchedRequest,
 ): Promise<DecideResult> {
+  let known = watched;
   for (;;) {
-    if (signal.aborted) throw replicaStopping(requestId);
     // Listen before reading, so an answer given in between still wakes this loop.
-    const wake = ports.signals.next(requestId);
+    const wake = known?.wake ?? ports.signals.next(requestId);
     const stop = new AbortController();
     try {
-      const record = await ports.pending.find(requestId);
+      if (signal.aborted) throw replicaStopping(requestId);
+      const record = known?.record ?? (await ports.pending.find(requestId));
+      known = undefined;
       if (record === undefined) throw new Error(`approval request ${requestId} is missing from the store`);
       if (record.state === "resolved" && record.result !== undefined) return record.result;
       const remaining = Date.parse(record.request.expiresAt) - ports.now();
@@ -45,10 +92,11 @@ export async function awaitDecision(
         await expireRequest(record, ports);
         continue;
       }
-      await Promise.race([
+      const woken = await Promise.race([
         wake.promise,
         delay(Math.min(remaining, ports.pollIntervalMs), AbortSignal.any([signal, stop.signal])),
       ]);
+      if (woken !== undefined) return woken;
     } finally {
       wake.cancel();
       stop.abort();
@@ -78,13 +126,13 @@ function replicaStopping(requestId: string): WireError {
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
-function delay(ms: number, signal: AbortSignal): Promise<void> {
+function delay(ms: number, signal: AbortSignal): Promise<undefined> {
   return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
+    if (signal.aborted) return resolve(undefined);
     const done = () => {
       clearTimeout(timer);
       signal.removeEventListener("abort", done);
-      resolve();
+      resolve(undefined);
     };
     const timer = setTimeout(done, ms);
     signal.addEventListener("abort", done, { once: true });

@@ -1,8 +1,11 @@
 /**
- * `toolbus.approvals.resolve`: a human's answer. The core checks it (once only, before expiry, an
- * offered choice) and turns it into a decision; the store resolves the request only if it is still
- * pending, so two answers racing on two replicas give one winner and one `bad_request`. Then the
- * grants the answer asks for are written and the `resolved` event goes out.
+ * `toolbus.approvals.resolve`: a human's answer. The store records it in one conditional write
+ * when the request is still pending, in time, and offered the choice (the decision each choice
+ * gives was stored with the request); the waiting decide is woken by that same statement. Only
+ * when that write changes nothing is the request read, to refuse the answer saying why (once
+ * only, before expiry, an offered choice) — or to resolve a request stored before choices were
+ * recorded with it. Of two answers racing on two replicas, one wins and the other is refused.
+ * Then the grants the answer asks for are written and the `resolved` event goes out.
  */
 
 import type { Logger } from "@toolbus/bus";
@@ -15,33 +18,20 @@ import { expireRequest } from "./human-step.js";
 /** Who answered, in the `resolved` event, when the answer came through `resolve`. */
 export const RESOLVED_BY_USER = "user";
 
+type ResolvePorts = Pick<ApprovalPorts, "pending" | "events" | "sessionGrants" | "persistentGrants" | "now">;
+
 export async function handleResolve(
   { requestId, choice }: ApprovalResolveRequest,
-  ports: Pick<ApprovalPorts, "pending" | "events" | "sessionGrants" | "persistentGrants" | "now">,
+  ports: ResolvePorts,
   ctx: { logger: Logger },
 ): Promise<ApprovalResolveResult> {
-  const record = await ports.pending.find(requestId);
-  if (record === undefined) {
-    throw new WireError(
-      "bad_request",
-      `no approval request ${requestId} exists; list the pending requests (toolbus.approvals.list) for their ids`,
-    );
-  }
   const now = ports.now();
-  // Expired but not yet marked: mark it now, so its waiters and the inboxes hear of it.
-  if (record.state === "pending" && now >= Date.parse(record.request.expiresAt)) {
-    await expireRequest(record, ports);
-  }
-  refuseUnless(record, choice, now);
-  const result = choiceToDecision(choice, record.mode, record.updatedArguments);
-  const settled = await ports.pending.settle(requestId, result, RESOLVED_BY_USER);
-  if (settled === undefined) {
-    // Someone else resolved it between our read and our write: say so, with their decision.
-    const winner = await ports.pending.find(requestId);
-    if (winner !== undefined) refuseUnless(winner, choice, now);
-    throw new Error(`approval request ${requestId} could not be resolved and is not resolved either`);
-  }
-  const effects = grantEffects(result, record.keys, record.fingerprint);
+  const settled =
+    (await ports.pending.answer(requestId, choice, RESOLVED_BY_USER, now)) ??
+    (await resolveAfterReading(requestId, choice, now, ports));
+  const result = settled.result;
+  if (result === undefined) throw new Error(`approval request ${requestId} was resolved without a decision`);
+  const effects = grantEffects(result, settled.keys, settled.fingerprint);
   const grantedAt = new Date(now).toISOString();
   // The decision stands even if remembering it fails: the call runs, and the next one asks again.
   const remember = async (store: GrantStore, write: GrantWrite | undefined, which: string) => {
@@ -58,11 +48,41 @@ export async function handleResolve(
   ]);
   ports.events.resolved({
     requestId,
-    callId: record.request.callId,
+    callId: settled.request.callId,
     decision: result.decision,
     by: RESOLVED_BY_USER,
   });
   return { decision: result.decision };
+}
+
+/** The answer the one-write path did not take: refused with the reason, or resolved the long way. */
+async function resolveAfterReading(
+  requestId: string,
+  choice: ApprovalResolveRequest["choice"],
+  now: number,
+  ports: ResolvePorts,
+): Promise<PendingRecord> {
+  const record = await ports.pending.find(requestId);
+  if (record === undefined) {
+    throw new WireError(
+      "bad_request",
+      `no approval request ${requestId} exists; list the pending requests (toolbus.approvals.list) for their ids`,
+    );
+  }
+  // Expired but not yet marked: mark it now, so its waiters and the inboxes hear of it.
+  if (record.state === "pending" && now >= Date.parse(record.request.expiresAt)) {
+    await expireRequest(record, ports);
+  }
+  refuseUnless(record, choice, now);
+  const result = choiceToDecision(choice, record.mode, record.updatedArguments);
+  const settled = await ports.pending.settle(requestId, result, RESOLVED_BY_USER);
+  if (settled === undefined) {
+    // Someone else resolved it between our read and our write: say so, with their decision.
+    const winner = await ports.pending.find(requestId);
+    if (winner !== undefined) refuseUnless(winner, choice, now);
+    throw new Error(`approval request ${requestId} could not be resolved and is not resolved either`);
+  }
+  return settled;
 }
 
 function refuseUnless(record: PendingRecord, choice: ApprovalResolveRequest["choice"], now: number): void {

@@ -1,7 +1,20 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildApprovalRequest } from "../../src/core/approval-prompt.js";
-import { checkResolution, choiceToDecision, timedOutDecision } from "../../src/core/human-choice.js";
-import type { ApprovalChoice, ApprovalMode, DecideResult } from "../../src/core/types.js";
+import {
+  checkResolution,
+  choiceToDecision,
+  decisionsByChoice,
+  timedOutDecision,
+} from "../../src/core/human-choice.js";
+import {
+  APPROVAL_CHOICES,
+  APPROVAL_MODES,
+  type ApprovalChoice,
+  type ApprovalMode,
+  type DecideResult,
+  type JsonValue,
+} from "../../src/core/types.js";
 
 describe("a human's choice (checklist 38, 41)", () => {
   const rejected: DecideResult = {
@@ -115,5 +128,44 @@ describe("resolving a pending request", () => {
       message:
         "approval request mcp_tool_call_approval_c1 was already resolved (denied); each request takes one answer",
     });
+  });
+});
+
+describe("the decisions stored with a request", () => {
+  const now = Date.parse("2026-01-01T00:00:00.000Z");
+
+  it("hold, for exactly the choices the request accepts, what each decides", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...APPROVAL_MODES),
+        fc.boolean(),
+        fc.boolean(),
+        fc.option(
+          fc.json().map((text): JsonValue => JSON.parse(text)),
+          { nil: undefined },
+        ),
+        (mode, hasSessionKey, hasPersistentKey, updatedArguments) => {
+          const request = buildApprovalRequest({
+            callId: "c1",
+            server: "docs",
+            tool: "t",
+            hookName: "mcp__docs__t",
+            arguments: {},
+            mode,
+            hasSessionKey,
+            hasPersistentKey,
+            now,
+            timeoutMs: 60_000,
+          });
+          const expected: Partial<Record<ApprovalChoice, DecideResult>> = {};
+          for (const choice of APPROVAL_CHOICES) {
+            if (checkResolution(request, { state: "pending" }, choice, now).ok) {
+              expected[choice] = choiceToDecision(choice, mode, updatedArguments);
+            }
+          }
+          expect(decisionsByChoice(request, mode, updatedArguments)).toStrictEqual(expected);
+        },
+      ),
+    );
   });
 });

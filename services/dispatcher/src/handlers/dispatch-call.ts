@@ -216,7 +216,9 @@ export function dispatchCall(deps: CallPathDeps) {
     begin();
 
     // 6. Approval; a PreToolUse hook may rewrite the input.
-    const deciding = deps.approvals.decide(approvalRequest(request, current, argumentsValue, catalogRevision));
+    const deciding = deps.approvals.decide(
+      approvalRequest(request, current, argumentsValue, catalogRevision),
+    );
     const decision = deciding instanceof Promise ? await deciding : deciding;
     const outcome = approvalOutcome(decision);
     if (outcome.kind === "skip") return skip(outcome.message);

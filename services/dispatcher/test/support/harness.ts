@@ -57,6 +57,8 @@ export interface HarnessOptions {
   catalogEnv?: Record<string, string>;
   /** Runs the dispatcher as its own process (`src/main.ts`) instead of in the test process. */
   dispatcherProcess?: boolean;
+  /** A hooks file (Claude Code's shape), named by `[approvals] hooks`. */
+  hooks?: unknown;
 }
 
 export type Envelope<T> =
@@ -78,11 +80,13 @@ export interface StoredEvent {
   body: CallBeginEvent | CallEndEvent;
 }
 
-export interface ApprovalsStandIn {
-  /** Every decide request received, oldest first, with its traceparent header. */
-  readonly requests: Array<{ request: ApprovalDecideRequest; traceparent: string | undefined }>;
+export interface StandIn<Req> {
+  /** Every request received, oldest first, with its traceparent header. */
+  readonly requests: Array<{ request: Req; traceparent: string | undefined }>;
   stop(): void;
 }
+
+export type ApprovalsStandIn = StandIn<ApprovalDecideRequest>;
 
 type InProcessDispatcher = { service: DispatcherService; bus: Bus; logs: Array<Record<string, unknown>> };
 
@@ -170,7 +174,12 @@ export class DispatchHarness {
     const dir = mkdtempSync(join(tmpdir(), "toolbus-dispatcher-test-"));
     this.cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
     this.configPath = join(dir, "toolbus.toml");
-    const toml = toolbusToml(servers);
+    let toml = toolbusToml(servers);
+    if (options.hooks !== undefined) {
+      const hooksPath = join(dir, "hooks.json");
+      writeFileSync(hooksPath, JSON.stringify(options.hooks));
+      toml = `[approvals]\nhooks = ${JSON.stringify(hooksPath)}\n\n${toml}`;
+    }
     writeFileSync(this.configPath, toml);
 
     this.catalogProcess = await startServiceProcess({
@@ -311,23 +320,31 @@ export class DispatchHarness {
   }
 
   /** A stand-in for the approvals service on `<prefix>.approvals.decide`. */
-  async approvals(
+  approvals(
     answer: (
       request: ApprovalDecideRequest,
       msg: Msg,
     ) => Promise<ApprovalDecideResult> | ApprovalDecideResult,
   ): Promise<ApprovalsStandIn> {
-    const requests: ApprovalsStandIn["requests"] = [];
-    const subscription = this.nc.subscribe(this.subjects.approvalsDecide, {
+    return this.standIn(this.subjects.approvalsDecide, async (request: ApprovalDecideRequest, msg) => ({
+      ok: true,
+      result: await answer(request, msg),
+    }));
+  }
+
+  /** A service stand-in on `subject` (queue `approvals`): `answer` gives the whole reply envelope. */
+  async standIn<Req>(
+    subject: string,
+    answer: (request: Req, msg: Msg) => Promise<Envelope<unknown>> | Envelope<unknown>,
+  ): Promise<StandIn<Req>> {
+    const requests: StandIn<Req>["requests"] = [];
+    const subscription = this.nc.subscribe(subject, {
       queue: "approvals",
       callback: (error, msg) => {
         if (error) return;
-        const request = msg.json<ApprovalDecideRequest>();
+        const request = msg.json<Req>();
         requests.push({ request, traceparent: msg.headers?.get("traceparent") || undefined });
-        void (async () => {
-          const result = await answer(request, msg);
-          msg.respond(JSON.stringify({ ok: true, result }));
-        })();
+        void (async () => msg.respond(JSON.stringify(await answer(request, msg))))();
       },
     });
     this.subscriptions.push(subscription);

@@ -1,7 +1,8 @@
 /**
- * What one fetched batch of memory messages asks of the database: the messages to count
- * (one per messageId), the poison to park, and the usage increments of the messages the
- * database has not counted before (its processed-ids table decides which those are).
+ * What one batch of memory messages asks of the database: the messages to count (one per
+ * messageId), the poison to park, and every citation mention as a (messageId, threadId) pair,
+ * which the database sums over the messages it has not counted before (its processed-ids
+ * table decides which those are).
  */
 import type { DecodedMessage } from "./memory-message.js";
 
@@ -41,23 +42,20 @@ export function planBatch(decoded: readonly DecodedMessage[]): BatchPlan {
   return plan;
 }
 
-export interface UsageIncrement {
-  threadId: string;
-  /** How many mentions to add to `usage_count`. */
-  count: number;
+/** Parallel arrays: mention k is `threadIds[k]` cited by `messageIds[k]`. */
+export interface Mentions {
+  messageIds: string[];
+  threadIds: string[];
 }
 
-/**
- * The increments for the messages counted now: every mention adds one (`[a, a, b]` adds 2 to
- * a), summed over the messages. Sorted by thread id so concurrent writers lock rows in the
- * same order.
- */
-export function usageIncrements(messages: readonly CountableMessage[]): UsageIncrement[] {
-  const counts = new Map<string, number>();
+/** Every mention counts once: `[a, a, b]` is three mentions, two of them adding to a. */
+export function mentionsOf(messages: readonly CountableMessage[]): Mentions {
+  const mentions: Mentions = { messageIds: [], threadIds: [] };
   for (const message of messages) {
-    for (const threadId of message.threadIds) counts.set(threadId, (counts.get(threadId) ?? 0) + 1);
+    for (const threadId of message.threadIds) {
+      mentions.messageIds.push(message.messageId);
+      mentions.threadIds.push(threadId);
+    }
   }
-  return [...counts]
-    .map(([threadId, count]) => ({ threadId, count }))
-    .sort((a, b) => (a.threadId < b.threadId ? -1 : a.threadId > b.threadId ? 1 : 0));
+  return mentions;
 }

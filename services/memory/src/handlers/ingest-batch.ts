@@ -1,5 +1,5 @@
 /**
- * One fetched batch of `<prefix>.memory.message` deliveries → one database transaction →
+ * One batch of `<prefix>.memory.message` deliveries → one database transaction →
  * how each delivery is settled. Poison is parked in the same transaction. When the database
  * is unreachable the whole batch is reported unavailable (held, retried, nothing settled).
  * When the transaction fails for a reason of its own, the batch is split so that only the

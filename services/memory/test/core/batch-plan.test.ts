@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { planBatch, usageIncrements } from "../../src/core/batch-plan.js";
+import { mentionsOf, planBatch } from "../../src/core/batch-plan.js";
 import type { DecodedMessage } from "../../src/core/memory-message.js";
 import { A, B, C } from "../citations.js";
 
@@ -42,33 +42,34 @@ describe("planBatch", () => {
   });
 });
 
-describe("usageIncrements", () => {
-  it("adds one per mention, summed over messages, sorted by thread id ([a, a, b] adds 2 to a)", () => {
-    const increments = usageIncrements([
-      { messageId: "m1", threadIds: [B, A, A] },
-      { messageId: "m2", threadIds: [A, C] },
-      { messageId: "m3", threadIds: [] },
-    ]);
-    expect(increments).toEqual([
-      { threadId: A, count: 3 },
-      { threadId: B, count: 1 },
-      { threadId: C, count: 1 },
-    ]);
+describe("mentionsOf", () => {
+  it("lists one pair per mention, repeats included ([a, a, b] mentions a twice)", () => {
+    expect(
+      mentionsOf([
+        { messageId: "m1", threadIds: [B, A, A] },
+        { messageId: "m2", threadIds: [A, C] },
+        { messageId: "m3", threadIds: [] },
+      ]),
+    ).toEqual({ messageIds: ["m1", "m1", "m1", "m2", "m2"], threadIds: [B, A, A, A, C] });
   });
 
   it("never loses or invents a mention", () => {
     const ids = fc.constantFrom(A, B, C, "x", "y");
-    const messages = fc.array(
+    const messages = fc.uniqueArray(
       fc.record({ messageId: fc.string(), threadIds: fc.array(ids, { maxLength: 8 }) }),
-      { maxLength: 20 },
+      { maxLength: 20, selector: (message) => message.messageId },
     );
     fc.assert(
       fc.property(messages, (batch) => {
-        const increments = usageIncrements(batch);
-        const total = increments.reduce((sum, increment) => sum + increment.count, 0);
-        const mentions = batch.reduce((sum, message) => sum + message.threadIds.length, 0);
-        expect(total).toBe(mentions);
-        expect(new Set(increments.map((increment) => increment.threadId)).size).toBe(increments.length);
+        const { messageIds, threadIds } = mentionsOf(batch);
+        const regrouped = batch.map((message) => ({
+          messageId: message.messageId,
+          threadIds: threadIds.filter((_, k) => messageIds[k] === message.messageId),
+        }));
+        expect({ pairs: messageIds.length, regrouped }).toEqual({
+          pairs: threadIds.length,
+          regrouped: batch,
+        });
       }),
     );
   });

@@ -1,13 +1,20 @@
 /**
- * Wake-ups for waiting decides, over Postgres LISTEN/NOTIFY: `PgPendingStore.settle` notifies the
- * request id on the channel in the statement that resolves it, and every replica listening hears
- * it. One dedicated connection per replica; when it drops it is re-opened with back-off and every
- * waiter is woken to re-read (a notification sent meanwhile would otherwise be missed).
+ * Wake-ups for waiting decides, over Postgres LISTEN/NOTIFY: `PgPendingStore` notifies the channel
+ * in the statement that resolves a request, and every replica listening hears it. The payload is
+ * `{"requestId","result"}` — the waiter answers with that decision without reading it back — or
+ * just the request id (a decision too large for a payload): the waiter re-reads. One dedicated
+ * connection per replica; when it drops it is re-opened with back-off and every waiter is woken
+ * to re-read (a notification sent meanwhile would otherwise be missed).
  */
 import { createHash } from "node:crypto";
 import type { Logger } from "@toolbus/bus";
+import { ApprovalDecideResultSchema } from "@toolbus/protocol";
 import pg from "pg";
-import type { DecisionSignals } from "../../ports.js";
+import { z } from "zod";
+import type { DecideResult } from "../../core/index.js";
+import type { DecisionSignals, DecisionWake } from "../../ports.js";
+
+const WakeSchema = z.object({ requestId: z.string(), result: ApprovalDecideResultSchema });
 
 const RECONNECT_DELAYS_MS = [100, 500, 1_000, 2_000, 5_000];
 
@@ -15,7 +22,7 @@ export class PgDecisionSignals implements DecisionSignals {
   readonly #config: pg.ClientConfig;
   readonly #channel: string;
   readonly #logger: Logger;
-  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #waiters = new Map<string, Set<(result: DecideResult | undefined) => void>>();
   #client: pg.Client | undefined;
   #closed = false;
   #failures = 0;
@@ -32,9 +39,9 @@ export class PgDecisionSignals implements DecisionSignals {
     await this.#listen();
   }
 
-  next(requestId: string): { promise: Promise<void>; cancel(): void } {
-    let wake = () => {};
-    const promise = new Promise<void>((resolve) => {
+  next(requestId: string): DecisionWake {
+    let wake: (result: DecideResult | undefined) => void = () => {};
+    const promise = new Promise<DecideResult | undefined>((resolve) => {
       wake = resolve;
     });
     let set = this.#waiters.get(requestId);
@@ -63,7 +70,7 @@ export class PgDecisionSignals implements DecisionSignals {
   async #listen(): Promise<void> {
     const client = new pg.Client(this.#config);
     client.on("notification", (message) => {
-      if (message.channel === this.#channel && message.payload !== undefined) this.#wake(message.payload);
+      if (message.channel === this.#channel && message.payload !== undefined) this.#heard(message.payload);
     });
     client.on("error", (err) => this.#lost(client, err));
     client.on("end", () => this.#lost(client, new Error("connection ended")));
@@ -100,12 +107,31 @@ export class PgDecisionSignals implements DecisionSignals {
     }, delay);
   }
 
-  #wake(requestId: string): void {
-    for (const wake of this.#waiters.get(requestId) ?? []) wake();
+  #heard(payload: string): void {
+    // A request id never starts with "{": anything else is the bare id of a large decision.
+    if (!payload.startsWith("{")) {
+      this.#wake(payload, undefined);
+      return;
+    }
+    const parsed = WakeSchema.safeParse(safeJson(payload));
+    if (parsed.success) {
+      this.#wake(parsed.data.requestId, parsed.data.result);
+      return;
+    }
+    // Whose it is cannot be told: every waiter re-reads its request rather than miss the answer.
+    this.#logger.warn(
+      { payload: payload.slice(0, 200) },
+      "an approval decision notification could not be read; every waiting decide re-reads its request",
+    );
+    this.#wakeAll();
+  }
+
+  #wake(requestId: string, result: DecideResult | undefined): void {
+    for (const wake of this.#waiters.get(requestId) ?? []) wake(result);
   }
 
   #wakeAll(): void {
-    for (const set of this.#waiters.values()) for (const wake of set) wake();
+    for (const set of this.#waiters.values()) for (const wake of set) wake(undefined);
   }
 }
 
@@ -121,4 +147,12 @@ export function decisionChannel(prefix: string): string {
 
 function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

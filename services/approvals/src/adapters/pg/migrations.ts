@@ -45,6 +45,13 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "decisions by choice, so an answer is one conditional write",
+    sql: `
+      ALTER TABLE approval_requests ADD COLUMN decisions_by_choice json;
+    `,
+  },
 ];
 
 // Any constant will do, as long as no other code takes the same advisory lock.

@@ -1,12 +1,22 @@
 /**
  * The `PendingStore` over Postgres: table `approval_requests`, one row per request put to a
  * human, keyed by its request id (so `INSERT … ON CONFLICT DO NOTHING` asks once however many
- * replicas try). Resolving is a conditional update that also `pg_notify`s the request id in the
- * same statement: the wake-up is sent exactly when, and only if, the answer is committed.
+ * replicas try). Each row also holds what every choice it accepts would decide, so a human's
+ * answer is a single conditional update. Resolving `pg_notify`s in the same statement — the
+ * request id and the decision, so waiters need not read it back — and the wake-up is sent
+ * exactly when, and only if, the answer is committed.
  */
 import type { ApprovalResolvedEvent } from "@toolbus/protocol";
 import type pg from "pg";
-import type { ApprovalMode, ApprovalRequest, DecideResult, GrantKeys, JsonValue } from "../../core/index.js";
+import {
+  type ApprovalChoice,
+  type ApprovalMode,
+  type ApprovalRequest,
+  type DecideResult,
+  decisionsByChoice,
+  type GrantKeys,
+  type JsonValue,
+} from "../../core/index.js";
 import type { NewPendingRecord, PendingRecord, PendingStore } from "../../ports.js";
 
 interface Row {
@@ -22,6 +32,18 @@ interface Row {
 }
 
 const COLUMNS = "request, mode, grant_keys, fingerprint, updated_arguments, state, decision, resolved_by";
+
+/**
+ * Answers the rows of CTE `settled` (a resolving UPDATE … RETURNING *) and notifies each on
+ * channel `$channel`: `{"requestId","result"}`, or the bare request id when that would not fit
+ * in a NOTIFY payload (under 8000 bytes) — the waiter then reads the decision itself.
+ */
+function notifySettled(channel: string): string {
+  return `SELECT ${COLUMNS},
+                 pg_notify(${channel}, CASE WHEN octet_length(wake) < 8000 THEN wake ELSE request_id END)
+            FROM (SELECT *, json_build_object('requestId', request_id, 'result', decision)::text AS wake
+                    FROM settled) AS woken`;
+}
 
 export class PgPendingStore implements PendingStore {
   readonly #pool: pg.Pool;
@@ -45,8 +67,9 @@ export class PgPendingStore implements PendingStore {
     const { request } = record;
     const inserted = await this.#pool.query<Row>(
       `INSERT INTO approval_requests
-         (request_id, call_id, request, mode, grant_keys, fingerprint, updated_arguments, state, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9)
+         (request_id, call_id, request, mode, grant_keys, fingerprint, updated_arguments, state, created_at,
+          expires_at, decisions_by_choice)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10)
        ON CONFLICT (request_id) DO NOTHING
        RETURNING ${COLUMNS}`,
       [
@@ -59,6 +82,7 @@ export class PgPendingStore implements PendingStore {
         record.updatedArguments === undefined ? null : JSON.stringify({ value: record.updatedArguments }),
         request.createdAt,
         request.expiresAt,
+        JSON.stringify(decisionsByChoice(request, record.mode, record.updatedArguments)),
       ],
     );
     if (inserted.rows[0] !== undefined) return { created: true, record: recordOf(inserted.rows[0]) };
@@ -87,8 +111,29 @@ export class PgPendingStore implements PendingStore {
           WHERE request_id = $1 AND state = 'pending'
           RETURNING ${COLUMNS}, request_id
        )
-       SELECT ${COLUMNS}, pg_notify($4, request_id) FROM settled`,
+       ${notifySettled("$4")}`,
       [requestId, JSON.stringify(result), by, this.#channel],
+    );
+    return rows[0] && recordOf(rows[0]);
+  }
+
+  async answer(
+    requestId: string,
+    choice: ApprovalChoice,
+    by: string,
+    now: number,
+  ): Promise<PendingRecord | undefined> {
+    const { rows } = await this.#pool.query<Row>(
+      `WITH settled AS (
+         UPDATE approval_requests
+            SET state = 'resolved', decision = decisions_by_choice -> $2::text, resolved_by = $3,
+                resolved_at = now()
+          WHERE request_id = $1 AND state = 'pending' AND expires_at > $4
+            AND decisions_by_choice -> $2::text IS NOT NULL
+          RETURNING ${COLUMNS}, request_id
+       )
+       ${notifySettled("$5")}`,
+      [requestId, choice, by, new Date(now).toISOString(), this.#channel],
     );
     return rows[0] && recordOf(rows[0]);
   }

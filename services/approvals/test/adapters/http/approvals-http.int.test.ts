@@ -139,6 +139,27 @@ describe("approvals HTTP routes", () => {
     ]);
   });
 
+  it("on the service's own port answer a click in that process, even while it takes no more bus requests", async () => {
+    const env = await testEnv("http own resolve");
+    const service = await env.start({ http: { port: 0 } });
+    const request = decideRequest();
+    const decision = decide(env.client, service.subjects, request);
+    const pending = await waitForPending(env.client, service.subjects, request.callId);
+    // No replica serves approvals.resolve on the bus now; the waiting decide stays in flight.
+    const draining = service.bus.drain({ graceMs: 60_000 });
+    const resolved = await fetch(`${service.httpUrl}/v1/approvals/${pending.requestId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ choice: "allow" }),
+    });
+    expect({ status: resolved.status, body: await resolved.json() }).toEqual({
+      status: 200,
+      body: { decision: "approved" },
+    });
+    await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
+    await draining;
+  });
+
   it("stream a snapshot, then pending and resolved events, to a real HTTP client", async () => {
     const env = await testEnv("http sse");
     const service = await env.start({ http: { port: 0 } });

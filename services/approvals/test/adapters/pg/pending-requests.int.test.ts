@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { decisionChannel, PgDecisionSignals } from "../../../src/adapters/pg/decision-signals.js";
 import { MIGRATIONS, migrate } from "../../../src/adapters/pg/migrations.js";
 import { PgPendingStore } from "../../../src/adapters/pg/pending-requests.js";
-import { buildApprovalRequest, type DecideResult } from "../../../src/core/index.js";
+import { type ApprovalMode, buildApprovalRequest, type DecideResult } from "../../../src/core/index.js";
 import type { NewPendingRecord } from "../../../src/ports.js";
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -25,7 +25,7 @@ async function database(name: string) {
 
 const NOW = Date.parse("2026-05-01T10:00:00.000Z");
 
-function record(callId: string, timeoutMs = 60_000): NewPendingRecord {
+function record(callId: string, timeoutMs = 60_000, mode: ApprovalMode = "auto"): NewPendingRecord {
   return {
     request: buildApprovalRequest({
       callId,
@@ -34,13 +34,13 @@ function record(callId: string, timeoutMs = 60_000): NewPendingRecord {
       tool: "search",
       hookName: "mcp__docs__search",
       arguments: { q: "x" },
-      mode: "auto",
+      mode,
       hasSessionKey: true,
       hasPersistentKey: true,
       now: NOW,
       timeoutMs,
     }),
-    mode: "auto",
+    mode,
     keys: { session: "t-1.docs.=.search", persistent: "docs.=.search" },
     fingerprint: "f".repeat(64),
     updatedArguments: { q: "rewritten" },
@@ -103,18 +103,10 @@ describe("the pending request table", () => {
     await expect(store.overdue(NOW + 2_000, 10)).resolves.toEqual([c.request.requestId]);
   });
 
-  it("wakes a listener on any connection when a request is resolved", async () => {
+  it("wakes a listener on any connection with the decision when a request is resolved", async () => {
     const { pool, schema } = await database("notify");
     await migrate(pool);
-    const channel = decisionChannel(isolation("notify").prefix);
-    const store = new PgPendingStore(pool, channel);
-    const signals = new PgDecisionSignals(
-      { connectionString: schema.url },
-      channel,
-      createLogger({ service: "t", version: "1", level: "silent" }),
-    );
-    await signals.start();
-    cleanups.push(() => signals.close());
+    const { store, signals } = await listening(pool, schema.url, "notify");
     const r = record("woken");
     await store.create(r);
     const woken = signals.next(r.request.requestId);
@@ -124,11 +116,92 @@ describe("the pending request table", () => {
       otherWoken = true;
     });
     await store.settle(r.request.requestId, approved, "user");
-    await expect(woken.promise).resolves.toBeUndefined();
+    await expect(woken.promise).resolves.toEqual(approved);
     expect(otherWoken).toBe(false);
     other.cancel();
   });
+
+  it("wakes a listener to read the decision again when it is too large to travel with the wake-up", async () => {
+    const { pool, schema } = await database("notify large");
+    await migrate(pool);
+    const { store, signals } = await listening(pool, schema.url, "notify large");
+    const large = { ...record("large"), updatedArguments: { q: "x".repeat(9_000) } };
+    await store.create(large);
+    const woken = signals.next(large.request.requestId);
+    const resolved = {
+      ...large,
+      state: "resolved",
+      result: { decision: "approved", source: "human", updatedArguments: { q: "x".repeat(9_000) } },
+      resolvedBy: "user",
+    };
+    await expect(store.answer(large.request.requestId, "allow", "user", NOW)).resolves.toEqual(resolved);
+    await expect(woken.promise).resolves.toBeUndefined();
+    await expect(store.find(large.request.requestId)).resolves.toEqual(resolved);
+  });
+
+  it("records an answer in one write with what the choice decides, and wakes the listener with it", async () => {
+    const { pool, schema } = await database("answer");
+    await migrate(pool);
+    const { store, signals } = await listening(pool, schema.url, "answer");
+    const r = record("answered");
+    await store.create(r);
+    const woken = signals.next(r.request.requestId);
+    const forSession: DecideResult = {
+      decision: "approved_for_session",
+      source: "human",
+      updatedArguments: { q: "rewritten" },
+    };
+    await expect(store.answer(r.request.requestId, "allow_session", "user", NOW)).resolves.toEqual({
+      ...r,
+      state: "resolved",
+      result: forSession,
+      resolvedBy: "user",
+    });
+    await expect(woken.promise).resolves.toEqual(forSession);
+  });
+
+  it.each([
+    { name: "a second answer", callId: "twice", choice: "allow", at: NOW, before: "answer" },
+    { name: "an answer at expiry", callId: "late", choice: "allow", at: NOW + 60_000, before: "nothing" },
+    { name: "a choice not offered", callId: "prompted", choice: "allow_session", at: NOW, before: "nothing" },
+    { name: "an answer to no request", callId: "missing", choice: "allow", at: NOW, before: "no request" },
+    {
+      name: "an answer to a request stored before choices were",
+      callId: "old",
+      choice: "allow",
+      at: NOW,
+      before: "forget",
+    },
+  ] as const)("changes nothing for $name", async ({ callId, choice, at, before }) => {
+    const { pool } = await database(`answer ${callId}`);
+    await migrate(pool);
+    const store = new PgPendingStore(pool, "unused");
+    // Mode prompt offers neither remembering choice.
+    const r = record(callId, 60_000, callId === "prompted" ? "prompt" : "auto");
+    if (before !== "no request") await store.create(r);
+    if (before === "answer") await store.answer(r.request.requestId, "decline", "user", NOW);
+    if (before === "forget") {
+      await pool.query("UPDATE approval_requests SET decisions_by_choice = NULL WHERE request_id = $1", [
+        r.request.requestId,
+      ]);
+    }
+    const was = await store.find(r.request.requestId);
+    await expect(store.answer(r.request.requestId, choice, "user", at)).resolves.toBeUndefined();
+    await expect(store.find(r.request.requestId)).resolves.toEqual(was);
+  });
 });
+
+async function listening(pool: pg.Pool, url: string, name: string) {
+  const channel = decisionChannel(isolation(name).prefix);
+  const signals = new PgDecisionSignals(
+    { connectionString: url },
+    channel,
+    createLogger({ service: "t", version: "1", level: "silent" }),
+  );
+  await signals.start();
+  cleanups.push(() => signals.close());
+  return { store: new PgPendingStore(pool, channel), signals };
+}
 
 describe("decision channels", () => {
   it("stay within Postgres's 63-byte identifier limit for long prefixes, and differ by prefix", () => {

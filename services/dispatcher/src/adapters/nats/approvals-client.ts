@@ -19,6 +19,9 @@ import {
 import type { ApprovalsPort } from "../../handlers/dispatch-call.js";
 
 const DECIDE_SPAN = "toolbus.approvals.decide";
+/** How long `server_unavailable` answers are retried (a replica restarting, another taking over). */
+const UNAVAILABLE_RETRY_MS = 5_000;
+const RETRY_DELAYS_MS = [100, 250, 500, 1_000];
 
 export function createApprovalsClient(deps: {
   bus: Bus;
@@ -33,12 +36,15 @@ export function createApprovalsClient(deps: {
   /** The decision when the policy alone settles it (no hook, grant or human needed), else undefined. */
   const decideLocally = (request: ApprovalDecideRequest, hooks: HooksConfig) => {
     const server = config.mcpServers[request.server];
-    const mode = resolveApprovalMode(server?.tools[request.tool]?.approvalMode, server?.defaultToolsApprovalMode);
+    const mode = resolveApprovalMode(
+      server?.tools[request.tool]?.approvalMode,
+      server?.defaultToolsApprovalMode,
+    );
     const step = decide(
-      { request: request as never, mode, now: Date.now() },
+      { request, mode, now: Date.now() },
       { policy: "on-request", hooks, timeoutMs: config.approvals.timeoutMs },
     );
-    return step.kind === "decided" ? (step.result as ApprovalDecideResult) : undefined;
+    return step.kind === "decided" ? step.result : undefined;
   };
   return {
     decide(request: ApprovalDecideRequest): ApprovalDecideResult | Promise<ApprovalDecideResult> {
@@ -50,18 +56,29 @@ export function createApprovalsClient(deps: {
         return local;
       }
       return withSpan(DECIDE_SPAN, { "mcp.call_id": request.callId }, async () => {
-        try {
-          return await bus.request(subjects.approvalsDecide, request, ApprovalDecideResultSchema, {
-            timeoutMs: decideTimeoutMs,
-          });
-        } catch (error) {
-          // Fail closed: no approvals service means no approval.
-          const reason = error instanceof WireError ? error.message : String(error);
-          return {
-            decision: "denied",
-            source: "policy",
-            message: `MCP tool call could not be approved: the approvals service did not answer (${reason})`,
-          };
+        const retryUntil = Date.now() + UNAVAILABLE_RETRY_MS;
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return await bus.request(subjects.approvalsDecide, request, ApprovalDecideResultSchema, {
+              timeoutMs: decideTimeoutMs,
+            });
+          } catch (error) {
+            // A replica that stops (or none yet) answers server_unavailable: the same callId sent
+            // again re-attaches to the same pending request on another replica.
+            const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!;
+            const unavailable = error instanceof WireError && error.code === "server_unavailable";
+            if (unavailable && Date.now() + delay <= retryUntil) {
+              await new Promise((resolve) => setTimeout(resolve, delay));
+              continue;
+            }
+            // Fail closed: no approvals service means no approval.
+            const reason = error instanceof WireError ? error.message : String(error);
+            return {
+              decision: "denied",
+              source: "policy",
+              message: `MCP tool call could not be approved: the approvals service did not answer (${reason})`,
+            };
+          }
         }
       });
     },

@@ -3,11 +3,12 @@
  * never waits; the bus tracks and retries the ack), with a msgID per call and phase so a
  * retried publish is stored once.
  *
- * Both share a socket write with the call's next bus message: a begin goes out at once, in
- * the write of the approval request or the connector call that follows it; an end is queued
- * for a microtask, which runs before the reply is sent, so the reply and the end leave
- * together. Order holds: a call's begin is always published before its end, and ends in the
- * order they were queued. `flush()` publishes what is still queued (shutdown calls it).
+ * A begin goes out at once and shares its socket write with the call's next bus message (the
+ * approval request or the connector call). An end is queued and published on the next turn
+ * of the event loop, after the reply has left, so the caller never waits for it, and under
+ * load the ends of many calls share one write. Order holds: a call's begin is always
+ * published before its end, and ends in the order they were queued. `flush()` publishes what
+ * is still queued (the service's stop calls it, before the bus flushes its acks).
  */
 import { type Context, context } from "@opentelemetry/api";
 import type { Bus } from "@toolbus/bus";
@@ -26,9 +27,10 @@ export interface CallEvents extends EventsPort {
 export function createCallEvents(bus: Bus, subjects: Subjects): CallEvents {
   // Each end keeps the trace context of its call, so its headers name the right trace.
   let queued: Array<{ event: CallEndEvent; trace: Context }> = [];
-  let scheduled = false;
+  let scheduled: NodeJS.Immediate | undefined;
   const flush = () => {
-    scheduled = false;
+    if (scheduled) clearImmediate(scheduled);
+    scheduled = undefined;
     const ends = queued;
     queued = [];
     for (const { event, trace } of ends) {
@@ -44,10 +46,7 @@ export function createCallEvents(bus: Bus, subjects: Subjects): CallEvents {
     },
     end(event) {
       queued.push({ event, trace: context.active() });
-      if (!scheduled) {
-        scheduled = true;
-        queueMicrotask(flush);
-      }
+      scheduled ??= setImmediate(flush);
     },
     flush,
   };

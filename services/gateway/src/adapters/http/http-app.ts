@@ -38,6 +38,8 @@ export interface HttpAppDeps {
 const OPEN_PATHS = new Set(["/healthz"]);
 /** Probes reach these by pod address, so only the token (when configured) guards them. */
 const PROBE_PATHS = new Set(["/healthz", "/readyz"]);
+/** The console page holds no data and asks for the token the API wants, so it loads without one. */
+const TOKEN_FREE_PATHS = new Set(["/"]);
 
 export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
   const { registry, logger } = deps;
@@ -62,7 +64,11 @@ export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
         return reply.code(403).send(jsonRpcError(JsonRpcCode.serverError, host.message));
       }
     }
-    if (deps.tokens.length > 0 && !authorized(bearerToken(request.headers.authorization))) {
+    if (
+      deps.tokens.length > 0 &&
+      !TOKEN_FREE_PATHS.has(path) &&
+      !authorized(bearerToken(request.headers.authorization))
+    ) {
       return reply
         .code(401)
         .header("www-authenticate", 'Bearer realm="toolbus"')

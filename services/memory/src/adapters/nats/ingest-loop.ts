@@ -1,10 +1,14 @@
 /**
- * The ingest loop: fetch a batch from the durable consumer, hand it to the batch handler,
- * settle each message as the handler says. While the database is unreachable the batch in
- * hand is held (its ack deadline kept alive) and retried with a growing delay, and nothing
- * more is fetched: the rest of the messages wait in the stream.
+ * The ingest loop: a consume on the durable consumer fills a buffer as the server delivers;
+ * after each batch the loop takes whatever the buffer holds (up to the batch size), hands it
+ * to the batch handler and settles each message as the handler says. So the next batch
+ * arrives while the current one is written, a lone message is counted at once, and a busy
+ * stream makes large batches. The server hands out at most `maxAckPending` unacknowledged
+ * messages, which bounds the buffer; everything held (in hand or buffered) is kept alive.
+ * While the database is unreachable the batch in hand is retried with a growing delay and
+ * nothing more is taken: the buffer stops growing at that bound, the rest waits in the stream.
  */
-import type { Consumer, JetStreamManager, JsMsg } from "@nats-io/jetstream";
+import type { Consumer, ConsumerMessages, JetStreamManager, JsMsg } from "@nats-io/jetstream";
 import { type Link, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 import { type Bus, extractTraceContext, markFailed, tracer } from "@toolbus/bus";
 import type { Subjects } from "@toolbus/protocol";
@@ -16,10 +20,13 @@ import { ensureMemoryConsumer, MEMORY_CONSUMER } from "./memory-stream.js";
 
 export const INGEST_SPAN = "toolbus.memory.ingest";
 
+/** How long one pull request of the consume stays open; its idle heartbeat is half of it. */
+const PULL_EXPIRES_MS = 5_000;
+
 export interface IngestStats {
-  /** Batches fetched (a held batch counts once). */
+  /** Batches handed to the handler (a held batch counts once). */
   batches: number;
-  /** Messages fetched, redeliveries included. */
+  /** Messages handed to the handler, redeliveries included. */
   messages: number;
   /** Messages whose citations were counted. */
   counted: number;
@@ -39,9 +46,8 @@ export function emptyIngestStats(): IngestStats {
 export interface IngestLoopDeps {
   bus: Bus;
   subjects: Subjects;
+  /** The most messages one batch (one transaction) takes. */
   batchSize: number;
-  /** How long a fetch waits for its batch to fill (at least 1,000: the client's minimum). */
-  batchWaitMs: number;
   ackWaitMs: number;
   maxAckPending: number;
   policy: RetryPolicy;
@@ -54,6 +60,15 @@ export class IngestLoop {
   readonly #deps: IngestLoopDeps;
   readonly #stop = new AbortController();
   #running: Promise<void> | undefined;
+  /** The running consume; undefined before the first and after one ended. */
+  #messages: ConsumerMessages | undefined;
+  /** Why the last consume ended, if it ended on its own. */
+  #ended: Error | undefined;
+  /** Delivered, not yet taken into a batch. */
+  #buffer: JsMsg[] = [];
+  /** The batch being written. */
+  #inHand: readonly JsMsg[] = [];
+  #wake: (() => void) | undefined;
 
   constructor(deps: IngestLoopDeps) {
     this.#deps = deps;
@@ -63,9 +78,14 @@ export class IngestLoop {
     this.#running ??= this.#run();
   }
 
-  /** Lets the batch in hand finish (a held one is handed back for redelivery), then returns. */
+  /**
+   * Stops consuming at once, lets the batch in hand finish (a held one is handed back for
+   * redelivery), hands back what was buffered, then returns.
+   */
   async stop(): Promise<void> {
     this.#stop.abort();
+    void this.#messages?.close();
+    this.#wakeUp();
     await this.#running;
   }
 
@@ -73,57 +93,131 @@ export class IngestLoop {
     return this.#stop.signal.aborted;
   }
 
+  #wakeUp(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
   async #run(): Promise<void> {
-    const { bus, subjects, logger } = this.#deps;
+    const { subjects, logger, ackWaitMs } = this.#deps;
     const stream = subjects.streams.memory.name;
-    let consumer: Consumer | undefined;
-    let failures = 0;
     logger.info({ stream, consumer: MEMORY_CONSUMER }, `counting citations from stream ${stream}`);
-    while (!this.#stopping) {
-      let batch: JsMsg[];
-      try {
-        consumer ??= await bus.js().consumers.get(stream, MEMORY_CONSUMER);
-        batch = await this.#fetch(consumer);
-        failures = 0;
-      } catch (err) {
-        failures += 1;
-        consumer = undefined;
-        const delayMs = holdDelayMs(this.#deps.policy, failures);
-        logger.warn({ err, delayMs }, `fetching memory messages failed; trying again in ${delayMs} ms`);
-        await this.#recreateConsumer(await bus.jsm().catch(() => undefined));
-        await abortableSleep(delayMs, this.#stop.signal);
-        continue;
+    // Keeps the server from redelivering what is held: a slow or held batch, and the buffer behind it.
+    const keepAlive = setInterval(
+      () => {
+        for (const message of this.#inHand) message.working();
+        for (const message of this.#buffer) message.working();
+      },
+      Math.max(500, Math.floor(ackWaitMs / 3)),
+    );
+    // Consumes that could not start or ended on their own since messages last arrived.
+    let setbacks = 0;
+    try {
+      while (!this.#stopping) {
+        if (this.#messages === undefined && this.#buffer.length === 0) {
+          if (this.#ended !== undefined) setbacks += 1;
+          if (!(await this.#resume(setbacks))) {
+            setbacks += 1;
+            continue;
+          }
+        }
+        const batch = await this.#take();
+        if (batch.length === 0) continue;
+        setbacks = 0;
+        try {
+          await this.#process(batch);
+        } catch (err) {
+          // Settling failed (the connection closed under us): the server redelivers what was not acked.
+          logger.error(
+            { err },
+            `settling a batch of ${batch.length} memory messages failed; they will be redelivered`,
+          );
+        }
       }
-      if (batch.length === 0) continue;
-      try {
-        await this.#process(batch);
-      } catch (err) {
-        // Settling failed (the connection closed under us): the server redelivers what was not acked.
-        logger.error(
-          { err },
-          `settling a batch of ${batch.length} memory messages failed; they will be redelivered`,
+    } finally {
+      clearInterval(keepAlive);
+      await this.#messages?.close();
+      this.#handBackBuffer();
+    }
+  }
+
+  /**
+   * Starts a consume, after a growing delay and putting the consumer back when earlier ones
+   * failed to start or ended on their own (the consumer deleted, the connection closed); false
+   * when it could not start.
+   */
+  async #resume(setbacks: number): Promise<boolean> {
+    const { bus, logger, policy } = this.#deps;
+    const ended = this.#ended;
+    this.#ended = undefined;
+    if (setbacks > 0) {
+      const delayMs = holdDelayMs(policy, setbacks);
+      if (ended !== undefined) {
+        logger.warn(
+          { err: ended, delayMs },
+          `consuming memory messages stopped (${ended.message}); resuming in ${delayMs} ms`,
         );
       }
+      await this.#recreateConsumer(await bus.jsm().catch(() => undefined));
+      await abortableSleep(delayMs, this.#stop.signal);
+      if (this.#stopping) return false;
     }
-  }
-
-  async #fetch(consumer: Consumer): Promise<JsMsg[]> {
-    const messages = await consumer.fetch({
-      max_messages: this.#deps.batchSize,
-      expires: Math.max(1_000, this.#deps.batchWaitMs),
-    });
-    const batch: JsMsg[] = [];
     try {
-      for await (const message of messages) batch.push(message);
+      await this.#consume();
+      return true;
     } catch (err) {
-      // What arrived before the pull broke is still ours to count.
-      if (batch.length === 0) throw err;
-      this.#deps.logger.warn({ err, received: batch.length }, "a fetch ended early; counting what arrived");
+      logger.warn({ err }, `consuming memory messages could not start (${describe(err)}); retrying`);
+      return false;
     }
-    return batch;
   }
 
-  /** After a failed fetch: the consumer may have been deleted; put it back. */
+  async #consume(): Promise<void> {
+    const { bus, subjects, batchSize } = this.#deps;
+    const consumer: Consumer = await bus.js().consumers.get(subjects.streams.memory.name, MEMORY_CONSUMER);
+    if (this.#stopping) return;
+    const messages = await consumer.consume({
+      // Pulled ahead in requests of up to a batch; the server's max ack pending bounds the total.
+      max_messages: batchSize,
+      expires: PULL_EXPIRES_MS,
+      // A deleted consumer ends the consume, and the loop puts the consumer back.
+      abort_on_missing_resource: true,
+      callback: (message) => {
+        this.#buffer.push(message);
+        this.#wakeUp();
+      },
+    });
+    this.#messages = messages;
+    void messages.closed().then((err) => {
+      if (this.#messages !== messages) return;
+      this.#messages = undefined;
+      if (!this.#stopping) this.#ended = err ?? new Error("the consumer's subscription closed");
+      this.#wakeUp();
+    });
+  }
+
+  /** Up to a batch of what is buffered; waits for a first message, the consume to end, or stop. */
+  async #take(): Promise<JsMsg[]> {
+    while (this.#buffer.length === 0 && this.#messages !== undefined && !this.#stopping) {
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+    }
+    if (this.#stopping) return [];
+    return this.#buffer.splice(0, this.#deps.batchSize);
+  }
+
+  /** On stop: what was delivered but not taken goes back to the server, for any replica at once. */
+  #handBackBuffer(): void {
+    const buffered = this.#buffer.splice(0);
+    for (const message of buffered) message.nak();
+    this.#deps.stats.redelivered += buffered.length;
+    if (buffered.length > 0) {
+      this.#deps.logger.info(`stopping; ${buffered.length} memory messages not yet counted handed back`);
+    }
+  }
+
+  /** After a failure to consume: the consumer may have been deleted; put it back. */
   async #recreateConsumer(jsm: JetStreamManager | undefined): Promise<void> {
     if (jsm === undefined) return;
     await ensureMemoryConsumer(jsm, this.#deps.subjects, {
@@ -137,13 +231,7 @@ export class IngestLoop {
     stats.batches += 1;
     stats.messages += batch.length;
     const deliveries = batch.map(toDelivery);
-    // Keeps the server from redelivering a batch that is held or slow.
-    const keepAlive = setInterval(
-      () => {
-        for (const message of batch) message.working();
-      },
-      Math.max(500, Math.floor(this.#deps.ackWaitMs / 3)),
-    );
+    this.#inHand = batch;
     try {
       for (let attempt = 1; ; attempt += 1) {
         const outcome = await this.#handle(batch, deliveries);
@@ -173,7 +261,7 @@ export class IngestLoop {
         await abortableSleep(delayMs, this.#stop.signal);
       }
     } finally {
-      clearInterval(keepAlive);
+      this.#inHand = [];
     }
   }
 
@@ -221,6 +309,10 @@ export class IngestLoop {
       },
     );
   }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 function toDelivery(message: JsMsg): Delivery {

@@ -21,22 +21,3 @@ export function createPool(databaseUrl: string, logger: Logger): pg.Pool {
   });
   return pool;
 }
-
-/** Runs `work` in one transaction on one connection; a failed connection is not reused. */
-export async function inTransaction<T>(
-  pool: pg.Pool,
-  work: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    const result = await work(client);
-    await client.query("COMMIT");
-    client.release();
-    return result;
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    client.release(err instanceof Error ? err : true);
-    throw err;
-  }
-}

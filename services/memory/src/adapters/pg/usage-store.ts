@@ -1,22 +1,16 @@
 /**
- * The UsageStore on Postgres. A batch is one transaction: the message ids go into
- * `memory_processed_messages` (the ones already there are skipped), the new messages'
- * mentions are added to `stage1_outputs` (reference §9's update, summed per row), and poison
- * is parked. `transactions` counts committed batch writes, so tests can see the batching.
+ * The UsageStore on Postgres. A batch is one statement, so one transaction and one round trip:
+ * the message ids go into `memory_processed_messages` (the ones already there are skipped),
+ * the new messages' mentions are added to `stage1_outputs` (reference §9's update, summed per
+ * row), and poison is parked. `transactions` counts committed batch writes, so tests can see
+ * the batching.
  */
 import type { RolloutUsage } from "@toolbus/protocol";
 import type pg from "pg";
-import { usageIncrements } from "../../core/batch-plan.js";
+import { mentionsOf } from "../../core/batch-plan.js";
 import { payloadPreview } from "../../core/parked-message.js";
 import type { UsageQuery } from "../../core/usage-query.js";
-import type {
-  BatchWrite,
-  BatchWriteResult,
-  ParkedMessage,
-  ParkInput,
-  UsageStore,
-} from "../../handlers/ports.js";
-import { inTransaction } from "./pool.js";
+import type { BatchWrite, BatchWriteResult, ParkedMessage, UsageStore } from "../../handlers/ports.js";
 import { toStoreError } from "./store-error.js";
 
 /** §9's phase-2 ranking; a NULL usage_count ranks as 0, as it does in codex's SQLite. */
@@ -25,6 +19,49 @@ const RANKING =
 
 /** Bytes of a parked payload read back for its preview (a preview is at most 1,000 characters). */
 const PREVIEW_BYTES = 4_096;
+
+/**
+ * One batch write. `fresh` is the ids not counted before; only their mentions are summed.
+ * `locked` takes the row locks in thread_id order, and the update touches only rows it has
+ * locked, so every writer acquires them in the same order and two replicas never deadlock.
+ * The data-modifying CTEs run to completion even though the final SELECT reads only `fresh`.
+ */
+const WRITE_BATCH = {
+  name: "memory-write-batch",
+  text: `WITH fresh AS (
+    INSERT INTO memory_processed_messages (message_id, processed_at)
+    SELECT id, $2 FROM unnest($1::text[]) AS t(id)
+    ON CONFLICT (message_id) DO NOTHING
+    RETURNING message_id
+  ),
+  increments AS (
+    SELECT m.thread_id, count(*)::int AS n
+    FROM unnest($3::text[], $4::text[]) AS m(message_id, thread_id)
+    WHERE m.message_id IN (SELECT message_id FROM fresh)
+    GROUP BY m.thread_id
+  ),
+  locked AS MATERIALIZED (
+    SELECT thread_id FROM stage1_outputs
+    WHERE thread_id IN (SELECT thread_id FROM increments)
+    ORDER BY thread_id
+    FOR UPDATE
+  ),
+  counted AS (
+    UPDATE stage1_outputs AS s
+    SET usage_count = COALESCE(s.usage_count, 0) + i.n, last_usage = $2
+    FROM increments AS i
+    WHERE s.thread_id = i.thread_id AND s.thread_id IN (SELECT thread_id FROM locked)
+  ),
+  parked AS (
+    INSERT INTO memory_parked_messages
+      (stream, stream_sequence, subject, message_id, error, deliveries, payload, parked_at)
+    SELECT $5, p.stream_sequence, p.subject, p.message_id, p.error, p.deliveries, p.payload, $2
+    FROM unnest($6::bigint[], $7::text[], $8::text[], $9::text[], $10::int[], $11::bytea[])
+      AS p(stream_sequence, subject, message_id, error, deliveries, payload)
+    ON CONFLICT (stream, stream_sequence) DO NOTHING
+  )
+  SELECT count(*)::int AS counted FROM fresh`,
+};
 
 export class PgUsageStore implements UsageStore {
   readonly #pool: pg.Pool;
@@ -43,66 +80,33 @@ export class PgUsageStore implements UsageStore {
   }
 
   async writeBatch(write: BatchWrite): Promise<BatchWriteResult> {
+    // Sorted, so two writers insert overlapping ids in the same order.
+    const ids = write.count.map((message) => message.messageId).sort();
+    const mentions = mentionsOf(write.count);
+    const park = write.park;
     try {
-      const result = await inTransaction(this.#pool, async (client) => {
-        const counted = await this.#count(client, write);
-        for (const item of write.park) await this.#park(client, item, write.now);
-        return counted;
+      const { rows } = await this.#pool.query<{ counted: number }>({
+        ...WRITE_BATCH,
+        values: [
+          ids,
+          write.now,
+          mentions.messageIds,
+          mentions.threadIds,
+          this.#stream,
+          park.map((item) => item.streamSequence),
+          park.map((item) => item.subject),
+          park.map((item) => item.messageId),
+          park.map((item) => item.error),
+          park.map((item) => item.deliveries),
+          park.map((item) => item.payload),
+        ],
       });
       this.#transactions += 1;
-      return result;
+      const counted = rows[0]?.counted ?? 0;
+      return { counted, duplicates: write.count.length - counted };
     } catch (err) {
       throw toStoreError(err);
     }
-  }
-
-  async #count(client: pg.PoolClient, write: BatchWrite): Promise<BatchWriteResult> {
-    if (write.count.length === 0) return { counted: 0, duplicates: 0 };
-    const ids = write.count.map((message) => message.messageId).sort();
-    const { rows } = await client.query<{ message_id: string }>(
-      `INSERT INTO memory_processed_messages (message_id, processed_at)
-       SELECT id, $2 FROM unnest($1::text[]) AS t(id)
-       ON CONFLICT (message_id) DO NOTHING
-       RETURNING message_id`,
-      [ids, write.now],
-    );
-    const fresh = new Set(rows.map((row) => row.message_id));
-    const increments = usageIncrements(write.count.filter((message) => fresh.has(message.messageId)));
-    if (increments.length > 0) {
-      const threadIds = increments.map((increment) => increment.threadId);
-      // Rows are locked in one order by every writer, so two replicas never deadlock.
-      await client.query(
-        "SELECT 1 FROM stage1_outputs WHERE thread_id = ANY($1::text[]) ORDER BY thread_id FOR UPDATE",
-        [threadIds],
-      );
-      await client.query(
-        `UPDATE stage1_outputs AS s
-         SET usage_count = COALESCE(s.usage_count, 0) + u.n, last_usage = $3
-         FROM unnest($1::text[], $2::int[]) AS u(thread_id, n)
-         WHERE s.thread_id = u.thread_id`,
-        [threadIds, increments.map((increment) => increment.count), write.now],
-      );
-    }
-    return { counted: fresh.size, duplicates: write.count.length - fresh.size };
-  }
-
-  async #park(client: pg.PoolClient, item: ParkInput, now: number): Promise<void> {
-    await client.query(
-      `INSERT INTO memory_parked_messages
-         (stream, stream_sequence, subject, message_id, error, deliveries, payload, parked_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (stream, stream_sequence) DO NOTHING`,
-      [
-        this.#stream,
-        item.streamSequence,
-        item.subject,
-        item.messageId,
-        item.error,
-        item.deliveries,
-        Buffer.from(item.payload.buffer, item.payload.byteOffset, item.payload.byteLength),
-        now,
-      ],
-    );
   }
 
   async usage(query: UsageQuery): Promise<RolloutUsage[]> {

@@ -1,0 +1,203 @@
+/**
+ * The REST API beside `/mcp`: `GET /v1/catalog` (the catalog view, or a search with `q`),
+ * `GET /v1/servers` (server summaries) and `POST /v1/calls` (a ToolCallRequest through the
+ * dispatcher). Bodies and queries are checked with the protocol's zod schemas; every failure
+ * answers `{error:{code,message,retryable}}` with the HTTP status of its wire error code.
+ */
+import type { Bus, Logger } from "@toolbus/bus";
+import {
+  CatalogExposureFilter,
+  CatalogSearchResultSchema,
+  CatalogServerSummarySchema,
+  CatalogSnapshotSchema,
+  CursorSchema,
+  ERROR_CODES,
+  ErrorCode,
+  MAX_SEARCH_LIMIT,
+  parseWith,
+  RETRYABLE_BY_DEFAULT,
+  RevisionSchema,
+  ShortTextSchema,
+  type Subjects,
+  ToolCallRequestSchema,
+  WireError,
+} from "@toolbus/protocol";
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply } from "fastify";
+import { z } from "zod";
+import { formatBytes } from "../../core/jsonrpc-errors.js";
+import type { ApprovalsPort, DispatchPort } from "../../ports.js";
+
+/** The HTTP status a wire error is answered with. */
+export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
+  bad_request: 400,
+  unauthorized: 401,
+  unknown_tool: 404,
+  payload_too_large: 413,
+  server_unavailable: 503,
+  timeout: 504,
+  tool_hidden: 500,
+  server_not_ready: 500,
+  stale_revision: 500,
+  approval_denied: 500,
+  approval_timed_out: 500,
+  approval_cancelled: 500,
+  transport_error: 500,
+  internal: 500,
+};
+
+export const ErrorBodySchema = z.object({
+  error: z.object({ code: z.enum(ERROR_CODES), message: z.string(), retryable: z.boolean() }),
+});
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+/** `GET /v1/catalog`'s query. `q` searches (the model view, best first); `limit` and `cursor` page a search. */
+export const CatalogQuerySchema = z.object({
+  exposure: z.enum(CatalogExposureFilter).optional(),
+  q: ShortTextSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_SEARCH_LIMIT).optional(),
+  cursor: CursorSchema.optional(),
+});
+
+/** `GET /v1/servers`. */
+export const ServerListSchema = z.object({
+  revision: RevisionSchema,
+  servers: z.array(CatalogServerSummarySchema),
+});
+export type ServerList = z.infer<typeof ServerListSchema>;
+
+export interface RestApiDeps {
+  bus: Pick<Bus, "request">;
+  subjects: Subjects;
+  dispatch: DispatchPort;
+  /** Withdraws the approval of a call whose HTTP client went away. */
+  approvals?: Pick<ApprovalsPort, "cancel">;
+  logger: Logger;
+  /** The app's body limit, for the 413 message. */
+  bodyLimitBytes: number;
+  /** Bound of catalog requests; default 10 s. */
+  catalogTimeoutMs?: number;
+}
+
+export function restApi(deps: RestApiDeps): FastifyPluginAsync {
+  const { bus, subjects, logger } = deps;
+  const timeoutMs = deps.catalogTimeoutMs ?? 10_000;
+  return async (app: FastifyInstance) => {
+    app.setErrorHandler((error: FastifyError, _request, reply) => {
+      if (error instanceof WireError) {
+        if (HTTP_STATUS_BY_CODE[error.code] >= 500) logger.warn({ err: error }, "a REST request failed");
+        return sendWireError(reply, error.code, error.message, error.retryable);
+      }
+      const failure = requestFailure(error, deps.bodyLimitBytes);
+      if (failure) return sendWireError(reply, failure.code, failure.message, false, failure.status);
+      logger.error({ err: error }, "a REST request failed");
+      return sendWireError(reply, "internal", "the gateway failed on this request; see its log");
+    });
+
+    app.get<{ Querystring: unknown }>("/v1/catalog", async (request) => {
+      const query = parseWith(CatalogQuerySchema, request.query);
+      if (!query.ok) throw new WireError("bad_request", query.message);
+      const { exposure, q, limit, cursor } = query.value;
+      if (q === undefined || q === "") {
+        if (limit !== undefined || cursor !== undefined) {
+          throw new WireError("bad_request", "limit, cursor: they page a search; give q as well");
+        }
+        return bus.request(subjects.catalogGet, { exposure: exposure ?? "model" }, CatalogSnapshotSchema, {
+          timeoutMs,
+        });
+      }
+      if (exposure === "all") {
+        throw new WireError(
+          "bad_request",
+          "exposure: a search (q) covers the model view only; drop exposure=all, or drop q and filter the full catalog",
+        );
+      }
+      return bus.request(
+        subjects.catalogSearch,
+        { query: q, ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) },
+        CatalogSearchResultSchema,
+        { timeoutMs },
+      );
+    });
+
+    app.get("/v1/servers", async (): Promise<ServerList> => {
+      const snapshot = await bus.request(subjects.catalogGet, { exposure: "model" }, CatalogSnapshotSchema, {
+        timeoutMs,
+      });
+      return { revision: snapshot.revision, servers: snapshot.servers };
+    });
+
+    app.post("/v1/calls", async (request, reply) => {
+      const parsed = parseWith(ToolCallRequestSchema, request.body);
+      if (!parsed.ok) {
+        throw new WireError(
+          "bad_request",
+          `${parsed.message}; send a ToolCallRequest such as {"callId":"<unique id>","tool":"<flatName>","arguments":"{}"} (schema at /openapi.json)`,
+        );
+      }
+      const call = parsed.value;
+      const raw = reply.raw;
+      const gone = () => {
+        if (raw.writableFinished) return;
+        logger.info({ callId: call.callId }, "the HTTP client left before its call finished");
+        void deps.approvals?.cancel(
+          call.callId,
+          "the HTTP client closed the connection before the call finished",
+        );
+      };
+      raw.once("close", gone);
+      try {
+        return await deps.dispatch.call(call);
+      } finally {
+        raw.off("close", gone);
+      }
+    });
+  };
+}
+
+export function sendWireError(
+  reply: FastifyReply,
+  code: ErrorCode,
+  message: string,
+  retryable?: boolean,
+  status?: number,
+): FastifyReply {
+  const body: ErrorBody = { error: { code, message, retryable: retryable ?? RETRYABLE_BY_DEFAULT[code] } };
+  return reply.code(status ?? HTTP_STATUS_BY_CODE[code]).send(body);
+}
+
+/** fastify's own refusals of a request (body, content type), as wire errors. */
+function requestFailure(
+  error: FastifyError,
+  bodyLimitBytes: number,
+): { code: ErrorCode; status: number; message: string } | undefined {
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return {
+        code: ErrorCode.payloadTooLarge,
+        status: 413,
+        message: `the request body is over the gateway's limit of ${formatBytes(bodyLimitBytes)}; send a smaller request`,
+      };
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return {
+        code: ErrorCode.badRequest,
+        status: 415,
+        message: "send the body as JSON with Content-Type: application/json",
+      };
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return { code: ErrorCode.badRequest, status: 400, message: "the body is empty; send a JSON object" };
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return {
+        code: ErrorCode.badRequest,
+        status: 400,
+        message: `the body is not valid JSON (${error.message})`,
+      };
+  }
+  if (error instanceof SyntaxError || error.statusCode === 400) {
+    return {
+      code: ErrorCode.badRequest,
+      status: 400,
+      message: `the body is not valid JSON (${error.message})`,
+    };
+  }
+  return undefined;
+}

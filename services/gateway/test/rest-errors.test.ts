@@ -1,0 +1,93 @@
+/**
+ * How the REST routes answer a wire error from the bus: the HTTP status of its code and
+ * `{error:{code,message,retryable}}`. The bus is faked at its seam (`request` and the dispatch
+ * port throw what the runtime would); the app is driven with `inject`, never listening.
+ */
+import { createLogger } from "@toolbus/bus";
+import {
+  createSubjects,
+  ERROR_CODES,
+  type ErrorCode,
+  RETRYABLE_BY_DEFAULT,
+  WireError,
+} from "@toolbus/protocol";
+import Fastify from "fastify";
+import { describe, expect, it } from "vitest";
+import { restApi } from "../src/adapters/http/rest-api.js";
+
+const EXPECTED_STATUS: Record<ErrorCode, number> = {
+  bad_request: 400,
+  unauthorized: 401,
+  unknown_tool: 404,
+  payload_too_large: 413,
+  server_unavailable: 503,
+  timeout: 504,
+  tool_hidden: 500,
+  server_not_ready: 500,
+  stale_revision: 500,
+  approval_denied: 500,
+  approval_timed_out: 500,
+  approval_cancelled: 500,
+  transport_error: 500,
+  internal: 500,
+};
+
+async function appFailingWith(error: Error) {
+  const app = Fastify({ logger: false });
+  await app.register(
+    restApi({
+      bus: { request: async () => Promise.reject(error) },
+      subjects: createSubjects("rest_errors"),
+      dispatch: { call: async () => Promise.reject(error) },
+      logger: createLogger({ service: "gateway", version: "test", level: "silent" }),
+      bodyLimitBytes: 1024,
+    }),
+  );
+  return app;
+}
+
+describe("wire errors on the REST routes", () => {
+  it("covers every error code", () => {
+    expect(Object.keys(EXPECTED_STATUS).sort()).toEqual([...ERROR_CODES].sort());
+  });
+
+  it.each(ERROR_CODES.map((code) => [code, EXPECTED_STATUS[code]] as const))(
+    "answers %s with HTTP %i and the error body",
+    async (code, status) => {
+      const app = await appFailingWith(new WireError(code, `the bus said ${code}`));
+      const responses = await Promise.all([
+        app.inject({ method: "GET", url: "/v1/catalog" }),
+        app.inject({ method: "GET", url: "/v1/servers" }),
+        app.inject({
+          method: "POST",
+          url: "/v1/calls",
+          payload: { callId: "c1", tool: "mcp__a__b", arguments: "" },
+        }),
+      ]);
+      const expected = {
+        status,
+        body: { error: { code, message: `the bus said ${code}`, retryable: RETRYABLE_BY_DEFAULT[code] } },
+      };
+      expect(responses.map((response) => ({ status: response.statusCode, body: response.json() }))).toEqual([
+        expected,
+        expected,
+        expected,
+      ]);
+    },
+  );
+
+  it("answers an unexpected failure with 500 internal and no detail of it", async () => {
+    const app = await appFailingWith(new Error("socket exploded at 0x1234"));
+    const response = await app.inject({ method: "GET", url: "/v1/servers" });
+    expect({ status: response.statusCode, body: response.json() }).toEqual({
+      status: 500,
+      body: {
+        error: {
+          code: "internal",
+          message: "the gateway failed on this request; see its log",
+          retryable: true,
+        },
+      },
+    });
+  });
+});

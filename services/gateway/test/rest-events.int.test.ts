@@ -1,0 +1,169 @@
+/**
+ * `GET /v1/events` on a gateway: a REST call's begin and end as they happen, kinds filtering,
+ * approvals events relayed and contract breakers dropped, and open streams ended when the
+ * gateway stops. Real NATS, the real catalog and dispatcher (child processes) behind it.
+ */
+import { randomUUID } from "node:crypto";
+import type { ApprovalRequest, CallEndEvent } from "@toolbus/protocol";
+import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningGateway } from "../src/gateway-service.js";
+import { readSse, type SseEvent } from "./support/sse-events.js";
+import { Stack, tomlFor } from "./support/stack.js";
+
+let stack: Stack;
+let alpha: StdioTestServer;
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  alpha = await startTestServer({
+    transport: "stdio",
+    script: {
+      tools: [
+        { name: "get-thing", behavior: { kind: "text", text: "thing" } },
+        { name: "boom", behavior: { kind: "error_result", text: "it broke" } },
+      ],
+    },
+  });
+  stack = await Stack.start("gw_sse", tomlFor([{ name: "alpha", command: alpha.command, args: alpha.args }]));
+  stack.defer(() => alpha.dispose());
+  gateway = await stack.gateway();
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+async function openEvents(url: string, query = "") {
+  const response = await fetch(`${url}/v1/events${query}`, { headers: { accept: "text/event-stream" } });
+  expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+  const events = readSse(response);
+  const first = await events.next();
+  return { events, first };
+}
+
+function call(tool: string, callId = `sse-${randomUUID()}`) {
+  const reply = fetch(`${gateway.url}/v1/calls`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ callId, tool, arguments: '{"x":1}' }),
+  }).then((response) => response.json());
+  return { callId, reply };
+}
+
+const ofCall = (callId: string) => (event: SseEvent) => (event.data as { callId?: string }).callId === callId;
+
+describe("GET /v1/events", () => {
+  it("says which kinds it sends once it is subscribed", async () => {
+    const { events, first } = await openEvents(gateway.url);
+    events.cancel();
+    expect(first).toEqual({
+      event: "subscribed",
+      data: {
+        kinds: [
+          "call.begin",
+          "call.end",
+          "server.status",
+          "startup_complete",
+          "catalog",
+          "approvals.pending",
+          "approvals.resolved",
+        ],
+      },
+    });
+  });
+
+  it("streams a REST call's begin and then its end, with status and duration", async () => {
+    const { events } = await openEvents(gateway.url);
+    const { callId, reply } = call("mcp__alpha__get_thing");
+    const seen = (await events.until((event) => event.event === "call.end" && ofCall(callId)(event))).filter(
+      ofCall(callId),
+    );
+    events.cancel();
+    await reply;
+    const begin = {
+      callId,
+      invocation: { server: "alpha", tool: "get-thing", arguments: { x: 1 } },
+      at: expect.any(String),
+    };
+    expect(seen).toEqual([
+      { event: "call.begin", data: begin },
+      {
+        event: "call.end",
+        data: {
+          ...begin,
+          status: "completed",
+          durationMs: expect.any(Number),
+          result: { ok: { content: [{ type: "text", text: "thing" }] } },
+        },
+      },
+    ]);
+  });
+
+  it("sends only the kinds asked for", async () => {
+    const { events, first } = await openEvents(gateway.url, "?kinds=call.end");
+    const { callId, reply } = call("mcp__alpha__boom");
+    const next = await events.next();
+    events.cancel();
+    await reply;
+    expect({ first, next: { event: next.event, callId: (next.data as CallEndEvent).callId } }).toEqual({
+      first: { event: "subscribed", data: { kinds: ["call.end"] } },
+      next: { event: "call.end", callId },
+    });
+  });
+
+  it("refuses an unknown kind with 400 naming the parameter", async () => {
+    const response = await fetch(`${gateway.url}/v1/events?kinds=call.end,call.middle`);
+    expect({ status: response.status, body: await response.json() }).toEqual({
+      status: 400,
+      body: {
+        error: {
+          code: "bad_request",
+          message:
+            'kinds: unknown event kind(s) "call.middle"; use a comma-separated list of call.begin, call.end, server.status, startup_complete, catalog, approvals.pending, approvals.resolved',
+          retryable: false,
+        },
+      },
+    });
+  });
+
+  it("relays approvals events and drops a message that breaks the contract", async () => {
+    const { events } = await openEvents(gateway.url, "?kinds=approvals.pending,approvals.resolved");
+    const pending = approvalRequest("appr-1");
+    stack.nc.publish(stack.subjects.approvalsPending, JSON.stringify({ requestId: "broken" }));
+    stack.nc.publish(stack.subjects.approvalsPending, JSON.stringify(pending));
+    const resolved = { requestId: pending.requestId, callId: "appr-1", decision: "approved", by: "user" };
+    stack.nc.publish(stack.subjects.approvalsResolved, JSON.stringify(resolved));
+    const seen = [await events.next(), await events.next()];
+    events.cancel();
+    expect(seen).toEqual([
+      { event: "approvals.pending", data: pending },
+      { event: "approvals.resolved", data: resolved },
+    ]);
+  });
+
+  it("ends open streams when the gateway stops, and the stop does not wait for them", async () => {
+    const doomed = await stack.gateway();
+    const { events } = await openEvents(doomed.url);
+    const started = performance.now();
+    await doomed.stop();
+    await expect(events.next()).rejects.toThrow("the SSE stream ended");
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+});
+
+function approvalRequest(callId: string): ApprovalRequest {
+  return {
+    requestId: `mcp_tool_call_approval_${callId}`,
+    callId,
+    server: "alpha",
+    tool: "get-thing",
+    hookName: "mcp__alpha__get-thing",
+    header: "Approve app tool call?",
+    question: 'Allow the alpha MCP server to run tool "get-thing"?',
+    options: [{ id: "allow", label: "Allow", description: "Run the tool and continue." }],
+    arguments: { x: 1 },
+    createdAt: new Date().toISOString(),
+    expiresAt: new Date(Date.now() + 60_000).toISOString(),
+  };
+}

@@ -1,0 +1,130 @@
+// How messages flow from the stream into batches: delivered while the previous batch is
+// written, taken as soon as they are there, kept alive while they wait, handed back on stop.
+// A row lock held by the test makes the service's write wait on cue, in real Postgres.
+import { jetstreamManager } from "@nats-io/jetstream";
+import type pg from "pg";
+import { describe, expect, it, vi } from "vitest";
+import { MEMORY_CONSUMER } from "../src/adapters/nats/memory-stream.js";
+import { A, answer } from "./citations.js";
+import { type Harness, seedRollouts, startHarness, usageRows } from "./support.js";
+
+const WAIT = { timeout: 20_000, interval: 20 };
+
+interface RowLock {
+  /** Resolves once a write of the service waits for this lock. */
+  blocking(): Promise<void>;
+  release(): Promise<void>;
+}
+
+/** Holds `threadId`'s row lock in an open transaction, as a concurrent writer would. */
+async function lockRow(db: pg.Pool, threadId: string): Promise<RowLock> {
+  const client = await db.connect();
+  await client.query("BEGIN");
+  await client.query("SELECT 1 FROM stage1_outputs WHERE thread_id = $1 FOR UPDATE", [threadId]);
+  const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+  const pid = rows[0]?.pid;
+  return {
+    blocking: () =>
+      vi.waitFor(async () => {
+        const waiting = await db.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+          [pid],
+        );
+        expect(waiting.rows[0]?.n).toBe(1);
+      }, WAIT),
+    async release() {
+      await client.query("COMMIT");
+      client.release();
+    },
+  };
+}
+
+async function consumerState(h: Harness): Promise<{ unacked: number; redelivered: number }> {
+  const jsm = await jetstreamManager(h.client.nc);
+  const info = await jsm.consumers.info(h.service.subjects.streams.memory.name, MEMORY_CONSUMER);
+  return { unacked: info.num_ack_pending, redelivered: info.num_redelivered };
+}
+
+const messages = (from: number, to: number) =>
+  Array.from({ length: to - from }, (_, i) => ({ messageId: `m${from + i}`, text: answer([A]) }));
+
+describe("consuming the memory stream", () => {
+  it("counts messages that arrive one at a time without waiting for a batch to fill", async () => {
+    const h = await startHarness();
+    await seedRollouts(h.db, [{ threadId: A, sourceUpdatedAt: 100 }]);
+    // A batch that waited to fill (or for a 1 s fetch to expire) would need 5 s for these.
+    const deadline = Date.now() + 2_500;
+    for (const [index, message] of messages(0, 5).entries()) {
+      await h.publish(message);
+      await vi.waitFor(() => expect(h.service.stats().counted).toBe(index + 1), {
+        timeout: Math.max(1, deadline - Date.now()),
+        interval: 5,
+      });
+    }
+    expect(h.service.stats().transactions).toBe(5);
+  });
+
+  it("receives the next messages while a batch is written, and takes them all as the next batch", async () => {
+    const h = await startHarness({ env: { MEMORY_BATCH_SIZE: "100" } });
+    await seedRollouts(h.db, [{ threadId: A, sourceUpdatedAt: 100 }]);
+    const lock = await lockRow(h.db, A);
+    await h.publish(messages(0, 1)[0]);
+    await lock.blocking();
+    await Promise.all(messages(1, 50).map((message) => h.publish(message)));
+    // Delivered to the service while its first write still waits.
+    await vi.waitFor(async () => expect((await consumerState(h)).unacked).toBe(50), WAIT);
+    await lock.release();
+    await vi.waitFor(() => expect(h.service.stats().counted).toBe(50), WAIT);
+    const { batches, messages: taken, transactions } = h.service.stats();
+    expect({ batches, taken, transactions, usage: await usageRows(h.db) }).toEqual({
+      batches: 2,
+      taken: 50,
+      transactions: 2,
+      usage: { [A]: [50, expect.any(Number)] },
+    });
+  });
+
+  it("keeps a slow batch and the messages waiting behind it alive past the ack wait, so none is delivered twice", async () => {
+    const h = await startHarness({ env: { MEMORY_ACK_WAIT_MS: "1000", MEMORY_BATCH_SIZE: "10" } });
+    await seedRollouts(h.db, [{ threadId: A, sourceUpdatedAt: 100 }]);
+    const lock = await lockRow(h.db, A);
+    await h.publish(messages(0, 1)[0]);
+    await lock.blocking();
+    await Promise.all(messages(1, 30).map((message) => h.publish(message)));
+    await vi.waitFor(async () => expect((await consumerState(h)).unacked).toBe(30), WAIT);
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    await lock.release();
+    await vi.waitFor(() => expect(h.service.stats().counted).toBe(30), WAIT);
+    const { counted, duplicates, redelivered, messages: taken } = h.service.stats();
+    expect({
+      service: { counted, duplicates, redelivered, taken },
+      consumer: await consumerState(h),
+      usage: await usageRows(h.db),
+    }).toEqual({
+      service: { counted: 30, duplicates: 0, redelivered: 0, taken: 30 },
+      consumer: { unacked: 0, redelivered: 0 },
+      usage: { [A]: [30, expect.any(Number)] },
+    });
+  });
+
+  it("hands back the messages it received but did not start on when it stops, so another replica counts them at once", async () => {
+    const h = await startHarness({ env: { MEMORY_BATCH_SIZE: "100" } });
+    await seedRollouts(h.db, [{ threadId: A, sourceUpdatedAt: 100 }]);
+    const lock = await lockRow(h.db, A);
+    await h.publish(messages(0, 1)[0]);
+    await lock.blocking();
+    await Promise.all(messages(1, 10).map((message) => h.publish(message)));
+    await vi.waitFor(async () => expect((await consumerState(h)).unacked).toBe(10), WAIT);
+    const replica = await h.startReplica();
+    const stopping = h.service.stop();
+    await lock.release();
+    await stopping;
+    // Far sooner than the 30 s ack wait after which the server would redeliver them anyway.
+    await vi.waitFor(() => expect(replica.stats().counted).toBe(9), { timeout: 10_000, interval: 20 });
+    const first = h.service.stats();
+    expect({
+      first: { counted: first.counted, redelivered: first.redelivered },
+      usage: await usageRows(h.db),
+    }).toEqual({ first: { counted: 1, redelivered: 9 }, usage: { [A]: [10, expect.any(Number)] } });
+  });
+});

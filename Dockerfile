@@ -16,6 +16,7 @@ WORKDIR /app
 # dependency changes. Every workspace package must be listed (test/deploy/dockerfile.test.ts checks).
 FROM base AS manifests
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
+COPY bench/package.json bench/
 COPY packages/all-in-one/package.json packages/all-in-one/
 COPY packages/bus/package.json packages/bus/
 COPY packages/cli/package.json packages/cli/

@@ -149,7 +149,7 @@ describe("the console page", () => {
     }).toEqual({ error: "it broke", newestFirst: [boom.callId, slow.callId] });
 
     await page.screenshot({ path: "/tmp/console.png", fullPage: true });
-  });
+  }, 60_000);
 
   it("asks for a bearer token on a 401, then shows the gateway with it", async () => {
     const guarded = await stack.gateway({ tokens: ["console-token"] });
@@ -165,7 +165,7 @@ describe("the console page", () => {
       formShown: await page.locator("#auth").isVisible(),
       forgetShown: await page.locator("#forget").isVisible(),
     }).toEqual({ formShown: false, forgetShown: true });
-  });
+  }, 60_000);
 
   it("shows a call waiting for approval, and Allow lets it run", async () => {
     const approvals = await startApprovalsService(stack);
@@ -191,7 +191,7 @@ describe("the console page", () => {
       question: 'Allow the gated MCP server to run tool "echo"?',
       route: "gated / echo",
       arguments: { note: "from the test" },
-      buttons: ["allow", "allow_session", "allow_always", "cancel"],
+      buttons: ["allow", "cancel"],
       waiting: "1 waiting",
       live: "in progress",
     });
@@ -203,7 +203,7 @@ describe("the console page", () => {
     await expect
       .poll(() => page.locator(`#calls tr[data-call-id="${gated.callId}"] .status`).textContent())
       .toBe("completed");
-  });
+  }, 120_000);
 });
 
 /** The approvals service as a child process on the stack's prefix, its own HTTP inbox on a free port. */
@@ -230,10 +230,12 @@ async function startApprovalsService(on: Stack): Promise<string> {
     },
   );
   on.defer(async () => {
-    if (child.exitCode === null) {
+    if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once("exit", resolve));
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
       child.kill("SIGTERM");
       await exited;
+      clearTimeout(timer);
     }
     await schema.drop();
   });

@@ -3,12 +3,15 @@
  * catalog and dispatcher (child processes) and a scripted upstream server behind them.
  */
 import { randomUUID } from "node:crypto";
+import { connectBus, createLogger } from "@toolbus/bus";
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
-import type { FastifyPluginAsync } from "fastify";
+import Fastify, { type FastifyPluginAsync } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { restApi } from "../src/adapters/http/rest-api.js";
+import { dispatchClient } from "../src/adapters/nats/toolbus-clients.js";
 import type { RunningGateway } from "../src/gateway-service.js";
 import { rawRequest } from "./support/http.js";
-import { eventually, Stack, tomlFor } from "./support/stack.js";
+import { eventually, natsUrl, Stack, tomlFor } from "./support/stack.js";
 
 let stack: Stack;
 let alpha: StdioTestServer;
@@ -22,6 +25,7 @@ beforeAll(async () => {
         { name: "echo", description: "Echoes its arguments." },
         { name: "get-thing", description: "Gets the thing.", behavior: { kind: "text", text: "thing" } },
         { name: "boom", description: "Always fails.", behavior: { kind: "error_result", text: "it broke" } },
+        { name: "slow", description: "Takes its time.", behavior: { kind: "delay", ms: 3_000 } },
       ],
     },
   });
@@ -95,6 +99,7 @@ describe("GET /v1/catalog", () => {
         { flatName: "mcp__alpha__boom", server: "alpha", description: "Always fails." },
         { flatName: "mcp__alpha__echo", server: "alpha", description: "Echoes its arguments." },
         { flatName: "mcp__alpha__get_thing", server: "alpha", description: "Gets the thing." },
+        { flatName: "mcp__alpha__slow", server: "alpha", description: "Takes its time." },
       ],
     });
   });
@@ -232,6 +237,70 @@ describe("POST /v1/calls", () => {
         },
       },
     });
+  });
+});
+
+describe("stopping", () => {
+  it("answers a call still running after the grace period 503, and one that finished in time its reply", async () => {
+    const logger = createLogger({ service: "gateway", version: "test", level: "silent" });
+    const bus = await connectBus({
+      natsUrl: natsUrl(),
+      service: { name: "gateway", version: "test" },
+      logger,
+    });
+    const app = Fastify({ logger: false });
+    await app.register(
+      restApi({
+        bus,
+        subjects: stack.subjects,
+        dispatch: dispatchClient(bus, stack.subjects, 60_000),
+        logger,
+        bodyLimitBytes: 1024 * 1024,
+        stopGraceMs: 500,
+      }),
+    );
+    const url = await app.listen({ port: 0, host: "127.0.0.1" });
+    try {
+      const slow = post(
+        "/v1/calls",
+        { callId: `rest-${randomUUID()}`, tool: "mcp__alpha__slow", arguments: "" },
+        url,
+      );
+      const quick = post(
+        "/v1/calls",
+        { callId: `rest-${randomUUID()}`, tool: "mcp__alpha__echo", arguments: "{}" },
+        url,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const started = performance.now();
+      await app.close();
+      const [slowResponse, quickResponse] = await Promise.all([slow, quick]);
+      expect({
+        closedWithinGrace: performance.now() - started < 2_000,
+        slow: { status: slowResponse.status, body: await slowResponse.json() },
+        quick: {
+          status: quickResponse.status,
+          replyStatus: ((await quickResponse.json()) as { status: string }).status,
+        },
+      }).toEqual({
+        closedWithinGrace: true,
+        slow: {
+          status: 503,
+          body: {
+            error: {
+              code: "server_unavailable",
+              message:
+                "the gateway stopped before the call finished; the call may still complete on its server, so check its events (or the dispatcher's history) before retrying",
+              retryable: true,
+            },
+          },
+        },
+        quick: { status: 200, replyStatus: "completed" },
+      });
+    } finally {
+      await app.close();
+      await bus.close();
+    }
   });
 });
 

@@ -100,9 +100,9 @@ export class Stack {
       const timer = setTimeout(
         () =>
           reject(
-            new Error(`${service} did not log "${ready}" within 30 s:\n${this.logs.slice(-20).join("\n")}`),
+            new Error(`${service} did not log "${ready}" within 90 s:\n${this.logs.slice(-20).join("\n")}`),
           ),
-        30_000,
+        90_000,
       );
       let buffer = "";
       child.stdout?.on("data", (chunk: Buffer) => {

@@ -76,12 +76,21 @@ export interface RestApiDeps {
   bodyLimitBytes: number;
   /** Bound of catalog requests; default 10 s. */
   catalogTimeoutMs?: number;
+  /** How long a stopping gateway waits for REST calls in flight before it answers them 503; default 10 s. */
+  stopGraceMs?: number;
 }
 
 export function restApi(deps: RestApiDeps): FastifyPluginAsync {
   const { bus, subjects, logger } = deps;
   const timeoutMs = deps.catalogTimeoutMs ?? 10_000;
+  const stopGraceMs = deps.stopGraceMs ?? 10_000;
   return async (app: FastifyInstance) => {
+    const inFlight = new Set<{ callId: string; running: Promise<unknown> }>();
+    let stop: (error: WireError) => void = () => undefined;
+    const stopped = new Promise<never>((_, reject) => {
+      stop = reject;
+    });
+    stopped.catch(() => undefined);
     app.setErrorHandler((error: FastifyError, _request, reply) => {
       if (error instanceof WireError) {
         if (HTTP_STATUS_BY_CODE[error.code] >= 500) logger.warn({ err: error }, "a REST request failed");
@@ -145,11 +154,36 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
         );
       };
       raw.once("close", gone);
+      const entry = { callId: call.callId, running: deps.dispatch.call(call) };
+      inFlight.add(entry);
       try {
-        return await deps.dispatch.call(call);
+        return await Promise.race([entry.running, stopped]);
       } finally {
+        inFlight.delete(entry);
         raw.off("close", gone);
       }
+    });
+
+    // On stop: calls waiting for a human are withdrawn (their reply comes back at once), calls
+    // running get a grace period, then whatever is left is answered 503.
+    app.addHook("preClose", async () => {
+      if (inFlight.size === 0) return;
+      logger.info({ calls: inFlight.size }, "stopping: waiting for the REST calls in flight");
+      for (const { callId } of inFlight) void deps.approvals?.cancel(callId, "the gateway is stopping");
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...inFlight].map((entry) => entry.running)),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, stopGraceMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      stop(
+        new WireError(
+          "server_unavailable",
+          "the gateway stopped before the call finished; the call may still complete on its server, so check its events (or the dispatcher's history) before retrying",
+        ),
+      );
     });
   };
 }

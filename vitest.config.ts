@@ -34,8 +34,9 @@ export default defineConfig({
           name: "integration",
           root,
           include: packageTests.map((glob) => `${glob}.int.test.ts`),
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
+          testTimeout: 60_000,
+          // Suites start real services (catalog, dispatcher, MCP servers) in their hooks.
+          hookTimeout: 180_000,
         },
       },
       {
@@ -45,7 +46,7 @@ export default defineConfig({
           root,
           include: ["test/**/*.test.ts"],
           testTimeout: 60_000,
-          hookTimeout: 120_000,
+          hookTimeout: 180_000,
         },
       },
     ],

@@ -1,0 +1,162 @@
+/**
+ * `pnpm start` as a user runs it: one process with every service, driven through its HTTP API,
+ * an MCP client and the CLI, then stopped with Ctrl-C.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const EVERYTHING = join(
+  ROOT,
+  "services/catalog/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+);
+const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+const run = promisify(execFile);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+function startToolbus(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string } {
+  const child = spawn(
+    process.execPath,
+    ["--conditions=@toolbus/source", "--import", "tsx", "packages/all-in-one/src/main.ts", ...args],
+    { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output };
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return child.exitCode !== null
+    ? Promise.resolve(child.exitCode)
+    : new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+}
+
+describe("pnpm start", () => {
+  const { prefix } = isolation("start");
+  let toolbus: ReturnType<typeof startToolbus>;
+  let schema: Awaited<ReturnType<typeof withPgSchema>>;
+  let url: string;
+
+  beforeAll(async () => {
+    schema = await withPgSchema(process.env.DATABASE_URL!, "start");
+    const dir = mkdtempSync(join(tmpdir(), "toolbus-start-"));
+    const port = await freePort();
+    const config = join(dir, "toolbus.toml");
+    writeFileSync(
+      config,
+      [
+        "[gateway]",
+        `port = ${port}`,
+        "",
+        "[mcp_servers.everything]",
+        `command = ${JSON.stringify(process.execPath)}`,
+        `args = [${JSON.stringify(EVERYTHING)}, "stdio"]`,
+        'default_tools_approval_mode = "approve"',
+        "",
+      ].join("\n"),
+    );
+    toolbus = startToolbus(["--config", config], {
+      TOOLBUS_PREFIX: prefix,
+      NATS_URL: natsUrl,
+      DATABASE_URL: schema.url,
+    });
+    await until(() => toolbus.output().includes("MCP endpoint"), "the start-up announcement");
+    url = `http://127.0.0.1:${port}`;
+  });
+
+  afterAll(async () => {
+    if (toolbus?.child.exitCode === null) toolbus.child.kill("SIGKILL");
+    await cleanupJetStream(natsUrl, prefix);
+    await schema?.drop();
+  });
+
+  it("announces the console and the MCP endpoint", () => {
+    expect(toolbus.output()).toContain(`console        ${url}/`);
+    expect(toolbus.output()).toContain(`MCP endpoint   ${url}/mcp`);
+  });
+
+  it("serves the console, the health probes and the servers over HTTP", async () => {
+    const [health, servers, page] = await Promise.all([
+      fetch(`${url}/healthz`),
+      fetch(`${url}/v1/servers`).then((r) => r.json()),
+      fetch(`${url}/`),
+    ]);
+    expect(health.status).toBe(200);
+    expect((servers as { servers: unknown[] }).servers).toEqual([
+      expect.objectContaining({ name: "everything", status: "ready" }),
+    ]);
+    expect(page.headers.get("content-type")).toContain("text/html");
+  });
+
+  it("answers an MCP client's echo through the whole path", async () => {
+    const client = new Client({ name: "e2e", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+    const tools = await client.listTools();
+    const echo = tools.tools.find((tool) => tool.name.endsWith("echo"))!;
+    const result = await client.callTool({ name: echo.name, arguments: { message: "through toolbus" } });
+    await client.close();
+    expect(result.content).toEqual([{ type: "text", text: "Echo: through toolbus" }]);
+  });
+
+  it("is driven by the CLI with the same prefix", async () => {
+    const { stdout } = await run(process.execPath, ["packages/cli/bin/toolbus.js", "servers", "--json"], {
+      cwd: ROOT,
+      env: { ...process.env, TOOLBUS_PREFIX: prefix, NATS_URL: natsUrl },
+    });
+    expect(JSON.parse(stdout)).toEqual([expect.objectContaining({ name: "everything", status: "ready" })]);
+  });
+
+  it("stops cleanly on Ctrl-C", async () => {
+    toolbus.child.kill("SIGINT");
+    expect(await exited(toolbus.child)).toBe(0);
+  });
+});
+
+describe("pnpm start with bad input", () => {
+  it("names the broken config file and exits non-zero", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolbus-bad-"));
+    const config = join(dir, "toolbus.toml");
+    writeFileSync(config, "[mcp_servers.bad]\nurl = 42\ncommand = []\n");
+    const toolbus = startToolbus(["--config", config], { NATS_URL: natsUrl });
+    const code = await exited(toolbus.child);
+    expect(code).not.toBe(0);
+    expect(toolbus.output()).toContain("toolbus could not start");
+    expect(toolbus.output()).toContain(config);
+  });
+
+  it("says how to reach NATS when NATS_URL points nowhere", async () => {
+    const port = await freePort();
+    const toolbus = startToolbus([], { NATS_URL: `nats://127.0.0.1:${port}` });
+    const code = await exited(toolbus.child);
+    expect(code).not.toBe(0);
+    expect(toolbus.output()).toContain(`NATS is not reachable at nats://127.0.0.1:${port}`);
+  });
+});

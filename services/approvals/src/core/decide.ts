@@ -102,12 +102,14 @@ export function decide(input: DecideInput, state: ApprovalState, verdicts: HookV
     if (verdict.kind === "ask") review = true;
   }
 
-  const keys = grantKeys(mode, request);
   if (!review) {
     if (mode === "approve") return settle({ decision: "approved", source: "mode" });
     if (!approvalRequired(mode, request.annotations)) {
       return settle({ decision: "approved", source: "annotations" });
     }
+  }
+  const keys = grantKeys(mode, request);
+  if (!review) {
     const remembered = rememberedDecision(keys, state, request.fingerprint);
     if (remembered !== undefined) {
       return remembered.kind === "decided" ? settle(remembered.result) : remembered;

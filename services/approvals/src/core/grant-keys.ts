@@ -90,12 +90,15 @@ export function grantEffects(result: DecideResult, keys: GrantKeys, fingerprint:
   return effects;
 }
 
+const READABLE_TOKEN = /^[A-Za-z0-9_-]+$/;
+
 /**
  * Keys must be valid NATS KV keys (`[-/_=.A-Za-z0-9]`), with `.` separating tokens. Letters,
  * digits, `_` and `-` stay readable; every other UTF-8 byte becomes `=XX`; an empty token is `=`.
  */
 export function encodeKeyToken(value: string): string {
   if (value === "") return "=";
+  if (READABLE_TOKEN.test(value)) return value;
   let out = "";
   for (const char of value) {
     if (/^[A-Za-z0-9_-]$/.test(char)) {

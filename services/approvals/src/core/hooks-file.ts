@@ -86,6 +86,7 @@ export function parseHooksFile(
  * A matcher is a regular expression over the whole hook name; `*`, `""` or none matches all.
  */
 export function matchingHooks(config: HooksConfig, event: HookEvent, hookName: string): HookHandler[] {
+  if (config[event].length === 0) return [];
   const selected: HookHandler[] = [];
   const seen = new Set<string>();
   for (const group of config[event]) {

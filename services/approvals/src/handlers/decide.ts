@@ -2,18 +2,19 @@
  * `toolbus.approvals.decide`: runs the core's step machine, supplying what each step asks for —
  * hook verdicts, stored grants, a human.
  *
- * A call the configuration settles on its own (mode `approve`, annotations, policy `never`) is
- * answered from the core's first step, before any I/O. Otherwise, before the first hook or grant
- * lookup, the call's request put to a human is looked for (with the grants, in parallel): a retry
- * by the dispatcher, on this replica or another, re-attaches to it, so hooks are not re-run, no one
- * is asked twice, and a grant given since does not overrule the human's answer to this call.
+ * A call the configuration settles on its own (no PreToolUse hook, and mode `approve`,
+ * annotations or policy `never`) is answered from the core's first step, before any I/O.
+ * Otherwise, before the first hook or grant lookup, the call's request put to a human is looked
+ * for (with the grants, in parallel): a retry by the dispatcher, on this replica or another,
+ * re-attaches to it, so hooks are not re-run, no one is asked twice, and a grant given since does
+ * not overrule the human's answer to this call.
  *
  * Why answering the first step unread is safe for retries: that step reads only the request and
  * this replica's configuration, so a retry of a call that was put to a human takes the same path
- * again and reaches the lookup — unless the configuration changed in between (its tool switched to
- * `approve`, or the policy to `never`). Then the retry answers what the configuration now says, as
- * a dispatcher evaluating the core locally with that configuration already does; the old request
- * stays in the inbox until it is answered (to no effect) or expires.
+ * again and reaches the lookup — unless the configuration changed in between (the tool's mode, the
+ * hooks or the policy) so that the call no longer needs anyone. Then the retry answers what the
+ * configuration now says, as a dispatcher evaluating the core locally with that configuration
+ * already does; the old request stays in the inbox until it is answered (to no effect) or expires.
  */
 import type { Logger } from "@toolbus/bus";
 import {
@@ -62,7 +63,7 @@ export async function handleDecide(
     const step = decide({ request, mode, now: ports.now() }, state, verdicts);
     switch (step.kind) {
       case "decided":
-        return decided(step.result, mode, ctx.logger);
+        return decided(step.result, mode, ctx.logger, looked);
       case "needs_hooks": {
         if (!looked) {
           looked = true;
@@ -112,8 +113,12 @@ export async function handleDecide(
   }
 }
 
-function decided(result: DecideResult, mode: ApprovalMode, logger: Logger): DecideResult {
-  logger.info(
+/**
+ * Logs the decision: at info when hooks or stored grants took part, at debug when the configuration
+ * alone settled it (what a dispatcher evaluating the core locally decides without a word).
+ */
+function decided(result: DecideResult, mode: ApprovalMode, logger: Logger, consulted: boolean): DecideResult {
+  logger[consulted ? "info" : "debug"](
     { decision: result.decision, source: result.source, mode },
     `decided ${result.decision} (${result.source})`,
   );

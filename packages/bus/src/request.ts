@@ -51,7 +51,7 @@ export async function requestReply<S extends z.ZodType>(
       },
     );
   }
-  const parsed = envelopeSchema(resultSchema).safeParse(json);
+  const parsed = envelopeFor(resultSchema).safeParse(json);
   if (!parsed.success) {
     throw new WireError(
       "internal",
@@ -86,4 +86,15 @@ function requestFailure(err: unknown, subject: string, timeoutMs: number): WireE
   }
   const reason = err instanceof Error ? err.message : String(err);
   return new WireError("transport_error", `request on ${subject} failed: ${reason}`, { cause: err });
+}
+
+/** Building a zod schema costs far more than using one, so each result schema's envelope is built once. */
+const envelopes = new WeakMap<z.ZodType, z.ZodType>();
+function envelopeFor(resultSchema: z.ZodType): z.ZodType {
+  let envelope = envelopes.get(resultSchema);
+  if (!envelope) {
+    envelope = envelopeSchema(resultSchema);
+    envelopes.set(resultSchema, envelope);
+  }
+  return envelope;
 }

@@ -10,6 +10,7 @@ import { type BenchRow, formatTable } from "./bench-table.js";
 import { runCatalogListChangedBench } from "./catalog-list-changed.js";
 import { runCatalogNormalizeBench } from "./catalog-normalize.js";
 import { runDispatchBench } from "./dispatch-call.js";
+import { runGatewayBench } from "./gateway-peers.js";
 import { runMemoryBench } from "./memory-ingest.js";
 
 const BENCHES: ReadonlyArray<{ name: string; run: () => Promise<BenchRow[]> }> = [
@@ -18,6 +19,7 @@ const BENCHES: ReadonlyArray<{ name: string; run: () => Promise<BenchRow[]> }> =
   { name: "dispatch-call", run: runDispatchBench },
   { name: "approvals-decide", run: runApprovalsBench },
   { name: "memory-ingest", run: runMemoryBench },
+  { name: "gateway-peers", run: runGatewayBench },
 ];
 const GUARD_MS = 30 * 60 * 1000;
 

@@ -1,9 +1,10 @@
-// How messages flow from the stream into batches: delivered while the previous batch is
-// written, taken as soon as they are there, kept alive while they wait, handed back on stop.
+// How messages flow from the stream into batches: fetched while the previous batch is written
+// (one batch ahead, no more), taken as soon as they are there, kept alive while they wait,
+// handed back on stop.
 // A row lock held by the test makes the service's write wait on cue, in real Postgres.
 import { jetstreamManager } from "@nats-io/jetstream";
 import type pg from "pg";
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { MEMORY_CONSUMER } from "../src/adapters/nats/memory-stream.js";
 import { A, answer } from "./citations.js";
 import { type Harness, seedRollouts, startHarness, usageRows } from "./support.js";
@@ -13,8 +14,16 @@ const WAIT = { timeout: 20_000, interval: 20 };
 interface RowLock {
   /** Resolves once a write of the service waits for this lock. */
   blocking(): Promise<void>;
+  /** Commits the holding transaction (once; later calls do nothing). */
   release(): Promise<void>;
 }
+
+const held: RowLock[] = [];
+
+// Before the harness stops the service, whose write would otherwise wait for a failed test's lock.
+afterEach(async () => {
+  for (const lock of held.splice(0)) await lock.release();
+});
 
 /** Holds `threadId`'s row lock in an open transaction, as a concurrent writer would. */
 async function lockRow(db: pg.Pool, threadId: string): Promise<RowLock> {
@@ -23,7 +32,8 @@ async function lockRow(db: pg.Pool, threadId: string): Promise<RowLock> {
   await client.query("SELECT 1 FROM stage1_outputs WHERE thread_id = $1 FOR UPDATE", [threadId]);
   const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
   const pid = rows[0]?.pid;
-  return {
+  let released = false;
+  const lock: RowLock = {
     blocking: () =>
       vi.waitFor(async () => {
         const waiting = await db.query<{ n: number }>(
@@ -33,10 +43,14 @@ async function lockRow(db: pg.Pool, threadId: string): Promise<RowLock> {
         expect(waiting.rows[0]?.n).toBe(1);
       }, WAIT),
     async release() {
+      if (released) return;
+      released = true;
       await client.query("COMMIT");
       client.release();
     },
   };
+  held.push(lock);
+  return lock;
 }
 
 async function consumerState(h: Harness): Promise<{ unacked: number; redelivered: number }> {
@@ -64,7 +78,7 @@ describe("consuming the memory stream", () => {
     expect(h.service.stats().transactions).toBe(5);
   });
 
-  it("receives the next messages while a batch is written, and takes them all as the next batch", async () => {
+  it("fetches the next messages while a batch is written, and takes them all as the next batch", async () => {
     const h = await startHarness({ env: { MEMORY_BATCH_SIZE: "100" } });
     await seedRollouts(h.db, [{ threadId: A, sourceUpdatedAt: 100 }]);
     const lock = await lockRow(h.db, A);
@@ -84,30 +98,34 @@ describe("consuming the memory stream", () => {
     });
   });
 
-  it("keeps a slow batch and the messages waiting behind it alive past the ack wait, so none is delivered twice", async () => {
+  it("holds one batch beyond a slow one, no more, and keeps both alive past the ack wait, so none is delivered twice", async () => {
     const h = await startHarness({ env: { MEMORY_ACK_WAIT_MS: "1000", MEMORY_BATCH_SIZE: "10" } });
     await seedRollouts(h.db, [{ threadId: A, sourceUpdatedAt: 100 }]);
     const lock = await lockRow(h.db, A);
     await h.publish(messages(0, 1)[0]);
     await lock.blocking();
     await Promise.all(messages(1, 30).map((message) => h.publish(message)));
-    await vi.waitFor(async () => expect((await consumerState(h)).unacked).toBe(30), WAIT);
-    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    await vi.waitFor(async () => expect((await consumerState(h)).unacked).toBe(11), WAIT);
+    // Three ack waits: without keep-alive the server would have redelivered all eleven by now.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const whileSlow = await consumerState(h);
     await lock.release();
     await vi.waitFor(() => expect(h.service.stats().counted).toBe(30), WAIT);
     const { counted, duplicates, redelivered, messages: taken } = h.service.stats();
     expect({
+      whileSlow,
       service: { counted, duplicates, redelivered, taken },
-      consumer: await consumerState(h),
+      after: await consumerState(h),
       usage: await usageRows(h.db),
     }).toEqual({
+      whileSlow: { unacked: 11, redelivered: 0 },
       service: { counted: 30, duplicates: 0, redelivered: 0, taken: 30 },
-      consumer: { unacked: 0, redelivered: 0 },
+      after: { unacked: 0, redelivered: 0 },
       usage: { [A]: [30, expect.any(Number)] },
     });
   });
 
-  it("hands back the messages it received but did not start on when it stops, so another replica counts them at once", async () => {
+  it("hands back the messages it fetched but did not start on when it stops, so another replica counts them at once", async () => {
     const h = await startHarness({ env: { MEMORY_BATCH_SIZE: "100" } });
     await seedRollouts(h.db, [{ threadId: A, sourceUpdatedAt: 100 }]);
     const lock = await lockRow(h.db, A);
@@ -126,5 +144,21 @@ describe("consuming the memory stream", () => {
       first: { counted: first.counted, redelivered: first.redelivered },
       usage: await usageRows(h.db),
     }).toEqual({ first: { counted: 1, redelivered: 9 }, usage: { [A]: [10, expect.any(Number)] } });
+  });
+
+  it("puts its consumer back when it is deleted under it, and counts what comes next", async () => {
+    const h = await startHarness();
+    await seedRollouts(h.db, [{ threadId: A, sourceUpdatedAt: 100 }]);
+    await h.publish(messages(0, 1)[0]);
+    await vi.waitFor(() => expect(h.service.stats().counted).toBe(1), WAIT);
+    const jsm = await jetstreamManager(h.client.nc);
+    await jsm.consumers.delete(h.service.subjects.streams.memory.name, MEMORY_CONSUMER);
+    await h.publish(messages(1, 2)[0]);
+    // The new consumer starts from the first message again: m0 is a duplicate.
+    await vi.waitFor(() => {
+      const { counted, duplicates } = h.service.stats();
+      expect({ counted, duplicates }).toEqual({ counted: 2, duplicates: 1 });
+    }, WAIT);
+    expect(await usageRows(h.db)).toEqual({ [A]: [2, expect.any(Number)] });
   });
 });

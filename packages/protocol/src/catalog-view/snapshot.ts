@@ -4,11 +4,12 @@
  * Pure and deterministic: the same entries and options always give the same names.
  */
 import { type ExposureKind, exposureFor } from "../naming/exposure.js";
+import { toolFingerprint } from "../naming/fingerprint.js";
 import { modelInputSchema } from "../naming/model-spec.js";
-import { normalizeCatalog } from "../naming/normalize-catalog.js";
+import { type NamedTool, nameTools, type ToolGroup } from "../naming/normalize-catalog.js";
 import { searchText } from "../naming/search-text.js";
 import { isModelVisible, supportsParallelCalls } from "../naming/tool-rules.js";
-import type { CatalogInput, NamingOptions, RawTool } from "../naming/types.js";
+import type { JsonObject, NamingOptions, RawTool } from "../naming/types.js";
 import type { CatalogServerEntry, CatalogSnapshot, ToolEntry } from "../schemas/catalog.js";
 
 export interface SnapshotOptions {
@@ -37,6 +38,36 @@ function isDeferred(exposure: ExposureKind): boolean {
 }
 
 /**
+ * One tool of the snapshot, members added in the schema's order (optional ones only when
+ * present) rather than spread in: this runs once per tool of every catalog build.
+ */
+function toolEntry(
+  tool: NamedTool,
+  decided: Pick<ToolEntry, "revision" | "supportsParallel" | "exposure"> & { inputSchema: JsonObject },
+): ToolEntry {
+  const raw = tool.tool;
+  const entry: Partial<ToolEntry> = {
+    server: tool.server,
+    rawName: raw.name,
+    callableNamespace: tool.callableNamespace,
+    callableName: tool.callableName,
+    flatName: tool.flatName,
+    hookName: tool.hookName,
+    fingerprint: toolFingerprint(raw),
+    revision: decided.revision,
+  };
+  if (typeof raw.title === "string") entry.title = raw.title;
+  entry.description = typeof raw.description === "string" ? raw.description : "";
+  entry.inputSchema = decided.inputSchema as ToolEntry["inputSchema"];
+  if (raw.outputSchema) entry.outputSchema = raw.outputSchema as ToolEntry["outputSchema"];
+  if (raw.annotations) entry.annotations = raw.annotations as ToolEntry["annotations"];
+  if (typeof raw.annotations?.readOnlyHint === "boolean") entry.readOnlyHint = raw.annotations.readOnlyHint;
+  entry.supportsParallel = decided.supportsParallel;
+  entry.exposure = decided.exposure;
+  return entry as ToolEntry;
+}
+
+/**
  * Servers contribute the tools they last listed, whatever their current state, so a server
  * restarting keeps its names and a call to it can wait for readiness instead of failing.
  * Disabled servers contribute nothing.
@@ -47,46 +78,33 @@ export function buildCatalogSnapshot(
 ): CatalogSnapshot {
   const searchEnabled = options.searchEnabled ?? false;
   const views = new Map<string, ServerView>();
-  const inputs: CatalogInput[] = [];
+  const groups: ToolGroup[] = [];
   for (const entry of entries) {
     views.set(entry.server, {
       entry,
       exposure: exposureFor({ searchEnabled, omitToolsFrom: entry.omitToolsFrom }),
     });
-    if (entry.status === "disabled") continue;
-    for (const tool of entry.tools) inputs.push({ server: entry.server, tool: tool as RawTool });
+    if (entry.status !== "disabled") groups.push({ server: entry.server, tools: entry.tools as RawTool[] });
   }
-  const normalized = normalizeCatalog(inputs, options.naming).tools;
   const tools: ToolEntry[] = [];
   const direct: string[] = [];
   const deferred: string[] = [];
-  for (const tool of normalized) {
+  // Stripping `_meta`'s connector keys (as normalizeCatalog does) changes nothing read here.
+  for (const tool of nameTools(groups, options.naming).named) {
     const { entry, exposure: visibleExposure } = views.get(tool.server)!;
     const raw = tool.tool;
     const input = modelInputSchema((raw.inputSchema ?? { type: "object" }) as Record<string, unknown>);
     if (!input.ok) continue;
     const exposure = isModelVisible(raw) ? visibleExposure : "hidden";
     if (options.exposure === "model" && exposure === "hidden") continue;
-    tools.push({
-      server: tool.server,
-      rawName: tool.rawName,
-      callableNamespace: tool.callableNamespace,
-      callableName: tool.callableName,
-      flatName: tool.flatName,
-      hookName: tool.hookName,
-      fingerprint: tool.fingerprint,
-      revision: entry.revision,
-      ...(typeof raw.title === "string" ? { title: raw.title } : {}),
-      description: typeof raw.description === "string" ? raw.description : "",
-      inputSchema: input.schema as ToolEntry["inputSchema"],
-      ...(raw.outputSchema ? { outputSchema: raw.outputSchema as ToolEntry["outputSchema"] } : {}),
-      ...(raw.annotations ? { annotations: raw.annotations as ToolEntry["annotations"] } : {}),
-      ...(typeof raw.annotations?.readOnlyHint === "boolean"
-        ? { readOnlyHint: raw.annotations.readOnlyHint }
-        : {}),
-      supportsParallel: supportsParallelCalls(raw, entry.supportsParallelToolCalls ?? false),
-      exposure,
-    });
+    tools.push(
+      toolEntry(tool, {
+        revision: entry.revision,
+        inputSchema: input.schema,
+        supportsParallel: supportsParallelCalls(raw, entry.supportsParallelToolCalls ?? false),
+        exposure,
+      }),
+    );
     if (isDirect(exposure)) direct.push(tool.flatName);
     else if (isDeferred(exposure)) deferred.push(tool.flatName);
   }

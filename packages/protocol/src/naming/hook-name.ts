@@ -5,8 +5,14 @@
 import { MCP_PREFIX, NAME_DELIMITER } from "./sanitize.js";
 
 export function hookName(namespace: string, name: string): string {
-  const trimmedNamespace = namespace.endsWith("_") ? namespace.replace(/_+$/, "") : namespace;
-  const trimmedName = name.startsWith("_") ? name.replace(/^_+/, "") : name;
-  const joined = `${trimmedNamespace}${NAME_DELIMITER}${trimmedName}`;
+  return hookNameOfFlat(namespace, name, `${namespace}${NAME_DELIMITER}${name}`);
+}
+
+/** `hookName(namespace, name)` given `flat = namespace + "__" + name`, which it usually is. */
+export function hookNameOfFlat(namespace: string, name: string, flat: string): string {
+  const joined =
+    namespace.endsWith("_") || name.startsWith("_")
+      ? `${namespace.replace(/_+$/, "")}${NAME_DELIMITER}${name.replace(/^_+/, "")}`
+      : flat;
   return joined.startsWith(MCP_PREFIX) ? joined : `${MCP_PREFIX}${joined}`;
 }

@@ -2,8 +2,10 @@
  * Catalog naming: the pure rules that turn raw MCP tools into unique model-facing names, and
  * the per-tool rules (filter, visibility, parallel calls, exposure) read alongside them.
  */
+
+export { canonicalJson } from "./canonical-json.js";
 export { type ExposureInput, ExposureKind, ExposureSurface, exposureFor } from "./exposure.js";
-export { canonicalJson, toolFingerprint } from "./fingerprint.js";
+export { toolFingerprint } from "./fingerprint.js";
 export { hookName } from "./hook-name.js";
 export {
   MAX_NAMESPACE_DESCRIPTION_BYTES,

@@ -7,7 +7,7 @@
  */
 import type { Logger } from "pino";
 import { planBatch } from "../core/batch-plan.js";
-import { decodeMemoryMessage } from "../core/memory-message.js";
+import { type DecodedMessage, decodeMemoryMessage } from "../core/memory-message.js";
 import { parkedError, storableText } from "../core/parked-message.js";
 import { failedMessageAction, type RetryPolicy } from "../core/retry-policy.js";
 import { type BatchWrite, type ParkInput, StoreError, type UsageStore } from "./ports.js";
@@ -18,6 +18,11 @@ export interface Delivery {
   /** 1 on the first delivery. */
   deliveryCount: number;
   payload: Uint8Array;
+  /**
+   * `payload` decoded (`decodePayload`); the ingest loop decodes a message as it arrives, while
+   * the batch before it is written.
+   */
+  message: DecodedMessage;
 }
 
 export type Settlement = { kind: "ack" } | { kind: "redeliver"; delayMs: number };
@@ -42,12 +47,15 @@ export interface IngestPorts {
 
 const decoder = new TextDecoder();
 
+export function decodePayload(payload: Uint8Array): DecodedMessage {
+  return decodeMemoryMessage(decoder.decode(payload));
+}
+
 export async function ingestBatch(
   deliveries: readonly Delivery[],
   ports: IngestPorts,
 ): Promise<BatchOutcome> {
-  const decoded = deliveries.map((delivery) => decodeMemoryMessage(decoder.decode(delivery.payload)));
-  const plan = planBatch(decoded);
+  const plan = planBatch(deliveries.map((delivery) => delivery.message));
   const poison = plan.poison.map((p) => parkInput(deliveries[p.index]!, p.error, p.messageId));
   for (const item of poison) {
     ports.logger.info(
@@ -81,7 +89,7 @@ async function ingestOneByOne(deliveries: readonly Delivery[], ports: IngestPort
   const tally: BatchTally = { counted: 0, duplicates: 0, parked: 0 };
   const seen = new Set<string>();
   for (const delivery of deliveries) {
-    const message = decodeMemoryMessage(decoder.decode(delivery.payload));
+    const message = delivery.message;
     let write: BatchWrite;
     if (!message.ok) {
       write = { count: [], park: [parkInput(delivery, message.error, message.messageId)], now: ports.now() };

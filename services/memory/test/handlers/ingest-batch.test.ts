@@ -1,7 +1,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_RETRY_POLICY } from "../../src/core/retry-policy.js";
-import { type Delivery, ingestBatch } from "../../src/handlers/ingest-batch.js";
+import { type Delivery, decodePayload, ingestBatch } from "../../src/handlers/ingest-batch.js";
 import { A, answer, B } from "../citations.js";
 import { permanent, ScriptedStore, transient } from "./fake-store.js";
 
@@ -11,7 +11,14 @@ const encoder = new TextEncoder();
 
 function delivery(streamSequence: number, body: unknown, deliveryCount = 1): Delivery {
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  return { streamSequence, subject: "t.memory.message", deliveryCount, payload: encoder.encode(text) };
+  const payload = encoder.encode(text);
+  return {
+    streamSequence,
+    subject: "t.memory.message",
+    deliveryCount,
+    payload,
+    message: decodePayload(payload),
+  };
 }
 
 const ports = (store: ScriptedStore) => ({

@@ -1,12 +1,12 @@
 /**
- * The ingest loop: a consume on the durable consumer fills a buffer as the server delivers;
- * after each batch the loop takes whatever the buffer holds (up to the batch size), hands it
- * to the batch handler and settles each message as the handler says. So the next batch
- * arrives while the current one is written, a lone message is counted at once, and a busy
- * stream makes large batches. The server hands out at most `maxAckPending` unacknowledged
- * messages, which bounds the buffer; everything held (in hand or buffered) is kept alive.
- * While the database is unreachable the batch in hand is retried with a growing delay and
- * nothing more is taken: the buffer stops growing at that bound, the rest waits in the stream.
+ * The ingest loop, in two halves that overlap. A reader fetches from the durable consumer into
+ * a buffer, each message as it arrives, and keeps one fetch open while the buffer has room for
+ * a batch. The writer takes whatever the buffer holds (up to the batch size), hands it to the
+ * batch handler and settles each message as the handler says. So the next batch arrives while
+ * the current one is written, a lone message is counted at once, and a busy stream makes full
+ * batches. At most two batches are held (in hand and buffered), and both are kept alive.
+ * While the database is unreachable the batch in hand is retried with a growing delay; the
+ * buffer fills and nothing more is fetched: the rest waits in the stream.
  */
 import type { Consumer, ConsumerMessages, JetStreamManager, JsMsg } from "@nats-io/jetstream";
 import { type Link, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
@@ -15,13 +15,21 @@ import type { Subjects } from "@toolbus/protocol";
 import type { Logger } from "pino";
 import { abortableSleep } from "../../abortable-sleep.js";
 import { failedMessageAction, holdDelayMs, type RetryPolicy } from "../../core/retry-policy.js";
-import type { BatchOutcome, Delivery, Settlement } from "../../handlers/ingest-batch.js";
+import {
+  type BatchOutcome,
+  type Delivery,
+  decodePayload,
+  type Settlement,
+} from "../../handlers/ingest-batch.js";
 import { ensureMemoryConsumer, MEMORY_CONSUMER } from "./memory-stream.js";
 
 export const INGEST_SPAN = "toolbus.memory.ingest";
 
-/** How long one pull request of the consume stays open; its idle heartbeat is half of it. */
-const PULL_EXPIRES_MS = 5_000;
+/**
+ * How long one fetch stays open. Messages are taken as they arrive, so nothing waits for it to
+ * end; long, so that its idle heartbeats (half of it) are not missed on a busy event loop.
+ */
+const FETCH_EXPIRES_MS = 30_000;
 
 export interface IngestStats {
   /** Batches handed to the handler (a held batch counts once). */
@@ -46,7 +54,7 @@ export function emptyIngestStats(): IngestStats {
 export interface IngestLoopDeps {
   bus: Bus;
   subjects: Subjects;
-  /** The most messages one batch (one transaction) takes. */
+  /** The most messages one batch (one transaction) takes, and the most buffered ahead of it. */
   batchSize: number;
   ackWaitMs: number;
   maxAckPending: number;
@@ -60,15 +68,15 @@ export class IngestLoop {
   readonly #deps: IngestLoopDeps;
   readonly #stop = new AbortController();
   #running: Promise<void> | undefined;
-  /** The running consume; undefined before the first and after one ended. */
-  #messages: ConsumerMessages | undefined;
-  /** Why the last consume ended, if it ended on its own. */
-  #ended: Error | undefined;
-  /** Delivered, not yet taken into a batch. */
-  #buffer: JsMsg[] = [];
+  /** The open fetch, if any. */
+  #fetch: ConsumerMessages | undefined;
+  /** Fetched (and decoded), not yet taken into a batch; at most a batch. */
+  #buffer: Received[] = [];
   /** The batch being written. */
-  #inHand: readonly JsMsg[] = [];
-  #wake: (() => void) | undefined;
+  #inHand: readonly Received[] = [];
+  /** Wakes the writer when the buffer gets a message, the reader when it gets room; both on stop. */
+  #wakeWriter: (() => void) | undefined;
+  #wakeReader: (() => void) | undefined;
 
   constructor(deps: IngestLoopDeps) {
     this.#deps = deps;
@@ -79,13 +87,13 @@ export class IngestLoop {
   }
 
   /**
-   * Stops consuming at once, lets the batch in hand finish (a held one is handed back for
+   * Stops fetching at once, lets the batch in hand finish (a held one is handed back for
    * redelivery), hands back what was buffered, then returns.
    */
   async stop(): Promise<void> {
     this.#stop.abort();
-    void this.#messages?.close();
-    this.#wakeUp();
+    void this.#fetch?.close();
+    this.#wake();
     await this.#running;
   }
 
@@ -93,131 +101,119 @@ export class IngestLoop {
     return this.#stop.signal.aborted;
   }
 
-  #wakeUp(): void {
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
+  #wake(): void {
+    const writer = this.#wakeWriter;
+    const reader = this.#wakeReader;
+    this.#wakeWriter = undefined;
+    this.#wakeReader = undefined;
+    writer?.();
+    reader?.();
   }
 
   async #run(): Promise<void> {
     const { subjects, logger, ackWaitMs } = this.#deps;
     const stream = subjects.streams.memory.name;
     logger.info({ stream, consumer: MEMORY_CONSUMER }, `counting citations from stream ${stream}`);
-    // Keeps the server from redelivering what is held: a slow or held batch, and the buffer behind it.
+    // Keeps the server from redelivering what is held: a slow or held batch, and the one behind it.
     const keepAlive = setInterval(
       () => {
-        for (const message of this.#inHand) message.working();
-        for (const message of this.#buffer) message.working();
+        for (const { message } of this.#inHand) message.working();
+        for (const { message } of this.#buffer) message.working();
       },
       Math.max(500, Math.floor(ackWaitMs / 3)),
     );
-    // Consumes that could not start or ended on their own since messages last arrived.
-    let setbacks = 0;
+    const reading = this.#read();
     try {
       while (!this.#stopping) {
-        if (this.#messages === undefined && this.#buffer.length === 0) {
-          if (this.#ended !== undefined) setbacks += 1;
-          if (!(await this.#resume(setbacks))) {
-            setbacks += 1;
-            continue;
-          }
-        }
-        const batch = await this.#take();
-        if (batch.length === 0) continue;
-        setbacks = 0;
+        const taken = await this.#take();
+        if (taken.length === 0) continue;
         try {
-          await this.#process(batch);
+          await this.#process(taken);
         } catch (err) {
           // Settling failed (the connection closed under us): the server redelivers what was not acked.
           logger.error(
             { err },
-            `settling a batch of ${batch.length} memory messages failed; they will be redelivered`,
+            `settling a batch of ${taken.length} memory messages failed; they will be redelivered`,
           );
         }
       }
     } finally {
       clearInterval(keepAlive);
-      await this.#messages?.close();
+      await reading;
       this.#handBackBuffer();
     }
   }
 
-  /**
-   * Starts a consume, after a growing delay and putting the consumer back when earlier ones
-   * failed to start or ended on their own (the consumer deleted, the connection closed); false
-   * when it could not start.
-   */
-  async #resume(setbacks: number): Promise<boolean> {
-    const { bus, logger, policy } = this.#deps;
-    const ended = this.#ended;
-    this.#ended = undefined;
-    if (setbacks > 0) {
-      const delayMs = holdDelayMs(policy, setbacks);
-      if (ended !== undefined) {
-        logger.warn(
-          { err: ended, delayMs },
-          `consuming memory messages stopped (${ended.message}); resuming in ${delayMs} ms`,
-        );
+  /** The reader: one fetch at a time, each for the room the buffer has, until stop. */
+  async #read(): Promise<void> {
+    const { bus, subjects, batchSize, logger, policy } = this.#deps;
+    let consumer: Consumer | undefined;
+    let failures = 0;
+    while (!this.#stopping) {
+      while (this.#buffer.length >= batchSize && !this.#stopping) {
+        await new Promise<void>((resolve) => {
+          this.#wakeReader = resolve;
+        });
       }
-      await this.#recreateConsumer(await bus.jsm().catch(() => undefined));
-      await abortableSleep(delayMs, this.#stop.signal);
-      if (this.#stopping) return false;
-    }
-    try {
-      await this.#consume();
-      return true;
-    } catch (err) {
-      logger.warn({ err }, `consuming memory messages could not start (${describe(err)}); retrying`);
-      return false;
+      if (this.#stopping) return;
+      try {
+        consumer ??= await bus.js().consumers.get(subjects.streams.memory.name, MEMORY_CONSUMER);
+        const messages = await consumer.fetch({
+          max_messages: batchSize - this.#buffer.length,
+          expires: FETCH_EXPIRES_MS,
+        });
+        this.#fetch = messages;
+        if (this.#stopping) void messages.close();
+        for await (const message of messages) {
+          this.#buffer.push({ message, delivery: toDelivery(message) });
+          const writer = this.#wakeWriter;
+          this.#wakeWriter = undefined;
+          writer?.();
+        }
+        failures = 0;
+      } catch (err) {
+        if (this.#stopping) return;
+        failures += 1;
+        consumer = undefined;
+        const delayMs = holdDelayMs(policy, failures);
+        logger.warn(
+          { err, delayMs },
+          `fetching memory messages failed (${describe(err)}); trying again in ${delayMs} ms`,
+        );
+        await this.#recreateConsumer(await bus.jsm().catch(() => undefined));
+        await abortableSleep(delayMs, this.#stop.signal);
+      } finally {
+        this.#fetch = undefined;
+      }
     }
   }
 
-  async #consume(): Promise<void> {
-    const { bus, subjects, batchSize } = this.#deps;
-    const consumer: Consumer = await bus.js().consumers.get(subjects.streams.memory.name, MEMORY_CONSUMER);
-    if (this.#stopping) return;
-    const messages = await consumer.consume({
-      // Pulled ahead in requests of up to a batch; the server's max ack pending bounds the total.
-      max_messages: batchSize,
-      expires: PULL_EXPIRES_MS,
-      // A deleted consumer ends the consume, and the loop puts the consumer back.
-      abort_on_missing_resource: true,
-      callback: (message) => {
-        this.#buffer.push(message);
-        this.#wakeUp();
-      },
-    });
-    this.#messages = messages;
-    void messages.closed().then((err) => {
-      if (this.#messages !== messages) return;
-      this.#messages = undefined;
-      if (!this.#stopping) this.#ended = err ?? new Error("the consumer's subscription closed");
-      this.#wakeUp();
-    });
-  }
-
-  /** Up to a batch of what is buffered; waits for a first message, the consume to end, or stop. */
-  async #take(): Promise<JsMsg[]> {
-    while (this.#buffer.length === 0 && this.#messages !== undefined && !this.#stopping) {
+  /** Up to a batch of what is buffered; waits for a first message or stop. */
+  async #take(): Promise<Received[]> {
+    while (this.#buffer.length === 0 && !this.#stopping) {
       await new Promise<void>((resolve) => {
-        this.#wake = resolve;
+        this.#wakeWriter = resolve;
       });
     }
     if (this.#stopping) return [];
-    return this.#buffer.splice(0, this.#deps.batchSize);
+    const taken = this.#buffer.splice(0, this.#deps.batchSize);
+    const reader = this.#wakeReader;
+    this.#wakeReader = undefined;
+    reader?.();
+    return taken;
   }
 
-  /** On stop: what was delivered but not taken goes back to the server, for any replica at once. */
+  /** On stop: what was fetched but not taken goes back to the server, for any replica at once. */
   #handBackBuffer(): void {
     const buffered = this.#buffer.splice(0);
-    for (const message of buffered) message.nak();
+    for (const { message } of buffered) message.nak();
     this.#deps.stats.redelivered += buffered.length;
     if (buffered.length > 0) {
       this.#deps.logger.info(`stopping; ${buffered.length} memory messages not yet counted handed back`);
     }
   }
 
-  /** After a failure to consume: the consumer may have been deleted; put it back. */
+  /** After a failed fetch: the consumer may have been deleted; put it back. */
   async #recreateConsumer(jsm: JetStreamManager | undefined): Promise<void> {
     if (jsm === undefined) return;
     await ensureMemoryConsumer(jsm, this.#deps.subjects, {
@@ -226,12 +222,13 @@ export class IngestLoop {
     }).catch(() => undefined);
   }
 
-  async #process(batch: JsMsg[]): Promise<void> {
+  async #process(taken: Received[]): Promise<void> {
     const { stats, logger, policy } = this.#deps;
     stats.batches += 1;
+    const batch = taken.map((received) => received.message);
+    const deliveries = taken.map((received) => received.delivery);
     stats.messages += batch.length;
-    const deliveries = batch.map(toDelivery);
-    this.#inHand = batch;
+    this.#inHand = taken;
     try {
       for (let attempt = 1; ; attempt += 1) {
         const outcome = await this.#handle(batch, deliveries);
@@ -315,12 +312,18 @@ function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+interface Received {
+  message: JsMsg;
+  delivery: Delivery;
+}
+
 function toDelivery(message: JsMsg): Delivery {
   return {
     streamSequence: message.seq,
     subject: message.subject,
     deliveryCount: message.info.deliveryCount,
     payload: message.data,
+    message: decodePayload(message.data),
   };
 }
 

@@ -36,7 +36,10 @@ export async function ensureMemoryStream(jsm: JetStreamManager, subjects: Subjec
 
 export interface ConsumerSettings {
   ackWaitMs: number;
-  /** At least the batch size: the server never hands out more unacknowledged messages than this. */
+  /**
+   * At least the batch size: the server never hands out more unacknowledged messages than this
+   * (all replicas together), which bounds the ingest loop's buffer.
+   */
   maxAckPending: number;
 }
 

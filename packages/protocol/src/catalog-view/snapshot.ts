@@ -48,7 +48,7 @@ function toolEntry(
   const raw = tool.tool;
   const entry: Partial<ToolEntry> = {
     server: tool.server,
-    rawName: raw.name,
+    rawName: tool.rawName,
     callableNamespace: tool.callableNamespace,
     callableName: tool.callableName,
     flatName: tool.flatName,

@@ -19,43 +19,46 @@ const SHORT_ESCAPES: ReadonlyMap<number, number> = new Map([
 const INITIAL_CAPACITY = 64 * 1024;
 /** A buffer grown past this for one huge value is dropped afterwards rather than kept. */
 const KEPT_CAPACITY = 1024 * 1024;
+/** Distinct lengths whose buffer views are kept for reuse. */
+const MAX_VIEWS = 4096;
 
 /** Omitted as an object member, `null` as an array element (as in `JSON.stringify`). */
 export function isSkippedMember(value: unknown): boolean {
   return value === undefined || typeof value === "function" || typeof value === "symbol";
 }
 
-/** Own enumerable keys by UTF-16 code unit; schema objects have a handful, often in order. */
-function sortedKeys(record: object): string[] {
-  const keys = Object.keys(record);
-  for (let i = 1; i < keys.length; i += 1) {
-    if (keys[i - 1]! > keys[i]!) return keys.length > 16 ? keys.sort() : insertionSort(keys);
-  }
-  return keys;
-}
-
-function insertionSort(keys: string[]): string[] {
-  for (let i = 1; i < keys.length; i += 1) {
-    const key = keys[i]!;
-    let j = i - 1;
-    for (; j >= 0 && keys[j]! > key; j -= 1) keys[j + 1] = keys[j]!;
-    keys[j + 1] = key;
-  }
-  return keys;
-}
+const hasOwn = Object.prototype.hasOwnProperty;
+/** Objects with more members than this are sorted with `Array.prototype.sort`. */
+const INSERTION_SORT_MAX = 32;
 
 /** Appends canonical JSON as UTF-8; `bytes()` views what was written since `reset()`. */
 export class CanonicalJsonWriter {
-  private buffer = new Uint8Array(INITIAL_CAPACITY);
+  private buffer: Uint8Array = new Uint8Array(INITIAL_CAPACITY);
   private length = 0;
+  /** Views of the buffer by length: most tools' JSON lengths repeat, and a view is an allocation. */
+  private views = new Map<number, Uint8Array>();
+  /**
+   * The members of the objects being written, innermost last: each object sorts its own
+   * segment. Reused, so writing allocates nothing per object.
+   */
+  private readonly memberKeys: string[] = [];
+  private readonly memberValues: unknown[] = [];
+  private membersEnd = 0;
 
   reset(): void {
-    if (this.buffer.length > KEPT_CAPACITY) this.buffer = new Uint8Array(INITIAL_CAPACITY);
+    if (this.buffer.length > KEPT_CAPACITY) this.replaceBuffer(new Uint8Array(INITIAL_CAPACITY));
     this.length = 0;
+    this.membersEnd = 0;
   }
 
   bytes(): Uint8Array {
-    return this.buffer.subarray(0, this.length);
+    let view = this.views.get(this.length);
+    if (view === undefined) {
+      if (this.views.size >= MAX_VIEWS) this.views.clear();
+      view = this.buffer.subarray(0, this.length);
+      this.views.set(this.length, view);
+    }
+    return view;
   }
 
   value(value: unknown): void {
@@ -103,15 +106,31 @@ export class CanonicalJsonWriter {
     this.ascii("]");
   }
 
+  /** Own enumerable members (as `Object.keys` lists them), by key in UTF-16 code unit order. */
   private object(record: Record<string, unknown>): void {
+    const keys = this.memberKeys;
+    const values = this.memberValues;
+    const start = this.membersEnd;
+    let end = start;
+    for (const key in record) {
+      if (!hasOwn.call(record, key)) continue;
+      keys[end] = key;
+      values[end] = record[key];
+      end += 1;
+    }
+    this.membersEnd = end;
+    if (end - start > INSERTION_SORT_MAX) sortMembersLarge(keys, values, start, end);
+    else sortMembers(keys, values, start, end);
     let first = true;
-    for (const key of sortedKeys(record)) {
-      const member = record[key];
+    for (let i = start; i < end; i += 1) {
+      const member = values[i];
+      values[i] = undefined; // the writer outlives the value: hold no reference to it
       if (isSkippedMember(member)) continue;
-      this.key(key, first);
+      this.key(keys[i]!, first);
       first = false;
       this.value(member);
     }
+    this.membersEnd = start;
     this.endObject(first);
   }
 
@@ -170,8 +189,37 @@ export class CanonicalJsonWriter {
     if (needed <= this.buffer.length) return;
     const grown = new Uint8Array(Math.max(needed, this.buffer.length * 2));
     grown.set(this.buffer.subarray(0, this.length));
-    this.buffer = grown;
+    this.replaceBuffer(grown);
   }
+
+  private replaceBuffer(buffer: Uint8Array): void {
+    this.buffer = buffer;
+    this.views = new Map();
+  }
+}
+
+/** Insertion sort of `keys[start..end)` with `values` alongside; objects have a handful of keys, often in order. */
+function sortMembers(keys: string[], values: unknown[], start: number, end: number): void {
+  for (let i = start + 1; i < end; i += 1) {
+    const key = keys[i]!;
+    const value = values[i];
+    let j = i - 1;
+    for (; j >= start && keys[j]! > key; j -= 1) {
+      keys[j + 1] = keys[j]!;
+      values[j + 1] = values[j];
+    }
+    keys[j + 1] = key;
+    values[j + 1] = value;
+  }
+}
+
+function sortMembersLarge(keys: string[], values: unknown[], start: number, end: number): void {
+  const members = keys.slice(start, end).map((key, i) => ({ key, value: values[start + i] }));
+  members.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  members.forEach(({ key, value }, i) => {
+    keys[start + i] = key;
+    values[start + i] = value;
+  });
 }
 
 /** `uXXXX` (the backslash is already written), lowercase hex as in `JSON.stringify`. */
@@ -184,21 +232,21 @@ function writeUnicodeEscape(out: Uint8Array, at: number, unit: number): number {
   return at + 5;
 }
 
-let shared: CanonicalJsonWriter | undefined = new CanonicalJsonWriter();
+let idle: CanonicalJsonWriter | undefined = new CanonicalJsonWriter();
 
 /**
- * Runs `write` with the shared writer, reset; a nested call (a getter that serializes while
- * being serialized) gets a writer of its own.
+ * The shared writer, reset; hand it back with `releaseWriter`. A nested call (a getter that
+ * serializes while being serialized) gets a writer of its own.
  */
-export function withWriter<T>(write: (writer: CanonicalJsonWriter) => T): T {
-  const writer = shared ?? new CanonicalJsonWriter();
-  shared = undefined;
-  try {
-    writer.reset();
-    return write(writer);
-  } finally {
-    shared = writer;
-  }
+export function acquireWriter(): CanonicalJsonWriter {
+  const writer = idle ?? new CanonicalJsonWriter();
+  idle = undefined;
+  writer.reset();
+  return writer;
+}
+
+export function releaseWriter(writer: CanonicalJsonWriter): void {
+  idle = writer;
 }
 
 const decoder = new TextDecoder();
@@ -209,8 +257,11 @@ const decoder = new TextDecoder();
  * `JSON.stringify`; `toJSON` methods are not called.
  */
 export function canonicalJson(value: unknown): string {
-  return withWriter((writer) => {
+  const writer = acquireWriter();
+  try {
     writer.value(value);
     return decoder.decode(writer.bytes());
-  });
+  } finally {
+    releaseWriter(writer);
+  }
 }

@@ -3,7 +3,7 @@
  * fields a model is shown, so a caller can tell whether the tool it prepared against changed.
  */
 import { hash } from "node:crypto";
-import { isSkippedMember, withWriter } from "./canonical-json.js";
+import { acquireWriter, isSkippedMember, releaseWriter } from "./canonical-json.js";
 import type { RawTool } from "./types.js";
 
 /** The fields a model is shown, in canonical (sorted) order. */
@@ -11,7 +11,8 @@ const SHOWN_KEYS = ["annotations", "description", "inputSchema", "name", "output
 
 /** `sha256(canonicalJson({ name, title, description, inputSchema, outputSchema, annotations }))`. */
 export function toolFingerprint(tool: RawTool): string {
-  return withWriter((writer) => {
+  const writer = acquireWriter();
+  try {
     let first = true;
     for (const key of SHOWN_KEYS) {
       const member = tool[key];
@@ -22,5 +23,7 @@ export function toolFingerprint(tool: RawTool): string {
     }
     writer.endObject(first);
     return hash("sha256", writer.bytes(), "hex");
-  });
+  } finally {
+    releaseWriter(writer);
+  }
 }

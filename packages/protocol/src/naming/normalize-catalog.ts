@@ -26,6 +26,8 @@ export interface ToolGroup {
 export interface NamedTool {
   readonly server: string;
   readonly tool: RawTool;
+  /** `tool.name`. */
+  readonly rawName: string;
   readonly connectorId: string | undefined;
   readonly toolId: string;
   readonly callableNamespace: string;
@@ -125,7 +127,7 @@ function fitWithHash(namespace: string, name: string, hashInput: string, limit: 
  * requires flat names to be unique, and two pairs such as (`a__b`, `c`) and (`a`, `b__c`) share
  * a flat name while their delimiter-less keys differ.
  */
-function settle(candidate: Candidate, used: StringSet, limit: number): NamedTool {
+function uniqueName(candidate: Candidate, used: StringSet, limit: number): NamedTool {
   const { name } = candidate;
   const namespace = candidate.slot.name;
   const flat = `${namespace}${NAME_DELIMITER}${name}`;
@@ -164,31 +166,35 @@ export function nameTools(
     const { server, tools, connectorId } = group;
     const rawNamespace = group.rawNamespace ?? server;
     const namespaceId = `${server}\0${rawNamespace}\0${connectorId ?? ""}`;
+    // A namespace exists once one of its tools is kept: a dropped duplicate claims nothing.
     let slot = slots.get(namespaceId);
-    if (slot === undefined) {
-      let namespace = sanitizeName(rawNamespace);
-      if (prefixMcp && !nonPrefixed.has(server) && !namespace.startsWith(MCP_PREFIX)) {
-        namespace = `${MCP_PREFIX}${namespace}`;
-      }
-      slot = { id: namespaceId, name: namespace, rawNames: new Set(), claims: new Map(), rank: 0 };
-      slots.set(namespaceId, slot);
-      surrogates ||= SURROGATE.test(namespaceId);
-      nulInParts ||= [server, rawNamespace, connectorId ?? ""].some((part) => part.includes("\0"));
-    }
     for (const tool of tools) {
       const rawName = tool.name;
       if (seen === undefined && rawName.includes("\0")) {
         seen = identitiesSoFar(candidates);
         nulInParts = true;
       }
-      const candidate = new Candidate(server, tool, connectorId, slot, rawName, sanitizeName(rawName));
-      if (seen === undefined ? slot.rawNames.has(rawName) : !seen.add(candidate.toolId)) {
+      const repeated =
+        seen === undefined
+          ? slot?.rawNames.has(rawName) === true
+          : !seen.add(`${namespaceId}\0${rawName}\0${rawName}`);
+      if (repeated) {
         warnings.push(`skipping duplicated tool ${rawName}`);
         continue;
       }
+      if (slot === undefined) {
+        let namespace = sanitizeName(rawNamespace);
+        if (prefixMcp && !nonPrefixed.has(server) && !namespace.startsWith(MCP_PREFIX)) {
+          namespace = `${MCP_PREFIX}${namespace}`;
+        }
+        slot = { id: namespaceId, name: namespace, rawNames: new Set(), claims: new Map(), rank: 0 };
+        slots.set(namespaceId, slot);
+        surrogates ||= SURROGATE.test(namespaceId);
+        nulInParts ||= [server, rawNamespace, connectorId ?? ""].some((part) => part.includes("\0"));
+      }
       slot.rawNames.add(rawName);
       surrogates ||= SURROGATE.test(rawName);
-      candidates.push(candidate);
+      candidates.push(new Candidate(server, tool, connectorId, slot, rawName, sanitizeName(rawName)));
     }
   }
 
@@ -234,7 +240,7 @@ export function nameTools(
 
   // Step 6: fit the limit and make every flat name unique.
   const used = new StringSet();
-  return { named: candidates.map((c) => settle(c, used, limit)), warnings };
+  return { named: candidates.map((c) => uniqueName(c, used, limit)), warnings };
 }
 
 /** The identities of the candidates kept so far, for when raw names alone no longer tell. */
@@ -270,7 +276,7 @@ export function normalizeCatalog(
   const tools = named.map((t): NormalizedTool => {
     const normalized: NormalizedTool = {
       server: t.server,
-      rawName: t.tool.name,
+      rawName: t.rawName,
       callableNamespace: t.callableNamespace,
       callableName: t.callableName,
       flatName: t.flatName,

@@ -1,7 +1,7 @@
 /**
  * A set of strings split by length and last code unit. Catalog naming keeps one entry per
- * tool; a single `Set` of ten thousand names outgrows V8's regular pages and costs more to
- * grow than the rest of the naming, while small sets stay cheap.
+ * tool, and filling one `Set` with ten thousand names measured twice as slow as filling many
+ * small ones: the big table is copied each time it grows.
  */
 export class StringSet {
   private readonly parts = new Map<number, Set<string>>();

@@ -1,24 +1,5 @@
-/**
- * The approvals benchmark (issue 5): the latency `decide` adds to a call that needs no human, and
- * the time from a human's click to the waiting call resuming. One approvals service runs
- * in-process on its own prefix and schema; a client connection plays the dispatcher.
- *
- * Needs no human: the core `decide` as the dispatcher evaluates it locally, and the bus round
- * trip to `<prefix>.approvals.decide` (settled by annotations, and by a session grant), measured
- * interleaved with a raw NATS echo (the baseline the "added" columns subtract), a bus echo
- * (same envelope and schemas, no work) and the single Postgres and KV reads decide makes.
- *
- * Human click: a decide in mode `prompt` waits; on its `<prefix>.approvals.pending` event the
- * bench POSTs `{choice:"allow"}` to `/v1/approvals/:requestId`, as the inbox button does, and
- * times from just before the POST to the decide reply. Rounds answered by the bus `resolve` request
- * the route makes behind it alternate with them, to show what the HTTP layer adds.
- *
- * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/approvals-decide.ts`.
- */
-import { realpathSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import {
   type ApprovalsService,
   decide,
@@ -38,9 +19,7 @@ import {
 } from "@toolbus/protocol";
 import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
 import pg from "pg";
-import { formatTable, percentile } from "./bench-table.js";
-
-type BenchRow = { name: string; [column: string]: string | number };
+import { type BenchRow, formatTable, isEntryModule, percentile } from "./bench-table.js";
 
 const CORE_WARMUP = 20_000;
 const CORE_ITERATIONS = 200_000;
@@ -473,17 +452,7 @@ function timeout(ms: number, message: string): Promise<never> {
   );
 }
 
-function isEntryModule(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryModule()) {
+if (isEntryModule(import.meta.url)) {
   const interrupt = new AbortController();
   // Ctrl-C stops measuring; the service, stream and schema are still cleaned up.
   process.once("SIGINT", () => interrupt.abort());

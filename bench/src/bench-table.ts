@@ -2,6 +2,8 @@
  * What every benchmark hands back and how the runner prints it: rows of named columns, a
  * nearest-rank percentile, and a plain-text table (columns are the union over all rows).
  */
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
 export type BenchRow = { name: string; [column: string]: string | number };
 
@@ -50,4 +52,15 @@ export function formatTable(rows: readonly BenchRow[]): string {
       ),
     ),
   ].join("\n");
+}
+
+/** True when the module at `moduleUrl` is the one node was started with (a bench run on its own). */
+export function isEntryModule(moduleUrl: string): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(moduleUrl));
+  } catch {
+    return false;
+  }
 }

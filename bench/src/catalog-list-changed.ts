@@ -1,16 +1,4 @@
-/**
- * The catalog list_changed benchmark (issue 3): the time from a server's tool list changing to
- * the new revision being visible to a KV watcher, which is how every dispatcher learns of it.
- * One catalog service runs in-process on a fresh prefix with the MCP test server over stdio;
- * each round changes the server's script (the server notices the file change and sends
- * `notifications/tools/list_changed`), and the clock stops when the watcher sees the entry
- * written at a new revision. The time includes the test server noticing its file change.
- *
- * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/catalog-list-changed.ts`.
- */
-import { realpathSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { Kvm, KvWatchInclude } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
 import { connectBus, createLogger } from "@toolbus/bus";
@@ -19,7 +7,7 @@ import { parseToolbusToml } from "@toolbus/config";
 import { type CatalogServerEntry, createSubjects } from "@toolbus/protocol";
 import { cleanupJetStream, isolation } from "@toolbus/testkit";
 import { startTestServer, type TestServerScript } from "@toolbus/testkit/mcp-test-server";
-import { type BenchRow, formatTable, timings } from "./bench-table.js";
+import { type BenchRow, formatTable, isEntryModule, timings } from "./bench-table.js";
 
 const WARMUP = 3;
 const ROUNDS = 20;
@@ -110,17 +98,7 @@ function watchRevisions(watch: AsyncIterable<{ operation: string; json<T>(): T }
   };
 }
 
-function isEntryModule(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryModule()) {
+if (isEntryModule(import.meta.url)) {
   runCatalogListChangedBench().then(
     (rows) => {
       console.log(formatTable(rows));

@@ -1,15 +1,6 @@
-/**
- * The catalog normalize benchmark (issue 3): how long `buildCatalogSnapshot` takes to turn the
- * catalog bucket's entries for 200 servers × 50 tools into the normalized snapshot every reader
- * computes (names, hashes, fingerprints, model schemas, exposure). Pure CPU, no I/O.
- *
- * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/catalog-normalize.ts`.
- */
-import { realpathSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { buildCatalogSnapshot, type CatalogServerEntry } from "@toolbus/protocol";
-import { type BenchRow, formatTable, timings } from "./bench-table.js";
+import { type BenchRow, formatTable, isEntryModule, timings } from "./bench-table.js";
 
 const SERVERS = 200;
 const TOOLS_PER_SERVER = 50;
@@ -78,17 +69,7 @@ export async function runCatalogNormalizeBench(): Promise<BenchRow[]> {
   return rows;
 }
 
-function isEntryModule(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryModule()) {
+if (isEntryModule(import.meta.url)) {
   runCatalogNormalizeBench().then(
     (rows) => console.log(formatTable(rows)),
     (error: unknown) => {

@@ -10,7 +10,7 @@
  * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/dispatch-call.ts`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -22,8 +22,7 @@ import { createSubjects, type Subjects } from "@toolbus/protocol";
 import { cleanupJetStream, isolation } from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import * as hdr from "hdr-histogram-js";
-
-type BenchRow = { name: string; [column: string]: string | number };
+import { type BenchRow, formatTable, isEntryModule } from "./bench-table.js";
 
 const CALLS = 2_000;
 const WARMUP_CALLS = 200;
@@ -278,28 +277,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(killer);
 }
 
-/** A plain-text table, numbers right-aligned; columns are the union of the rows' keys. */
-function formatTable(rows: readonly BenchRow[]): string {
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  const cells = rows.map((r) => columns.map((column) => String(r[column] ?? "")));
-  const widths = columns.map((column, c) => Math.max(column.length, ...cells.map((line) => line[c]!.length)));
-  const numeric = columns.map((column) => rows.some((r) => typeof r[column] === "number"));
-  const render = (line: readonly string[]) =>
-    line.map((cell, c) => (numeric[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join("  ");
-  return [render(columns), render(widths.map((w) => "-".repeat(w))), ...cells.map(render)].join("\n");
-}
-
-function isEntryModule(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryModule()) {
+if (isEntryModule(import.meta.url)) {
   const guard = setTimeout(() => {
     console.error(`the dispatch benchmark did not finish within ${GUARD_MS / 1000} s; exiting`);
     process.exit(1);

@@ -13,7 +13,7 @@
  * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/gateway-peers.ts`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -24,8 +24,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { cleanupJetStream, isolation } from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
-
-type BenchRow = { name: string; [column: string]: string | number };
+import { type BenchRow, formatTable, isEntryModule, percentile } from "./bench-table.js";
 
 const CALLS = 1_000;
 const WARMUP_CALLS = 100;
@@ -257,11 +256,6 @@ async function closeSession(client: Client): Promise<void> {
   await client.close().catch(() => undefined);
 }
 
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
-}
-
 function round(value: number, digits: number): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
@@ -485,28 +479,7 @@ function repoRoot(): string {
 
 // ── standalone ───────────────────────────────────────────────────────────────────────────────
 
-/** A plain-text table, numbers right-aligned; columns are the union of the rows' keys. */
-function formatTable(rows: readonly BenchRow[]): string {
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  const cells = rows.map((r) => columns.map((column) => String(r[column] ?? "")));
-  const widths = columns.map((column, c) => Math.max(column.length, ...cells.map((line) => line[c]!.length)));
-  const numeric = columns.map((column) => rows.some((r) => typeof r[column] === "number"));
-  const render = (line: readonly string[]) =>
-    line.map((cell, c) => (numeric[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join("  ");
-  return [render(columns), render(widths.map((w) => "-".repeat(w))), ...cells.map(render)].join("\n");
-}
-
-function isEntryModule(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryModule()) {
+if (isEntryModule(import.meta.url)) {
   const guard = setTimeout(async () => {
     console.error(
       `the gateway benchmark did not finish within ${GUARD_MS / 1000} s; cleaning up and exiting`,

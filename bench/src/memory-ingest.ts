@@ -17,10 +17,8 @@
  * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/memory-ingest.ts`.
  */
 import { randomUUID } from "node:crypto";
-import { realpathSync } from "node:fs";
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { createLogger } from "@toolbus/bus";
@@ -32,8 +30,7 @@ import {
 } from "@toolbus/memory";
 import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
 import pg from "pg";
-
-type BenchRow = { name: string; [column: string]: string | number };
+import { type BenchRow, formatTable, isEntryModule, percentile } from "./bench-table.js";
 
 /** How the messages are offered: as fast as acks allow, at a fixed rate, or all before the service reads. */
 type Load = { kind: "burst" } | { kind: "paced"; rate: number } | { kind: "backlog" };
@@ -384,40 +381,13 @@ function summarize(
   };
 }
 
-/** Nearest-rank percentile of sorted values. */
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
-}
-
 function formatMs(ms: number): string | number {
   if (ms === Number.POSITIVE_INFINITY) return "not counted";
   if (Number.isNaN(ms)) return "n/a";
   return ms < 10 ? Math.round(ms * 10) / 10 : Math.round(ms);
 }
 
-/** A plain-text table, columns holding numbers right-aligned; columns are the union of the rows' keys. */
-function formatTable(rows: readonly BenchRow[]): string {
-  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
-  const cells = rows.map((row) => columns.map((column) => String(row[column] ?? "")));
-  const widths = columns.map((column, c) => Math.max(column.length, ...cells.map((line) => line[c]!.length)));
-  const numeric = columns.map((column) => rows.some((row) => typeof row[column] === "number"));
-  const render = (line: readonly string[]) =>
-    line.map((cell, c) => (numeric[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join("  ");
-  return [render(columns), render(widths.map((w) => "-".repeat(w))), ...cells.map(render)].join("\n");
-}
-
-function isEntryModule(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryModule()) {
+if (isEntryModule(import.meta.url)) {
   const interrupt = new AbortController();
   // Ctrl-C stops waiting; the scenario in hand still cleans up its stream and schema.
   process.once("SIGINT", () => interrupt.abort());

@@ -5,7 +5,7 @@
  * tool list changes).
  */
 
-import type { CatalogServerEntry } from "@toolbus/protocol";
+import { type CatalogServerEntry, canonicalJson } from "@toolbus/protocol";
 
 export type ServerEntry = CatalogServerEntry;
 export type ServerState = CatalogServerEntry["status"];
@@ -26,7 +26,7 @@ export function nextServerEntry(
   now: string,
 ): ServerEntry | undefined {
   const tools = change.tools ?? current?.tools ?? [];
-  const toolsChanged = current === undefined || canonical(tools) !== canonical(current.tools);
+  const toolsChanged = current === undefined || canonicalJson(tools) !== canonicalJson(current.tools);
   const candidate: ServerEntry = {
     ...base,
     // What the server said at its last start-up holds until it starts again.
@@ -55,16 +55,5 @@ export function shouldReportStatus(
 }
 
 function sameIgnoringListedAt(a: ServerEntry, b: ServerEntry): boolean {
-  return canonical({ ...a, listedAt: "" }) === canonical({ ...b, listedAt: "" });
-}
-
-/** JSON with object keys sorted, so equal values compare equal whatever their key order. */
-export function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)),
-        )
-      : v,
-  );
+  return canonicalJson({ ...a, listedAt: "" }) === canonicalJson({ ...b, listedAt: "" });
 }

@@ -115,7 +115,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     // The gateway serves the inbox on its own port in all-in-one mode.
     const approvals = await startApprovalsService({ ...approvalsConfig, http: false }, { logger });
     stops.push(["approvals", () => approvals.stop()]);
-    const memory = await startMemoryService(loadMemoryConfig(serviceEnv), { logger });
+    const memory = await startMemoryService(loadMemoryConfig(serviceEnv, config.memory), { logger });
     stops.push(["memory", () => memory.stop()]);
     const gatewayBus = await connect("gateway", "The MCP edge, REST and the console");
     const tokens = resolveGatewayTokens(config.gateway, env);

@@ -40,6 +40,7 @@ export {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_APPROVALS_PORT,
   DEFAULT_GATEWAY_PORT,
+  DEFAULT_MEMORY_CONFIG,
   type GatewayConfig,
   type MemoryConfig,
 } from "./tables.js";

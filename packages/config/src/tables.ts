@@ -34,12 +34,24 @@ export interface ApprovalsConfig {
   port: number;
 }
 
+/** The memory service's ingest settings; its `MEMORY_*` environment variables override them. */
 export interface MemoryConfig {
-  /** Messages taken from TOOLBUS_MEMORY per batch. */
+  /** The most messages one batch (one transaction) takes from TOOLBUS_MEMORY. */
   batchSize: number;
-  /** How long a partial batch waits for more messages before it is counted. */
-  batchWaitMs: number;
+  /** Deliveries of a message that keeps failing before it is parked. */
+  maxDeliveries: number;
+  /** First delay before a failing message is redelivered; doubles per delivery, at most 60 s. */
+  redeliveryDelayMs: number;
+  /** How long the stream waits for an ack before redelivering. */
+  ackWaitMs: number;
 }
+
+export const DEFAULT_MEMORY_CONFIG: Readonly<MemoryConfig> = Object.freeze({
+  batchSize: 500,
+  maxDeliveries: 5,
+  redeliveryDelayMs: 1_000,
+  ackWaitMs: 30_000,
+});
 
 export const DEFAULT_GATEWAY_PORT = 8080;
 export const DEFAULT_APPROVALS_PORT = 8081;
@@ -105,15 +117,39 @@ const ApprovalsTable = z
     }),
   );
 
+// The same bounds as the memory service's MEMORY_* variables.
 const MemoryTable = z
   .strictObject({
-    batch_size: z.int().min(1, { error: "must be at least 1" }).default(100),
-    batch_wait_sec: Seconds.optional(),
+    batch_size: z
+      .int()
+      .min(1, { error: "must be from 1 to 10000" })
+      .max(10_000, { error: "must be from 1 to 10000" })
+      .optional(),
+    max_deliveries: z
+      .int()
+      .min(1, { error: "must be from 1 to 1000" })
+      .max(1_000, { error: "must be from 1 to 1000" })
+      .optional(),
+    redelivery_delay_sec: z
+      .number()
+      .min(0.01, { error: "must be from 0.01 to 60 seconds" })
+      .max(60, { error: "must be from 0.01 to 60 seconds" })
+      .optional(),
+    ack_wait_sec: z
+      .number()
+      .min(1, { error: "must be from 1 to 600 seconds" })
+      .max(600, { error: "must be from 1 to 600 seconds" })
+      .optional(),
   })
   .transform(
     (t): MemoryConfig => ({
-      batchSize: t.batch_size,
-      batchWaitMs: t.batch_wait_sec === undefined ? 500 : secondsToMs(t.batch_wait_sec),
+      batchSize: t.batch_size ?? DEFAULT_MEMORY_CONFIG.batchSize,
+      maxDeliveries: t.max_deliveries ?? DEFAULT_MEMORY_CONFIG.maxDeliveries,
+      redeliveryDelayMs:
+        t.redelivery_delay_sec === undefined
+          ? DEFAULT_MEMORY_CONFIG.redeliveryDelayMs
+          : secondsToMs(t.redelivery_delay_sec),
+      ackWaitMs: t.ack_wait_sec === undefined ? DEFAULT_MEMORY_CONFIG.ackWaitMs : secondsToMs(t.ack_wait_sec),
     }),
   );
 

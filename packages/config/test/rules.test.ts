@@ -87,7 +87,7 @@ describe("the built-in demo config", () => {
       },
       catalog: { nameLimit: 64, prefixMcp: true },
       approvals: { timeoutMs: 600_000, port: 8081 },
-      memory: { batchSize: 100, batchWaitMs: 500 },
+      memory: { batchSize: 500, maxDeliveries: 5, redeliveryDelayMs: 1_000, ackWaitMs: 30_000 },
     });
   });
 });

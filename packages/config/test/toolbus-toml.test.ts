@@ -19,7 +19,7 @@ const defaults: ToolbusConfig = {
   },
   catalog: { nameLimit: 64, prefixMcp: true },
   approvals: { timeoutMs: 600_000, port: 8081 },
-  memory: { batchSize: 100, batchWaitMs: 500 },
+  memory: { batchSize: 500, maxDeliveries: 5, redeliveryDelayMs: 1_000, ackWaitMs: 30_000 },
 };
 
 describe("toolbus.toml tables", () => {
@@ -48,7 +48,9 @@ port = 9091
 
 [memory]
 batch_size = 10
-batch_wait_sec = 2
+max_deliveries = 3
+redelivery_delay_sec = 0.5
+ack_wait_sec = 90
 
 [mcp_servers.docs]
 command = "docs-server"
@@ -83,7 +85,7 @@ command = "docs-server"
       },
       catalog: { nameLimit: 128, prefixMcp: true, nonPrefixedServers: ["docs"] },
       approvals: { timeoutMs: 120_000, hooksPath: "/etc/toolbus/hooks.json", port: 9091 },
-      memory: { batchSize: 10, batchWaitMs: 2_000 },
+      memory: { batchSize: 10, maxDeliveries: 3, redeliveryDelayMs: 500, ackWaitMs: 90_000 },
     });
   });
 
@@ -107,7 +109,9 @@ command = "docs-server"
     ['[gateway]\nallowed_hosts = "localhost"', "gateway.allowed_hosts", 'expected an array, got "localhost"'],
     ["[approvals]\ntimeout_sec = 0", "approvals.timeout_sec", "must be a positive number of seconds"],
     ["[approvals]\nhook = 'h.json'", "approvals", "unknown key `hook` (did you mean `hooks`?)"],
-    ["[memory]\nbatch_size = 0", "memory.batch_size", "must be at least 1"],
+    ["[memory]\nbatch_size = 0", "memory.batch_size", "must be from 1 to 10000"],
+    ["[memory]\nack_wait_sec = 0.5", "memory.ack_wait_sec", "must be from 1 to 600 seconds"],
+    ["[memory]\nbatch_wait_sec = 1", "memory", "unknown key `batch_wait_sec` (did you mean `ack_wait_sec`?)"],
     ["[gatway]\nport = 1", "", "unknown key `gatway` (did you mean `gateway`?)"],
     ["[mcp_server.x]\ncommand = 'x'", "", "unknown key `mcp_server` (did you mean `mcp_servers`?)"],
     ["gateway = 5", "gateway", "expected a table, got 5"],

@@ -1,8 +1,10 @@
 /**
- * The memory service's configuration, read from the environment once at start-up: one zod
- * schema with every default; `loadMemoryConfig` reports every problem at once, then freezes.
+ * The memory service's configuration, read once at start-up from the environment over the
+ * `[memory]` table of toolbus.toml (whose defaults are the service's): one zod schema;
+ * `loadMemoryConfig` reports every problem at once, then freezes.
  */
 import { loadConfig } from "@toolbus/bus";
+import { DEFAULT_MEMORY_CONFIG, type MemoryConfig as MemoryTable } from "@toolbus/config";
 import { DEFAULT_PREFIX, validatePrefix } from "@toolbus/protocol";
 import { z } from "zod";
 
@@ -11,11 +13,12 @@ const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"
 /** An unset or empty variable takes the default. */
 const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : value);
 
-function integer(defaultValue: number, min: number, max: number, unit: string) {
+/** Unset stays undefined: the `[memory]` table (or its defaults) fills it in. */
+function integer(min: number, max: number, unit: string) {
   const error = `must be a whole number of ${unit} from ${min} to ${max}`;
   return z.preprocess(
     unsetIfEmpty,
-    z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error }).default(defaultValue),
+    z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error }).optional(),
   );
 }
 
@@ -49,29 +52,38 @@ export const MemoryEnvVariables = z.object({
     z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }).default("info"),
   ),
   /** The most messages one batch (one transaction) takes from what the stream has delivered. */
-  MEMORY_BATCH_SIZE: integer(500, 1, 10_000, "messages"),
+  MEMORY_BATCH_SIZE: integer(1, 10_000, "messages"),
   /** Deliveries of a message that keeps failing before it is parked. */
-  MEMORY_MAX_DELIVERIES: integer(5, 1, 1_000, "deliveries"),
+  MEMORY_MAX_DELIVERIES: integer(1, 1_000, "deliveries"),
   /** First delay before a failing message is redelivered; doubles per delivery, at most 60 s. */
-  MEMORY_REDELIVERY_DELAY_MS: integer(1_000, 10, 60_000, "ms"),
+  MEMORY_REDELIVERY_DELAY_MS: integer(10, 60_000, "ms"),
   /** How long the server waits for an ack before redelivering; a held batch is kept alive. */
-  MEMORY_ACK_WAIT_MS: integer(30_000, 1_000, 600_000, "ms"),
+  MEMORY_ACK_WAIT_MS: integer(1_000, 600_000, "ms"),
 });
 
-export const MemoryEnvSchema = MemoryEnvVariables.transform((env) => ({
-  natsUrl: env.NATS_URL,
-  databaseUrl: env.DATABASE_URL,
-  prefix: env.TOOLBUS_PREFIX,
-  logLevel: env.LOG_LEVEL,
-  batchSize: env.MEMORY_BATCH_SIZE,
-  maxDeliveries: env.MEMORY_MAX_DELIVERIES,
-  redeliveryDelayMs: env.MEMORY_REDELIVERY_DELAY_MS,
-  ackWaitMs: env.MEMORY_ACK_WAIT_MS,
-}));
+/** The environment over a `[memory]` table: a variable that is set wins over the file. */
+export function memoryConfigSchema(table: Readonly<MemoryTable> = DEFAULT_MEMORY_CONFIG) {
+  return MemoryEnvVariables.transform((env) => ({
+    natsUrl: env.NATS_URL,
+    databaseUrl: env.DATABASE_URL,
+    prefix: env.TOOLBUS_PREFIX,
+    logLevel: env.LOG_LEVEL,
+    batchSize: env.MEMORY_BATCH_SIZE ?? table.batchSize,
+    maxDeliveries: env.MEMORY_MAX_DELIVERIES ?? table.maxDeliveries,
+    redeliveryDelayMs: env.MEMORY_REDELIVERY_DELAY_MS ?? table.redeliveryDelayMs,
+    ackWaitMs: env.MEMORY_ACK_WAIT_MS ?? table.ackWaitMs,
+  }));
+}
 
-export type MemoryConfig = z.output<typeof MemoryEnvSchema>;
+export type MemoryConfig = z.output<ReturnType<typeof memoryConfigSchema>>;
 
-/** Throws `ConfigError` (from @toolbus/bus) listing every problem. */
-export function loadMemoryConfig(env: Readonly<Record<string, string | undefined>>): Readonly<MemoryConfig> {
-  return loadConfig(MemoryEnvSchema, env);
+/**
+ * Throws `ConfigError` (from @toolbus/bus) listing every problem. `table` is the `[memory]`
+ * table of the toolbus.toml in use, when there is one.
+ */
+export function loadMemoryConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  table?: Readonly<MemoryTable>,
+): Readonly<MemoryConfig> {
+  return loadConfig(memoryConfigSchema(table), env);
 }

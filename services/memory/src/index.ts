@@ -1,7 +1,7 @@
 /** @toolbus/memory: the memory service, startable in-process, and its own `parked` subject. */
 
 export type { IngestStats } from "./adapters/nats/ingest-loop.js";
-export { loadMemoryConfig, type MemoryConfig, MemoryEnvSchema } from "./config.js";
+export { loadMemoryConfig, type MemoryConfig, memoryConfigSchema } from "./config.js";
 export {
   type MemoryParkedRequest,
   MemoryParkedRequestSchema,

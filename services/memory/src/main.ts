@@ -1,15 +1,30 @@
 /** The memory service process: config → logger → service → shutdown on SIGTERM. */
+import { parseArgs } from "node:util";
 import { ConfigError, createLogger, onShutdown } from "@toolbus/bus";
+import { ConfigFileError, loadToolbusConfig } from "@toolbus/config";
 import { loadMemoryConfig } from "./config.js";
 import { SERVICE_NAME, SERVICE_VERSION, startMemoryService } from "./memory-service.js";
 
+function exitWith(message: string): never {
+  process.stderr.write(`memory: ${message}\n`);
+  process.exit(1);
+}
+
 let config: ReturnType<typeof loadMemoryConfig>;
 try {
-  config = loadMemoryConfig(process.env);
+  const { values } = parseArgs({ options: { config: { type: "string" } }, strict: true });
+  // Only the [memory] table matters here; with no file its defaults apply (the demo server is never started).
+  const toolbus = await loadToolbusConfig({
+    path: values.config,
+    env: process.env,
+    cwd: process.cwd(),
+    demoServer: () => ({ command: "server-everything", args: ["stdio"] }),
+  });
+  config = loadMemoryConfig(process.env, toolbus.memory);
 } catch (err) {
-  if (!(err instanceof ConfigError)) throw err;
-  process.stderr.write(`memory: ${err.message}\n`);
-  process.exit(1);
+  if (err instanceof ConfigError || err instanceof ConfigFileError) exitWith(err.message);
+  // parseArgs names the unknown option; say what is accepted.
+  exitWith(`${err instanceof Error ? err.message : String(err)} (accepted: --config <path>)`);
 }
 const logger = createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION, level: config.logLevel });
 try {

@@ -71,3 +71,20 @@ describe("loadMemoryConfig", () => {
     );
   });
 });
+
+describe("loadMemoryConfig with a [memory] table", () => {
+  const table = { batchSize: 50, maxDeliveries: 2, redeliveryDelayMs: 250, ackWaitMs: 60_000 };
+
+  it("takes the table's values where no variable is set", () => {
+    expect(loadMemoryConfig({ DATABASE_URL }, table)).toMatchObject(table);
+  });
+
+  it("lets a variable that is set win over the table", () => {
+    expect(
+      loadMemoryConfig({ DATABASE_URL, MEMORY_BATCH_SIZE: "7", MEMORY_ACK_WAIT_MS: "" }, table),
+    ).toMatchObject({
+      ...table,
+      batchSize: 7,
+    });
+  });
+});

@@ -91,6 +91,9 @@ export interface Subjects {
   readonly catalogResourceTemplatesList: string;
   readonly catalogResourcesRead: string;
   readonly catalogSearch: string;
+  readonly catalogPromptsList: string;
+  readonly catalogPromptsGet: string;
+  readonly catalogCompletionComplete: string;
   /** `<prefix>.events.>`: everything on the events stream. */
   readonly events: string;
   serverStatus(server: string): string;
@@ -98,6 +101,7 @@ export interface Subjects {
   readonly serverStatusAll: string;
   readonly startupComplete: string;
   readonly catalogEvent: string;
+  readonly promptsEvent: string;
   readonly dispatchCall: string;
   readonly callBegin: string;
   readonly callEnd: string;
@@ -131,11 +135,15 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
     catalogResourceTemplatesList: `${p}.catalog.resource_templates.list`,
     catalogResourcesRead: `${p}.catalog.resources.read`,
     catalogSearch: `${p}.catalog.search`,
+    catalogPromptsList: `${p}.catalog.prompts.list`,
+    catalogPromptsGet: `${p}.catalog.prompts.get`,
+    catalogCompletionComplete: `${p}.catalog.completion.complete`,
     events: `${p}.events.>`,
     serverStatus: (server: string) => `${p}.events.server.${checkedServer(server)}`,
     serverStatusAll: `${p}.events.server.*`,
     startupComplete: `${p}.events.startup_complete`,
     catalogEvent: `${p}.events.catalog`,
+    promptsEvent: `${p}.events.prompts`,
     dispatchCall: `${p}.dispatch.call`,
     callBegin: `${p}.events.call.begin`,
     callEnd: `${p}.events.call.end`,
@@ -205,9 +213,13 @@ export const SUBJECTS: readonly SubjectSpec[] = Object.freeze([
   spec("toolbus.catalog.resource_templates.list", "req/reply", "ResourceTemplatesListRequest", "ResourceTemplatesListResult", "catalog", "Resource templates, paged like resources."),
   spec("toolbus.catalog.resources.read", "req/reply", "ResourcesReadRequest", "ResourcesReadResult", "catalog", "Read one resource; originCallId names the call that produced the URI."),
   spec("toolbus.catalog.search", "req/reply", "CatalogSearchRequest", "CatalogSearchResult", "catalog", "Tools whose search text matches a query, best first, for tool_search-style consumers."),
+  spec("toolbus.catalog.prompts.list", "req/reply", "PromptsListRequest", "PromptsListResult", "catalog", "Prompts of one server (one page), or of every server that declares prompts (sorted by server, no cursor)."),
+  spec("toolbus.catalog.prompts.get", "req/reply", "PromptsGetRequest", "GetPromptResult", "catalog", "Get one prompt by its raw name from its server, with its arguments filled in."),
+  spec("toolbus.catalog.completion.complete", "req/reply", "CompletionCompleteRequest", "CompleteResult", "catalog", "Candidate values for a prompt or resource template argument; empty when the server declares no completions."),
   spec("toolbus.events.server.<server>", "stream", "ServerStatusEvent", null, "catalog", "A server's startup state: starting, then ready, failed or cancelled."),
   spec("toolbus.events.startup_complete", "stream", "StartupCompleteEvent", null, "catalog", "The startup summary, once every started server has settled."),
   spec("toolbus.events.catalog", "stream", "CatalogEvent", null, "catalog", "The catalog revision moved; names the servers whose tools changed."),
+  spec("toolbus.events.prompts", "stream", "PromptsChangedEvent", null, "catalog", "A server said its prompts changed (prompts/list_changed); list them again."),
   spec("toolbus.dispatch.call", "req/reply", "ToolCallRequest", "ToolCallReply", "dispatcher", "Call a tool by its model-visible name: the whole call path, answered with the model projection."),
   spec("toolbus.events.call.begin", "stream", "CallBeginEvent", null, "dispatcher", "A call began (before its approval); one per call whose arguments parsed."),
   spec("toolbus.events.call.end", "stream", "CallEndEvent", null, "dispatcher", "A call ended, same callId as its begin; the result copy is capped at 1 MiB."),
@@ -225,4 +237,5 @@ export const SUBJECTS: readonly SubjectSpec[] = Object.freeze([
   spec("toolbus.calls.<callId>.progress", "event", "CallProgress", null, "catalog", "Internal: a server's progress notification during a call."),
   spec("toolbus.calls.<callId>.logging", "event", "CallLogging", null, "catalog", "Internal: a server's log message during a call."),
   spec("toolbus.calls.<callId>.elicitation", "req/reply", "CallElicitationRequest", "CallElicitationResult", "dispatcher", "Internal: a server asks the caller something during a call; the answer goes back to the server."),
+  spec("toolbus.calls.<callId>.sampling", "req/reply", "CallSamplingRequest", "CallSamplingResult", "gateway", "Internal: a server asks the caller's model for a message during a call (sampling/createMessage); the answer goes back to the server."),
 ]);

@@ -287,4 +287,44 @@ export const CALL_CASES: MessageCases = {
     },
     invalid: [["turns is missing", { origins: [] }, missing("turns", "array")]],
   },
+  CallSamplingRequest: {
+    valid: {
+      callId: "call_1",
+      server: "github",
+      request: {
+        messages: [{ role: "user", content: { type: "text", text: "Say hi" } }],
+        maxTokens: 100,
+        systemPrompt: "Be brief.",
+        temperature: 0.7,
+      },
+    },
+    invalid: [
+      [
+        "the request has no maxTokens",
+        { callId: "c", server: "github", request: { messages: [] } },
+        missing("request.maxTokens", "number"),
+      ],
+      [
+        "the request has no messages",
+        { callId: "c", server: "github", request: { maxTokens: 10 } },
+        missing("request.messages", "array"),
+      ],
+    ],
+  },
+  CallSamplingResult: {
+    loose: true,
+    valid: {
+      role: "assistant",
+      content: { type: "text", text: "Hi" },
+      model: "test-model",
+      stopReason: "endTurn",
+    },
+    invalid: [
+      [
+        "the model is missing",
+        { role: "assistant", content: { type: "text", text: "Hi" } },
+        missing("model"),
+      ],
+    ],
+  },
 };

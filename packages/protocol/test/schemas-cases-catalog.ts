@@ -271,4 +271,107 @@ export const CATALOG_CASES: MessageCases = {
       ["changed is a string", { revision: 13, changed: "github" }, wrongType("changed", "array", "string")],
     ],
   },
+  PromptsListRequest: {
+    valid: { server: "docs", cursor: "page-2" },
+    invalid: [
+      ["the server is not a server name", { server: "a b" }, BAD_SERVER],
+      ["the cursor is a number", { cursor: 2 }, wrongType("cursor", "string", "number")],
+    ],
+  },
+  PromptsListResult: {
+    valid: {
+      prompts: [
+        {
+          server: "docs",
+          name: "summarize",
+          title: "Summarize",
+          description: "Summarize a document.",
+          arguments: [{ name: "uri", description: "The document", required: true, vendor: 1 }],
+          vendor: { x: 1 },
+        },
+      ],
+      nextCursor: "page-3",
+    },
+    invalid: [
+      ["a prompt has no server", { prompts: [{ name: "summarize" }] }, missing("prompts.0.server")],
+      ["a prompt has no name", { prompts: [{ server: "docs" }] }, missing("prompts.0.name")],
+      [
+        "an argument has no name",
+        { prompts: [{ server: "docs", name: "p", arguments: [{ required: true }] }] },
+        missing("prompts.0.arguments.0.name"),
+      ],
+    ],
+  },
+  PromptsGetRequest: {
+    valid: { server: "docs", name: "summarize", arguments: { uri: "file:///a.md" } },
+    invalid: [
+      ["the name is missing", { server: "docs" }, missing("name")],
+      ["the server is missing", { name: "summarize" }, missing("server")],
+      [
+        "an argument value is not a string",
+        { server: "docs", name: "summarize", arguments: { count: 3 } },
+        wrongType("arguments.count", "string", "number"),
+      ],
+    ],
+  },
+  GetPromptResult: {
+    loose: true,
+    valid: {
+      description: "A summary prompt",
+      messages: [
+        { role: "user", content: { type: "text", text: "Summarize this." } },
+        { role: "user", content: { type: "image", data: "aGk=", mimeType: "image/png" } },
+        { role: "assistant", content: { type: "hologram", frames: 3 } },
+      ],
+    },
+    invalid: [
+      ["messages is missing", { description: "d" }, missing("messages", "array")],
+      [
+        "a text message has no text",
+        { messages: [{ role: "user", content: { type: "text" } }] },
+        missing("messages.0.content.text"),
+      ],
+    ],
+  },
+  CompletionCompleteRequest: {
+    valid: {
+      server: "docs",
+      ref: { type: "ref/prompt", name: "summarize" },
+      argument: { name: "uri", value: "file:///a" },
+      context: { arguments: { language: "en" } },
+    },
+    invalid: [
+      [
+        "the reference has an unknown type",
+        { server: "docs", ref: { type: "ref/tool", name: "t" }, argument: { name: "a", value: "" } },
+        "ref.type: Invalid discriminator value. Expected 'ref/prompt' | 'ref/resource'",
+      ],
+      [
+        "a resource reference has no uri",
+        { server: "docs", ref: { type: "ref/resource" }, argument: { name: "a", value: "" } },
+        missing("ref.uri"),
+      ],
+      [
+        "the argument has no value",
+        { server: "docs", ref: { type: "ref/prompt", name: "p" }, argument: { name: "a" } },
+        missing("argument.value"),
+      ],
+    ],
+  },
+  CompleteResult: {
+    loose: true,
+    valid: { completion: { values: ["paris", "park"], total: 2, hasMore: false } },
+    invalid: [
+      [
+        "values is not a list of strings",
+        { completion: { values: [1] } },
+        wrongType("completion.values.0", "string", "number"),
+      ],
+      ["completion is missing", {}, missing("completion", "object")],
+    ],
+  },
+  PromptsChangedEvent: {
+    valid: { server: "docs", at: AT },
+    invalid: [["the server is missing", { at: AT }, missing("server")]],
+  },
 };

@@ -23,9 +23,13 @@ function producedSubjects(s: Subjects): string[] {
     s.catalogResourceTemplatesList,
     s.catalogResourcesRead,
     s.catalogSearch,
+    s.catalogPromptsList,
+    s.catalogPromptsGet,
+    s.catalogCompletionComplete,
     s.serverStatus("github"),
     s.startupComplete,
     s.catalogEvent,
+    s.promptsEvent,
     s.dispatchCall,
     s.callBegin,
     s.callEnd,
@@ -43,6 +47,7 @@ function producedSubjects(s: Subjects): string[] {
     s.callRelay("call_1", "progress"),
     s.callRelay("call_1", "logging"),
     s.callRelay("call_1", "elicitation"),
+    s.callRelay("call_1", "sampling"),
   ];
 }
 
@@ -240,7 +245,7 @@ describe("subjects with a server or call in them", () => {
 
   it("refuse an unknown relay kind", () => {
     expect(() => createSubjects().callRelay("c", "status" as "progress")).toThrow(
-      'Unknown call relay kind "status": use one of progress, logging, elicitation',
+      'Unknown call relay kind "status": use one of progress, logging, elicitation, sampling',
     );
   });
 });

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { ExposureKind, ExposureSurface } from "../naming/exposure.js";
 import {
   McpServerInfoSchema,
+  PromptSchema,
   ResourceContentSchema,
   ResourceSchema,
   ResourceTemplateSchema,
@@ -17,6 +18,7 @@ import {
   FingerprintSchema,
   IdSchema,
   JsonObjectSchema,
+  NameSchema,
   RevisionSchema,
   ServerNameSchema,
   ShortTextSchema,
@@ -58,6 +60,10 @@ export const CatalogServerEntrySchema = z.object({
   origin: z.string(),
   tools: z.array(ToolSchema),
   resourcesSupported: z.boolean(),
+  /** The server declared `prompts` at its last start-up (they are listed live, not stored here). */
+  promptsSupported: z.boolean().optional(),
+  /** The server declared `completions`: `completion/complete` is forwarded to it. */
+  completionsSupported: z.boolean().optional(),
   listedAt: TimestampSchema,
   serverInfo: McpServerInfoSchema.optional(),
   /** `supports_parallel_tool_calls`; default false. */
@@ -179,6 +185,49 @@ export const ResourcesReadResultSchema = z.object({
   originCallId: IdSchema.optional(),
 });
 export type ResourcesReadResult = z.infer<typeof ResourcesReadResultSchema>;
+
+/** Prompts are paged like resources: a cursor only with a server. */
+export const PromptsListRequestSchema = z.object({
+  server: ServerNameSchema.optional(),
+  cursor: CursorSchema.optional(),
+});
+export type PromptsListRequest = z.infer<typeof PromptsListRequestSchema>;
+
+export const ServerPromptSchema = PromptSchema.extend({ server: ServerNameSchema });
+export type ServerPrompt = z.infer<typeof ServerPromptSchema>;
+
+export const PromptsListResultSchema = z.object({
+  prompts: z.array(ServerPromptSchema),
+  nextCursor: CursorSchema.optional(),
+});
+export type PromptsListResult = z.infer<typeof PromptsListResultSchema>;
+
+/** MCP prompt argument values are strings. */
+export const PromptArgumentValuesSchema = z.record(z.string(), z.string());
+
+/** `name` is the prompt's raw name, as its server listed it. Answered with the raw `GetPromptResult`. */
+export const PromptsGetRequestSchema = z.object({
+  server: ServerNameSchema,
+  name: NameSchema,
+  arguments: PromptArgumentValuesSchema.optional(),
+});
+export type PromptsGetRequest = z.infer<typeof PromptsGetRequestSchema>;
+
+/** What is completed: a prompt's argument (raw prompt name) or a resource template's variable. */
+export const CompletionReferenceSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ref/prompt"), name: NameSchema }),
+  z.object({ type: z.literal("ref/resource"), uri: UriSchema }),
+]);
+export type CompletionReference = z.infer<typeof CompletionReferenceSchema>;
+
+/** `completion/complete` on one server. Answered with the raw `CompleteResult`. */
+export const CompletionCompleteRequestSchema = z.object({
+  server: ServerNameSchema,
+  ref: CompletionReferenceSchema,
+  argument: z.object({ name: NameSchema, value: ShortTextSchema }),
+  context: z.object({ arguments: PromptArgumentValuesSchema.optional() }).optional(),
+});
+export type CompletionCompleteRequest = z.infer<typeof CompletionCompleteRequestSchema>;
 
 export const DEFAULT_SEARCH_LIMIT = 20;
 export const MAX_SEARCH_LIMIT = 200;

@@ -1,7 +1,8 @@
 /**
  * Internal subjects between the dispatcher and a server's connector: the raw call on
  * `<prefix>.connector.<server>.call`, and what the connector relays back while the call runs
- * on `<prefix>.calls.<callId>.<kind>` (progress, log messages, and elicitations to answer).
+ * on `<prefix>.calls.<callId>.<kind>` (progress, log messages, and elicitations and sampling
+ * requests to answer).
  */
 import { z } from "zod";
 import { CallToolResultSchema } from "./mcp.js";
@@ -40,6 +41,7 @@ export const CallRelayKind = {
   progress: "progress",
   logging: "logging",
   elicitation: "elicitation",
+  sampling: "sampling",
 } as const;
 export type CallRelayKind = (typeof CallRelayKind)[keyof typeof CallRelayKind];
 
@@ -103,3 +105,33 @@ export const CallElicitationResultSchema = z.looseObject({
   _meta: JsonObjectSchema.optional(),
 });
 export type CallElicitationResult = z.infer<typeof CallElicitationResultSchema>;
+
+/** The raw `sampling/createMessage` params, passed through untouched. */
+export const SamplingParamsSchema = z.looseObject({
+  messages: z.array(z.looseObject({ role: z.string(), content: JsonValueSchema })),
+  maxTokens: z.number(),
+  systemPrompt: z.string().optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type SamplingParams = z.infer<typeof SamplingParamsSchema>;
+
+/**
+ * `<prefix>.calls.<callId>.sampling` (req/reply): the server asks the caller's model for a
+ * message. A caller that cannot sample answers with an error, which the server gets as one.
+ */
+export const CallSamplingRequestSchema = z.object({
+  callId: IdSchema,
+  server: ServerNameSchema,
+  request: SamplingParamsSchema,
+});
+export type CallSamplingRequest = z.infer<typeof CallSamplingRequestSchema>;
+
+/** The raw `CreateMessageResult` handed back to the server. */
+export const CallSamplingResultSchema = z.looseObject({
+  role: z.string(),
+  content: JsonValueSchema,
+  model: z.string(),
+  stopReason: z.string().optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type CallSamplingResult = z.infer<typeof CallSamplingResultSchema>;

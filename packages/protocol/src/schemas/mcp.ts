@@ -1,6 +1,6 @@
 /**
- * Raw MCP objects as servers send them: server info, tools, resources, content blocks and
- * tool results. They travel through toolbus untouched, so every schema here is loose: fields
+ * Raw MCP objects as servers send them: server info, tools, resources, prompts, content
+ * blocks, tool results and completions. They travel through toolbus untouched, so every schema here is loose: fields
  * this package does not know (newer MCP revisions, `_meta` extensions) are kept, not dropped.
  */
 import { z } from "zod";
@@ -167,3 +167,49 @@ export const CallToolResultSchema = z.looseObject({
   _meta: JsonObjectSchema.optional(),
 });
 export type CallToolResult = z.infer<typeof CallToolResultSchema>;
+
+/** One argument a prompt takes; MCP prompt argument values are strings. */
+export const PromptArgumentSchema = z.looseObject({
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  required: z.boolean().optional(),
+});
+export type PromptArgument = z.infer<typeof PromptArgumentSchema>;
+
+/** One prompt from `prompts/list`. `name` is the raw name sent back in `prompts/get`. */
+export const PromptSchema = z.looseObject({
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  arguments: z.array(PromptArgumentSchema).optional(),
+  icons: z.array(z.unknown()).optional(),
+  _meta: JsonObjectSchema.optional(),
+});
+export type Prompt = z.infer<typeof PromptSchema>;
+
+/** One message of a prompt: a role and one content block (text, image, audio, resource, …). */
+export const PromptMessageSchema = z.looseObject({
+  role: z.string(),
+  content: ContentBlockSchema,
+});
+export type PromptMessage = z.infer<typeof PromptMessageSchema>;
+
+/** The raw result of `prompts/get`. */
+export const GetPromptResultSchema = z.looseObject({
+  description: z.string().optional(),
+  messages: z.array(PromptMessageSchema),
+  _meta: JsonObjectSchema.optional(),
+});
+export type GetPromptResult = z.infer<typeof GetPromptResultSchema>;
+
+/** The raw result of `completion/complete`: candidate values for one argument. */
+export const CompleteResultSchema = z.looseObject({
+  completion: z.looseObject({
+    values: z.array(z.string()),
+    total: z.number().optional(),
+    hasMore: z.boolean().optional(),
+  }),
+  _meta: JsonObjectSchema.optional(),
+});
+export type CompleteResult = z.infer<typeof CompleteResultSchema>;

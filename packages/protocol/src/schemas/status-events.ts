@@ -1,6 +1,7 @@
 /**
  * Startup and catalog events on the events stream (CONTRACT.md "Catalog", reference §2.3):
- * one server's status change, the startup summary, and "these servers' tools changed".
+ * one server's status change, the startup summary, "these servers' tools changed", and "this
+ * server's prompts changed".
  */
 import { z } from "zod";
 import { RevisionSchema, ServerNameSchema, TimestampSchema } from "./primitives.js";
@@ -59,3 +60,13 @@ export const CatalogEventSchema = z.object({
   changed: z.array(ServerNameSchema),
 });
 export type CatalogEvent = z.infer<typeof CatalogEventSchema>;
+
+/**
+ * `<prefix>.events.prompts`: a server sent `notifications/prompts/list_changed`. Prompts are
+ * listed live (not stored in the catalog bucket), so this is the only trace of the change.
+ */
+export const PromptsChangedEventSchema = z.object({
+  server: ServerNameSchema,
+  at: TimestampSchema,
+});
+export type PromptsChangedEvent = z.infer<typeof PromptsChangedEventSchema>;

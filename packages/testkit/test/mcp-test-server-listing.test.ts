@@ -64,32 +64,37 @@ describe("tools listing", () => {
     {
       name: "a tool added",
       after: { tools: [{ name: "a" }, { name: "b" }] },
-      expected: { tools: true, resources: false },
+      expected: { tools: true, resources: false, prompts: false },
     },
     {
       name: "a description changed",
       after: { tools: [{ name: "a", description: "new" }] },
-      expected: { tools: true, resources: false },
+      expected: { tools: true, resources: false, prompts: false },
     },
     {
       name: "only a behaviour changed",
       after: { tools: [{ name: "a", behavior: { kind: "hang" as const } }] },
-      expected: { tools: false, resources: false },
+      expected: { tools: false, resources: false, prompts: false },
     },
     {
       name: "only the page size changed",
       after: { tools: [{ name: "a" }], toolsPageSize: 1 },
-      expected: { tools: false, resources: false },
+      expected: { tools: false, resources: false, prompts: false },
     },
     {
       name: "a resource added",
       after: { tools: [{ name: "a" }], resources: [{ uri: "u://x", name: "x" }] },
-      expected: { tools: false, resources: true },
+      expected: { tools: false, resources: true, prompts: false },
     },
     {
       name: "a template added",
       after: { tools: [{ name: "a" }], resourceTemplates: [{ uriTemplate: "u://{x}", name: "x" }] },
-      expected: { tools: false, resources: true },
+      expected: { tools: false, resources: true, prompts: false },
+    },
+    {
+      name: "a prompt added",
+      after: { tools: [{ name: "a" }], prompts: [{ name: "p", text: "hi" }] },
+      expected: { tools: false, resources: false, prompts: true },
     },
   ])("reports what a client would see change when $name", ({ after, expected }) => {
     expect(scriptChanges(parsed({ tools: [{ name: "a" }] }), parsed(after))).toEqual(expected);

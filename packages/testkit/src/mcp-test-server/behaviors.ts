@@ -6,6 +6,7 @@
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   type CallToolResult,
+  CreateMessageResultSchema,
   ElicitResultSchema,
   type ServerNotification,
   type ServerRequest,
@@ -77,6 +78,34 @@ export async function runBehavior(
       } as ServerRequest;
       const answer = await extra.sendRequest(request, ElicitResultSchema);
       return text(JSON.stringify({ action: answer.action, content: answer.content }));
+    }
+    case "sample": {
+      const ask = () =>
+        extra.sendRequest(
+          {
+            method: "sampling/createMessage",
+            params: {
+              messages: [{ role: "user", content: { type: "text", text: behavior.prompt } }],
+              maxTokens: behavior.maxTokens ?? 100,
+            },
+          } as ServerRequest,
+          CreateMessageResultSchema,
+        );
+      if (behavior.afterMs !== undefined) {
+        setTimeout(() => {
+          ask().then(
+            (answer) => process.stderr.write(`sampling outcome: answered ${JSON.stringify(answer)}\n`),
+            (error: unknown) => process.stderr.write(`sampling outcome: ${(error as Error).message}\n`),
+          );
+        }, behavior.afterMs);
+        return text("scheduled");
+      }
+      try {
+        const answer = await ask();
+        return text(answer.content.type === "text" ? answer.content.text : JSON.stringify(answer.content));
+      } catch (error) {
+        return { content: [{ type: "text", text: (error as Error).message }], isError: true };
+      }
     }
     case "crash":
       process.stderr.write(`mcp-test-server: crashing on purpose (exit ${behavior.exitCode ?? 1})\n`);

@@ -21,6 +21,7 @@ import { APPLIED_MARKER_INFIX, scriptHash } from "./script-source.js";
 export {
   type CallLogLine,
   type ParsedTestServerScript,
+  type ScriptPrompt,
   type ScriptResource,
   type ScriptTool,
   type TestServerScript,

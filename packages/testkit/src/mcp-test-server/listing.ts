@@ -71,12 +71,17 @@ export function listedResourceTemplates(script: ParsedTestServerScript): Record<
   return (script.resourceTemplates ?? []).map((template) => dropUndefined(template));
 }
 
+export function listedPrompts(script: ParsedTestServerScript): Record<string, unknown>[] {
+  return (script.prompts ?? []).map(({ text: _text, ...fields }) => dropUndefined(fields));
+}
+
 export interface ScriptChanges {
   tools: boolean;
   resources: boolean;
+  prompts: boolean;
 }
 
-/** Whether a client listing tools or resources would now see something different. */
+/** Whether a client listing tools, resources or prompts would now see something different. */
 export function scriptChanges(before: ParsedTestServerScript, after: ParsedTestServerScript): ScriptChanges {
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   return {
@@ -84,6 +89,7 @@ export function scriptChanges(before: ParsedTestServerScript, after: ParsedTestS
     resources:
       !same(listedResources(before), listedResources(after)) ||
       !same(listedResourceTemplates(before), listedResourceTemplates(after)),
+    prompts: !same(listedPrompts(before), listedPrompts(after)),
   };
 }
 

@@ -29,7 +29,9 @@ async function main(): Promise<void> {
   const sessions = new Set<TestSession>();
   const source = new ScriptSource(values.script, (before, after) => {
     const changes = scriptChanges(before, after);
-    log(`script changed (tools: ${changes.tools}, resources: ${changes.resources})`);
+    log(
+      `script changed (tools: ${changes.tools}, resources: ${changes.resources}, prompts: ${changes.prompts})`,
+    );
     for (const session of sessions) void session.notify(changes);
   });
   source.watch();

@@ -42,6 +42,17 @@ export const ToolBehaviorSchema = z.discriminatedUnion("kind", [
   }),
   /** The server process exits at once (with `exitCode`, default 1) without answering. */
   z.strictObject({ kind: z.literal("crash"), exitCode: z.number().int().optional() }),
+  /**
+   * Sends `sampling/createMessage` (one user message, `prompt`) and returns the answer's text, or
+   * the JSON-RPC error it got as an error result. With `afterMs` it answers `scheduled` at once
+   * and asks that long after the call ended, writing the outcome to stderr (`sampling outcome: …`).
+   */
+  z.strictObject({
+    kind: z.literal("sample"),
+    prompt: z.string(),
+    maxTokens: z.number().int().positive().optional(),
+    afterMs: z.number().int().nonnegative().optional(),
+  }),
   /** Sends a `notifications/message` log (level default `info`), then returns `text` (default `logged`). */
   z.strictObject({
     kind: z.literal("log"),
@@ -87,6 +98,24 @@ export const ScriptResourceTemplateSchema = z.strictObject({
   mimeType: z.string().optional(),
 });
 
+export const ScriptPromptSchema = z.strictObject({
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  arguments: z
+    .array(
+      z.strictObject({
+        name: z.string(),
+        description: z.string().optional(),
+        required: z.boolean().optional(),
+      }),
+    )
+    .optional(),
+  /** prompts/get answers one user text message: this text with every `{arg}` replaced by its value. */
+  text: z.string().default(""),
+});
+export type ScriptPrompt = z.infer<typeof ScriptPromptSchema>;
+
 export const TestServerScriptSchema = z.strictObject({
   /** Sent in the initialize result; read when a session starts. */
   instructions: z.string().optional(),
@@ -105,6 +134,18 @@ export const TestServerScriptSchema = z.strictObject({
   resourceTemplates: z.array(ScriptResourceTemplateSchema).optional(),
   /** resources/list and resources/templates/list pages of this size. */
   resourcesPageSize: z.number().int().positive().optional(),
+  /**
+   * When set (even to []), the server advertises the prompts capability (with list_changed) at
+   * initialize. prompts/get refuses an unknown name or a missing required argument (-32602).
+   */
+  prompts: z.array(ScriptPromptSchema).optional(),
+  /** prompts/list pages of this size. */
+  promptsPageSize: z.number().int().positive().optional(),
+  /**
+   * When set, the server advertises completions: completion/complete answers, for any prompt or
+   * template, the values listed under the argument's name that start with the typed value.
+   */
+  completions: z.record(z.string(), z.array(z.string())).optional(),
   /**
    * Lists tools exactly as written: a tool without `inputSchema` goes out without one.
    * Otherwise a missing `inputSchema` is listed as `{type:"object"}`.

@@ -7,6 +7,9 @@ import { appendFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -16,6 +19,7 @@ import {
 import { runBehavior, wireError } from "./behaviors.js";
 import {
   findTool,
+  listedPrompts,
   listedResources,
   listedResourceTemplates,
   type Page,
@@ -44,11 +48,15 @@ export interface TestSession {
 export function createSession({ script, callLogPath }: SessionDeps): TestSession {
   const initial = script();
   const withResources = initial.resources !== undefined || initial.resourceTemplates !== undefined;
+  const withPrompts = initial.prompts !== undefined;
+  const withCompletions = initial.completions !== undefined;
   const server = new Server(TEST_SERVER_INFO, {
     capabilities: {
       tools: { listChanged: true },
       logging: {},
       ...(withResources ? { resources: { listChanged: true } } : {}),
+      ...(withPrompts ? { prompts: { listChanged: true } } : {}),
+      ...(withCompletions ? { completions: {} } : {}),
     },
     ...(initial.instructions !== undefined ? { instructions: initial.instructions } : {}),
   });
@@ -95,12 +103,41 @@ export function createSession({ script, callLogPath }: SessionDeps): TestSession
       return { contents: [{ uri, ...mimeType, ...body }] };
     });
   }
+  if (withPrompts) {
+    server.setRequestHandler(ListPromptsRequestSchema, (request) => {
+      const current = script();
+      const result = page(listedPrompts(current), current.promptsPageSize, request.params?.cursor);
+      return paged(result, "prompts") as ServerResult;
+    });
+    server.setRequestHandler(GetPromptRequestSchema, (request) => {
+      const { name } = request.params;
+      const args = request.params.arguments ?? {};
+      const prompt = script().prompts?.find((p) => p.name === name);
+      if (!prompt) throw wireError(INVALID_PARAMS, `Unknown prompt: ${name}`);
+      const missingArgument = prompt.arguments?.find((a) => a.required && args[a.name] === undefined);
+      if (missingArgument)
+        throw wireError(INVALID_PARAMS, `Missing required argument: ${missingArgument.name}`);
+      const text = prompt.text.replace(/\{(\w+)\}/g, (whole, key: string) => args[key] ?? whole);
+      return {
+        ...(prompt.description !== undefined ? { description: prompt.description } : {}),
+        messages: [{ role: "user", content: { type: "text", text } }],
+      };
+    });
+  }
+  if (withCompletions) {
+    server.setRequestHandler(CompleteRequestSchema, (request) => {
+      const { name, value } = request.params.argument;
+      const values = (script().completions?.[name] ?? []).filter((candidate) => candidate.startsWith(value));
+      return { completion: { values, total: values.length, hasMore: false } };
+    });
+  }
   return {
     server,
     async notify(changes) {
       try {
         if (changes.tools) await server.sendToolListChanged();
         if (changes.resources && withResources) await server.sendResourceListChanged();
+        if (changes.prompts && withPrompts) await server.sendPromptListChanged();
       } catch (error) {
         log(`could not notify a session: ${(error as Error).message}`);
       }

@@ -2,7 +2,8 @@
  * The console page in a real browser (Debian's /usr/bin/chromium driven by playwright-core)
  * against a gateway with the real catalog and dispatcher behind it: servers with their status
  * and errors, the catalog search, calls made through REST appearing live with status and
- * duration, the approvals section when the inbox is not mounted, and the bearer-token prompt.
+ * duration, the approvals section when the inbox is not mounted, the bearer-token prompt, and the
+ * approvals inbox page behind tokens.
  * Leaves a screenshot at /tmp/console.png.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -72,11 +73,18 @@ async function openConsole(url: string): Promise<Page> {
   return page;
 }
 
-function callThroughRest(tool: string, url = gateway.url): { callId: string; reply: Promise<unknown> } {
+function callThroughRest(
+  tool: string,
+  url = gateway.url,
+  token?: string,
+): { callId: string; reply: Promise<unknown> } {
   const callId = `console-${randomUUID()}`;
   const reply = fetch(`${url}/v1/calls`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: {
+      "content-type": "application/json",
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+    },
     body: JSON.stringify({ callId, tool, arguments: '{"note":"from the test"}' }),
   }).then((response) => response.json());
   return { callId, reply };
@@ -204,6 +212,29 @@ describe("the console page", () => {
       .poll(() => page.locator(`#calls tr[data-call-id="${gated.callId}"] .status`).textContent())
       .toBe("completed");
   }, 120_000);
+
+  it("opens the approvals inbox behind bearer tokens with the token the console keeps", async () => {
+    const approvals = await startApprovalsService(stack);
+    const guarded = await stack.gateway({ tokens: ["inbox-token"], plugins: [forwardApprovals(approvals)] });
+    const page = await openConsole(guarded.url);
+    await page.goto(`${guarded.url}/approvals`);
+    await page.locator("#auth").waitFor({ state: "visible", timeout: 10_000 });
+    expect(await page.locator("#status").textContent()).toBe("token needed");
+
+    await page.goto(`${guarded.url}/`);
+    await page.locator("#token").fill("inbox-token");
+    await page.locator("#auth button").click();
+    await expect.poll(() => statusOf(page, "alpha"), { timeout: 15_000 }).toBe("ready");
+    await page.goto(`${guarded.url}/approvals`);
+    await expect.poll(() => page.locator("#status").textContent(), { timeout: 10_000 }).toBe("live");
+
+    const gated = callThroughRest("mcp__gated__echo", guarded.url, "inbox-token");
+    const card = page.locator(`article[data-request-id="mcp_tool_call_approval_${gated.callId}"]`);
+    await card.waitFor({ timeout: 15_000 });
+    await card.locator("button", { hasText: /^Allow$/ }).click();
+    expect(await gated.reply).toMatchObject({ callId: gated.callId, status: "completed" });
+    expect(await page.locator("#auth").isVisible()).toBe(false);
+  }, 120_000);
 });
 
 /** The approvals service as a child process on the stack's prefix, its own HTTP inbox on a free port. */
@@ -287,6 +318,7 @@ function forwardApprovals(base: string): FastifyPluginAsync {
     return reply.send(upstream.body ? Readable.fromWeb(upstream.body as never) : "");
   };
   return async (app) => {
+    app.get("/approvals", forward);
     app.get("/v1/approvals", forward);
     app.post("/v1/approvals/:requestId", forward);
     app.get("/v1/approvals/events", forward);

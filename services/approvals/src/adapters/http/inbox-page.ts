@@ -2,7 +2,9 @@
  * The approvals inbox: one HTML page with a little inline script and no build step. It lists the
  * tool calls waiting for a human (tool, server, arguments with long values folded, annotations),
  * offers the request's own options as buttons, and stays current over the SSE stream. All request
- * data is put in the page as text (textContent), never as markup.
+ * data is put in the page as text (textContent), never as markup. Behind a gateway with bearer
+ * tokens, the page holds no data and loads without one; its requests (the stream too, read with
+ * fetch because EventSource cannot send headers) carry the token the console keeps in this tab.
  */
 
 export const INBOX_PAGE = `<!doctype html>
@@ -25,6 +27,7 @@ export const INBOX_PAGE = `<!doctype html>
   #status { margin-left:auto; font-size:13px; color:var(--muted); }
   #status.live::before { content:"● "; color:var(--ok); }
   #status.down::before { content:"● "; color:var(--danger); }
+  #auth { max-width:880px; margin:20px auto 0; padding:12px 16px; border:1px solid var(--danger); border-radius:10px; }
   main { max-width:880px; margin:0 auto; padding:20px 16px 48px; }
   #empty { color:var(--muted); text-align:center; padding:48px 0; }
   .card { background:var(--card); border:1px solid var(--line); border-radius:10px; padding:16px 18px; margin-bottom:16px; }
@@ -56,6 +59,7 @@ export const INBOX_PAGE = `<!doctype html>
 </head>
 <body>
 <header><h1>toolbus · approvals</h1><span id="status">connecting…</span></header>
+<p id="auth" hidden>This inbox needs the gateway's bearer token: enter it in the <a href="/">console</a> (it is kept in this tab), then come back.</p>
 <main>
   <div id="list"></div>
   <p id="empty">No tool calls are waiting for approval.</p>
@@ -64,6 +68,8 @@ export const INBOX_PAGE = `<!doctype html>
 (function () {
   "use strict";
   var API = "/v1/approvals";
+  /** Where the console keeps the bearer token (sessionStorage: this tab only). */
+  var TOKEN_KEY = "toolbus.token", RECONNECT_MS = 2000;
   var FOLD_CHARS = 160, FOLD_LINES = 6, KEEP_RESOLVED_MS = 4000;
   var list = document.getElementById("list");
   var empty = document.getElementById("empty");
@@ -197,7 +203,7 @@ export const INBOX_PAGE = `<!doctype html>
 
   function answer(requestId, choice, card) {
     setButtons(card, false);
-    fetch(API + "/" + encodeURIComponent(requestId), {
+    api(API + "/" + encodeURIComponent(requestId), {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ choice: choice }),
@@ -232,20 +238,64 @@ export const INBOX_PAGE = `<!doctype html>
     document.title = (open > 0 ? "(" + open + ") " : "") + "toolbus · approvals";
   }
 
-  function connect() {
-    var source = new EventSource(API + "/events");
-    source.addEventListener("open", function () { statusEl.textContent = "live"; statusEl.className = "live"; });
-    source.addEventListener("error", function () { statusEl.textContent = "reconnecting…"; statusEl.className = "down"; });
-    source.addEventListener("snapshot", function (event) {
-      var pending = JSON.parse(event.data).pending;
-      var ids = new Set(pending.map(function (r) { return r.requestId; }));
-      cards.forEach(function (card, id) { if (!ids.has(id)) resolved(id, "", ""); });
-      pending.forEach(render);
+  function api(path, init) {
+    init = init || {};
+    var headers = Object.assign({}, init.headers || {});
+    var token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.authorization = "Bearer " + token;
+    init.headers = headers;
+    return fetch(path, init).then(function (response) {
+      if (response.status === 401) {
+        document.getElementById("auth").hidden = false;
+        statusEl.textContent = "token needed"; statusEl.className = "down";
+        throw new Error("the gateway needs a bearer token (enter it in the console)");
+      }
+      return response;
     });
-    source.addEventListener("pending", function (event) { render(JSON.parse(event.data)); });
-    source.addEventListener("resolved", function (event) {
-      var data = JSON.parse(event.data);
-      resolved(data.requestId, data.decision, data.by);
+  }
+
+  var handlers = {
+    snapshot: function (data) {
+      var ids = new Set(data.pending.map(function (r) { return r.requestId; }));
+      cards.forEach(function (card, id) { if (!ids.has(id)) resolved(id, "", ""); });
+      data.pending.forEach(render);
+    },
+    pending: render,
+    resolved: function (data) { resolved(data.requestId, data.decision, data.by); },
+  };
+
+  function dispatch(block) {
+    var kind = "message", data = [];
+    block.split("\\n").forEach(function (line) {
+      if (line === "" || line.charAt(0) === ":") return;
+      var at = line.indexOf(":");
+      var field = at < 0 ? line : line.slice(0, at), value = at < 0 ? "" : line.slice(at + 1).replace(/^ /, "");
+      if (field === "event") kind = value; else if (field === "data") data.push(value);
+    });
+    if (data.length > 0 && handlers[kind]) handlers[kind](JSON.parse(data.join("\\n")));
+  }
+
+  /** The SSE stream read with fetch; reconnects after a pause unless a token is missing. */
+  function connect() {
+    api(API + "/events", { headers: { accept: "text/event-stream" } }).then(function (response) {
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      statusEl.textContent = "live"; statusEl.className = "live";
+      var reader = response.body.getReader(), decoder = new TextDecoder(), buffer = "";
+      function pump() {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) throw new Error("the stream ended");
+          buffer += decoder.decode(chunk.value, { stream: true }).replace(/\\r\\n/g, "\\n");
+          var blocks = buffer.split("\\n\\n");
+          buffer = blocks.pop();
+          blocks.forEach(dispatch);
+          return pump();
+        });
+      }
+      return pump();
+    }).catch(function () {
+      if (!document.getElementById("auth").hidden) return;
+      statusEl.textContent = "reconnecting…"; statusEl.className = "down";
+      setTimeout(connect, RECONNECT_MS);
     });
   }
 

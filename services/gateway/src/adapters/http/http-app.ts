@@ -38,8 +38,11 @@ export interface HttpAppDeps {
 const OPEN_PATHS = new Set(["/healthz"]);
 /** Probes reach these by pod address, so only the token (when configured) guards them. */
 const PROBE_PATHS = new Set(["/healthz", "/readyz"]);
-/** The console page holds no data and asks for the token the API wants, so it loads without one. */
-const TOKEN_FREE_PATHS = new Set(["/"]);
+/**
+ * The console and the approvals inbox pages hold no data and send the token the API wants (the
+ * console asks for it), so they load without one.
+ */
+const TOKEN_FREE_PATHS = new Set(["/", "/approvals"]);
 
 export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
   const { registry, logger } = deps;

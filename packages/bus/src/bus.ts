@@ -9,6 +9,7 @@ import { connect, type NatsConnection, headers as natsHeaders, type Status } fro
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { EventPublisher, type PublishEventOptions } from "./events.js";
+import { BUS_METRICS, type BusInstruments } from "./metrics.js";
 import { MicroService } from "./micro-service.js";
 import { type RequestOptions, requestReply } from "./request.js";
 import { type EndpointSpec, endpointCallback, type Handler } from "./serve.js";
@@ -134,6 +135,7 @@ class NatsBus implements Bus {
   #jsm: Promise<JetStreamManager> | undefined;
   #kvm: Kvm | undefined;
   #micro: MicroService | undefined;
+  #metrics: BusInstruments | undefined;
 
   constructor(nc: NatsConnection, service: ServiceIdentity, logger: Logger) {
     this.nc = nc;
@@ -162,12 +164,15 @@ class NatsBus implements Bus {
     handler: Handler<z.output<S>, Res>,
   ): Promise<void> {
     this.#micro ??= new MicroService(this.nc, this.service, this.logger);
+    // Created with the first endpoint, so on the meter provider startTelemetry registered.
+    this.#metrics ??= BUS_METRICS.create();
     const answer = endpointCallback(
       {
         service: this.service.name,
         logger: this.logger,
         signal: this.#abort.signal,
         maxPayload: () => this.nc.info?.max_payload ?? 1024 * 1024,
+        metrics: this.#metrics,
       },
       spec,
       handler,

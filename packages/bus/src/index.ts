@@ -7,13 +7,33 @@ export {
   type ServiceIdentity,
 } from "./bus.js";
 export { ConfigError, loadConfig } from "./config.js";
+export { AttributeCache } from "./core/attribute-cache.js";
+export {
+  DURATION_BUCKETS_S,
+  type InstrumentKind,
+  type MetricDocRow,
+  type MetricSpec,
+  metricDocRows,
+} from "./core/metric-specs.js";
+export { TelemetrySettingsError } from "./core/telemetry-settings.js";
 export type { PublishEventOptions } from "./events.js";
 export { type EnsureStreamConfig, ensureKv, ensureStream } from "./jetstream.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
+export {
+  type AttributesOf,
+  BUS_METRICS,
+  type BusInstruments,
+  defineMetrics,
+  type InstrumentOf,
+  type Instruments,
+  type MetricSet,
+  observeGauge,
+  secondsSince,
+} from "./metrics.js";
 export { DEFAULT_REQUEST_TIMEOUT_MS, type RequestOptions } from "./request.js";
 export type { EndpointSpec, Handler, HandlerContext } from "./serve.js";
 export { onShutdown, type ShutdownHandle, type ShutdownOptions } from "./shutdown.js";
-export { startTelemetry, type TelemetryOptions } from "./telemetry.js";
+export { flushTelemetry, startTelemetry, type TelemetryOptions } from "./telemetry.js";
 export {
   extractTraceContext,
   injectTraceContext,

@@ -10,8 +10,10 @@ import { ROOT_CONTEXT, type Span, SpanKind } from "@opentelemetry/api";
 import { type Envelope, errorEnvelope, okEnvelope } from "@toolbus/protocol";
 import type { Logger } from "pino";
 import type { z } from "zod";
+import { AttributeCache } from "./core/attribute-cache.js";
 import { decodeRequest } from "./core/decode-request.js";
 import { failureOf } from "./core/failure.js";
+import type { BusInstruments } from "./metrics.js";
 import type { Outcome } from "./micro-service.js";
 import { extractTraceContext, markFailed, withSpan } from "./tracing.js";
 
@@ -48,6 +50,8 @@ export interface EndpointDeps {
   logger: Logger;
   signal: AbortSignal;
   maxPayload: () => number;
+  /** `toolbus.bus.requests` and `toolbus.bus.request.duration` (no-ops when nothing is exported). */
+  metrics: BusInstruments;
 }
 
 /**
@@ -65,6 +69,16 @@ export function endpointCallback<S extends z.ZodType, Res>(
     "messaging.destination.name": spec.subject,
     "toolbus.endpoint": spec.name,
   };
+  // One attribute object per outcome (`ok` or an error code), reused for every request.
+  const outcomes = new AttributeCache((outcome: string) => ({
+    "messaging.destination.name": spec.subject,
+    "toolbus.outcome": outcome,
+  }));
+  const record = (started: number, outcome: string) => {
+    const point = outcomes.get(outcome);
+    deps.metrics.requests.add(1, point);
+    deps.metrics.requestDuration.record((performance.now() - started) / 1000, point);
+  };
   return (msg) =>
     withSpan(
       spanName,
@@ -81,7 +95,7 @@ export function endpointCallback<S extends z.ZodType, Res>(
         if (!decoded.ok) {
           span.setAttribute("toolbus.error.code", "bad_request");
           logger.info({ code: "bad_request" }, `rejected request: ${decoded.message}`);
-          reply(errorEnvelope("bad_request", decoded.message));
+          record(started, reply(errorEnvelope("bad_request", decoded.message)) ?? "bad_request");
           return { error: `bad_request: ${decoded.message}` };
         }
         try {
@@ -94,7 +108,7 @@ export function endpointCallback<S extends z.ZodType, Res>(
             ...(decoded.callId === undefined ? {} : { callId: decoded.callId }),
           };
           const result = await handler(decoded.value, ctx);
-          reply(okEnvelope(result));
+          record(started, reply(okEnvelope(result)) ?? "ok");
           logger.debug({ durationMs: elapsed(started) }, `answered ${spec.name}`);
           return {};
         } catch (err) {
@@ -108,7 +122,7 @@ export function endpointCallback<S extends z.ZodType, Res>(
           } else {
             logger[failure.level]({ code, durationMs: elapsed(started) }, `answered ${code}: ${message}`);
           }
-          reply(failure.envelope);
+          record(started, reply(failure.envelope) ?? code);
           return { error: `${code}: ${message}` };
         }
       },
@@ -117,23 +131,25 @@ export function endpointCallback<S extends z.ZodType, Res>(
     );
 }
 
+/** Sends the envelope; answers the error code sent instead when it could not be sent as it was. */
 function respond(
   msg: Msg,
   envelope: Envelope<unknown>,
   deps: EndpointDeps,
   spec: EndpointSpec,
   logger: Logger,
-): void {
-  if (!msg.reply) return;
+): string | undefined {
+  if (!msg.reply) return undefined;
+  let replacedBy: string | undefined;
   let payload: string;
   try {
     payload = JSON.stringify(envelope);
   } catch (err) {
     const errorId = nuid.next();
     logger.error({ err, errorId }, `${spec.name} returned a result that cannot be serialized as JSON`);
-    payload = JSON.stringify(
-      failureOf(err, { service: deps.service, endpoint: spec.name, errorId }).envelope,
-    );
+    const failure = failureOf(err, { service: deps.service, endpoint: spec.name, errorId }).envelope;
+    replacedBy = failure.ok ? undefined : failure.error.code;
+    payload = JSON.stringify(failure);
   }
   const bytes = Buffer.byteLength(payload);
   const limit = deps.maxPayload();
@@ -141,12 +157,14 @@ function respond(
     const message = `the reply of ${spec.name} is ${bytes} bytes, over the bus limit of ${limit} bytes (NATS max_payload); ask for less (a narrower request or a page)`;
     logger.warn({ code: "payload_too_large", bytes, limit }, message);
     payload = JSON.stringify(errorEnvelope("payload_too_large", message));
+    replacedBy = "payload_too_large";
   }
   try {
     msg.respond(payload);
   } catch (err) {
     logger.error({ err }, `could not send the reply of ${spec.name}; the caller will time out`);
   }
+  return replacedBy;
 }
 
 function elapsed(started: number): number {

@@ -1,29 +1,82 @@
 /**
  * Starting OpenTelemetry for a service process. The W3C propagator and the async context
  * manager are always registered, so trace context flows through the service even when nothing
- * is exported. Spans and metrics are recorded and exported over OTLP/HTTP only when
+ * is exported. Spans and metrics are recorded and exported over OTLP only when
  * `OTEL_EXPORTER_OTLP_ENDPOINT` is set; the standard `OTEL_*` variables tune the exporters
- * (`OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`, the default, or `http/json`).
+ * (`OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`, the default, `http/json` or `grpc`;
+ * `OTEL_METRIC_EXPORT_INTERVAL`: ms between metric exports, default 10 000;
+ * `OTEL_METRICS_EXPORTER=none`: traces only).
  */
+import { metrics, trace } from "@opentelemetry/api";
+import type { PushMetricExporter } from "@opentelemetry/sdk-metrics";
+import { type MetricExportSettings, telemetrySettings } from "./core/telemetry-settings.js";
 
 export interface TelemetryOptions {
   serviceName: string;
 }
 
-/** Returns the function that flushes and stops telemetry; call it last on shutdown. */
+/**
+ * Returns the function that flushes and stops telemetry; call it last on shutdown. Throws
+ * `TelemetrySettingsError` naming the variable when an `OTEL_*` value cannot be used.
+ */
 export async function startTelemetry(options: TelemetryOptions): Promise<() => Promise<void>> {
   // The exporters read the OTEL_* variables from process.env themselves, so this does too.
-  const exporting = (process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "").trim() !== "";
+  const settings = telemetrySettings(process.env);
   // Imported here: the SDK and its exporters take a while to load and most tests never need them.
   const { NodeSDK } = await import("@opentelemetry/sdk-node");
+  const metricReaders = settings.metrics ? [await metricReader(settings.metrics)] : [];
   const sdk = new NodeSDK({
     serviceName: options.serviceName,
     instrumentations: [],
     // Logs go through pino, never the OTel log exporter.
     logRecordProcessors: [],
-    // Without an endpoint: no span processors and no metric readers, so the SDK records nothing.
-    ...(exporting ? {} : { spanProcessors: [], metricReaders: [] }),
+    // No readers, no meter provider: instruments stay OTel's no-ops and gauges are never read.
+    metricReaders,
+    // Without an endpoint: no span processors, so the SDK records no spans.
+    ...(settings.exporting ? {} : { spanProcessors: [] }),
   });
   sdk.start();
-  return () => sdk.shutdown();
+  return async () => {
+    await sdk.shutdown();
+    // The next start in this process (tests) registers its own provider.
+    metrics.disable();
+  };
+}
+
+async function metricReader(settings: MetricExportSettings) {
+  const { PeriodicExportingMetricReader } = await import("@opentelemetry/sdk-metrics");
+  return new PeriodicExportingMetricReader({
+    exporter: await metricExporter(settings.protocol),
+    exportIntervalMillis: settings.intervalMs,
+    exportTimeoutMillis: settings.timeoutMs,
+  });
+}
+
+/** Each exporter reads its endpoint, headers and temporality from the OTEL_* variables. */
+async function metricExporter(protocol: MetricExportSettings["protocol"]): Promise<PushMetricExporter> {
+  switch (protocol) {
+    case "http/json":
+      return new (await import("@opentelemetry/exporter-metrics-otlp-http")).OTLPMetricExporter();
+    case "grpc":
+      return new (await import("@opentelemetry/exporter-metrics-otlp-grpc")).OTLPMetricExporter();
+    case "http/protobuf":
+      return new (await import("@opentelemetry/exporter-metrics-otlp-proto")).OTLPMetricExporter();
+  }
+}
+
+/**
+ * Exports what was recorded so far (metrics read now, spans ended so far) without waiting for
+ * the next interval; a no-op when nothing is exported. For tests and before a planned exit.
+ */
+export async function flushTelemetry(): Promise<void> {
+  const providers = [metrics.getMeterProvider(), unwrapProxy(trace.getTracerProvider())];
+  await Promise.all(
+    providers.map((provider) => (provider as { forceFlush?: () => Promise<void> }).forceFlush?.()),
+  );
+}
+
+/** The API hands out a proxy tracer provider; the SDK's is behind it. */
+function unwrapProxy(provider: object): object {
+  const delegate = (provider as { getDelegate?: () => object }).getDelegate?.();
+  return delegate ?? provider;
 }

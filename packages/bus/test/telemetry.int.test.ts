@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BUS_METRICS } from "../src/metrics.js";
 import { startTelemetry } from "../src/telemetry.js";
 import { withSpan } from "../src/tracing.js";
 
@@ -25,16 +26,22 @@ afterAll(() => {
 });
 
 describe("startTelemetry", () => {
-  it("exports spans over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT, flushed by its shutdown function", async () => {
+  it("exports spans and metrics over OTLP/HTTP protobuf to OTEL_EXPORTER_OTLP_ENDPOINT, flushed by its shutdown function", async () => {
     const stop = await startTelemetry({ serviceName: "bus-telemetry-test" });
     const traceId = await withSpan(
       "test.exported",
       { "mcp.call_id": "call-1" },
       (span) => span.spanContext().traceId,
     );
+    BUS_METRICS.create().requests.add(1, {
+      "messaging.destination.name": "test.subject",
+      "toolbus.outcome": "ok",
+    });
     await stop();
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
-    expect(received.filter((r) => r.path === "/v1/traces")).toEqual([
+    // The metric export interval (10 s by default) has not passed: shutdown sent the one export.
+    expect([...received].sort((a, b) => String(a.path).localeCompare(String(b.path)))).toEqual([
+      { path: "/v1/metrics", type: "application/x-protobuf" },
       { path: "/v1/traces", type: "application/x-protobuf" },
     ]);
   });

@@ -1,2 +1,10 @@
 export { type Infra, startInfra, startThrowawayPostgres, type ThrowawayPostgres } from "./infra.js";
 export { cleanupJetStream, isolation, type PgSchema, withPgSchema } from "./isolation.js";
+export {
+  type MetricPoint,
+  metricPointsFromOtlpJson,
+  type OtlpMetricsRequest,
+  type OtlpReceiver,
+  type ReceivedRequest,
+  startOtlpReceiver,
+} from "./otlp-receiver.js";

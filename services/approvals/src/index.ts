@@ -17,6 +17,7 @@ export {
   type ServerModes,
 } from "./config.js";
 export * from "./core/index.js";
+export { APPROVALS_METRICS, decisionCounter } from "./metrics.js";
 export {
   type ApprovalsService,
   type ApprovalsServiceOptions,

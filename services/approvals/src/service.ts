@@ -13,6 +13,7 @@ import {
   ensureKv,
   type Logger,
   loadConfig,
+  observeGauge,
   withSpan,
 } from "@toolbus/bus";
 import {
@@ -48,6 +49,7 @@ import { expireOverdue } from "./handlers/expire-overdue.js";
 import { handleList } from "./handlers/list.js";
 import { handlePostToolUse } from "./handlers/post-tool-use.js";
 import { handleResolve } from "./handlers/resolve.js";
+import { APPROVALS_METRICS, decisionCounter, recordingWaits } from "./metrics.js";
 import type { ApprovalPorts } from "./ports.js";
 
 export const SERVICE_NAME = "approvals";
@@ -121,6 +123,13 @@ export async function startApprovalsService(
     closers.push(() => signals.close());
 
     const closing = new AbortController();
+    const now = () => Date.now();
+    const pending = new PgPendingStore(pool, channel);
+    const stopObserving = observeGauge(APPROVALS_METRICS.instrument("pending"), async (result) =>
+      result.observe(await pending.countPending(now())),
+    );
+    closers.push(async () => stopObserving());
+    const countDecision = decisionCounter();
     const ports: ApprovalPorts = {
       policy: config.policy,
       hooks: config.hooks,
@@ -130,17 +139,21 @@ export async function startApprovalsService(
       hookRunner: createHookRunner(),
       sessionGrants: new KvSessionGrants(grantsKv),
       persistentGrants: new PgPersistentGrants(pool),
-      pending: new PgPendingStore(pool, channel),
+      pending: recordingWaits(pending, now),
       signals,
       events: natsApprovalEvents(bus, subjects),
-      now: () => Date.now(),
+      now,
       closing: closing.signal,
     };
 
     const queue = QueueGroup.approvals;
     await bus.serve(
       { subject: subjects.approvalsDecide, name: "decide", request: ApprovalDecideRequestSchema, queue },
-      (request, ctx) => handleDecide(request, ports, { logger: ctx.logger, signal: ctx.signal }),
+      async (request, ctx) => {
+        const result = await handleDecide(request, ports, { logger: ctx.logger, signal: ctx.signal });
+        countDecision(result);
+        return result;
+      },
     );
     await bus.serve(
       {

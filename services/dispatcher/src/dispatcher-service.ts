@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { type HooksConfig, NO_HOOKS, parseHooksFile } from "@toolbus/approvals";
-import { type Bus, ensureKv, ensureStream, type Logger } from "@toolbus/bus";
+import { type Bus, ensureKv, ensureStream, type Logger, secondsSince } from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
 import { type Subjects, ToolCallRequestSchema } from "@toolbus/protocol";
 import { createApprovalsClient } from "./adapters/nats/approvals-client.js";
@@ -19,6 +19,7 @@ import { CatalogReplica } from "./adapters/nats/catalog-replica.js";
 import { createConnectorClient } from "./adapters/nats/connector-client.js";
 import { createCallDeduper } from "./core/index.js";
 import { dispatchCall } from "./handlers/dispatch-call.js";
+import { dispatcherRecorder } from "./metrics.js";
 
 export interface DispatcherServiceDeps {
   bus: Bus;
@@ -37,6 +38,8 @@ const DEDUPE_TTL_MS = 10 * 60 * 1000;
 const DEDUPE_MAX_ENTRIES = 10_000;
 /** How long a call naming a catalog revision this replica has not seen yet waits for it. */
 const REVISION_WAIT_MS = 2_000;
+/** The server label of a call whose name the catalog does not know (as its events name it). */
+const UNKNOWN_SERVER = "toolbus";
 
 export async function startDispatcherService(deps: DispatcherServiceDeps): Promise<DispatcherService> {
   const { bus, subjects, config, logger } = deps;
@@ -54,6 +57,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   });
   const hooks = await loadHooks(config, logger);
   const events = createCallEvents(bus, subjects);
+  const metrics = dispatcherRecorder();
   const call = dispatchCall({
     catalog,
     approvals: createApprovalsClient({ bus, subjects, config, hooks }),
@@ -66,6 +70,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
     now: () => performance.now(),
     timestamp: () => new Date().toISOString(),
     revisionWaitMs: REVISION_WAIT_MS,
+    staleRejected: metrics.staleRejected,
   });
   const deduper = createCallDeduper({
     ttlMs: DEDUPE_TTL_MS,
@@ -79,7 +84,13 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
       request: ToolCallRequestSchema,
       spanName: "toolbus.dispatch.call",
     },
-    (request, ctx) => deduper.run(request.callId, () => call(request, ctx)),
+    (request, ctx) =>
+      deduper.run(request.callId, async () => {
+        const started = performance.now();
+        const reply = await call(request, ctx);
+        metrics.call(reply.server ?? UNKNOWN_SERVER, reply.status, secondsSince(started));
+        return reply;
+      }),
   );
   await bus.serve(
     {

@@ -90,6 +90,8 @@ export interface CallPathDeps {
    * (the caller read a catalog a moment ahead of this copy) before it is refused.
    */
   revisionWaitMs: number;
+  /** Told of each call refused as stale, and where (for `toolbus.dispatcher.stale_rejections`). */
+  staleRejected?(server: string, rejectedBy: "dispatcher" | "connector"): void;
 }
 
 /** Events name a route; a name the catalog does not know has none, so it is reported under this server. */
@@ -210,7 +212,10 @@ export function dispatchCall(deps: CallPathDeps) {
       { fingerprint: current.fingerprint, serverRevision: current.revision },
       { server: tool.server, rawTool: tool.rawName },
     );
-    if (stale.kind === "stale") return skip(stale.message);
+    if (stale.kind === "stale") {
+      deps.staleRejected?.(tool.server, "dispatcher");
+      return skip(stale.message);
+    }
 
     // 5. Begin: every UI sees the call from here on, also while it waits for a human.
     begin();
@@ -245,7 +250,10 @@ export function dispatchCall(deps: CallPathDeps) {
         preparedRevision: current.revision,
       });
     } catch (error) {
-      if (error instanceof WireError && error.code === "stale_revision") return skip(error.message);
+      if (error instanceof WireError && error.code === "stale_revision") {
+        deps.staleRejected?.(tool.server, "connector");
+        return skip(error.message);
+      }
       result = { error: toolCallErrorMessage(error) };
     }
     const durationMs = deps.now() - executionStarted;

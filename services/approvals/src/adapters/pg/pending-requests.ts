@@ -103,6 +103,15 @@ export class PgPendingStore implements PendingStore {
     return rows.map((row) => row.request);
   }
 
+  /** How many requests still wait at `now` (epoch ms): what `listPending` would list. */
+  async countPending(now: number): Promise<number> {
+    const { rows } = await this.#pool.query<{ pending: number }>(
+      `SELECT count(*)::int AS pending FROM approval_requests WHERE state = 'pending' AND expires_at > $1`,
+      [new Date(now).toISOString()],
+    );
+    return rows[0]?.pending ?? 0;
+  }
+
   async settle(requestId: string, result: DecideResult, by: string): Promise<PendingRecord | undefined> {
     const { rows } = await this.#pool.query<Row>(
       `WITH settled AS (

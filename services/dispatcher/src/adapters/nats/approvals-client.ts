@@ -4,7 +4,13 @@
  * with the approvals core; anything else goes to `toolbus.approvals.decide`.
  */
 
-import { decide, type HooksConfig, matchingHooks, resolveApprovalMode } from "@toolbus/approvals";
+import {
+  decide,
+  decisionCounter,
+  type HooksConfig,
+  matchingHooks,
+  resolveApprovalMode,
+} from "@toolbus/approvals";
 import { type Bus, tracer, withSpan } from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
 import {
@@ -31,6 +37,8 @@ export function createApprovalsClient(deps: {
   hooks: HooksConfig | undefined;
 }): ApprovalsPort {
   const { bus, subjects, config, hooks } = deps;
+  // The decisions made here, without the approvals service, are counted here.
+  const countDecision = decisionCounter();
   // A human may take the whole approval timeout; the request must outlive it.
   const decideTimeoutMs = config.approvals.timeoutMs + 10_000;
   /** The decision when the policy alone settles it (no hook, grant or human needed), else undefined. */
@@ -53,6 +61,7 @@ export function createApprovalsClient(deps: {
         // Settled without I/O, so synchronously: the caller's next bus message leaves in the same write.
         const span = tracer.startSpan(DECIDE_SPAN, { attributes: { "mcp.call_id": request.callId } });
         span.end();
+        countDecision(local);
         return local;
       }
       return withSpan(DECIDE_SPAN, { "mcp.call_id": request.callId }, async () => {
@@ -73,11 +82,13 @@ export function createApprovalsClient(deps: {
             }
             // Fail closed: no approvals service means no approval.
             const reason = error instanceof WireError ? error.message : String(error);
-            return {
+            const denied: ApprovalDecideResult = {
               decision: "denied",
               source: "policy",
               message: `MCP tool call could not be approved: the approvals service did not answer (${reason})`,
             };
+            countDecision(denied);
+            return denied;
           }
         }
       });

@@ -11,7 +11,10 @@ import {
   CatalogGetRequestSchema,
   CatalogRefreshRequestSchema,
   CatalogSearchRequestSchema,
+  CompletionCompleteRequestSchema,
   ConnectorCallRequestSchema,
+  PromptsGetRequestSchema,
+  PromptsListRequestSchema,
   ResourcesListRequestSchema,
   ResourcesReadRequestSchema,
   ResourceTemplatesListRequestSchema,
@@ -28,11 +31,15 @@ import { type RequiredServerOutcome, requiredServersFailure } from "./core/start
 import { catalogViewHandlers, ownerRefreshHandler } from "./handlers/catalog-view.js";
 import { connectorCallHandler } from "./handlers/connector-call.js";
 import {
+  OwnerCompleteRequestSchema,
   OwnerListRequestSchema,
+  OwnerPromptsGetRequestSchema,
+  OwnerPromptsListRequestSchema,
   OwnerReadRequestSchema,
   OwnerRefreshRequestSchema,
   ownerSubjects,
 } from "./handlers/owner-subjects.js";
+import { ownerPromptHandlers, publicPromptHandlers } from "./handlers/prompts.js";
 import { ownerHandlers, publicHandlers } from "./handlers/resources.js";
 
 export interface CatalogServiceDeps {
@@ -145,6 +152,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
           progressSinks.set(callId, relay.progress);
           return relay;
         },
+        promptsChanged: (name) => bus.publishEvent(subjects.promptsEvent, { server: name, at: now() }),
       },
     );
     connectors.set(server.name, connector);
@@ -191,6 +199,23 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   await bus.serve(
     { subject: subjects.catalogResourcesRead, name: "resources-read", request: ResourcesReadRequestSchema },
     resources.read,
+  );
+  const prompts = publicPromptHandlers({ bus, prefix: subjects.prefix, store, timeoutMs: OWNER_TIMEOUT_MS });
+  await bus.serve(
+    { subject: subjects.catalogPromptsList, name: "prompts-list", request: PromptsListRequestSchema },
+    prompts.list,
+  );
+  await bus.serve(
+    { subject: subjects.catalogPromptsGet, name: "prompts-get", request: PromptsGetRequestSchema },
+    prompts.get,
+  );
+  await bus.serve(
+    {
+      subject: subjects.catalogCompletionComplete,
+      name: "completion-complete",
+      request: CompletionCompleteRequestSchema,
+    },
+    prompts.complete,
   );
 
   for (const [name, connector] of connectors) {
@@ -241,6 +266,34 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         request: OwnerReadRequestSchema,
       },
       owner.read,
+    );
+    const ownerPrompts = ownerPromptHandlers(connector);
+    await bus.serve(
+      {
+        subject: subjectsOf.promptsList,
+        name: `connector-${name}-prompts-list`,
+        queue,
+        request: OwnerPromptsListRequestSchema,
+      },
+      ownerPrompts.list,
+    );
+    await bus.serve(
+      {
+        subject: subjectsOf.promptsGet,
+        name: `connector-${name}-prompts-get`,
+        queue,
+        request: OwnerPromptsGetRequestSchema,
+      },
+      ownerPrompts.get,
+    );
+    await bus.serve(
+      {
+        subject: subjectsOf.complete,
+        name: `connector-${name}-completion-complete`,
+        queue,
+        request: OwnerCompleteRequestSchema,
+      },
+      ownerPrompts.complete,
     );
     await bus.serve(
       {

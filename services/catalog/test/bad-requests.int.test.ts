@@ -37,6 +37,23 @@ describe("malformed requests", () => {
       body: { server: " ", uri: "test://a" },
       names: "server",
     },
+    { subject: () => harness.subjects.catalogPromptsList, body: { server: 7 }, names: "server" },
+    { subject: () => harness.subjects.catalogPromptsGet, body: { server: "srv" }, names: "name" },
+    {
+      subject: () => harness.subjects.catalogPromptsGet,
+      body: { server: "srv", name: "p", arguments: { n: 1 } },
+      names: "arguments.n",
+    },
+    {
+      subject: () => harness.subjects.catalogCompletionComplete,
+      body: { server: "srv", ref: { type: "ref/tool", name: "t" }, argument: { name: "a", value: "" } },
+      names: "ref.type",
+    },
+    {
+      subject: () => harness.subjects.catalogCompletionComplete,
+      body: { server: "srv", ref: { type: "ref/prompt", name: "p" } },
+      names: "argument",
+    },
     { subject: connector("call"), body: { tool: "echo", preparedRevision: 1 }, names: "callId" },
     { subject: connector("call"), body: { callId: "c", tool: "echo" }, names: "preparedRevision" },
     {
@@ -46,6 +63,13 @@ describe("malformed requests", () => {
     },
     { subject: connector("resources.list"), body: { kind: "files" }, names: "kind" },
     { subject: connector("resources.read"), body: {}, names: "uri" },
+    { subject: connector("prompts.list"), body: { cursor: 2 }, names: "cursor" },
+    { subject: connector("prompts.get"), body: {}, names: "name" },
+    {
+      subject: connector("completion.complete"),
+      body: { ref: { type: "ref/prompt", name: "p" } },
+      names: "argument",
+    },
     { subject: connector("refresh"), body: [], names: "object" },
   ];
 
@@ -71,7 +95,7 @@ describe("malformed requests", () => {
         },
       });
     }
-    expect(subjects).toHaveLength(10);
+    expect(subjects).toHaveLength(16);
     expect((await harness.catalog()).tools.map((t) => t.rawName)).toEqual(["echo"]);
   });
 });

@@ -49,10 +49,21 @@ export interface ConnectorPorts {
   /** Writes the change unless it changes nothing; returns the entry as stored afterwards. */
   writeEntry(server: string, change: EntryUpdate): Promise<ServerEntry>;
   relayFor(callId: string, threadId: string | undefined): ServerRequestRelay;
+  /** The server sent `prompts/list_changed` (prompts are listed live, so this is all there is to do). */
+  promptsChanged(server: string): void;
 }
 
 export type EntryUpdate = Partial<
-  Pick<ServerEntry, "status" | "statusError" | "tools" | "instructions" | "resourcesSupported">
+  Pick<
+    ServerEntry,
+    | "status"
+    | "statusError"
+    | "tools"
+    | "instructions"
+    | "resourcesSupported"
+    | "promptsSupported"
+    | "completionsSupported"
+  >
 >;
 
 export type CallOutcome =
@@ -121,6 +132,9 @@ export class ServerConnector {
           else changedWhileStarting = true;
         },
         resourcesChanged: () => {},
+        promptsChanged: () => {
+          if (this.connection === connection) this.ports.promptsChanged(server);
+        },
         closed: (error) => this.onClosed(connection, error),
         stderr: (line) => this.ports.log.info({ server, stderr: line }, "MCP server stderr"),
         dropped: (info) =>
@@ -149,6 +163,8 @@ export class ServerConnector {
         tools: this.acceptTools(info.tools),
         ...(info.serverInfo.instructions ? { instructions: info.serverInfo.instructions } : {}),
         resourcesSupported: info.serverInfo.capabilities.resources !== undefined,
+        promptsSupported: info.serverInfo.capabilities.prompts !== undefined,
+        completionsSupported: info.serverInfo.capabilities.completions !== undefined,
       });
       this.revision = entry.revision;
       this.setStatus({ state: "ready" });

@@ -32,6 +32,10 @@ export function nextServerEntry(
     // What the server said at its last start-up holds until it starts again.
     ...(current?.instructions !== undefined ? { instructions: current.instructions } : {}),
     ...(current ? { resourcesSupported: current.resourcesSupported } : {}),
+    ...(current?.promptsSupported !== undefined ? { promptsSupported: current.promptsSupported } : {}),
+    ...(current?.completionsSupported !== undefined
+      ? { completionsSupported: current.completionsSupported }
+      : {}),
     ...change,
     status: change.status ?? current?.status ?? "starting",
     tools,

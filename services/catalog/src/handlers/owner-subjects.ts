@@ -3,12 +3,16 @@
  * server's own queue group): any replica takes a public `catalog.*` request and hands the
  * server's part to its owner, so a catalog split with `--servers` still answers for every server.
  */
+import { CompletionCompleteRequestSchema, PromptsGetRequestSchema } from "@toolbus/protocol";
 import { z } from "zod";
 
 export function ownerSubjects(prefix: string, server: string) {
   return {
     resourcesList: `${prefix}.connector.${server}.resources.list`,
     resourcesRead: `${prefix}.connector.${server}.resources.read`,
+    promptsList: `${prefix}.connector.${server}.prompts.list`,
+    promptsGet: `${prefix}.connector.${server}.prompts.get`,
+    complete: `${prefix}.connector.${server}.completion.complete`,
     refresh: `${prefix}.connector.${server}.refresh`,
   };
 }
@@ -27,3 +31,10 @@ export const OwnerReadRequestSchema = z.object({ uri: z.string() });
 export const OwnerReadResultSchema = z.object({ contents: z.array(z.looseObject({})) });
 export const OwnerRefreshRequestSchema = z.object({});
 export const OwnerRefreshResultSchema = z.object({});
+/** Prompts are paged like resources: one page at `cursor`, or `all` of them. */
+export const OwnerPromptsListRequestSchema = z.object({
+  cursor: z.string().optional(),
+  all: z.boolean().optional(),
+});
+export const OwnerPromptsGetRequestSchema = PromptsGetRequestSchema.omit({ server: true });
+export const OwnerCompleteRequestSchema = CompletionCompleteRequestSchema.omit({ server: true });

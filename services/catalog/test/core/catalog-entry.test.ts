@@ -22,8 +22,13 @@ const stored = (over: Partial<ServerEntry>): ServerEntry => ({
 const NOW = "2026-02-02T00:00:00.000Z";
 
 describe("the next catalog entry of a server", () => {
-  it("keeps what the server declared at start-up (resources, instructions) through a re-list", () => {
-    const before = stored({ resourcesSupported: true, instructions: "Use me." });
+  it("keeps what the server declared at start-up (resources, prompts, completions, instructions) through a re-list", () => {
+    const before = stored({
+      resourcesSupported: true,
+      promptsSupported: true,
+      completionsSupported: true,
+      instructions: "Use me.",
+    });
     const next = nextServerEntry(before, base, { tools: [tool("a"), tool("b")] }, 9, NOW);
     expect(next).toEqual({ ...before, tools: [tool("a"), tool("b")], revision: 9 });
   });

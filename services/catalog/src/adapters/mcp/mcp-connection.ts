@@ -8,15 +8,20 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
+  CreateMessageRequestSchema,
+  type CreateMessageResult,
   ElicitRequestSchema,
+  ErrorCode,
   type JSONRPCMessage,
   ListRootsRequestSchema,
+  PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { type Page, paginate } from "../../core/pagination.js";
 import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
+import { jsonRpcError } from "./mcp-errors.js";
 
 export type ConnectSpec =
   | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string }
@@ -26,12 +31,15 @@ export type ConnectSpec =
 /** What a server may send mid-call; the connector relays it to whoever made the call. */
 export interface ServerRequestRelay {
   elicit(params: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** `sampling/createMessage`: resolves with the caller's `CreateMessageResult`, or throws the error the server gets. */
+  sample(params: Record<string, unknown>): Promise<Record<string, unknown>>;
   log(params: Record<string, unknown>): void;
 }
 
 export interface McpConnectionEvents {
   toolsChanged(): void;
   resourcesChanged(): void;
+  promptsChanged(): void;
   /** The connection is gone: the stdio child exited, or an HTTP server stopped answering. */
   closed(error?: Error): void;
   stderr?(line: string): void;
@@ -46,14 +54,27 @@ export interface McpConnectionOptions {
 
 export const CLIENT_INFO = { name: "toolbus", title: "toolbus", version: "0.1.0" } as const;
 /**
- * Sampling is not declared: toolbus has no model to sample with. Roots are declared and
- * answered empty, since a gateway shares no local file system with its servers.
+ * Elicitation and sampling are relayed to the client that made the call in flight (toolbus has
+ * no person or model of its own). Roots are declared and answered empty rather than relayed:
+ * one connection serves every client of toolbus, so no one client's roots are the server's, and
+ * servers ask for roots at start-up or on their own, outside any call.
  */
-export const CLIENT_CAPABILITIES = { elicitation: { form: {} }, roots: { listChanged: false } } as const;
+export const CLIENT_CAPABILITIES = {
+  elicitation: { form: {} },
+  sampling: {},
+  roots: { listChanged: false },
+} as const;
 /** Reference rule: under this protocol version `tools/list` reads the first page only. */
 const LEGACY_PROTOCOL = "2025-06-18";
 /** How long an HTTP server has to answer the ping that checks it is still there. */
 const LIVENESS_TIMEOUT_MS = 5_000;
+
+type PagedMethod = "resources/list" | "resources/templates/list" | "prompts/list";
+const LIST_KEY: Record<PagedMethod, string> = {
+  "resources/list": "resources",
+  "resources/templates/list": "resourceTemplates",
+  "prompts/list": "prompts",
+};
 
 const LooseListResult = (key: string) =>
   z.looseObject({ [key]: z.array(z.unknown()), nextCursor: z.string().optional() });
@@ -151,13 +172,17 @@ export class McpConnection {
     return this.listAll("resources/templates/list", "resourceTemplates", timeoutMs, {});
   }
 
+  async listPrompts(timeoutMs: number): Promise<unknown[]> {
+    return this.listAll("prompts/list", "prompts", timeoutMs, {});
+  }
+
   /** One page, for callers that page through a single server themselves. */
   async listPage(
-    method: "resources/list" | "resources/templates/list",
+    method: PagedMethod,
     cursor: string | undefined,
     timeoutMs: number,
   ): Promise<{ items: unknown[]; nextCursor?: string }> {
-    const key = method === "resources/list" ? "resources" : "resourceTemplates";
+    const key = LIST_KEY[method];
     const result = await this.connected().request(
       { method, params: cursor === undefined ? {} : { cursor } },
       LooseListResult(key),
@@ -171,6 +196,28 @@ export class McpConnection {
 
   async readResource(uri: string, timeoutMs: number): Promise<Record<string, unknown>> {
     return this.connected().request({ method: "resources/read", params: { uri } }, LooseResult, {
+      timeout: timeoutMs,
+    });
+  }
+
+  /** A raw `prompts/get`; the result comes back as the server sent it. */
+  async getPrompt(
+    params: { name: string; arguments?: Record<string, string> },
+    timeoutMs: number,
+  ): Promise<Record<string, unknown>> {
+    return this.connected().request({ method: "prompts/get", params }, LooseResult, { timeout: timeoutMs });
+  }
+
+  /** A raw `completion/complete`; the result comes back as the server sent it. */
+  async complete(
+    params: {
+      ref: { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
+      argument: { name: string; value: string };
+      context?: { arguments?: Record<string, string> };
+    },
+    timeoutMs: number,
+  ): Promise<Record<string, unknown>> {
+    return this.connected().request({ method: "completion/complete", params }, LooseResult, {
       timeout: timeoutMs,
     });
   }
@@ -296,11 +343,23 @@ export class McpConnection {
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
       this.events.resourcesChanged(),
     );
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.events.promptsChanged());
     // With nobody to answer, the server gets a clean decline at once, never a hang.
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       const relay = this.relay();
       if (!relay) return { action: "decline" };
       return (await relay.elicit(request.params as Record<string, unknown>)) as { action: "decline" };
+    });
+    // Sampling has no "decline" answer: with nobody to ask, the server gets an error saying why.
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      const relay = this.relay();
+      if (!relay) {
+        throw jsonRpcError(
+          ErrorCode.InvalidRequest,
+          "toolbus relays sampling/createMessage only while one of this server's tool calls runs, to the MCP client that made that call; no call is running now",
+        );
+      }
+      return (await relay.sample(request.params as Record<string, unknown>)) as CreateMessageResult;
     });
     client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [] }));
   }

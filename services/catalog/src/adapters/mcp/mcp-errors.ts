@@ -27,3 +27,8 @@ export function errorChain(error: unknown): string {
   }
   return parts.join(": ");
 }
+
+/** An error an SDK request handler answers with exactly this JSON-RPC `code` and `message`. */
+export function jsonRpcError(code: number, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}

@@ -1,11 +1,20 @@
 /**
  * Relays what a server sends during a call to whoever made the call, on
  * `<prefix>.calls.<callId>.<kind>`: progress and log messages as plain events, elicitations
- * as requests. Nobody listening means a clean decline for the server, never a hang.
+ * and sampling requests as requests. Nobody listening means a clean decline (elicitation) or a
+ * clean error (sampling) for the server, never a hang.
  */
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { Bus } from "@toolbus/bus";
-import { CallElicitationResultSchema, type Subjects, WireError } from "@toolbus/protocol";
+import {
+  CallElicitationResultSchema,
+  CallSamplingResultSchema,
+  type Subjects,
+  WireError,
+} from "@toolbus/protocol";
+import { formatDuration } from "../../core/startup-messages.js";
 import type { ServerRequestRelay } from "../mcp/mcp-connection.js";
+import { jsonRpcError } from "../mcp/mcp-errors.js";
 
 const LOG_LEVELS = new Set(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]);
 
@@ -14,7 +23,7 @@ export function createCallRelay(deps: {
   subjects: Subjects;
   server: string;
   callId: string;
-  /** How long a person may take to answer an elicitation. */
+  /** How long a person may take to answer an elicitation, or a model a sampling request. */
   answerTimeoutMs: number;
 }): ServerRequestRelay & { progress(params: Record<string, unknown>): void } {
   const { bus, subjects, server, callId } = deps;
@@ -51,5 +60,40 @@ export function createCallRelay(deps: {
         return { action: "decline" };
       }
     },
+    async sample(params) {
+      try {
+        return await bus.request(
+          subjects.callRelay(callId, "sampling"),
+          { callId, server, request: params },
+          CallSamplingResultSchema,
+          { timeoutMs: deps.answerTimeoutMs },
+        );
+      } catch (error) {
+        throw samplingFailure(error, callId, deps.answerTimeoutMs);
+      }
+    },
   };
+}
+
+/** What the server gets when its sampling request found no answer: a JSON-RPC error saying why. */
+function samplingFailure(error: unknown, callId: string, timeoutMs: number): Error {
+  const context = `toolbus could not relay sampling/createMessage to the caller of tool call ${callId}`;
+  if (!(error instanceof WireError))
+    return jsonRpcError(ErrorCode.InternalError, `${context}: ${String(error)}`);
+  switch (error.code) {
+    case "timeout":
+      return jsonRpcError(
+        ErrorCode.RequestTimeout,
+        `${context}: no answer within ${formatDuration(timeoutMs)} (the tool timeout)`,
+      );
+    case "server_unavailable":
+      return jsonRpcError(
+        ErrorCode.InvalidRequest,
+        `${context}: the call did not come from an MCP client that can answer sampling (nobody listens for it)`,
+      );
+    case "bad_request":
+      return jsonRpcError(ErrorCode.InvalidRequest, `${context}: ${error.message}`);
+    default:
+      return jsonRpcError(ErrorCode.InternalError, `${context}: ${error.message}`);
+  }
 }

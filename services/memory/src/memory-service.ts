@@ -26,6 +26,7 @@ import { MemoryParkedRequestSchema, memoryParkedSubject, parked } from "./handle
 import { StoreError, type UsageStore } from "./handlers/ports.js";
 import { strip } from "./handlers/strip.js";
 import { usage } from "./handlers/usage.js";
+import { memoryRecorder } from "./metrics.js";
 
 export const SERVICE_NAME = "memory";
 export const SERVICE_VERSION = "0.1.0";
@@ -110,6 +111,7 @@ export async function startMemoryService(
     policy,
     logger,
     stats,
+    metrics: memoryRecorder(),
     handle: (deliveries) =>
       ingestBatch(deliveries, { store, policy, logger, now: () => Math.floor(Date.now() / 1000) }),
   });

@@ -31,6 +31,8 @@ export interface BatchTally {
   counted: number;
   duplicates: number;
   parked: number;
+  /** Citation mentions added to usage counts. */
+  citations: number;
 }
 
 export type BatchOutcome =
@@ -68,9 +70,12 @@ export async function ingestBatch(
     const result = await ports.store.writeBatch(write);
     return settled(
       deliveries.map((): Settlement => ({ kind: "ack" })),
-      result.counted,
-      result.duplicates + plan.repeats.length,
-      poison.length,
+      {
+        counted: result.counted,
+        duplicates: result.duplicates + plan.repeats.length,
+        parked: poison.length,
+        citations: result.citations,
+      },
     );
   } catch (err) {
     const failure = asStoreError(err);
@@ -86,7 +91,7 @@ export async function ingestBatch(
 /** The fallback after a permanent batch failure: one transaction per message. */
 async function ingestOneByOne(deliveries: readonly Delivery[], ports: IngestPorts): Promise<BatchOutcome> {
   const settlements: Settlement[] = [];
-  const tally: BatchTally = { counted: 0, duplicates: 0, parked: 0 };
+  const tally: BatchTally = { counted: 0, duplicates: 0, parked: 0, citations: 0 };
   const seen = new Set<string>();
   for (const delivery of deliveries) {
     const message = delivery.message;
@@ -105,6 +110,7 @@ async function ingestOneByOne(deliveries: readonly Delivery[], ports: IngestPort
       const result = await ports.store.writeBatch(write);
       tally.counted += result.counted;
       tally.duplicates += result.duplicates;
+      tally.citations += result.citations;
       tally.parked += write.park.length;
       settlements.push({ kind: "ack" });
     } catch (err) {
@@ -166,13 +172,8 @@ function parkInput(delivery: Delivery, error: string, messageId: string | null):
   };
 }
 
-function settled(
-  settlements: Settlement[],
-  counted: number,
-  duplicates: number,
-  parked: number,
-): BatchOutcome {
-  return { kind: "settled", settlements, tally: { counted, duplicates, parked } };
+function settled(settlements: Settlement[], tally: BatchTally): BatchOutcome {
+  return { kind: "settled", settlements, tally };
 }
 
 /** Anything the store throws that is not a StoreError is a fault of ours: permanent. */

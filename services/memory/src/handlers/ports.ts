@@ -30,6 +30,8 @@ export interface BatchWriteResult {
   counted: number;
   /** Messages skipped because their messageId was counted before. */
   duplicates: number;
+  /** Citation mentions added to rollouts' usage counts (mentions of unknown rollouts add nothing). */
+  citations: number;
 }
 
 export interface ParkedMessage {

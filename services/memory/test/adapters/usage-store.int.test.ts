@@ -81,10 +81,13 @@ describe("PgUsageStore.writeBatch", () => {
       totals: await totals(pool),
       counted: written.reduce((sum, result) => sum + result.counted, 0),
       settled: written.reduce((sum, result) => sum + result.counted + result.duplicates, 0),
+      citations: written.reduce((sum, result) => sum + result.citations, 0),
     }).toEqual({
       totals: { processed: ids.size, usage },
       counted: ids.size,
       settled: writers.flat(2).length,
+      // Each mention counted once, by whichever writer counted its message.
+      citations: Object.values(usage).reduce((sum, n) => sum + n, 0),
     });
   });
 

@@ -20,12 +20,14 @@ export class ScriptedStore implements UsageStore {
     if (failure !== undefined) throw failure;
     this.writes.push(write);
     let counted = 0;
+    let citations = 0;
     for (const message of write.count) {
       if (this.counted.has(message.messageId)) continue;
       this.counted.add(message.messageId);
       counted += 1;
+      citations += message.threadIds.length;
     }
-    return { counted, duplicates: write.count.length - counted };
+    return { counted, duplicates: write.count.length - counted, citations };
   }
 
   async usage(): Promise<RolloutUsage[]> {

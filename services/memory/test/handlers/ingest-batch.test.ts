@@ -45,7 +45,7 @@ describe("ingestBatch", () => {
     expect(outcome).toEqual({
       kind: "settled",
       settlements: Array(5).fill({ kind: "ack" }),
-      tally: { counted: 2, duplicates: 2, parked: 1 },
+      tally: { counted: 2, duplicates: 2, parked: 1, citations: 2 },
     });
     expect(store.writes).toEqual([
       {
@@ -91,7 +91,7 @@ describe("ingestBatch", () => {
     expect(outcome).toEqual({
       kind: "settled",
       settlements: [{ kind: "ack" }, { kind: "redeliver", delayMs: 200 }, { kind: "ack" }],
-      tally: { counted: 2, duplicates: 0, parked: 0 },
+      tally: { counted: 2, duplicates: 0, parked: 0, citations: 2 },
     });
     expect([...store.counted]).toEqual(["good", "also-good"]);
   });
@@ -105,7 +105,7 @@ describe("ingestBatch", () => {
     expect(outcome).toEqual({
       kind: "settled",
       settlements: [{ kind: "ack" }],
-      tally: { counted: 0, duplicates: 0, parked: 1 },
+      tally: { counted: 0, duplicates: 0, parked: 1, citations: 0 },
     });
     expect(store.writes.map((write) => write.park)).toEqual([
       [

@@ -21,6 +21,7 @@ import {
   decodePayload,
   type Settlement,
 } from "../../handlers/ingest-batch.js";
+import type { MemoryRecorder } from "../../metrics.js";
 import { ensureMemoryConsumer, MEMORY_CONSUMER } from "./memory-stream.js";
 
 export const INGEST_SPAN = "toolbus.memory.ingest";
@@ -62,6 +63,8 @@ export interface IngestLoopDeps {
   logger: Logger;
   handle(deliveries: readonly Delivery[]): Promise<BatchOutcome>;
   stats: IngestStats;
+  /** The `toolbus.memory.*` metrics; none recorded when absent. */
+  metrics?: MemoryRecorder;
 }
 
 export class IngestLoop {
@@ -223,7 +226,7 @@ export class IngestLoop {
   }
 
   async #process(taken: Received[]): Promise<void> {
-    const { stats, logger, policy } = this.#deps;
+    const { stats, logger, policy, metrics } = this.#deps;
     stats.batches += 1;
     const batch = taken.map((received) => received.message);
     const deliveries = taken.map((received) => received.delivery);
@@ -234,7 +237,8 @@ export class IngestLoop {
         const outcome = await this.#handle(batch, deliveries);
         if (outcome === "failed") return;
         if (outcome.kind === "settled") {
-          settle(batch, outcome.settlements, stats);
+          settle(batch, outcome.settlements, stats, metrics);
+          metrics?.batch(outcome.tally);
           stats.counted += outcome.tally.counted;
           stats.duplicates += outcome.tally.duplicates;
           stats.parked += outcome.tally.parked;
@@ -327,11 +331,18 @@ function toDelivery(message: JsMsg): Delivery {
   };
 }
 
-function settle(batch: JsMsg[], settlements: Settlement[], stats: IngestStats): void {
+function settle(
+  batch: JsMsg[],
+  settlements: Settlement[],
+  stats: IngestStats,
+  metrics: MemoryRecorder | undefined,
+): void {
+  const now = Date.now();
   batch.forEach((message, index) => {
     const settlement: Settlement = settlements[index] ?? { kind: "redeliver", delayMs: 0 };
     if (settlement.kind === "ack") {
       message.ack();
+      metrics?.acknowledged(message.info.timestampNanos / 1e6, now);
     } else {
       message.nak(settlement.delayMs);
       stats.redelivered += 1;

@@ -24,7 +24,8 @@ const PREVIEW_BYTES = 4_096;
  * One batch write. `fresh` is the ids not counted before; only their mentions are summed.
  * `locked` takes the row locks in thread_id order, and the update touches only rows it has
  * locked, so every writer acquires them in the same order and two replicas never deadlock.
- * The data-modifying CTEs run to completion even though the final SELECT reads only `fresh`.
+ * The data-modifying CTEs run to completion even though the final SELECT reads only `fresh` and
+ * `counted` (whose sum is the mentions added to known rollouts' usage counts).
  */
 const WRITE_BATCH = {
   name: "memory-write-batch",
@@ -51,6 +52,7 @@ const WRITE_BATCH = {
     SET usage_count = COALESCE(s.usage_count, 0) + i.n, last_usage = $2
     FROM increments AS i
     WHERE s.thread_id = i.thread_id AND s.thread_id IN (SELECT thread_id FROM locked)
+    RETURNING i.n
   ),
   parked AS (
     INSERT INTO memory_parked_messages
@@ -60,7 +62,8 @@ const WRITE_BATCH = {
       AS p(stream_sequence, subject, message_id, error, deliveries, payload)
     ON CONFLICT (stream, stream_sequence) DO NOTHING
   )
-  SELECT count(*)::int AS counted FROM fresh`,
+  SELECT (SELECT count(*) FROM fresh)::int AS counted,
+         (SELECT COALESCE(sum(n), 0) FROM counted)::int AS citations`,
 };
 
 export class PgUsageStore implements UsageStore {
@@ -85,7 +88,7 @@ export class PgUsageStore implements UsageStore {
     const mentions = mentionsOf(write.count);
     const park = write.park;
     try {
-      const { rows } = await this.#pool.query<{ counted: number }>({
+      const { rows } = await this.#pool.query<{ counted: number; citations: number }>({
         ...WRITE_BATCH,
         values: [
           ids,
@@ -103,7 +106,7 @@ export class PgUsageStore implements UsageStore {
       });
       this.#transactions += 1;
       const counted = rows[0]?.counted ?? 0;
-      return { counted, duplicates: write.count.length - counted };
+      return { counted, duplicates: write.count.length - counted, citations: rows[0]?.citations ?? 0 };
     } catch (err) {
       throw toStoreError(err);
     }

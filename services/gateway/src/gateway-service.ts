@@ -21,6 +21,7 @@ import { CatalogView } from "./adapters/nats/catalog-view.js";
 import { openSessionStore } from "./adapters/nats/session-store.js";
 import { dispatchClient, resourcesClient } from "./adapters/nats/toolbus-clients.js";
 import { resourceHandlers } from "./handlers/resources.js";
+import { gatewayRecorder } from "./metrics.js";
 import type { GatewayPorts } from "./ports.js";
 
 export interface GatewayLimits {
@@ -98,9 +99,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   catalog.start();
 
   const approvals = approvalsClient(bus, subjects, logger);
+  const metrics = gatewayRecorder();
+  const dispatch = dispatchClient(bus, subjects, limits.callTimeoutMs);
   const ports: GatewayPorts = {
     catalog,
-    dispatch: dispatchClient(bus, subjects, limits.callTimeoutMs),
+    dispatch: metrics.countingCalls(dispatch, "mcp"),
     relay: callRelayListener(bus.nc, subjects, logger),
     approvals,
     resources: resourcesClient(bus, subjects, limits.resourceTimeoutMs),
@@ -142,12 +145,13 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     bodyLimitBytes: limits.bodyLimitBytes,
     readiness: () => ({ bus: health.connected(), catalog: catalog.loaded }),
   });
+  metrics.countRequests(app);
   // REST, SSE, OpenAPI and the console beside /mcp, behind the same host and token checks.
   await app.register(
     restApi({
       bus,
       subjects,
-      dispatch: ports.dispatch,
+      dispatch: metrics.countingCalls(dispatch, "rest"),
       approvals,
       logger,
       bodyLimitBytes: limits.bodyLimitBytes,
@@ -164,6 +168,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
 
   let stopping: Promise<void> | undefined;
   const held = registry;
+  const stopObserving = metrics.observeSessions(() => held.size);
   return {
     url,
     app,
@@ -175,6 +180,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         approvals.stop();
         store.stop();
         await held.closeAll();
+        stopObserving();
         await app.close();
       })();
       return stopping;

@@ -41,6 +41,7 @@ import {
 } from "./handlers/owner-subjects.js";
 import { ownerPromptHandlers, publicPromptHandlers } from "./handlers/prompts.js";
 import { ownerHandlers, publicHandlers } from "./handlers/resources.js";
+import { catalogRecorder } from "./metrics.js";
 
 export interface CatalogServiceDeps {
   bus: Bus;
@@ -85,6 +86,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   );
   await store.putNaming(config.catalog);
   const now = () => new Date().toISOString();
+  const metrics = catalogRecorder();
   // Nothing bigger than one bus message can reach a caller, so no bigger MCP message is read.
   const maxMessageBytes = bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
 
@@ -126,6 +128,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       },
       {
         log: logger,
+        restarting: metrics.restarting,
         publishStatus: (name, status) =>
           bus.publishEvent(subjects.serverStatus(name), { server: name, status, at: now() }),
         writeEntry: async (name, change) => {
@@ -223,6 +226,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     const queue = `connector-${name}`;
     const call = connectorCallHandler({
       connector,
+      recordCall: (outcome, seconds) => metrics.connectorCall(name, outcome, seconds),
       origins,
       progressFor: (callId) => {
         const sink = progressSinks.get(callId);
@@ -307,6 +311,14 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   }
 
   const stopWatch = await watchOtherReplicas(kv, connectors, logger);
+  const disabledCount = owned.filter((server) => !server.enabled).length;
+  const stopObserving = metrics.observe({
+    revision: () => store.revision(),
+    *statuses() {
+      for (let i = 0; i < disabledCount; i++) yield "disabled";
+      for (const connector of connectors.values()) yield connector.status;
+    },
+  });
 
   const outcomes = new Map<string, StartupOutcome>();
   const startup = Promise.all(
@@ -339,6 +351,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     },
     async stop() {
       stopWatch();
+      stopObserving();
       await Promise.all([...connectors.values()].map((c) => c.stop()));
     },
   };

@@ -49,6 +49,8 @@ export interface ConnectorPorts {
   /** Writes the change unless it changes nothing; returns the entry as stored afterwards. */
   writeEntry(server: string, change: EntryUpdate): Promise<ServerEntry>;
   relayFor(callId: string, threadId: string | undefined): ServerRequestRelay;
+  /** A reconnection attempt after the connection was lost is starting. */
+  restarting?(server: string): void;
   /** The server sent `prompts/list_changed` (prompts are listed live, so this is all there is to do). */
   promptsChanged(server: string): void;
 }
@@ -361,6 +363,7 @@ export class ServerConnector {
   private scheduleRestart(delay: number): void {
     this.restartTimer = setTimeout(async () => {
       if (this.stopped) return;
+      this.ports.restarting?.(this.settings.server);
       const next = BACKOFF_MS[Math.min(this.restartAttempt, BACKOFF_MS.length - 1)]!;
       const outcome = await this.start(
         (display) => `${display}; retrying in ${formatDuration(next)} (attempt ${this.restartAttempt + 1})`,

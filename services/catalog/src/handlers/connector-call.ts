@@ -1,5 +1,5 @@
 /** `<prefix>.connector.<server>.call`: the dispatcher's raw call, behind the revision barrier. */
-import type { HandlerContext } from "@toolbus/bus";
+import { type HandlerContext, secondsSince } from "@toolbus/bus";
 import {
   type ConnectorCallRequest,
   type ConnectorCallResult,
@@ -22,6 +22,8 @@ const CODE_BY_OUTCOME: Record<Exclude<CallOutcome["kind"], "ok">, ErrorCode> = {
 
 export function connectorCallHandler(deps: {
   connector: ServerConnector;
+  /** Told of each call's outcome and seconds at the connector (`toolbus.catalog.connector.call.duration`). */
+  recordCall?(outcome: CallOutcome["kind"], seconds: number): void;
   origins: ResourceOrigins;
   progressFor(callId: string): ((progress: Record<string, unknown>) => void) | undefined;
 }) {
@@ -29,6 +31,7 @@ export function connectorCallHandler(deps: {
     const { connector } = deps;
     ctx.span.setAttributes({ "mcp.server": connector.settings.server, "mcp.tool": request.tool });
     const onProgress = deps.progressFor(request.callId);
+    const started = performance.now();
     const outcome = await connector.call({
       callId: request.callId,
       tool: request.tool,
@@ -40,6 +43,7 @@ export function connectorCallHandler(deps: {
       ...(request.meta !== undefined ? { meta: request.meta } : {}),
       ...(onProgress ? { onProgress } : {}),
     });
+    deps.recordCall?.(outcome.kind, secondsSince(started));
     if (outcome.kind !== "ok") throw new WireError(CODE_BY_OUTCOME[outcome.kind], outcome.message);
     const uris = resourceUris(outcome.result);
     if (uris.length > 0) {

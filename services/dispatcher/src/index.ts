@@ -12,3 +12,4 @@ export {
   type DispatcherServiceDeps,
   startDispatcherService,
 } from "./dispatcher-service.js";
+export { DISPATCHER_METRICS } from "./metrics.js";

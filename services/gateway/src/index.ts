@@ -13,3 +13,4 @@ export {
   type RunningGateway,
   startGateway,
 } from "./gateway-service.js";
+export { GATEWAY_METRICS } from "./metrics.js";

@@ -18,3 +18,4 @@ export {
   SERVICE_VERSION,
   startMemoryService,
 } from "./memory-service.js";
+export { MEMORY_METRICS } from "./metrics.js";

@@ -159,4 +159,39 @@ describe("pnpm start with bad input", () => {
     expect(code).not.toBe(0);
     expect(toolbus.output()).toContain(`NATS is not reachable at nats://127.0.0.1:${port}`);
   });
+
+  it("says the port is in use, and how to choose another, before starting anything", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const address = taken.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    try {
+      const toolbus = startToolbus([], { NATS_URL: natsUrl, TOOLBUS_HTTP_PORT: String(port) });
+      const code = await exited(toolbus.child);
+      expect({ code, output: toolbus.output().trim() }).toEqual({
+        code: 2,
+        output:
+          `toolbus could not start: port 127.0.0.1:${port} is already in use (another toolbus?): stop what uses it, ` +
+          "or choose another with TOOLBUS_HTTP_PORT=<port> or [gateway] port in toolbus.toml.",
+      });
+    } finally {
+      taken.close();
+    }
+  });
+
+  it("says Postgres is not reachable at DATABASE_URL, without its password, and what to do", async () => {
+    const port = await freePort();
+    const toolbus = startToolbus([], {
+      NATS_URL: natsUrl,
+      TOOLBUS_HTTP_PORT: "0",
+      DATABASE_URL: `postgres://toolbus:secret@127.0.0.1:${port}/toolbus`,
+    });
+    const code = await exited(toolbus.child);
+    expect(code).toBe(2);
+    expect(toolbus.output()).toContain(
+      `toolbus could not start: Postgres is not reachable at DATABASE_URL (postgres://toolbus:***@127.0.0.1:${port}/toolbus)`,
+    );
+    expect(toolbus.output()).toContain("or unset DATABASE_URL to use an embedded PGlite");
+    expect(toolbus.output()).not.toContain("secret");
+  });
 });

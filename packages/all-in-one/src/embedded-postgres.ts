@@ -7,6 +7,11 @@ import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import pg from "pg";
+import { SetupError } from "./setup-error.js";
+
+/** How long the Postgres at DATABASE_URL may take to accept a connection at start-up. */
+const CONNECT_TIMEOUT_MS = 5_000;
 
 export interface Database {
   url: string;
@@ -14,8 +19,12 @@ export interface Database {
   stop(): Promise<void>;
 }
 
+/** Throws SetupError when DATABASE_URL is given and its Postgres does not answer. */
 export async function ensureDatabase(options: { url?: string; dataDir: string }): Promise<Database> {
-  if (options.url) return { url: options.url, embedded: false, stop: async () => {} };
+  if (options.url) {
+    await checkReachable(options.url);
+    return { url: options.url, embedded: false, stop: async () => {} };
+  }
   mkdirSync(options.dataDir, { recursive: true });
   const db = await PGlite.create({ dataDir: options.dataDir });
   const port = await freePort();
@@ -30,6 +39,36 @@ export async function ensureDatabase(options: { url?: string; dataDir: string })
       await db.close();
     },
   };
+}
+
+/** Connects once before any service starts, so a wrong URL is one clear line, not five services failing. */
+async function checkReachable(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  // A connection dropped later must not crash the process through an unhandled 'error' event.
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    await client.query("select 1");
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new SetupError(
+      `Postgres is not reachable at DATABASE_URL (${withoutPassword(url)}): ${reason}. ` +
+        "Start it, fix DATABASE_URL, or unset DATABASE_URL to use an embedded PGlite under .toolbus/.",
+    );
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** The URL as it may be printed: a password is replaced by `***`. */
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== "") parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "an unparsable URL";
+  }
 }
 
 function freePort(): Promise<number> {

@@ -7,16 +7,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { connect } from "node:net";
 import { delimiter, join } from "node:path";
+import { SetupError } from "./setup-error.js";
 
 export interface LocalNats {
   url: string;
   /** True when this process started the server (and will stop it). */
   started: boolean;
   stop(): Promise<void>;
-}
-
-export class SetupError extends Error {
-  override readonly name = "SetupError";
 }
 
 export async function ensureNats(options: {

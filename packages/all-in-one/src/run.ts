@@ -19,7 +19,9 @@ import { startGateway } from "@toolbus/gateway";
 import { loadMemoryConfig, startMemoryService } from "@toolbus/memory";
 import { createSubjects, prefixFromEnv } from "@toolbus/protocol";
 import { ensureDatabase } from "./embedded-postgres.js";
-import { ensureNats, SetupError } from "./local-nats.js";
+import { ensurePortFree } from "./http-port.js";
+import { ensureNats } from "./local-nats.js";
+import { SetupError } from "./setup-error.js";
 
 const VERSION = "0.1.0";
 
@@ -53,6 +55,20 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     }
   };
   try {
+    // What can be checked without starting anything comes first: the config, then the port.
+    const config = await loadToolbusConfig({
+      ...(options.configPath ? { path: options.configPath } : {}),
+      env,
+      cwd,
+      demoServer: () => ({
+        command: process.execPath,
+        args: [
+          createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"),
+          "stdio",
+        ],
+      }),
+    });
+    await ensurePortFree(config.gateway.host, config.gateway.port);
     const dataDir = join(cwd, ".toolbus");
     const nats = await ensureNats({
       ...(env.NATS_URL ? { url: env.NATS_URL } : {}),
@@ -68,18 +84,6 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     stops.push(["postgres", database.stop]);
     const serviceEnv = { ...env, NATS_URL: nats.url, DATABASE_URL: database.url };
 
-    const config = await loadToolbusConfig({
-      ...(options.configPath ? { path: options.configPath } : {}),
-      env,
-      cwd,
-      demoServer: () => ({
-        command: process.execPath,
-        args: [
-          createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"),
-          "stdio",
-        ],
-      }),
-    });
     const prefix = prefixFromEnv(env);
     const subjects = createSubjects(prefix);
     const connect = async (name: string, description: string) => {

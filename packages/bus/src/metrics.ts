@@ -123,7 +123,7 @@ export const BUS_METRICS = defineMetrics("@toolbus/bus", {
     kind: "histogram",
     name: "toolbus.bus.request.duration",
     unit: "s",
-    description: "Time from receiving a request to sending its reply, by subject and outcome.",
+    description: "Seconds from receiving a request to sending its reply, by subject and outcome.",
     attributes: ["messaging.destination.name", "toolbus.outcome"],
   },
 });

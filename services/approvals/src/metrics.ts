@@ -12,7 +12,7 @@ export const APPROVALS_METRICS = defineMetrics("@toolbus/approvals", {
     name: "toolbus.approvals.decisions",
     unit: "{decision}",
     description:
-      "Approval decisions made, by decision (`approved`, `approved_for_session`, `approved_always`, `denied`, `abort`, `timed_out`) and source (`mode`, `annotations`, `session`, `persistent`, `hook`, `human`, `timeout`, `policy`); includes those the dispatcher settles from the policy alone.",
+      "Approval decisions made, by decision (`approved`, `approved_for_session`, `approved_always`, `denied`, `abort`, `timed_out`) and source (`mode`, `annotations`, `session`, `persistent`, `hook`, `human`, `timeout`, `policy`); includes those the dispatcher settles from the policy alone, and its fail-closed denials when this service does not answer.",
     attributes: ["toolbus.approval.decision", "toolbus.approval.source"],
   },
   pending: {

@@ -11,7 +11,7 @@ import {
   loadApprovalsConfig,
   startApprovalsService,
 } from "@toolbus/approvals";
-import { connectBus, createLogger, type Logger } from "@toolbus/bus";
+import { connectBus, createLogger, type Logger, startTelemetry, TelemetrySettingsError } from "@toolbus/bus";
 import { startCatalogService } from "@toolbus/catalog";
 import { loadToolbusConfig, resolveGatewayTokens } from "@toolbus/config";
 import { startDispatcherService } from "@toolbus/dispatcher";
@@ -161,6 +161,18 @@ export async function runAllInOne(options: {
   signal: AbortSignal;
   json?: boolean;
 }): Promise<number> {
+  const failed = (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`toolbus could not start: ${message}\n`);
+  };
+  let stopTelemetry: () => Promise<void>;
+  try {
+    // First: the services create their instruments on the meter provider it registers.
+    stopTelemetry = await startTelemetry({ serviceName: "toolbus" });
+  } catch (error) {
+    failed(error);
+    return error instanceof TelemetrySettingsError ? 2 : 1;
+  }
   let toolbus: AllInOne;
   try {
     toolbus = await startAllInOne({
@@ -169,8 +181,8 @@ export async function runAllInOne(options: {
       cwd: process.cwd(),
     });
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`toolbus could not start: ${message}\n`);
+    failed(error);
+    await stopTelemetry();
     return error instanceof SetupError ? 2 : 1;
   }
   if (!options.signal.aborted) {
@@ -178,5 +190,7 @@ export async function runAllInOne(options: {
   }
   process.stderr.write("stopping toolbus…\n");
   await toolbus.stop();
+  // Last: exports what the services recorded until they stopped.
+  await stopTelemetry();
   return 0;
 }

@@ -152,7 +152,8 @@ describe("pnpm start with a bad OTEL_* value", () => {
     expect({ code, output: toolbus.output().trim() }).toEqual({
       code: 2,
       output:
-        "toolbus could not start: OTEL_METRIC_EXPORT_INTERVAL=soon is not a whole number of milliseconds above 0; " +
+        "toolbus could not start: invalid configuration (1 problem); fix each and start again:\n" +
+        "  - OTEL_METRIC_EXPORT_INTERVAL=soon is not a whole number of milliseconds above 0; " +
         "set e.g. OTEL_METRIC_EXPORT_INTERVAL=10000, or unset it for 10000",
     });
   });

@@ -11,7 +11,7 @@ import {
   loadApprovalsConfig,
   startApprovalsService,
 } from "@toolbus/approvals";
-import { connectBus, createLogger, type Logger, startTelemetry, TelemetrySettingsError } from "@toolbus/bus";
+import { ConfigError, connectBus, createLogger, type Logger, startTelemetry } from "@toolbus/bus";
 import { startCatalogService } from "@toolbus/catalog";
 import { loadToolbusConfig, resolveGatewayTokens } from "@toolbus/config";
 import { startDispatcherService } from "@toolbus/dispatcher";
@@ -171,7 +171,7 @@ export async function runAllInOne(options: {
     stopTelemetry = await startTelemetry({ serviceName: "toolbus" });
   } catch (error) {
     failed(error);
-    return error instanceof TelemetrySettingsError ? 2 : 1;
+    return error instanceof ConfigError ? 2 : 1;
   }
   let toolbus: AllInOne;
   try {

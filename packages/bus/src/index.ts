@@ -15,7 +15,6 @@ export {
   type MetricSpec,
   metricDocRows,
 } from "./core/metric-specs.js";
-export { TelemetrySettingsError } from "./core/telemetry-settings.js";
 export type { PublishEventOptions } from "./events.js";
 export { type EnsureStreamConfig, ensureKv, ensureStream } from "./jetstream.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";

@@ -9,7 +9,13 @@
  */
 import { metrics, trace } from "@opentelemetry/api";
 import type { PushMetricExporter } from "@opentelemetry/sdk-metrics";
-import { type MetricExportSettings, telemetrySettings } from "./core/telemetry-settings.js";
+import { ConfigError } from "./config.js";
+import {
+  type MetricExportSettings,
+  type TelemetrySettings,
+  TelemetrySettingsError,
+  telemetrySettings,
+} from "./core/telemetry-settings.js";
 
 export interface TelemetryOptions {
   serviceName: string;
@@ -17,11 +23,11 @@ export interface TelemetryOptions {
 
 /**
  * Returns the function that flushes and stops telemetry; call it last on shutdown. Throws
- * `TelemetrySettingsError` naming the variable when an `OTEL_*` value cannot be used.
+ * `ConfigError` naming the variable when an `OTEL_*` value cannot be used.
  */
 export async function startTelemetry(options: TelemetryOptions): Promise<() => Promise<void>> {
   // The exporters read the OTEL_* variables from process.env themselves, so this does too.
-  const settings = telemetrySettings(process.env);
+  const settings = readSettings(process.env);
   // Imported here: the SDK and its exporters take a while to load and most tests never need them.
   const { NodeSDK } = await import("@opentelemetry/sdk-node");
   const metricReaders = settings.metrics ? [await metricReader(settings.metrics)] : [];
@@ -41,6 +47,15 @@ export async function startTelemetry(options: TelemetryOptions): Promise<() => P
     // The next start in this process (tests) registers its own provider.
     metrics.disable();
   };
+}
+
+function readSettings(env: NodeJS.ProcessEnv): TelemetrySettings {
+  try {
+    return telemetrySettings(env);
+  } catch (error) {
+    if (error instanceof TelemetrySettingsError) throw new ConfigError([error.message]);
+    throw error;
+  }
 }
 
 async function metricReader(settings: MetricExportSettings) {

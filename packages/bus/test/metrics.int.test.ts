@@ -5,6 +5,7 @@ import { WireError } from "@toolbus/protocol";
 import { type OtlpReceiver, startOtlpReceiver } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { ConfigError } from "../src/config.js";
 import { defineMetrics, observeGauge } from "../src/metrics.js";
 import { flushTelemetry, startTelemetry } from "../src/telemetry.js";
 import { startBus, uniqueName } from "./support.js";
@@ -93,6 +94,19 @@ describe("bus metrics", () => {
     await flushTelemetry();
     // No longer read: the series keeps the last value it had.
     expect(receiver.only("toolbus.test.queue.depth").value).toBe(5);
+  });
+
+  it("refuses to start with an OTEL_* value it cannot use, naming the variable, before registering anything", async () => {
+    process.env.OTEL_METRIC_EXPORT_INTERVAL = "soon";
+    try {
+      const starting = startTelemetry({ serviceName: "bus-metrics-test-bad" });
+      await expect(starting).rejects.toBeInstanceOf(ConfigError);
+      await expect(starting).rejects.toThrow(
+        "invalid configuration (1 problem); fix each and start again:\n  - OTEL_METRIC_EXPORT_INTERVAL=soon is not a whole number of milliseconds above 0",
+      );
+    } finally {
+      process.env.OTEL_METRIC_EXPORT_INTERVAL = "600000";
+    }
   });
 
   it("refuses a declaration that breaks the naming rules, saying which and why", () => {

@@ -1,6 +1,6 @@
-/** The memory service process: config → logger → service → shutdown on SIGTERM. */
+/** The memory service process: config → telemetry → logger → service → shutdown on SIGTERM. */
 import { parseArgs } from "node:util";
-import { ConfigError, createLogger, onShutdown } from "@toolbus/bus";
+import { ConfigError, createLogger, onShutdown, startTelemetry } from "@toolbus/bus";
 import { ConfigFileError, loadToolbusConfig } from "@toolbus/config";
 import { loadMemoryConfig } from "./config.js";
 import { SERVICE_NAME, SERVICE_VERSION, startMemoryService } from "./memory-service.js";
@@ -11,6 +11,7 @@ function exitWith(message: string): never {
 }
 
 let config: ReturnType<typeof loadMemoryConfig>;
+let stopTelemetry: () => Promise<void>;
 try {
   const { values } = parseArgs({ options: { config: { type: "string" } }, strict: true });
   // Only the [memory] table matters here; with no file its defaults apply (the demo server is never started).
@@ -21,6 +22,7 @@ try {
     demoServer: () => ({ command: "server-everything", args: ["stdio"] }),
   });
   config = loadMemoryConfig(process.env, toolbus.memory);
+  stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
 } catch (err) {
   if (err instanceof ConfigError || err instanceof ConfigFileError) exitWith(err.message);
   // parseArgs names the unknown option; say what is accepted.
@@ -29,7 +31,7 @@ try {
 const logger = createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION, level: config.logLevel });
 try {
   const service = await startMemoryService(config, { logger });
-  onShutdown(service.bus, { logger, closers: [() => service.close()] });
+  onShutdown(service.bus, { logger, closers: [() => service.close(), stopTelemetry] });
 } catch (err) {
   logger.fatal(
     { err },

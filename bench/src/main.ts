@@ -12,6 +12,7 @@ import { runCatalogNormalizeBench } from "./catalog-normalize.js";
 import { runDispatchBench } from "./dispatch-call.js";
 import { runGatewayBench } from "./gateway-peers.js";
 import { runMemoryBench } from "./memory-ingest.js";
+import { runMetricsBench } from "./metrics-overhead.js";
 
 const BENCHES: ReadonlyArray<{ name: string; run: () => Promise<BenchRow[]> }> = [
   { name: "catalog-normalize", run: runCatalogNormalizeBench },
@@ -20,6 +21,7 @@ const BENCHES: ReadonlyArray<{ name: string; run: () => Promise<BenchRow[]> }> =
   { name: "approvals-decide", run: runApprovalsBench },
   { name: "memory-ingest", run: runMemoryBench },
   { name: "gateway-peers", run: runGatewayBench },
+  { name: "metrics-overhead", run: runMetricsBench },
 ];
 const GUARD_MS = 30 * 60 * 1000;
 

@@ -12,7 +12,14 @@ import { describe, expect, it } from "vitest";
 const README = new URL("../../../README.md", import.meta.url);
 
 /** In the order the README lists them: the bus first, then the services along a call's path. */
-const DECLARED = [BUS_METRICS, CATALOG_METRICS, DISPATCHER_METRICS, APPROVALS_METRICS, MEMORY_METRICS, GATEWAY_METRICS];
+const DECLARED = [
+  BUS_METRICS,
+  CATALOG_METRICS,
+  DISPATCHER_METRICS,
+  APPROVALS_METRICS,
+  MEMORY_METRICS,
+  GATEWAY_METRICS,
+];
 
 /** The rows of the first table under `## <heading>`, keyed by the header cells. */
 function tableUnder(markdown: string, heading: string): Record<string, string>[] {

@@ -117,7 +117,8 @@ describe("approvals HTTP routes", () => {
       status: page.statusCode,
       type: page.headers["content-type"],
       title: /<title>(.*)<\/title>/.exec(page.body)?.[1],
-      usesStream: page.body.includes('new EventSource(API + "/events")'),
+      // Read with fetch, so the gateway's bearer token can go with it.
+      usesStream: page.body.includes('api(API + "/events", { headers: { accept: "text/event-stream" } })'),
     }).toEqual({
       status: 200,
       type: "text/html; charset=utf-8",

@@ -39,7 +39,8 @@ export function failureOf(
   err: unknown,
   where: { service: string; endpoint: string; errorId: string },
 ): Failure {
-  if (err instanceof WireError) {
+  // A code outside the closed set (from untyped code) would make an envelope nobody can read: internal.
+  if (err instanceof WireError && Object.hasOwn(LOG_LEVEL_BY_CODE, err.code)) {
     return {
       envelope: errorEnvelope(err.code, err.message, err.retryable),
       level: LOG_LEVEL_BY_CODE[err.code],

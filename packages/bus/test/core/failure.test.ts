@@ -34,6 +34,15 @@ describe("failureOf", () => {
     });
   });
 
+  it("answers a WireError whose code is outside the closed set as internal", () => {
+    const err = new WireError("no_such_code" as never, "made up");
+    expect(failureOf(err, where)).toMatchObject({
+      envelope: { ok: false, error: { code: "internal" } },
+      level: "error",
+      unexpected: true,
+    });
+  });
+
   it("treats a thrown non-Error value as internal too", () => {
     expect(failureOf("boom", where).envelope).toMatchObject({ ok: false, error: { code: "internal" } });
   });

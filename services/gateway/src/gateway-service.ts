@@ -19,7 +19,8 @@ import { busHealth } from "./adapters/nats/bus-health.js";
 import { callRelayListener } from "./adapters/nats/call-relay.js";
 import { CatalogView } from "./adapters/nats/catalog-view.js";
 import { openSessionStore } from "./adapters/nats/session-store.js";
-import { dispatchClient, resourcesClient } from "./adapters/nats/toolbus-clients.js";
+import { dispatchClient, promptsClient, resourcesClient } from "./adapters/nats/toolbus-clients.js";
+import { promptHandlers } from "./handlers/prompts.js";
 import { resourceHandlers } from "./handlers/resources.js";
 import { gatewayRecorder } from "./metrics.js";
 import type { GatewayPorts } from "./ports.js";
@@ -37,7 +38,7 @@ export interface GatewayLimits {
   answerTimeoutMs: number;
   /** The catalog is fetched this often even without a catalog event. */
   catalogPollMs: number;
-  /** Bound of resource list/read requests to the catalog. */
+  /** Bound of resource, prompt and completion requests to the catalog. */
   resourceTimeoutMs: number;
 }
 
@@ -107,8 +108,23 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     relay: callRelayListener(bus.nc, subjects, logger),
     approvals,
     resources: resourcesClient(bus, subjects, limits.resourceTimeoutMs),
+    prompts: promptsClient(bus, subjects, limits.resourceTimeoutMs),
     newCallId: () => `gw-${randomUUID()}`,
   };
+  const prompts = promptHandlers({
+    prompts: ports.prompts,
+    resources: ports.resources,
+    naming: deps.gateway.naming,
+    directoryTtlMs: 30_000,
+    now: () => Date.now(),
+  });
+  // A server's prompts changed: names are listed again, and every session is told.
+  const promptsChanged = bus.nc.subscribe(subjects.promptsEvent, {
+    callback: () => {
+      prompts.invalidate();
+      registry?.notifyPromptListChanged();
+    },
+  });
   const store = await openSessionStore({
     bus,
     prefix: subjects.prefix,
@@ -124,10 +140,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         directoryTtlMs: 30_000,
         now: () => Date.now(),
       }),
+      prompts,
       logger,
       serverInfo: { name: "toolbus", version },
       instructions:
-        "toolbus gateway: the tools and resources of every MCP server configured in toolbus, behind one URL.",
+        "toolbus gateway: the tools, resources and prompts of every MCP server configured in toolbus, behind one URL.",
       answerTimeoutMs: limits.answerTimeoutMs,
     },
     store,
@@ -177,6 +194,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     stop: () => {
       stopping ??= (async () => {
         catalog.stop();
+        promptsChanged.unsubscribe();
         approvals.stop();
         store.stop();
         await held.closeAll();

@@ -9,8 +9,15 @@ import type {
   CallElicitationResult,
   CallLogging,
   CallProgress,
+  CallSamplingRequest,
+  CallSamplingResult,
+  CompleteResult,
+  CompletionCompleteRequest,
+  GetPromptResult,
   LoggingLevel,
   ResourcesReadResult,
+  SamplingParams,
+  ServerPrompt,
   ServerResource,
   ServerResourceTemplate,
   ToolCallReply,
@@ -43,6 +50,8 @@ export interface CallRelaySinks {
   progress(event: CallProgress): void;
   logging(event: CallLogging): void;
   elicitation(request: CallElicitationRequest): Promise<CallElicitationResult>;
+  /** Resolves with the client's answer, or throws a `WireError` the server gets as its error. */
+  sampling(request: CallSamplingRequest): Promise<CallSamplingResult>;
 }
 
 export interface CallRelayPort {
@@ -72,12 +81,22 @@ export interface ResourcesPort {
   read(server: string, uri: string): Promise<ResourcesReadResult>;
 }
 
+export interface PromptsPort {
+  /** Every ready server's prompts, by server. */
+  list(): Promise<ServerPrompt[]>;
+  /** Throws `WireError` (`bad_request` when the server refused: unknown prompt, missing argument). */
+  get(server: string, name: string, args: Record<string, string> | undefined): Promise<GetPromptResult>;
+  /** Throws `WireError`; a server without completions answers no values. */
+  complete(request: CompletionCompleteRequest): Promise<CompleteResult>;
+}
+
 export interface GatewayPorts {
   catalog: CatalogPort;
   dispatch: DispatchPort;
   relay: CallRelayPort;
   approvals: ApprovalsPort;
   resources: ResourcesPort;
+  prompts: PromptsPort;
   newCallId(): string;
 }
 
@@ -97,6 +116,11 @@ export interface ClientChannel {
     params: Record<string, unknown>,
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<ElicitAnswer>;
+  /** Sends `sampling/createMessage` on the request's stream and waits for the client's model. */
+  createMessage(
+    params: SamplingParams,
+    options: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<CallSamplingResult>;
 }
 
 /** The per-session state a request may change (kept in the session record, so replicas share it). */

@@ -19,7 +19,7 @@ import type { RunningGateway } from "../src/gateway-service.js";
 import { MCP_ACCEPT, sseMessages } from "./support/http.js";
 import { eventually, mcpClient, Stack, tomlFor } from "./support/stack.js";
 
-/** server-everything's tools for a client with roots and elicitation (what the catalog's connector declares). */
+/** server-everything's tools for a client with roots, elicitation and sampling (what the catalog's connector declares). */
 const EVERYTHING_TOOLS = [
   "echo",
   "get-annotated-message",
@@ -36,6 +36,7 @@ const EVERYTHING_TOOLS = [
   "toggle-subscriber-updates",
   "trigger-elicitation-request",
   "trigger-long-running-operation",
+  "trigger-sampling-request",
 ];
 
 let stack: Stack;
@@ -272,12 +273,6 @@ describe("resources", () => {
     await expect((await client(prefixed)).readResource({ uri: "nowhere://nothing" })).rejects.toThrow(
       "MCP error -32002: Resource not found: nowhere://nothing",
     );
-  });
-});
-
-describe("prompts", () => {
-  it("lists no prompts, since upstream prompts are not in the catalog yet", async () => {
-    expect(await (await client(prefixed)).listPrompts()).toEqual({ prompts: [] });
   });
 });
 

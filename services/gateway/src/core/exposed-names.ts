@@ -1,7 +1,8 @@
 /**
- * The gateway's exposed-name table: which name an MCP client sees for each tool of the model
- * view, and the map back from that name to the tool's catalog identity. Names are looked up,
- * never parsed. Deterministic: the same catalog gives the same names whatever its order.
+ * The gateway's exposed-name tables: which name an MCP client sees for each tool of the model
+ * view (and each upstream prompt), and the map back from that name to the catalog identity.
+ * Names are looked up, never parsed. Deterministic: the same catalog gives the same names
+ * whatever its order.
  */
 import {
   type CatalogInput,
@@ -12,9 +13,9 @@ import {
 } from "@toolbus/protocol";
 
 /**
- * `prefixed`: every tool is `<server>__<tool>`, sanitized, at most 64 bytes, unique.
- * `conditional`: a tool keeps its raw name when that name is a valid MCP tool name and no other
- * tool in the catalog has it; the others get their prefixed name.
+ * `prefixed`: every tool (prompt) is `<server>__<name>`, sanitized, at most 64 bytes, unique.
+ * `conditional`: a tool (prompt) keeps its raw name when that name is a valid MCP tool name and
+ * no other tool (prompt) in the catalog has it; the others get their prefixed name.
  */
 export type NamingMode = "prefixed" | "conditional";
 
@@ -35,43 +36,68 @@ export interface ExposedNameTable {
 }
 
 export function buildExposedNames(entries: readonly ToolEntry[], mode: NamingMode): ExposedNameTable {
-  const prefixed = prefixedNames(entries);
-  const rawCounts = new Map<string, number>();
-  for (const entry of entries) rawCounts.set(entry.rawName, (rawCounts.get(entry.rawName) ?? 0) + 1);
-  const keepsRaw = (entry: ToolEntry) =>
-    mode === "conditional" && EXPOSED_NAME_PATTERN.test(entry.rawName) && rawCounts.get(entry.rawName) === 1;
+  const named = exposeNames(entries, mode);
+  return {
+    tools: named.items.map(({ exposedName, item }) => ({ exposedName, entry: item })),
+    resolve: named.resolve,
+  };
+}
 
-  const ordered = [...entries].sort(
+/** Anything a server lists under a name of its own: a tool, a prompt. */
+export interface NamedItem {
+  readonly server: string;
+  readonly rawName: string;
+}
+
+export interface ExposedNames<T extends NamedItem> {
+  /** In a stable order: by server, then raw name (bytewise). */
+  readonly items: ReadonlyArray<{ readonly exposedName: string; readonly item: T }>;
+  /** The item behind an exposed name, or undefined for a name this table does not have. */
+  resolve(exposedName: string): T | undefined;
+}
+
+/**
+ * The naming rule for one kind of item (tools, or prompts, each a namespace of its own). Raw
+ * names are compared only within the kind: a prompt may share its name with a tool.
+ */
+export function exposeNames<T extends NamedItem>(items: readonly T[], mode: NamingMode): ExposedNames<T> {
+  const prefixed = prefixedNames(items);
+  const rawCounts = new Map<string, number>();
+  for (const item of items) rawCounts.set(item.rawName, (rawCounts.get(item.rawName) ?? 0) + 1);
+  const keepsRaw = (item: T) =>
+    mode === "conditional" && EXPOSED_NAME_PATTERN.test(item.rawName) && rawCounts.get(item.rawName) === 1;
+
+  const ordered = [...items].sort(
     (a, b) => compareUtf8(a.server, b.server) || compareUtf8(a.rawName, b.rawName),
   );
   const used = new Set<string>();
-  for (const entry of ordered) if (keepsRaw(entry)) used.add(entry.rawName);
+  for (const item of ordered) if (keepsRaw(item)) used.add(item.rawName);
 
-  const tools: ExposedTool[] = [];
-  const byName = new Map<string, ToolEntry>();
-  for (const entry of ordered) {
+  const named: Array<{ exposedName: string; item: T }> = [];
+  const byName = new Map<string, T>();
+  for (const item of ordered) {
     let exposedName: string;
-    if (keepsRaw(entry)) {
-      exposedName = entry.rawName;
+    if (keepsRaw(item)) {
+      exposedName = item.rawName;
     } else {
-      exposedName = unusedName(prefixed.get(identity(entry)) ?? entry.rawName, identity(entry), used);
+      exposedName = unusedName(prefixed.get(identity(item)) ?? item.rawName, identity(item), used);
       used.add(exposedName);
     }
-    tools.push({ exposedName, entry });
-    byName.set(exposedName, entry);
+    named.push({ exposedName, item });
+    byName.set(exposedName, item);
   }
-  return { tools, resolve: (exposedName) => byName.get(exposedName) };
+  return { items: named, resolve: (exposedName) => byName.get(exposedName) };
 }
 
-function identity(entry: Pick<ToolEntry, "server" | "rawName">): string {
-  return `${entry.server}\u0000${entry.rawName}`;
+function identity(item: NamedItem): string {
+  return `${item.server}\u0000${item.rawName}`;
 }
 
-/** `<server>__<tool>` for every tool: the catalog's own algorithm, without the `mcp__` prefix, at 64 bytes. */
-function prefixedNames(entries: readonly ToolEntry[]): Map<string, string> {
-  const inputs: CatalogInput[] = entries.map((entry) => ({
-    server: entry.server,
-    tool: { name: entry.rawName },
+/** `<server>__<name>` for every item: the catalog's own algorithm, without the `mcp__` prefix, at 64 bytes. */
+function prefixedNames(items: readonly NamedItem[]): Map<string, string> {
+  const inputs: CatalogInput[] = items.map((item) => ({
+    server: item.server,
+    tool: { name: item.rawName },
   }));
   const normalized = normalizeCatalog(inputs, { prefixMcp: false, nameLimit: EXPOSED_NAME_LIMIT });
   return new Map(normalized.tools.map((tool) => [identity(tool), tool.flatName]));
@@ -79,7 +105,7 @@ function prefixedNames(entries: readonly ToolEntry[]): Map<string, string> {
 
 /**
  * A prefixed name can only collide with a raw name kept in conditional mode (prefixed names are
- * unique among themselves); then a hash of the tool's identity replaces the name's tail.
+ * unique among themselves); then a hash of the item's identity replaces the name's tail.
  */
 function unusedName(name: string, id: string, used: ReadonlySet<string>): string {
   if (!used.has(name)) return name;

@@ -13,6 +13,8 @@ export const JsonRpcCode = {
   serverError: -32000,
   /** Server-defined: the Mcp-Session-Id names no session (start a new one with initialize). */
   sessionNotFound: -32001,
+  /** The MCP SDK's own: a request sent to the client got no answer in time (same number as above). */
+  requestTimeout: -32001,
 } as const;
 export type JsonRpcCode = (typeof JsonRpcCode)[keyof typeof JsonRpcCode];
 

@@ -45,3 +45,9 @@ export function supportsElicitation(capabilities: Record<string, unknown>, mode:
   if (keys.length === 0) return mode === "form";
   return (elicitation as Record<string, unknown>)[mode] !== undefined;
 }
+
+/** Whether a client's initialize capabilities allow `sampling/createMessage`. */
+export function supportsSampling(capabilities: Record<string, unknown>): boolean {
+  const sampling = capabilities.sampling;
+  return sampling !== null && typeof sampling === "object";
+}

@@ -1,15 +1,17 @@
 /**
  * `tools/call`: the exposed name looked up in the table (never parsed), the call sent through
  * `toolbus.dispatch.call` with the fingerprint and revision this client was shown, and while it
- * runs: the server's progress, log messages and elicitations relayed to the client, and the
- * call's approval put to the client as an elicitation when it can answer one. A client that
- * goes away withdraws the call's pending approval.
+ * runs: the server's progress, log messages, elicitations and sampling requests relayed to the
+ * client, and the call's approval put to the client as an elicitation when it can answer one. A
+ * client that goes away withdraws the call's pending approval.
  */
 import type { Logger } from "@toolbus/bus";
 import {
   type ApprovalRequest,
   type CallElicitationRequest,
   type CallElicitationResult,
+  type CallSamplingRequest,
+  type CallSamplingResult,
   type ToolCallRequest,
   WireError,
 } from "@toolbus/protocol";
@@ -17,7 +19,7 @@ import { approvalChoice, approvalElicitation } from "../core/approval-elicitatio
 import { type McpCallResult, mcpCallResult } from "../core/call-result.js";
 import { JsonRpcCode } from "../core/jsonrpc-errors.js";
 import { passesLogLevel } from "../core/log-level.js";
-import { supportsElicitation } from "../core/session-record.js";
+import { supportsElicitation, supportsSampling } from "../core/session-record.js";
 import { type ClientChannel, type GatewayPorts, RequestFailure } from "../ports.js";
 
 export interface ToolCallDeps {
@@ -82,6 +84,7 @@ export async function callTool(
       });
     },
     elicitation: (relayed) => relayElicitation(relayed, client, elicit, logger),
+    sampling: (relayed) => relaySampling(relayed, client, deps.answerTimeoutMs, logger),
   });
 
   const approvalAsks = new Map<string, AbortController>();
@@ -149,6 +152,45 @@ async function relayElicitation(
   } catch (error) {
     logger.info({ err: error }, "the client did not answer the server's elicitation; cancelling it");
     return { action: "cancel" };
+  }
+}
+
+/**
+ * A server's sampling request during the call, put to the client when it declared sampling.
+ * Sampling has no decline: every way it fails is a `WireError` the server gets as its error.
+ */
+async function relaySampling(
+  relayed: CallSamplingRequest,
+  client: ClientChannel,
+  answerTimeoutMs: number,
+  logger: Logger,
+): Promise<CallSamplingResult> {
+  if (!supportsSampling(client.capabilities)) {
+    throw new WireError(
+      "bad_request",
+      `the MCP client that called this tool did not declare the sampling capability, so toolbus cannot ask it for ${relayed.server}'s sampling/createMessage; call the tool from a client that supports sampling`,
+    );
+  }
+  try {
+    return await client.createMessage(relayed.request, { timeoutMs: answerTimeoutMs, signal: client.signal });
+  } catch (error) {
+    logger.info({ err: error }, "the client did not answer the server's sampling request");
+    if (client.signal.aborted) {
+      throw new WireError(
+        "transport_error",
+        "the MCP client cancelled the call or went away before it answered",
+      );
+    }
+    if ((error as { code?: unknown }).code === JsonRpcCode.requestTimeout) {
+      throw new WireError("timeout", `the MCP client did not answer within ${answerTimeoutMs / 1000} s`);
+    }
+    // The SDK puts `MCP error <code>: ` in front of a JSON-RPC error's message, once per hop.
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    const reason = String(message ?? error).replace(/^(MCP error -?\d+: )+/, "");
+    throw new WireError(
+      "bad_request",
+      `the MCP client refused${typeof code === "number" ? ` (error ${code})` : ""}: ${reason}`,
+    );
   }
 }
 

@@ -23,14 +23,7 @@ const FIXTURE = fileURLToPath(new URL("./fixture-server.ts", import.meta.url));
  * when one of these starts passing (so the list cannot go stale) or when any other scenario
  * that passes directly fails through the gateway.
  */
-export const KNOWN_GAPS: Readonly<Record<string, string>> = {
-  "tools-call-sampling":
-    "the catalog's MCP client does not declare sampling and there is no relay for sampling/createMessage, so the fixture never reaches the client",
-  "prompts-get-simple": "upstream prompts are not in the catalog yet; the gateway lists none",
-  "prompts-get-with-args": "upstream prompts are not in the catalog yet; the gateway lists none",
-  "prompts-get-embedded-resource": "upstream prompts are not in the catalog yet; the gateway lists none",
-  "prompts-get-with-image": "upstream prompts are not in the catalog yet; the gateway lists none",
-};
+export const KNOWN_GAPS: Readonly<Record<string, string>> = {};
 
 export interface ScenarioResult {
   scenario: string;

@@ -1,7 +1,12 @@
 import type { ToolEntry } from "@toolbus/protocol";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildExposedNames, EXPOSED_NAME_PATTERN, type NamingMode } from "../../src/core/exposed-names.js";
+import {
+  buildExposedNames,
+  EXPOSED_NAME_PATTERN,
+  exposeNames,
+  type NamingMode,
+} from "../../src/core/exposed-names.js";
 
 function entry(server: string, rawName: string): ToolEntry {
   return {
@@ -102,6 +107,21 @@ describe("exposed names", () => {
       table.resolve("create_issue"),
       table.resolve("github"),
     ]).toEqual([github, undefined, undefined]);
+  });
+
+  it("names prompts by the same rule, in a namespace of their own", () => {
+    const prompts = [
+      { server: "docs", rawName: "summarize", text: "docs' prompt" },
+      { server: "notes", rawName: "summarize", text: "notes' prompt" },
+      { server: "notes", rawName: "echo", text: "named like a tool" },
+    ];
+    const table = exposeNames(prompts, "conditional");
+    expect(table.items.map(({ exposedName, item }) => [exposedName, item.text])).toEqual([
+      ["docs__summarize", "docs' prompt"],
+      ["echo", "named like a tool"],
+      ["notes__summarize", "notes' prompt"],
+    ]);
+    expect(table.resolve("notes__summarize")).toBe(prompts[1]);
   });
 
   const catalog = fc.uniqueArray(

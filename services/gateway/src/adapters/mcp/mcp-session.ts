@@ -22,6 +22,7 @@ import {
   type RequestId,
   type ServerNotification,
   type ServerRequest,
+  type ServerResult,
   SetLevelRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   SubscribeRequestSchema,
@@ -29,11 +30,11 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Logger } from "@toolbus/bus";
-import type { LoggingLevel } from "@toolbus/protocol";
+import { CallSamplingResultSchema, type LoggingLevel } from "@toolbus/protocol";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
 import type { SessionRecord } from "../../core/session-record.js";
 import { setLogLevel } from "../../handlers/logging.js";
-import { complete, getPrompt, listPrompts } from "../../handlers/prompts.js";
+import type { promptHandlers } from "../../handlers/prompts.js";
 import type { resourceHandlers } from "../../handlers/resources.js";
 import { callTool } from "../../handlers/tools-call.js";
 import { listTools } from "../../handlers/tools-list.js";
@@ -42,6 +43,7 @@ import { type ClientChannel, type GatewayPorts, RequestFailure, type SessionStat
 export interface McpSessionDeps {
   ports: GatewayPorts;
   resources: ReturnType<typeof resourceHandlers>;
+  prompts: ReturnType<typeof promptHandlers>;
   logger: Logger;
   serverInfo: { name: string; version: string };
   instructions?: string;
@@ -84,7 +86,7 @@ export class McpSession implements SessionStatePort {
       capabilities: {
         tools: { listChanged: true },
         resources: { subscribe: true, listChanged: false },
-        prompts: { listChanged: false },
+        prompts: { listChanged: true },
         completions: {},
         logging: {},
       },
@@ -197,6 +199,16 @@ export class McpSession implements SessionStatePort {
     });
   }
 
+  notifyPromptListChanged(): void {
+    if (this.#closed) return;
+    this.server.sendPromptListChanged().catch((error: unknown) => {
+      this.#deps.logger.debug(
+        { err: error, sessionId: this.sessionId },
+        "could not send prompts/list_changed",
+      );
+    });
+  }
+
   async close(): Promise<void> {
     for (const controller of this.#inflight.values()) controller.abort(new Error("the session closed"));
     await this.server.close();
@@ -266,11 +278,32 @@ export class McpSession implements SessionStatePort {
     server.setRequestHandler(UnsubscribeRequestSchema, (request) =>
       this.#run(async () => deps.resources.unsubscribe(request.params.uri, this)),
     );
-    server.setRequestHandler(ListPromptsRequestSchema, () => listPrompts());
-    server.setRequestHandler(GetPromptRequestSchema, (request) =>
-      this.#run(async () => getPrompt(request.params.name)),
+    // The results are the servers' own (loose) objects, passed through as MCP results.
+    server.setRequestHandler(
+      ListPromptsRequestSchema,
+      () => this.#run(() => deps.prompts.list()) as Promise<ServerResult>,
     );
-    server.setRequestHandler(CompleteRequestSchema, () => complete());
+    server.setRequestHandler(
+      GetPromptRequestSchema,
+      (request) =>
+        this.#run(() =>
+          deps.prompts.get(request.params.name, request.params.arguments),
+        ) as Promise<ServerResult>,
+    );
+    server.setRequestHandler(
+      CompleteRequestSchema,
+      (request) =>
+        this.#run(() =>
+          deps.prompts.complete({
+            ref:
+              request.params.ref.type === "ref/prompt"
+                ? { type: "ref/prompt", name: request.params.ref.name }
+                : { type: "ref/resource", uri: request.params.ref.uri },
+            argument: request.params.argument,
+            context: request.params.context,
+          }),
+        ) as Promise<ServerResult>,
+    );
     server.setRequestHandler(SetLevelRequestSchema, (request) =>
       this.#run(async () => setLogLevel(request.params.level, this)),
     );
@@ -298,6 +331,21 @@ export class McpSession implements SessionStatePort {
           return await extra.sendRequest(
             { method: "elicitation/create", params } as ServerRequest,
             ElicitResultSchema,
+            {
+              timeout: options.timeoutMs,
+              ...(options.signal ? { signal: options.signal } : {}),
+            },
+          );
+        } finally {
+          this.openAsks -= 1;
+        }
+      },
+      createMessage: async (params, options) => {
+        this.openAsks += 1;
+        try {
+          return await extra.sendRequest(
+            { method: "sampling/createMessage", params } as ServerRequest,
+            CallSamplingResultSchema,
             {
               timeout: options.timeoutMs,
               ...(options.signal ? { signal: options.signal } : {}),

@@ -1,8 +1,8 @@
 /**
  * The sessions this replica holds: created on initialize, found by id (or rebuilt from the
  * session store when another replica started them), expired after the idle TTL, capped in
- * number (the least recently used idle session makes room), and told when the tool listing
- * changed.
+ * number (the least recently used idle session makes room), and told when the tool or prompt
+ * listing changed.
  */
 
 import type { InitializeRequest } from "@modelcontextprotocol/sdk/types.js";
@@ -105,6 +105,10 @@ export class SessionRegistry {
 
   notifyToolListChanged(): void {
     for (const session of this.#sessions.values()) session.notifyToolListChanged();
+  }
+
+  notifyPromptListChanged(): void {
+    for (const session of this.#sessions.values()) session.notifyPromptListChanged();
   }
 
   /** Closes sessions idle for longer than the TTL (no request, no open stream). */

@@ -143,7 +143,10 @@ async function handleMcp(
       "method" in message && "id" in message && message.id !== undefined ? [message.id] : [],
     );
     onlyResponses = messages.value.every((message) => !("method" in message));
-    const init = messages.value.find((message) => isInitializeRequest(message));
+    // The method first: the schema check behind isInitializeRequest is costly when it fails.
+    const init = messages.value.find(
+      (message) => "method" in message && message.method === "initialize" && isInitializeRequest(message),
+    );
     if (init) {
       if (messages.value.length > 1) {
         return reply
@@ -209,7 +212,9 @@ async function handleMcp(
       toWebRequest(request),
       method === "POST" ? request.body : undefined,
     );
-    await sendWebResponse(response, raw);
+    await sendWebResponse(response, raw, {
+      singleRequest: method === "POST" && !Array.isArray(request.body) && requestIds.length === 1,
+    });
   } catch (error) {
     logger.error({ err: error }, "the MCP transport failed on a request");
     if (!raw.headersSent) {

@@ -1,0 +1,127 @@
+/**
+ * How a tools/call answer reaches the client over raw HTTP: a call that sends nothing on the
+ * way is answered with one JSON body; one that reports progress, asks the client something or
+ * outlasts SSE_COMMIT_MS is answered with an SSE stream, its answer last.
+ */
+import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SSE_COMMIT_MS } from "../src/adapters/http/web-bridge.js";
+import type { RunningGateway } from "../src/gateway-service.js";
+import { MCP_ACCEPT, sseMessages } from "./support/http.js";
+import { Stack, tomlFor } from "./support/stack.js";
+
+let stack: Stack;
+let alpha: StdioTestServer;
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  alpha = await startTestServer({
+    transport: "stdio",
+    script: {
+      tools: [
+        { name: "echo" },
+        { name: "count", behavior: { kind: "progress", count: 3, intervalMs: 10 } },
+        { name: "slow", behavior: { kind: "delay", ms: SSE_COMMIT_MS + 500 } },
+      ],
+    },
+  });
+  stack = await Stack.start(
+    "gw_answers",
+    tomlFor([{ name: "alpha", command: alpha.command, args: alpha.args }]),
+  );
+  stack.defer(() => alpha.dispose());
+  gateway = await stack.gateway();
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+/** A raw session: initialize, then `notifications/initialized`. */
+async function openSession(): Promise<(body: unknown) => Promise<Response>> {
+  const post = (body: unknown, sessionId?: string) =>
+    fetch(`${gateway.url}/mcp`, {
+      method: "POST",
+      headers: {
+        accept: MCP_ACCEPT,
+        "content-type": "application/json",
+        ...(sessionId ? { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+  const init = await post({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "1.0.0" },
+    },
+  });
+  const sessionId = init.headers.get("mcp-session-id");
+  if (!sessionId) throw new Error(`initialize gave no session id: ${init.status} ${await init.text()}`);
+  await init.text();
+  await (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, sessionId)).text();
+  return (body) => post(body, sessionId);
+}
+
+describe("tools/call answers", () => {
+  it("answers a call that sends nothing on the way with one JSON body", async () => {
+    const post = await openSession();
+    const response = await post({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "alpha__echo", arguments: { word: "hi" } },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/json");
+    expect(await response.json()).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      result: { content: [{ type: "text", text: '{"word":"hi"}' }] },
+    });
+  });
+
+  it("streams a call that reports progress: the notifications first, then the answer", async () => {
+    const post = await openSession();
+    const response = await post({
+      jsonrpc: "2.0",
+      id: 8,
+      method: "tools/call",
+      params: { name: "alpha__count", arguments: {}, _meta: { progressToken: "p1" } },
+    });
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    const stream = sseMessages(response);
+    const received: Array<Record<string, unknown>> = [];
+    for (;;) {
+      const message = await stream.next();
+      received.push(message);
+      if ("id" in message) break;
+    }
+    expect(received.map((message) => message.method ?? "answer")).toEqual([
+      "notifications/progress",
+      "notifications/progress",
+      "notifications/progress",
+      "answer",
+    ]);
+    expect(received.at(-1)).toMatchObject({ id: 8, result: { content: [{ type: "text" }] } });
+  });
+
+  it("answers a call that outlasts the JSON window with an SSE stream", async () => {
+    const post = await openSession();
+    const response = await post({
+      jsonrpc: "2.0",
+      id: 9,
+      method: "tools/call",
+      params: { name: "alpha__slow", arguments: { n: 1 } },
+    });
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    expect(await sseMessages(response).next()).toEqual({
+      jsonrpc: "2.0",
+      id: 9,
+      result: { content: [{ type: "text", text: '{"n":1}' }] },
+    });
+  });
+});

@@ -10,6 +10,7 @@ import {
 } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CatalogHarness, eventually, type RunningService, toolbusToml } from "./support/harness.js";
+import { rawServer } from "./support/raw-server.js";
 
 const failure = (code: string, message: string, retryable: boolean) => ({
   ok: false,
@@ -47,11 +48,23 @@ beforeAll(async () => {
     script: { prompts: [{ name: "summarize", description: "Summarize the notes." }] },
   });
   const plain = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });
-  for (const server of [docs, notes, plain]) harness.defer(() => server.dispose());
+  // Servers that break the rules: a prompt without a name and a malformed prompts/get result, and a
+  // listing whose cursor repeats.
+  const odd = await rawServer({
+    promptPages: [{ prompts: [{ name: "fine" }, { description: "no name" }] }],
+    promptResult: { messages: [{ role: "user", content: { type: "text" } }] },
+  });
+  const looping = await rawServer({
+    promptPages: [
+      { prompts: [{ name: "a" }], nextCursor: "again" },
+      { cursor: "again", prompts: [{ name: "b" }], nextCursor: "again" },
+    ],
+  });
+  for (const server of [docs, notes, plain, odd, looping]) harness.defer(() => server.dispose());
   running = await harness.start(
     toolbusToml({
       servers: Object.fromEntries(
-        Object.entries({ notes, docs, plain }).map(([name, s]) => [
+        Object.entries({ notes, docs, plain, odd, looping }).map(([name, s]) => [
           name,
           { command: s.command, args: s.args },
         ]),
@@ -59,7 +72,7 @@ beforeAll(async () => {
     }),
   );
   expect(await running.service.startup).toEqual({
-    ready: ["docs", "notes", "plain"],
+    ready: ["docs", "looping", "notes", "odd", "plain"],
     failed: [],
     cancelled: [],
   });
@@ -97,8 +110,36 @@ describe("prompts", () => {
         },
         { server: "docs", name: "third" },
         { server: "notes", name: "summarize", description: "Summarize the notes." },
+        { server: "odd", name: "fine" },
       ],
     });
+    expect(
+      running.logs.find(
+        (line) => line.server === "looping" && line.msg === "prompts/list failed; the server is left out",
+      ),
+    ).toMatchObject({
+      err: {
+        message: "prompts/list failed for `looping`: prompts/list returned a repeated pagination cursor",
+      },
+    });
+  });
+
+  it("leaves a malformed prompt out of the listing and logs it, and refuses a malformed prompts/get result", async () => {
+    expect(await harness.ok(harness.subjects.catalogPromptsList, { server: "odd" })).toEqual({
+      prompts: [{ server: "odd", name: "fine" }],
+    });
+    expect(
+      running.logs.find((line) => line.msg === "the server listed malformed prompts; they are left out"),
+    ).toMatchObject({ server: "odd", rejected: [{ description: "no name" }], count: 1 });
+    expect(
+      await harness.request(harness.subjects.catalogPromptsGet, { server: "odd", name: "fine" }),
+    ).toEqual(
+      failure(
+        "transport_error",
+        "prompts/get failed for `odd` (fine): the server's result is malformed (messages.0.content.text: Invalid input: expected string, received undefined)",
+        true,
+      ),
+    );
   });
 
   it("lists one page of one server's prompts with the cursor to the next, and none for a server without prompts", async () => {

@@ -86,10 +86,12 @@ export function ownerPromptHandlers(connector: ServerConnector) {
         throw failure(`prompts/list failed for \`${server}\``, error);
       }
       // A malformed prompt would make the whole reply break the contract: it is left out and logged.
-      const items = page.items.filter((item) => PromptSchema.safeParse(item).success);
-      if (items.length < page.items.length) {
+      const items: unknown[] = [];
+      const rejected: unknown[] = [];
+      for (const item of page.items) (PromptSchema.safeParse(item).success ? items : rejected).push(item);
+      if (rejected.length > 0) {
         ctx.logger.warn(
-          { server, rejected: page.items.filter((item) => !items.includes(item)).slice(0, 20) },
+          { server, rejected: rejected.slice(0, 20), count: rejected.length },
           "the server listed malformed prompts; they are left out",
         );
       }

@@ -2,8 +2,9 @@
 // `initialize` with an older protocol version, list pages exactly as scripted, and report the
 // environment it was started with. Usage: node raw-mcp-server.mjs <script.json> <requests.jsonl>
 // The script: {protocolVersion?, instructions?, toolPages?: [{cursor?, tools, nextCursor?}],
-// resourcePages?: [{cursor?, resources, nextCursor?}]}. Every request is appended to the log,
-// and the process id is written next to it (`<log>.pid`).
+// resourcePages?: [{cursor?, resources, nextCursor?}], promptPages?: [{cursor?, prompts,
+// nextCursor?}], promptResult?: <what prompts/get answers>}. Every request is appended to the
+// log, and the process id is written next to it (`<log>.pid`).
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
@@ -31,7 +32,11 @@ function answer(request) {
       return {
         result: {
           protocolVersion: script.protocolVersion ?? params.protocolVersion,
-          capabilities: { tools: {}, ...(script.resourcePages ? { resources: {} } : {}) },
+          capabilities: {
+            tools: {},
+            ...(script.resourcePages ? { resources: {} } : {}),
+            ...(script.promptPages ? { prompts: {} } : {}),
+          },
           serverInfo: { name: "raw-mcp-server", version: "0.0.1" },
           ...(script.instructions === undefined ? {} : { instructions: script.instructions }),
         },
@@ -42,6 +47,10 @@ function answer(request) {
       return page(script.toolPages, "tools", params.cursor);
     case "resources/list":
       return page(script.resourcePages, "resources", params.cursor);
+    case "prompts/list":
+      return page(script.promptPages, "prompts", params.cursor);
+    case "prompts/get":
+      return { result: script.promptResult ?? { messages: [] } };
     case "tools/call":
       if (params.name === "env") {
         return { result: { content: [{ type: "text", text: JSON.stringify(process.env) }] } };

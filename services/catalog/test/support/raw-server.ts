@@ -9,6 +9,9 @@ export interface RawServerScript {
   instructions?: string;
   toolPages?: Array<{ cursor?: string; tools: unknown[]; nextCursor?: string }>;
   resourcePages?: Array<{ cursor?: string; resources: unknown[]; nextCursor?: string }>;
+  promptPages?: Array<{ cursor?: string; prompts: unknown[]; nextCursor?: string }>;
+  /** What prompts/get answers, whatever the prompt. */
+  promptResult?: unknown;
 }
 
 export interface RawServer {

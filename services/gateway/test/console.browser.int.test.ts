@@ -176,7 +176,7 @@ describe("the console page", () => {
   }, 60_000);
 
   it("shows a call waiting for approval, and Allow lets it run", async () => {
-    const approvals = await startApprovalsService(stack);
+    const approvals = await sharedApprovalsService();
     const withInbox = await stack.gateway({ plugins: [forwardApprovals(approvals)] });
     const page = await openConsole(withInbox.url);
     await expect.poll(() => page.locator("#approvals-empty").isVisible(), { timeout: 15_000 }).toBe(true);
@@ -214,7 +214,7 @@ describe("the console page", () => {
   }, 120_000);
 
   it("opens the approvals inbox behind bearer tokens with the token the console keeps", async () => {
-    const approvals = await startApprovalsService(stack);
+    const approvals = await sharedApprovalsService();
     const guarded = await stack.gateway({ tokens: ["inbox-token"], plugins: [forwardApprovals(approvals)] });
     const page = await openConsole(guarded.url);
     await page.goto(`${guarded.url}/approvals`);
@@ -236,6 +236,16 @@ describe("the console page", () => {
     expect(await page.locator("#auth").isVisible()).toBe(false);
   }, 120_000);
 });
+
+/**
+ * One approvals service for the suite: two on the same prefix would share the decide subject but
+ * not their Postgres schemas, so a request could wait on one and be answered on the other.
+ */
+let approvalsService: Promise<string> | undefined;
+function sharedApprovalsService(): Promise<string> {
+  approvalsService ??= startApprovalsService(stack);
+  return approvalsService;
+}
 
 /** The approvals service as a child process on the stack's prefix, its own HTTP inbox on a free port. */
 async function startApprovalsService(on: Stack): Promise<string> {

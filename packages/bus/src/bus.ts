@@ -5,9 +5,10 @@
  */
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { connect, type NatsConnection, headers as natsHeaders, type Status } from "@nats-io/transport-node";
+import { type NatsConnection, headers as natsHeaders, type Status } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { z } from "zod";
+import { connectCoalescing } from "./coalescing-transport.js";
 import { EventPublisher, type PublishEventOptions } from "./events.js";
 import { BUS_METRICS, type BusInstruments } from "./metrics.js";
 import { MicroService } from "./micro-service.js";
@@ -67,7 +68,7 @@ const DEFAULT_GRACE_MS = 30_000;
 export async function connectBus(options: ConnectBusOptions): Promise<Bus> {
   const { logger, natsUrl } = options;
   logger.info({ natsUrl }, `connecting to NATS at ${natsUrl}`);
-  const nc = await connect({
+  const nc = await connectCoalescing({
     servers: natsUrl,
     name: `${options.service.name}@${options.service.version}`,
     maxReconnectAttempts: -1,

@@ -9,9 +9,10 @@ import { type NatsConnection, headers as natsHeaders, type Status } from "@nats-
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { connectCoalescing } from "./coalescing-transport.js";
-import { EventPublisher, type PublishEventOptions } from "./events.js";
+import { EventPublisher, type PublishEventOptions, storeInStream } from "./events.js";
 import { BUS_METRICS, type BusInstruments } from "./metrics.js";
 import { MicroService } from "./micro-service.js";
+import { ReplyInbox } from "./reply-inbox.js";
 import { type RequestOptions, requestReply } from "./request.js";
 import { type EndpointSpec, endpointCallback, type Handler } from "./serve.js";
 import { injectTraceContext } from "./tracing.js";
@@ -129,6 +130,7 @@ class NatsBus implements Bus {
   readonly nc: NatsConnection;
   readonly service: Readonly<ServiceIdentity>;
   readonly logger: Logger;
+  readonly #inbox: ReplyInbox;
   readonly #events: EventPublisher;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #abort = new AbortController();
@@ -142,7 +144,8 @@ class NatsBus implements Bus {
     this.nc = nc;
     this.service = Object.freeze({ ...service });
     this.logger = logger;
-    this.#events = new EventPublisher(() => this.js(), logger);
+    this.#inbox = new ReplyInbox(nc);
+    this.#events = new EventPublisher(storeInStream(this.#inbox), logger);
   }
 
   js(): JetStreamClient {
@@ -207,7 +210,7 @@ class NatsBus implements Bus {
     resultSchema: S,
     options?: RequestOptions,
   ): Promise<z.output<S>> {
-    return requestReply(this.nc, subject, body, resultSchema, options);
+    return requestReply(this.#inbox, subject, body, resultSchema, options);
   }
 
   publish(subject: string, body: unknown): void {

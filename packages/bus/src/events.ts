@@ -4,11 +4,11 @@
  * `msgID` (so the stream drops duplicates), a permanent failure is logged, and `flush()`
  * resolves once every pending ack has arrived or been given up on.
  */
-import type { JetStreamClient } from "@nats-io/jetstream";
-import { ClosedConnectionError, nuid } from "@nats-io/transport-node";
+import { ClosedConnectionError, type MsgHdrs, nuid } from "@nats-io/transport-node";
 import { context } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import { EVENT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from "./core/backoff.js";
+import type { ReplyInbox } from "./reply-inbox.js";
 import { injectTraceContext } from "./tracing.js";
 
 export interface PublishEventOptions {
@@ -16,14 +16,44 @@ export interface PublishEventOptions {
   msgID?: string;
 }
 
+/** Publishes one message to JetStream; resolves once a stream stored it (or had it already). */
+export type StoreInStream = (
+  subject: string,
+  payload: string,
+  msgID: string,
+  headers: MsgHdrs,
+) => Promise<void>;
+
+/** How long JetStream may take to ack one publish (the nats.js default). */
+const ACK_TIMEOUT_MS = 5_000;
+
+/**
+ * A JetStream publish as nats.js's `js.publish` makes it (the `Nats-Msg-Id` header, the ack on
+ * the reply subject), over the bus's own reply inbox.
+ */
+export function storeInStream(inbox: ReplyInbox): StoreInStream {
+  return async (subject, payload, msgID, headers) => {
+    headers.set("Nats-Msg-Id", msgID);
+    const ack = await inbox.request(subject, payload, { timeoutMs: ACK_TIMEOUT_MS, headers });
+    const body = JSON.parse(ack.string()) as {
+      stream?: string;
+      error?: { description?: string; code?: number };
+    };
+    if (body.error) {
+      throw new Error(`JetStream refused the event: ${body.error.description ?? `code ${body.error.code}`}`);
+    }
+    if (!body.stream) throw new Error("JetStream answered the event with an invalid ack");
+  };
+}
+
 export class EventPublisher {
   readonly #pending = new Set<Promise<void>>();
-  readonly #js: () => JetStreamClient;
+  readonly #store: StoreInStream;
   readonly #logger: Logger;
   readonly #policy: RetryPolicy;
 
-  constructor(js: () => JetStreamClient, logger: Logger, policy: RetryPolicy = EVENT_RETRY_POLICY) {
-    this.#js = js;
+  constructor(store: StoreInStream, logger: Logger, policy: RetryPolicy = EVENT_RETRY_POLICY) {
+    this.#store = store;
     this.#logger = logger;
     this.#policy = policy;
   }
@@ -48,15 +78,10 @@ export class EventPublisher {
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
   }
 
-  async #deliver(
-    subject: string,
-    payload: string,
-    msgID: string,
-    headers: ReturnType<typeof injectTraceContext>,
-  ): Promise<void> {
+  async #deliver(subject: string, payload: string, msgID: string, headers: MsgHdrs): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.#js().publish(subject, payload, { msgID, headers });
+        await this.#store(subject, payload, msgID, headers);
         return;
       } catch (err) {
         // A closed connection will not come back: retrying only delays the report.

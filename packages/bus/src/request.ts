@@ -3,15 +3,10 @@
  * validated, and every way a call can fail comes back as a `WireError` with a code from the
  * closed set.
  */
-import {
-  type MsgHdrs,
-  type NatsConnection,
-  NoRespondersError,
-  RequestError,
-  TimeoutError,
-} from "@nats-io/transport-node";
+import { type MsgHdrs, NoRespondersError, RequestError, TimeoutError } from "@nats-io/transport-node";
 import { type Envelope, envelopeSchema, formatZodIssues, WireError } from "@toolbus/protocol";
 import type { z } from "zod";
+import type { ReplyInbox } from "./reply-inbox.js";
 import { injectTraceContext } from "./tracing.js";
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
@@ -24,7 +19,7 @@ export interface RequestOptions {
 }
 
 export async function requestReply<S extends z.ZodType>(
-  nc: NatsConnection,
+  inbox: ReplyInbox,
   subject: string,
   body: unknown,
   resultSchema: S,
@@ -34,7 +29,7 @@ export async function requestReply<S extends z.ZodType>(
   const headers = injectTraceContext(options.headers);
   let text: string;
   try {
-    const reply = await nc.request(subject, JSON.stringify(body), { timeout: timeoutMs, headers });
+    const reply = await inbox.request(subject, JSON.stringify(body), { timeoutMs, headers });
     text = reply.string();
   } catch (err) {
     throw requestFailure(err, subject, timeoutMs);

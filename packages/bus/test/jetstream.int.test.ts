@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Bus } from "../src/bus.js";
-import { EventPublisher } from "../src/events.js";
+import { EventPublisher, storeInStream } from "../src/events.js";
 import { ensureKv, ensureStream } from "../src/jetstream.js";
+import { ReplyInbox } from "../src/reply-inbox.js";
 import { LEVEL, startBus, uniqueName } from "./support.js";
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -125,7 +126,7 @@ describe("publishEvent", () => {
   it("retries an event no stream stores a bounded number of times, then logs it as lost", async () => {
     const { bus, lines } = await startBus();
     const subject = `${uniqueName()}.nowhere`;
-    const events = new EventPublisher(() => bus.js(), bus.logger, {
+    const events = new EventPublisher(storeInStream(new ReplyInbox(bus.nc)), bus.logger, {
       retries: 2,
       firstDelayMs: 10,
       maxDelayMs: 10,

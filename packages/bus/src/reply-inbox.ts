@@ -1,0 +1,100 @@
+/**
+ * Requests over one reply subscription per connection (`<inbox>.<token>`), as nats.js does, but
+ * without its per-request costs: nats.js settles every request by also rejecting it with a new
+ * Error, so each successful request pays for a stack trace. A reply that arrives after its
+ * request timed out is dropped.
+ */
+import {
+  ClosedConnectionError,
+  createInbox,
+  type Msg,
+  type MsgHdrs,
+  type NatsConnection,
+  NoRespondersError,
+  type Subscription,
+  TimeoutError,
+} from "@nats-io/transport-node";
+
+export interface InboxRequestOptions {
+  timeoutMs: number;
+  headers?: MsgHdrs;
+}
+
+interface Waiting {
+  subject: string;
+  resolve(msg: Msg): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/** The status NATS answers on the reply subject when nobody subscribes to the request subject. */
+const NO_RESPONDERS_STATUS = 503;
+
+export class ReplyInbox {
+  readonly #nc: NatsConnection;
+  readonly #waiting = new Map<string, Waiting>();
+  #prefix = "";
+  #subscription: Subscription | undefined;
+  #sequence = 0;
+
+  constructor(nc: NatsConnection) {
+    this.#nc = nc;
+    void nc.closed().then(() => this.#rejectAll(new ClosedConnectionError()));
+  }
+
+  /** Sends `payload` to `subject` and resolves with the first reply; rejects with nats.js's error kinds. */
+  request(subject: string, payload: string | Uint8Array, options: InboxRequestOptions): Promise<Msg> {
+    const token = (this.#sequence++).toString(36);
+    return new Promise<Msg>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiting.delete(token);
+        reject(new TimeoutError());
+      }, options.timeoutMs);
+      this.#waiting.set(token, { subject, resolve, reject, timer });
+      try {
+        this.#subscribe();
+        this.#nc.publish(subject, payload, {
+          reply: this.#prefix + token,
+          ...(options.headers ? { headers: options.headers } : {}),
+        });
+      } catch (error) {
+        clearTimeout(timer);
+        this.#waiting.delete(token);
+        reject(error);
+      }
+    });
+  }
+
+  /** The reply subscription, made with the first request (and again if it was closed). */
+  #subscribe(): void {
+    if (this.#subscription && !this.#subscription.isClosed()) return;
+    if (this.#nc.isClosed() || this.#nc.isDraining()) throw new ClosedConnectionError();
+    this.#prefix = `${createInbox()}.`;
+    this.#subscription = this.#nc.subscribe(`${this.#prefix}*`, {
+      callback: (error, msg) => {
+        if (!error) this.#settle(msg);
+      },
+    });
+  }
+
+  #settle(msg: Msg): void {
+    const token = msg.subject.slice(this.#prefix.length);
+    const waiting = this.#waiting.get(token);
+    if (!waiting) return;
+    this.#waiting.delete(token);
+    clearTimeout(waiting.timer);
+    if (msg.data.length === 0 && msg.headers?.code === NO_RESPONDERS_STATUS) {
+      waiting.reject(new NoRespondersError(waiting.subject));
+    } else {
+      waiting.resolve(msg);
+    }
+  }
+
+  #rejectAll(error: Error): void {
+    for (const waiting of this.#waiting.values()) {
+      clearTimeout(waiting.timer);
+      waiting.reject(error);
+    }
+    this.#waiting.clear();
+  }
+}

@@ -145,7 +145,8 @@ async function handleMcp(
     onlyResponses = messages.value.every((message) => !("method" in message));
     // The method first: the schema check behind isInitializeRequest is costly when it fails.
     const init = messages.value.find(
-      (message) => "method" in message && message.method === "initialize" && isInitializeRequest(message),
+      (message): message is (typeof messages.value)[number] & InitializeRequest =>
+        "method" in message && message.method === "initialize" && isInitializeRequest(message),
     );
     if (init) {
       if (messages.value.length > 1) {
@@ -159,7 +160,7 @@ async function handleMcp(
           );
       }
       try {
-        session = await registry.create((init as InitializeRequest).params);
+        session = await registry.create(init.params);
       } catch (error) {
         if (!(error instanceof SessionsFull)) throw error;
         logger.warn(error.message);

@@ -145,7 +145,7 @@ function withoutSseHeaders(headers: Record<string, string>): Record<string, stri
 async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, ms);
+    timer = setTimeout(() => resolve(undefined), ms);
   });
   try {
     return await Promise.race([promise, late]);
@@ -156,5 +156,5 @@ async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | un
 
 /** The promise's value when it settles before the event loop turns; undefined otherwise. */
 function settledBeforeNextTurn<T>(promise: Promise<T>): Promise<T | undefined> {
-  return Promise.race([promise, new Promise<undefined>((resolve) => setImmediate(resolve))]);
+  return Promise.race([promise, new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined)))]);
 }

@@ -102,10 +102,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const approvals = approvalsClient(bus, subjects, logger);
   const metrics = gatewayRecorder();
   const dispatch = dispatchClient(bus, subjects, limits.callTimeoutMs);
+  const relay = callRelayListener(bus.nc, subjects, logger);
   const ports: GatewayPorts = {
     catalog,
     dispatch: metrics.countingCalls(dispatch, "mcp"),
-    relay: callRelayListener(bus.nc, subjects, logger),
+    relay,
     approvals,
     resources: resourcesClient(bus, subjects, limits.resourceTimeoutMs),
     prompts: promptsClient(bus, subjects, limits.resourceTimeoutMs),
@@ -196,6 +197,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         catalog.stop();
         promptsChanged.unsubscribe();
         approvals.stop();
+        relay.stop();
         store.stop();
         await held.closeAll();
         stopObserving();

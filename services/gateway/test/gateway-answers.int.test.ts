@@ -109,6 +109,29 @@ describe("tools/call answers", () => {
     expect(received.at(-1)).toMatchObject({ id: 8, result: { content: [{ type: "text" }] } });
   });
 
+  it("gives each of two calls running at once only its own progress", async () => {
+    const [first, second] = await Promise.all([openSession(), openSession()]);
+    const streamed = async (post: (body: unknown) => Promise<Response>, token: string) => {
+      const response = await post({
+        jsonrpc: "2.0",
+        id: 10,
+        method: "tools/call",
+        params: { name: "alpha__count", arguments: {}, _meta: { progressToken: token } },
+      });
+      const stream = sseMessages(response);
+      const tokens: unknown[] = [];
+      for (;;) {
+        const message = await stream.next();
+        if ("id" in message) return tokens;
+        tokens.push((message.params as { progressToken?: unknown }).progressToken);
+      }
+    };
+    expect(await Promise.all([streamed(first!, "first"), streamed(second!, "second")])).toEqual([
+      ["first", "first", "first"],
+      ["second", "second", "second"],
+    ]);
+  });
+
   it("answers a call that outlasts the JSON window with an SSE stream", async () => {
     const post = await openSession();
     const response = await post({

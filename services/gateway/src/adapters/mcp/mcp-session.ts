@@ -360,12 +360,17 @@ export class McpSession implements SessionStatePort {
 
   /** Runs a request the client may cancel or abandon, with its own abort signal. */
   async #tracked<T>(extra: Extra, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    // One controller that also follows the SDK's signal: AbortSignal.any costs more than the call's own work here.
     const controller = new AbortController();
+    const follow = () => controller.abort(extra.signal.reason);
+    if (extra.signal.aborted) follow();
+    else extra.signal.addEventListener("abort", follow, { once: true });
     this.#inflight.set(extra.requestId, controller);
     try {
-      return await this.#run(() => run(AbortSignal.any([extra.signal, controller.signal])));
+      return await this.#run(() => run(controller.signal));
     } finally {
       this.#inflight.delete(extra.requestId);
+      extra.signal.removeEventListener("abort", follow);
     }
   }
 

@@ -1,10 +1,17 @@
 /**
- * Listens to one call's relays, `<prefix>.calls.<callId>.{progress,logging,elicitation,sampling}`:
- * the catalog's connector publishes what the server sends during the call, and asks the caller
- * to answer elicitations and sampling requests (this answers with the reply envelope the bus
- * contract uses).
+ * Listens to the relays of the calls this replica runs, `<prefix>.calls.<callId>.{progress,
+ * logging,elicitation,sampling}`: the catalog's connector publishes what the server sends during
+ * the call, and asks the caller to answer elicitations and sampling requests (this answers with
+ * the reply envelope the bus contract uses).
+ *
+ * Progress and log messages arrive on one subscription per kind for the whole process, handed to
+ * the call by subject. Elicitations and sampling requests keep one subscription per call: with
+ * none, the connector's request finds no responder and the server gets its decline or error at
+ * once, which a process-wide subscription (answering only its own calls) would turn into a wait.
+ * A wildcard subscription per call would cost the NATS server a sweep of its subject cache on
+ * every subscribe and unsubscribe; these are plain subjects.
  */
-import type { Msg, NatsConnection } from "@nats-io/transport-node";
+import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "@toolbus/bus";
 import {
   CallElicitationRequestSchema,
@@ -16,43 +23,78 @@ import {
   type Subjects,
   WireError,
 } from "@toolbus/protocol";
-import type { CallRelayPort } from "../../ports.js";
+import type { CallRelayPort, CallRelaySinks } from "../../ports.js";
 
-export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger: Logger): CallRelayPort {
+export interface CallRelayListener extends CallRelayPort {
+  /** Ends the process-wide subscriptions. */
+  stop(): void;
+}
+
+export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger: Logger): CallRelayListener {
+  /** The sinks of each open call, by the subject of its progress and of its log messages. */
+  const progressSinks = new Map<string, CallRelaySinks>();
+  const loggingSinks = new Map<string, CallRelaySinks>();
+  const events = (kind: "progress" | "logging", deliver: (msg: Msg, sinks: CallRelaySinks) => void) =>
+    nc.subscribe(`${subjects.prefix}.calls.*.${kind}`, {
+      callback: (error, msg) => {
+        if (error) return;
+        const sinks = (kind === "progress" ? progressSinks : loggingSinks).get(msg.subject);
+        if (!sinks) return;
+        try {
+          deliver(msg, sinks);
+        } catch (err) {
+          logger.warn({ err, subject: msg.subject }, "ignored a malformed call relay message");
+        }
+      },
+    });
+  const processWide: Subscription[] = [
+    events("progress", (msg, sinks) => {
+      const event = CallProgressSchema.safeParse(msg.json());
+      if (event.success) sinks.progress(event.data);
+    }),
+    events("logging", (msg, sinks) => {
+      const event = CallLoggingSchema.safeParse(msg.json());
+      if (event.success) sinks.logging(event.data);
+    }),
+  ];
   return {
     open(callId, sinks) {
-      const subscription = nc.subscribe(subjects.callRelayAll(callId), {
-        callback: (error, msg) => {
-          if (error) return;
-          const kind = msg.subject.slice(msg.subject.lastIndexOf(".") + 1);
-          try {
-            if (kind === "progress") {
-              const event = CallProgressSchema.safeParse(msg.json());
-              if (event.success) sinks.progress(event.data);
-            } else if (kind === "logging") {
-              const event = CallLoggingSchema.safeParse(msg.json());
-              if (event.success) sinks.logging(event.data);
-            } else if (kind === "elicitation") {
-              void answerElicitation(msg, sinks.elicitation, logger);
-            } else if (kind === "sampling") {
-              void answerSampling(msg, sinks.sampling, logger);
-            }
-          } catch (err) {
-            logger.warn({ err, subject: msg.subject }, "ignored a malformed call relay message");
-          }
-        },
-      });
-      return () => subscription.unsubscribe();
+      const progressSubject = subjects.callRelay(callId, "progress");
+      const loggingSubject = subjects.callRelay(callId, "logging");
+      progressSinks.set(progressSubject, sinks);
+      loggingSinks.set(loggingSubject, sinks);
+      const requests = [
+        nc.subscribe(subjects.callRelay(callId, "elicitation"), {
+          callback: (error, msg) => {
+            if (!error) void answerElicitation(msg, sinks.elicitation, logger);
+          },
+        }),
+        nc.subscribe(subjects.callRelay(callId, "sampling"), {
+          callback: (error, msg) => {
+            if (!error) void answerSampling(msg, sinks.sampling, logger);
+          },
+        }),
+      ];
+      return () => {
+        if (progressSinks.get(progressSubject) === sinks) progressSinks.delete(progressSubject);
+        if (loggingSinks.get(loggingSubject) === sinks) loggingSinks.delete(loggingSubject);
+        for (const subscription of requests) subscription.unsubscribe();
+      };
+    },
+    stop() {
+      for (const subscription of processWide) subscription.unsubscribe();
+      progressSinks.clear();
+      loggingSinks.clear();
     },
   };
 }
 
 async function answerElicitation(
   msg: Msg,
-  answer: Parameters<CallRelayPort["open"]>[1]["elicitation"],
+  answer: CallRelaySinks["elicitation"],
   logger: Logger,
 ): Promise<void> {
-  const request = CallElicitationRequestSchema.safeParse(msg.json());
+  const request = CallElicitationRequestSchema.safeParse(jsonOf(msg));
   if (!request.success) {
     msg.respond(JSON.stringify(errorEnvelope("bad_request", "the elicitation relay request is malformed")));
     return;
@@ -66,12 +108,8 @@ async function answerElicitation(
 }
 
 /** Sampling has no "decline": a failure goes back as an error envelope, which the server gets as its error. */
-async function answerSampling(
-  msg: Msg,
-  answer: Parameters<CallRelayPort["open"]>[1]["sampling"],
-  logger: Logger,
-): Promise<void> {
-  const request = CallSamplingRequestSchema.safeParse(msg.json());
+async function answerSampling(msg: Msg, answer: CallRelaySinks["sampling"], logger: Logger): Promise<void> {
+  const request = CallSamplingRequestSchema.safeParse(jsonOf(msg));
   if (!request.success) {
     msg.respond(JSON.stringify(errorEnvelope("bad_request", "the sampling relay request is malformed")));
     return;
@@ -89,5 +127,14 @@ async function answerSampling(
         errorEnvelope("internal", `the gateway could not relay the sampling request: ${String(err)}`),
       ),
     );
+  }
+}
+
+/** The message's JSON body; undefined when it is not JSON (the schema then rejects it). */
+function jsonOf(msg: Msg): unknown {
+  try {
+    return msg.json();
+  } catch {
+    return undefined;
   }
 }

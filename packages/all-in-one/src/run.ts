@@ -43,9 +43,11 @@ export interface AllInOne {
 
 export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne> {
   const { env, cwd } = options;
-  const logger =
-    options.logger ??
-    createLogger({ service: "toolbus", version: VERSION, level: (env.LOG_LEVEL ?? "info") as "info" });
+  const level = (env.LOG_LEVEL ?? "info") as "info";
+  const logger = options.logger ?? createLogger({ service: "toolbus", version: VERSION, level });
+  // Each service logs as itself (a child would repeat the `service` key in every line).
+  const loggerOf = (service: string): Logger =>
+    options.logger?.child({ component: service }) ?? createLogger({ service, version: VERSION, level });
   const stops: Array<[string, () => Promise<void>]> = [];
   const stop = async () => {
     for (const [name, close] of stops.reverse()) {
@@ -86,29 +88,31 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
 
     const prefix = prefixFromEnv(env);
     const subjects = createSubjects(prefix);
-    const connect = async (name: string, description: string) => {
+    const connect = async (name: string, description: string, busLogger: Logger) => {
       const bus = await connectBus({
         natsUrl: nats.url,
         service: { name, version: VERSION, description },
-        logger,
+        logger: busLogger,
       });
       stops.push([`${name} bus`, () => bus.close()]);
       return bus;
     };
 
+    const catalogLogger = loggerOf("catalog");
     const catalog = await startCatalogService({
-      bus: await connect("catalog", "MCP server connections and the revisioned catalog"),
+      bus: await connect("catalog", "MCP server connections and the revisioned catalog", catalogLogger),
       subjects,
       config,
       env,
-      logger: logger.child({ service: "catalog" }),
+      logger: catalogLogger,
     });
     stops.push(["catalog", () => catalog.stop()]);
+    const dispatcherLogger = loggerOf("dispatcher");
     const dispatcher = await startDispatcherService({
-      bus: await connect("dispatcher", "The tool-call path"),
+      bus: await connect("dispatcher", "The tool-call path", dispatcherLogger),
       subjects,
       config,
-      logger: logger.child({ service: "dispatcher" }),
+      logger: dispatcherLogger,
     });
     stops.push(["dispatcher", () => dispatcher.stop()]);
     const approvalsConfig = await loadApprovalsConfig({
@@ -117,22 +121,28 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       cwd,
     });
     // The gateway serves the inbox on its own port in all-in-one mode.
-    const approvals = await startApprovalsService({ ...approvalsConfig, http: false }, { logger });
+    const approvals = await startApprovalsService(
+      { ...approvalsConfig, http: false },
+      { logger: loggerOf("approvals") },
+    );
     stops.push(["approvals", () => approvals.stop()]);
-    const memory = await startMemoryService(loadMemoryConfig(serviceEnv, config.memory), { logger });
+    const memory = await startMemoryService(loadMemoryConfig(serviceEnv, config.memory), {
+      logger: loggerOf("memory"),
+    });
     stops.push(["memory", () => memory.stop()]);
-    const gatewayBus = await connect("gateway", "The MCP edge, REST and the console");
+    const gatewayLogger = loggerOf("gateway");
+    const gatewayBus = await connect("gateway", "The MCP edge, REST and the console", gatewayLogger);
     const tokens = resolveGatewayTokens(config.gateway, env);
     if (!tokens.ok) throw new SetupError(tokens.message);
     const gateway = await startGateway({
       bus: gatewayBus,
       subjects,
-      logger: logger.child({ service: "gateway" }),
+      logger: gatewayLogger,
       gateway: config.gateway,
       tokens: tokens.tokens,
       version: VERSION,
       // In one process, the gateway's port also serves the approvals inbox and its API.
-      plugins: [buildApprovalsHttp(approvalsHttpOverBus(gatewayBus, subjects, logger))],
+      plugins: [buildApprovalsHttp(approvalsHttpOverBus(gatewayBus, subjects, gatewayLogger))],
     });
     stops.push(["gateway", () => gateway.stop()]);
 

@@ -5,10 +5,10 @@
  */
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SSE_COMMIT_MS } from "../src/adapters/http/web-bridge.js";
+import { SSE_COMMIT_MS } from "../src/adapters/http/answer-stream.js";
 import type { RunningGateway } from "../src/gateway-service.js";
 import { MCP_ACCEPT, sseMessages } from "./support/http.js";
-import { Stack, tomlFor } from "./support/stack.js";
+import { eventually, Stack, tomlFor } from "./support/stack.js";
 
 let stack: Stack;
 let alpha: StdioTestServer;
@@ -37,15 +37,18 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** A raw session: initialize, then `notifications/initialized`. */
-async function openSession(): Promise<(body: unknown) => Promise<Response>> {
-  const post = (body: unknown, sessionId?: string) =>
+type Post = (body: unknown, headers?: Record<string, string>) => Promise<Response>;
+
+/** A raw session: initialize, then `notifications/initialized`; `post` sends in it, `end` DELETEs it. */
+async function openSession(): Promise<Post & { end(): Promise<Response> }> {
+  const post = (body: unknown, sessionId?: string, headers: Record<string, string> = {}) =>
     fetch(`${gateway.url}/mcp`, {
       method: "POST",
       headers: {
         accept: MCP_ACCEPT,
         "content-type": "application/json",
         ...(sessionId ? { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" } : {}),
+        ...headers,
       },
       body: JSON.stringify(body),
     });
@@ -63,8 +66,22 @@ async function openSession(): Promise<(body: unknown) => Promise<Response>> {
   if (!sessionId) throw new Error(`initialize gave no session id: ${init.status} ${await init.text()}`);
   await init.text();
   await (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, sessionId)).text();
-  return (body) => post(body, sessionId);
+  const inSession: Post = (body, headers) => post(body, sessionId, headers);
+  return Object.assign(inSession, {
+    end: () =>
+      fetch(`${gateway.url}/mcp`, {
+        method: "DELETE",
+        headers: { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" },
+      }),
+  });
 }
+
+const echoCall = (id: number) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "alpha__echo", arguments: { word: "hi" } },
+});
 
 describe("tools/call answers", () => {
   it("answers a call that sends nothing on the way with one JSON body", async () => {
@@ -146,5 +163,49 @@ describe("tools/call answers", () => {
       id: 9,
       result: { content: [{ type: "text", text: '{"n":1}' }] },
     });
+  });
+
+  it("ends a running call's response when the client ends the session", async () => {
+    const post = await openSession();
+    const running = post({
+      jsonrpc: "2.0",
+      id: 11,
+      method: "tools/call",
+      params: { name: "alpha__slow", arguments: { n: 11 } },
+    });
+    await eventually("the slow call to reach the server", async () =>
+      (await alpha.calls()).some((call) => call.tool === "slow" && call.arguments?.n === 11)
+        ? true
+        : undefined,
+    );
+    expect((await post.end()).status).toBe(200);
+    const body = await (await running).text();
+    expect(body).not.toContain('"result"');
+  });
+});
+
+describe("requests the session does not take as they are", () => {
+  it("refuses an unsupported MCP-Protocol-Version with 400 naming the supported ones", async () => {
+    const post = await openSession();
+    const response = await post(echoCall(12), { "mcp-protocol-version": "1999-01-01" });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: { message: expect.stringContaining("Unsupported protocol version: 1999-01-01") },
+    });
+  });
+
+  it("refuses a client that does not accept an SSE answer with 406", async () => {
+    const post = await openSession();
+    const response = await post(echoCall(13), { accept: "application/json" });
+    expect(response.status).toBe(406);
+  });
+
+  it("answers a batch of two calls in one response with both answers", async () => {
+    const post = await openSession();
+    const response = await post([echoCall(14), echoCall(15)]);
+    expect(response.status).toBe(200);
+    const stream = sseMessages(response);
+    const ids = [(await stream.next()).id, (await stream.next()).id];
+    expect(ids.sort()).toEqual([14, 15]);
   });
 });

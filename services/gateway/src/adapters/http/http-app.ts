@@ -3,11 +3,15 @@
  * checks in front of them: Host/Origin (DNS rebinding), bearer tokens, the body size limit,
  * and a JSON-RPC error body for everything malformed.
  */
+import type { IncomingHttpHeaders } from "node:http";
 import {
   type InitializeRequest,
   isInitializeRequest,
+  type JSONRPCMessage,
   JSONRPCMessageSchema,
+  type JSONRPCRequest,
   type RequestId,
+  SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "@toolbus/bus";
 import Fastify, {
@@ -136,9 +140,12 @@ async function handleMcp(
   let session: McpSession | undefined;
   let requestIds: RequestId[] = [];
   let onlyResponses = false;
+  /** The POST's one JSON-RPC request, when the session can take it without the SDK transport. */
+  let shortcut: JSONRPCRequest | undefined;
   if (method === "POST") {
     const messages = jsonRpcMessages(request.body);
     if (!messages.ok) return reply.code(400).send(jsonRpcError(JsonRpcCode.invalidRequest, messages.message));
+    shortcut = Array.isArray(request.body) ? undefined : shortcutRequest(messages.value[0], request.headers);
     requestIds = messages.value.flatMap((message) =>
       "method" in message && "id" in message && message.id !== undefined ? [message.id] : [],
     );
@@ -209,13 +216,15 @@ async function handleMcp(
     if (!raw.writableFinished && requestIds.length > 0) held.abortRequests(requestIds);
   });
   try {
+    if (shortcut && !session.closed) {
+      session.accept(shortcut, raw, request.headers);
+      return reply;
+    }
     const response = await session.handle(
       toWebRequest(request),
       method === "POST" ? request.body : undefined,
     );
-    await sendWebResponse(response, raw, {
-      singleRequest: method === "POST" && !Array.isArray(request.body) && requestIds.length === 1,
-    });
+    await sendWebResponse(response, raw);
   } catch (error) {
     logger.error({ err: error }, "the MCP transport failed on a request");
     if (!raw.headersSent) {
@@ -230,6 +239,25 @@ async function handleMcp(
     }
   }
   return reply;
+}
+
+/**
+ * A request the session can take directly: one request (not initialize, which makes the session)
+ * with the headers the SDK transport would accept as they are. Anything else goes through the
+ * SDK transport, which answers it or says what is wrong with it.
+ */
+function shortcutRequest(
+  message: JSONRPCMessage | undefined,
+  headers: IncomingHttpHeaders,
+): JSONRPCRequest | undefined {
+  if (!message || !("method" in message) || !("id" in message) || message.method === "initialize") {
+    return undefined;
+  }
+  const accept = headerValue(headers.accept) ?? "";
+  if (!accept.includes("application/json") || !accept.includes("text/event-stream")) return undefined;
+  const version = headerValue(headers["mcp-protocol-version"]);
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  return message;
 }
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };

@@ -4,6 +4,7 @@
  * session another replica started is rebuilt by replaying the client's initialize request.
  */
 import { randomUUID } from "node:crypto";
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
@@ -13,6 +14,7 @@ import {
   ElicitResultSchema,
   GetPromptRequestSchema,
   type InitializeRequest,
+  type JSONRPCRequest,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -39,6 +41,8 @@ import type { resourceHandlers } from "../../handlers/resources.js";
 import { callTool } from "../../handlers/tools-call.js";
 import { listTools } from "../../handlers/tools-list.js";
 import { type ClientChannel, type GatewayPorts, RequestFailure, type SessionStatePort } from "../../ports.js";
+import { AnswerStream } from "../http/answer-stream.js";
+import { ShortcutTransport } from "./shortcut-transport.js";
 
 export interface McpSessionDeps {
   ports: GatewayPorts;
@@ -68,6 +72,8 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 export class McpSession implements SessionStatePort {
   readonly server: Server;
   readonly transport: WebStandardStreamableHTTPServerTransport;
+  /** What the server is connected to: `transport`, with the shortcut for single requests. */
+  readonly #shortcut: ShortcutTransport;
   record: SessionRecord | undefined;
   /** Milliseconds (monotonic) of the last request; idle sessions expire. */
   lastSeen = 0;
@@ -108,7 +114,8 @@ export class McpSession implements SessionStatePort {
       },
       onsessionclosed: () => deps.onEnded(this),
     });
-    this.transport.onclose = () => this.#markClosed();
+    this.#shortcut = new ShortcutTransport(this.transport);
+    this.#shortcut.onclose = () => this.#markClosed();
     this.server.onerror = (error) => deps.logger.debug({ err: error }, "MCP session error");
     this.#registerHandlers();
   }
@@ -116,14 +123,14 @@ export class McpSession implements SessionStatePort {
   /** A new session for a client's initialize request (answered by `handle`). */
   static async create(deps: McpSessionDeps, init: InitializeRequest["params"]): Promise<McpSession> {
     const session = new McpSession(deps, () => randomUUID(), init);
-    await session.server.connect(session.transport);
+    await session.server.connect(session.#shortcut);
     return session;
   }
 
   /** The session a record describes, rebuilt by replaying its initialize handshake. */
   static async restore(deps: McpSessionDeps, record: SessionRecord): Promise<McpSession> {
     const session = new McpSession(deps, () => record.sessionId);
-    await session.server.connect(session.transport);
+    await session.server.connect(session.#shortcut);
     const headers: Record<string, string> = {
       accept: "application/json, text/event-stream",
       "content-type": "application/json",
@@ -165,6 +172,16 @@ export class McpSession implements SessionStatePort {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /**
+   * One JSON-RPC request the edge validated, answered on `raw` (JSON, or SSE when the server
+   * sends anything before the answer) without the SDK transport's per-request machinery.
+   */
+  accept(request: JSONRPCRequest, raw: ServerResponse, headers: IncomingHttpHeaders): void {
+    const sessionId = this.sessionId;
+    const stream = new AnswerStream(raw, sessionId === undefined ? {} : { "mcp-session-id": sessionId });
+    this.#shortcut.accept(request, stream, { requestInfo: { headers } });
   }
 
   handle(request: Request, parsedBody?: unknown): Promise<Response> {

@@ -21,11 +21,16 @@ export class AnswerStream {
   #done = false;
   #commit: NodeJS.Timeout | undefined;
   #keepAlive: NodeJS.Timeout | undefined;
+  readonly #onFinish: () => void;
 
-  /** `headers` go on the response whichever form it takes (the session id). */
-  constructor(raw: ServerResponse, headers: Record<string, string>) {
+  /**
+   * `headers` go on the response whichever form it takes (the session id); `onFinish` runs once
+   * the response is over: answered, ended, or closed by the client.
+   */
+  constructor(raw: ServerResponse, headers: Record<string, string>, onFinish: () => void = () => {}) {
     this.#raw = raw;
     this.#headers = headers;
+    this.#onFinish = onFinish;
     this.#commit = setTimeout(() => this.#startStream(), SSE_COMMIT_MS);
     raw.once("close", () => this.#finish());
   }
@@ -93,8 +98,10 @@ export class AnswerStream {
   }
 
   #finish(): void {
+    if (this.#done) return;
     this.#done = true;
     clearTimeout(this.#commit);
     clearInterval(this.#keepAlive);
+    this.#onFinish();
   }
 }

@@ -180,8 +180,11 @@ export class McpSession implements SessionStatePort {
    */
   accept(request: JSONRPCRequest, raw: ServerResponse, headers: IncomingHttpHeaders): void {
     const sessionId = this.sessionId;
-    const stream = new AnswerStream(raw, sessionId === undefined ? {} : { "mcp-session-id": sessionId });
-    this.#shortcut.accept(request, stream, { requestInfo: { headers } });
+    const sessionHeader: Record<string, string> =
+      sessionId === undefined ? {} : { "mcp-session-id": sessionId };
+    this.#shortcut.accept(request, (onFinish) => new AnswerStream(raw, sessionHeader, onFinish), {
+      requestInfo: { headers },
+    });
   }
 
   handle(request: Request, parsedBody?: unknown): Promise<Response> {

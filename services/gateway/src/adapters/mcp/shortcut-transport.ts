@@ -30,8 +30,7 @@ export class ShortcutTransport implements Transport {
     inner.onmessage = (message, extra) => this.onmessage?.(message, extra);
     inner.onerror = (error) => this.onerror?.(error);
     inner.onclose = () => {
-      for (const stream of this.#answering.values()) stream.end();
-      this.#answering.clear();
+      for (const stream of [...this.#answering.values()]) stream.end();
       this.onclose?.();
     };
   }
@@ -48,8 +47,19 @@ export class ShortcutTransport implements Transport {
     return this.inner.close();
   }
 
-  /** Hands `request` (already validated by the edge) to the server; `stream` gets what it sends for it. */
-  accept(request: JSONRPCRequest, stream: AnswerStream, extra: MessageExtraInfo): void {
+  /**
+   * Hands `request` (already validated by the edge) to the server; the stream `open` makes gets
+   * what the server sends for it until the response is over (a client that went away, or a
+   * request cancelled and never answered, leaves nothing behind).
+   */
+  accept(
+    request: JSONRPCRequest,
+    open: (onFinish: () => void) => AnswerStream,
+    extra: MessageExtraInfo,
+  ): void {
+    const stream = open(() => {
+      if (this.#answering.get(request.id) === stream) this.#answering.delete(request.id);
+    });
     this.#answering.set(request.id, stream);
     this.onmessage?.(request, extra);
   }
@@ -60,7 +70,6 @@ export class ShortcutTransport implements Transport {
     const stream = id === undefined || id === null ? undefined : this.#answering.get(id);
     if (!stream) return this.inner.send(message, options);
     if (answer) {
-      this.#answering.delete(id!);
       stream.answer(message);
     } else {
       stream.event(message);

@@ -14,6 +14,7 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   CompleteRequestSchema,
+  CreateMessageResultSchema,
   ElicitResultSchema,
   GetPromptRequestSchema,
   isInitializeRequest,
@@ -268,10 +269,19 @@ function buildServer(): Server {
         if (!capabilities.sampling) {
           return { isError: true, content: [{ type: "text", text: "The client does not support sampling" }] };
         }
-        const answer = await server.createMessage({
-          messages: [{ role: "user", content: { type: "text", text: String(args.prompt ?? "") } }],
-          maxTokens: 100,
-        });
+        // Sent as part of the call (like elicitation below), so it travels on the call's own
+        // stream; server.createMessage would use the standalone GET stream, which a client may
+        // not have opened yet when the call runs.
+        const answer = await extra.sendRequest(
+          {
+            method: "sampling/createMessage",
+            params: {
+              messages: [{ role: "user", content: { type: "text", text: String(args.prompt ?? "") } }],
+              maxTokens: 100,
+            },
+          },
+          CreateMessageResultSchema,
+        );
         const reply = answer.content.type === "text" ? answer.content.text : JSON.stringify(answer.content);
         return text(`LLM response: ${reply}`);
       }

@@ -1,10 +1,11 @@
 /**
- * The NATS connection's socket, written once per turn of the event loop. nats.js writes at each
- * microtask checkpoint, so every request a service handles in its own I/O callback pays its own
- * write syscall, and on loopback that syscall also runs the receiving side's TCP work. Corked
- * until the loop's check phase, everything sent during one turn (under load: many calls'
- * requests, replies and events) leaves in one write. Order is unchanged; a lone message waits
- * only for the rest of its loop turn.
+ * The NATS connection's socket, written at most twice per turn of the event loop. nats.js writes
+ * at each microtask checkpoint, so every request a service handles in its own I/O callback pays
+ * its own write syscall, and on loopback that syscall also runs the receiving side's TCP work.
+ * Here the first write of a turn goes out at once, as nats.js made it; what follows in the same
+ * turn (under load: many calls' requests, replies and events) is corked until the loop's check
+ * phase and leaves in one write. Order on the connection is unchanged, and a lone message (a
+ * quiet service) is not delayed at all.
  */
 import {
   type NatsConnection,
@@ -15,17 +16,26 @@ import {
 import { NodeTransport, nodeResolveHost } from "@nats-io/transport-node/lib/node_transport.js";
 
 export class CoalescingTransport extends NodeTransport {
+  /** A write went out in this turn of the event loop; the next ones wait for its check phase. */
+  #wroteThisTurn = false;
   #corked = false;
 
   override send(frame: Uint8Array): void {
     const socket = this.socket;
-    if (!this.#corked && socket && !this.isClosed) {
-      this.#corked = true;
-      socket.cork();
-      setImmediate(() => {
-        this.#corked = false;
-        socket.uncork();
-      });
+    if (socket && !this.isClosed) {
+      if (!this.#wroteThisTurn) {
+        this.#wroteThisTurn = true;
+        setImmediate(() => {
+          this.#wroteThisTurn = false;
+          if (this.#corked) {
+            this.#corked = false;
+            socket.uncork();
+          }
+        });
+      } else if (!this.#corked) {
+        this.#corked = true;
+        socket.cork();
+      }
     }
     super.send(frame);
   }

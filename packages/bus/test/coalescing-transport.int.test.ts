@@ -1,7 +1,7 @@
 /**
- * The bus's connection writes once per event-loop turn: messages sent from separate callbacks
- * of one turn still arrive in the order they were sent, and what was sent just before the bus
- * closes still arrives.
+ * The bus's connection batches the writes of one event-loop turn: messages sent from separate
+ * callbacks of one turn still arrive in the order they were sent, and what was sent just before
+ * the bus closes still arrives.
  */
 import { connect } from "@nats-io/transport-node";
 import { provided } from "@toolbus/testkit/provided";

@@ -136,7 +136,15 @@ describe("pnpm start", () => {
 
   it("stops cleanly on Ctrl-C", async () => {
     toolbus.child.kill("SIGINT");
-    expect(await exited(toolbus.child)).toBe(0);
+    const late = new Promise<string>((resolve) =>
+      setTimeout(() => resolve("still running after 30 s"), 30_000),
+    );
+    const outcome = await Promise.race([exited(toolbus.child), late]);
+    // On failure, the last output says which part did not stop.
+    expect({ outcome, tail: outcome === 0 ? "" : toolbus.output().slice(-2_000) }).toEqual({
+      outcome: 0,
+      tail: "",
+    });
   });
 });
 

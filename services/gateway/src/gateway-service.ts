@@ -25,6 +25,9 @@ import { resourceHandlers } from "./handlers/resources.js";
 import { gatewayRecorder } from "./metrics.js";
 import type { GatewayPorts } from "./ports.js";
 
+/** How long a stopping gateway waits for requests in flight before it closes their connections. */
+const CLOSE_GRACE_MS = 3_000;
+
 export interface GatewayLimits {
   /** A session with no request and no open stream for this long is closed. */
   sessionIdleTtlMs: number;
@@ -201,7 +204,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         store.stop();
         await held.closeAll();
         stopObserving();
+        // Requests in flight get a moment to finish; then whatever connection is left is cut, so
+        // a stop never waits on a client (seen: a pnpm start that never exited on Ctrl-C).
+        const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
         await app.close();
+        clearTimeout(cut);
       })();
       return stopping;
     },

@@ -2,62 +2,19 @@
  * `pnpm start` as a user runs it: one process with every service, driven through its HTTP API,
  * an MCP client and the CLI, then stopped with Ctrl-C.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EVERYTHING, exited, freePort, natsUrl, ROOT, startToolbus, until } from "./support/pnpm-start.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const EVERYTHING = join(
-  ROOT,
-  "services/catalog/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-);
-const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const run = promisify(execFile);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
-
-function startToolbus(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string } {
-  const child = spawn(
-    process.execPath,
-    ["--conditions=@toolbus/source", "--import", "tsx", "packages/all-in-one/src/main.ts", ...args],
-    { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  return { child, output: () => output };
-}
-
-async function until(condition: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function exited(child: ChildProcess): Promise<number | null> {
-  return child.exitCode !== null
-    ? Promise.resolve(child.exitCode)
-    : new Promise((resolve) => child.once("exit", (code) => resolve(code)));
-}
 
 describe("pnpm start", () => {
   const { prefix } = isolation("start");

@@ -1,0 +1,56 @@
+/** `pnpm start` as a child process, as the e2e tests run it, and the little they need around it. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+export const EVERYTHING = join(
+  ROOT,
+  "services/catalog/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+);
+export const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+export interface RunningToolbus {
+  child: ChildProcess;
+  /** Everything it printed so far, stdout and stderr. */
+  output: () => string;
+}
+
+/** Runs the all-in-one entry from source with `args`, at LOG_LEVEL warn unless `env` says otherwise. */
+export function startToolbus(args: string[], env: NodeJS.ProcessEnv): RunningToolbus {
+  const child = spawn(
+    process.execPath,
+    ["--conditions=@toolbus/source", "--import", "tsx", "packages/all-in-one/src/main.ts", ...args],
+    { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output };
+}
+
+export async function until(condition: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export function exited(child: ChildProcess): Promise<number | null> {
+  return child.exitCode !== null
+    ? Promise.resolve(child.exitCode)
+    : new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+}

@@ -8,13 +8,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   cleanupJetStream,
+  freePort,
   isolation,
   type OtlpReceiver,
   startOtlpReceiver,
   withPgSchema,
 } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVERYTHING, exited, freePort, natsUrl, startToolbus, until } from "./support/pnpm-start.js";
+import { EVERYTHING, exited, natsUrl, startToolbus, until } from "./support/pnpm-start.js";
 
 describe("pnpm start with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
   const { prefix } = isolation("start_otel");

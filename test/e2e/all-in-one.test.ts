@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
+import { cleanupJetStream, freePort, isolation, withPgSchema } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVERYTHING, exited, freePort, natsUrl, ROOT, startToolbus, until } from "./support/pnpm-start.js";
+import { EVERYTHING, exited, natsUrl, ROOT, startToolbus, until } from "./support/pnpm-start.js";
 
 const run = promisify(execFile);
 

@@ -1,3 +1,4 @@
+export { freePort } from "./free-port.js";
 export { type Infra, startInfra, startThrowawayPostgres, type ThrowawayPostgres } from "./infra.js";
 export { cleanupJetStream, isolation, type PgSchema, withPgSchema } from "./isolation.js";
 export {

@@ -4,7 +4,7 @@
  */
 
 import { type KV, KvWatchInclude } from "@nats-io/kv";
-import type { Bus, Logger } from "@toolbus/bus";
+import type { Bus, Handler, Logger } from "@toolbus/bus";
 import { ensureKv, ensureStream } from "@toolbus/bus";
 import { type McpServerConfig, resolveHttpHeaders, stdioChildEnv, type ToolbusConfig } from "@toolbus/config";
 import {
@@ -21,6 +21,7 @@ import {
   type StartupCompleteEvent,
   type Subjects,
 } from "@toolbus/protocol";
+import type { z } from "zod";
 import type { ConnectSpec } from "./adapters/mcp/mcp-connection.js";
 import { createCallRelay } from "./adapters/nats/call-relay.js";
 import { CatalogStore, serverKey } from "./adapters/nats/catalog-store.js";
@@ -252,60 +253,34 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       },
     );
     const owner = ownerHandlers(connector);
-    const subjectsOf = ownerSubjects(subjects.prefix, name);
-    await bus.serve(
-      {
-        subject: subjectsOf.resourcesList,
-        name: `connector-${name}-resources-list`,
-        queue,
-        request: OwnerListRequestSchema,
-      },
-      owner.list,
-    );
-    await bus.serve(
-      {
-        subject: subjectsOf.resourcesRead,
-        name: `connector-${name}-resources-read`,
-        queue,
-        request: OwnerReadRequestSchema,
-      },
-      owner.read,
-    );
     const ownerPrompts = ownerPromptHandlers(connector);
-    await bus.serve(
-      {
-        subject: subjectsOf.promptsList,
-        name: `connector-${name}-prompts-list`,
-        queue,
-        request: OwnerPromptsListRequestSchema,
-      },
+    const subjectsOf = ownerSubjects(subjects.prefix, name);
+    // The subjects only this server's owner answers, in the server's own queue group.
+    const serveOwned = <S extends z.ZodType, Res>(
+      subject: string,
+      endpoint: string,
+      request: S,
+      handler: Handler<z.output<S>, Res>,
+    ) => bus.serve({ subject, name: `connector-${name}-${endpoint}`, queue, request }, handler);
+    await serveOwned(subjectsOf.resourcesList, "resources-list", OwnerListRequestSchema, owner.list);
+    await serveOwned(subjectsOf.resourcesRead, "resources-read", OwnerReadRequestSchema, owner.read);
+    await serveOwned(
+      subjectsOf.promptsList,
+      "prompts-list",
+      OwnerPromptsListRequestSchema,
       ownerPrompts.list,
     );
-    await bus.serve(
-      {
-        subject: subjectsOf.promptsGet,
-        name: `connector-${name}-prompts-get`,
-        queue,
-        request: OwnerPromptsGetRequestSchema,
-      },
-      ownerPrompts.get,
-    );
-    await bus.serve(
-      {
-        subject: subjectsOf.complete,
-        name: `connector-${name}-completion-complete`,
-        queue,
-        request: OwnerCompleteRequestSchema,
-      },
+    await serveOwned(subjectsOf.promptsGet, "prompts-get", OwnerPromptsGetRequestSchema, ownerPrompts.get);
+    await serveOwned(
+      subjectsOf.complete,
+      "completion-complete",
+      OwnerCompleteRequestSchema,
       ownerPrompts.complete,
     );
-    await bus.serve(
-      {
-        subject: subjectsOf.refresh,
-        name: `connector-${name}-refresh`,
-        queue,
-        request: OwnerRefreshRequestSchema,
-      },
+    await serveOwned(
+      subjectsOf.refresh,
+      "refresh",
+      OwnerRefreshRequestSchema,
       ownerRefreshHandler(connector),
     );
   }

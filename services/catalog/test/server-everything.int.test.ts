@@ -1,15 +1,17 @@
 // The reference server, @modelcontextprotocol/server-everything, over stdio and streamable HTTP:
 // every tool it offers a client with toolbus's capabilities is in the catalog, correctly
 // named; its list_changed is followed; and an HTTP server that goes away is reconnected.
+
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { freePort } from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLIENT_CAPABILITIES } from "../src/adapters/mcp/mcp-connection.js";
-import { type EverythingHttp, freePort, startEverythingHttp } from "./support/everything-http.js";
+import { type EverythingHttp, startEverythingHttp } from "./support/everything-http.js";
 import { CatalogHarness, eventually, toolbusToml } from "./support/harness.js";
 
 let harness: CatalogHarness;

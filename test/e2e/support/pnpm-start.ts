@@ -1,6 +1,6 @@
 /** `pnpm start` as a child process, as the e2e tests run it, and the little they need around it. */
+
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -10,17 +10,6 @@ export const EVERYTHING = join(
   "services/catalog/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
 );
 export const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 export interface RunningToolbus {
   child: ChildProcess;

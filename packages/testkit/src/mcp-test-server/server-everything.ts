@@ -5,8 +5,8 @@
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
+import { freePort } from "../free-port.js";
 import { spawnUntilReady } from "./child.js";
 
 const PACKAGE = "@modelcontextprotocol/server-everything";
@@ -42,16 +42,4 @@ export async function startServerEverythingHttp(): Promise<{ url: string; stop()
       if (attempt >= 3 || !/already in use/.test((error as Error).message)) throw error;
     }
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

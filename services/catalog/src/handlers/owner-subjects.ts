@@ -3,8 +3,11 @@
  * server's own queue group): any replica takes a public `catalog.*` request and hands the
  * server's part to its owner, so a catalog split with `--servers` still answers for every server.
  */
-import { CompletionCompleteRequestSchema, PromptsGetRequestSchema } from "@toolbus/protocol";
+import { CompletionCompleteRequestSchema, PromptsGetRequestSchema, WireError } from "@toolbus/protocol";
 import { z } from "zod";
+import type { McpConnection } from "../adapters/mcp/mcp-connection.js";
+import type { CatalogStore } from "../adapters/nats/catalog-store.js";
+import type { ServerConnector } from "../connectors/server-connector.js";
 
 export function ownerSubjects(prefix: string, server: string) {
   return {
@@ -38,3 +41,23 @@ export const OwnerPromptsListRequestSchema = z.object({
 });
 export const OwnerPromptsGetRequestSchema = PromptsGetRequestSchema.omit({ server: true });
 export const OwnerCompleteRequestSchema = CompletionCompleteRequestSchema.omit({ server: true });
+
+/** The owner's connection to its server, or `server_not_ready` while it has none. */
+export function readyConnection(connector: ServerConnector): McpConnection {
+  const mcp = connector.mcp;
+  if (!mcp) {
+    throw new WireError(
+      "server_not_ready",
+      `MCP server '${connector.settings.server}' was not ready for this step`,
+    );
+  }
+  return mcp;
+}
+
+/** The catalog entry of a server a public request names; `bad_request` for one not served. */
+export async function knownServer(store: CatalogStore, server: string) {
+  const entry = await store.read(server);
+  if (!entry || entry.status === "disabled")
+    throw new WireError("bad_request", `unknown MCP server '${server}'`);
+  return entry;
+}

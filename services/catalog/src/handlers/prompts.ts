@@ -29,11 +29,13 @@ import type { CatalogStore } from "../adapters/nats/catalog-store.js";
 import type { ServerConnector } from "../connectors/server-connector.js";
 import { formatDuration } from "../core/startup-messages.js";
 import {
+  knownServer,
   type OwnerCompleteRequestSchema,
   OwnerListResultSchema,
   type OwnerPromptsGetRequestSchema,
   type OwnerPromptsListRequestSchema,
   ownerSubjects,
+  readyConnection,
 } from "./owner-subjects.js";
 
 /** JSON-RPC "invalid params": the server refused what was asked (unknown prompt, missing argument). */
@@ -43,11 +45,6 @@ const NO_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false
 /** Served by the replica that owns the server. */
 export function ownerPromptHandlers(connector: ServerConnector) {
   const { server, toolTimeoutMs } = connector.settings;
-  const ready = () => {
-    const mcp = connector.mcp;
-    if (!mcp) throw new WireError("server_not_ready", `MCP server '${server}' was not ready for this step`);
-    return mcp;
-  };
   /** The server's failure as a wire error; `context` says which request on which server. */
   const failure = (context: string, error: unknown): WireError => {
     if (isRequestTimeout(error))
@@ -74,7 +71,7 @@ export function ownerPromptHandlers(connector: ServerConnector) {
       request: z.output<typeof OwnerPromptsListRequestSchema>,
       ctx: HandlerContext,
     ): Promise<z.output<typeof OwnerListResultSchema>> {
-      const mcp = ready();
+      const mcp = readyConnection(connector);
       // A server without prompts has none to list (asking it would only earn "method not found").
       if (mcp.capabilities.prompts === undefined) return { items: [] };
       let page: { items: unknown[]; nextCursor?: string };
@@ -102,7 +99,7 @@ export function ownerPromptHandlers(connector: ServerConnector) {
     },
 
     async get(request: z.output<typeof OwnerPromptsGetRequestSchema>): Promise<GetPromptResult> {
-      const mcp = ready();
+      const mcp = readyConnection(connector);
       const context = `prompts/get failed for \`${server}\` (${request.name})`;
       let result: unknown;
       try {
@@ -117,7 +114,7 @@ export function ownerPromptHandlers(connector: ServerConnector) {
     },
 
     async complete(request: z.output<typeof OwnerCompleteRequestSchema>): Promise<CompleteResult> {
-      const mcp = ready();
+      const mcp = readyConnection(connector);
       if (mcp.capabilities.completions === undefined) return NO_COMPLETION;
       const what = request.ref.type === "ref/prompt" ? request.ref.name : request.ref.uri;
       const context = `completion/complete failed for \`${server}\` (${what}, argument ${request.argument.name})`;
@@ -148,12 +145,6 @@ interface PublicDeps {
 }
 
 export function publicPromptHandlers(deps: PublicDeps) {
-  const knownServer = async (server: string) => {
-    const entry = await deps.store.read(server);
-    if (!entry || entry.status === "disabled")
-      throw new WireError("bad_request", `unknown MCP server '${server}'`);
-    return entry;
-  };
   const listed = (server: string, items: ReadonlyArray<Record<string, unknown>>) =>
     items.map((item) => ({ server, ...item }) as ServerPrompt);
 
@@ -163,7 +154,7 @@ export function publicPromptHandlers(deps: PublicDeps) {
         throw new WireError("bad_request", "cursor can only be used when a server is specified");
       }
       if (request.server !== undefined) {
-        const entry = await knownServer(request.server);
+        const entry = await knownServer(deps.store, request.server);
         if (entry.promptsSupported === false) return { prompts: [] };
         const page = await deps.bus.request(
           ownerSubjects(deps.prefix, request.server).promptsList,
@@ -200,7 +191,7 @@ export function publicPromptHandlers(deps: PublicDeps) {
     },
 
     async get(request: PromptsGetRequest): Promise<GetPromptResult> {
-      const entry = await knownServer(request.server);
+      const entry = await knownServer(deps.store, request.server);
       if (entry.promptsSupported === false) {
         throw new WireError(
           "bad_request",
@@ -220,7 +211,7 @@ export function publicPromptHandlers(deps: PublicDeps) {
 
     /** Forwarded only to a server that declared `completions`; any other has nothing to offer. */
     async complete(request: CompletionCompleteRequest): Promise<CompleteResult> {
-      const entry = await knownServer(request.server);
+      const entry = await knownServer(deps.store, request.server);
       if (entry.completionsSupported !== true) return NO_COMPLETION;
       const { server: _server, ...ask } = request;
       return deps.bus.request(

@@ -19,11 +19,13 @@ import type { CatalogStore } from "../adapters/nats/catalog-store.js";
 import type { ResourceOrigins } from "../adapters/nats/resource-origins.js";
 import type { ServerConnector } from "../connectors/server-connector.js";
 import {
+  knownServer,
   type OwnerListRequestSchema,
   OwnerListResultSchema,
   type OwnerReadRequestSchema,
   OwnerReadResultSchema,
   ownerSubjects,
+  readyConnection,
 } from "./owner-subjects.js";
 
 export type ResourceKind = "resources" | "resourceTemplates";
@@ -36,16 +38,11 @@ const METHOD: Record<ResourceKind, "resources/list" | "resources/templates/list"
 /** Served by the replica that owns the server. */
 export function ownerHandlers(connector: ServerConnector) {
   const { server, toolTimeoutMs } = connector.settings;
-  const ready = () => {
-    const mcp = connector.mcp;
-    if (!mcp) throw new WireError("server_not_ready", `MCP server '${server}' was not ready for this step`);
-    return mcp;
-  };
   return {
     async list(
       request: z.output<typeof OwnerListRequestSchema>,
     ): Promise<z.output<typeof OwnerListResultSchema>> {
-      const mcp = ready();
+      const mcp = readyConnection(connector);
       const method = METHOD[request.kind];
       try {
         if (request.all) {
@@ -69,7 +66,7 @@ export function ownerHandlers(connector: ServerConnector) {
     async read(
       request: z.output<typeof OwnerReadRequestSchema>,
     ): Promise<z.output<typeof OwnerReadResultSchema>> {
-      const mcp = ready();
+      const mcp = readyConnection(connector);
       try {
         const result = await mcp.readResource(request.uri, toolTimeoutMs);
         return {
@@ -94,13 +91,6 @@ interface PublicDeps {
   timeoutMs: number;
 }
 
-async function knownServer(deps: PublicDeps, server: string) {
-  const entry = await deps.store.read(server);
-  if (!entry || entry.status === "disabled")
-    throw new WireError("bad_request", `unknown MCP server '${server}'`);
-  return entry;
-}
-
 function listHandler<K extends ResourceKind>(deps: PublicDeps, kind: K) {
   return async (
     request: { server?: string; cursor?: string },
@@ -110,7 +100,7 @@ function listHandler<K extends ResourceKind>(deps: PublicDeps, kind: K) {
       throw new WireError("bad_request", "cursor can only be used when a server is specified");
     }
     if (request.server !== undefined) {
-      await knownServer(deps, request.server);
+      await knownServer(deps.store, request.server);
       const page = await deps.bus.request(
         ownerSubjects(deps.prefix, request.server).resourcesList,
         { kind, ...(request.cursor !== undefined ? { cursor: request.cursor } : {}) },
@@ -158,7 +148,7 @@ export function publicHandlers(deps: PublicDeps) {
       c: HandlerContext,
     ) => Promise<ResourceTemplatesListResult>,
     async read(request: ResourcesReadRequest): Promise<ResourcesReadResult> {
-      await knownServer(deps, request.server);
+      await knownServer(deps.store, request.server);
       if (request.originCallId !== undefined) {
         const origins = await deps.origins.forCall(request.originCallId);
         const allowed = origins.some((o) => o.server === request.server && o.uri === request.uri);

@@ -3,24 +3,11 @@
  * started again at the same URL (the testkit's launcher picks a fresh port each time).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 
 export interface EverythingHttp {
   url: string;
   stop(): Promise<void>;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startEverythingHttp(port: number): Promise<EverythingHttp> {

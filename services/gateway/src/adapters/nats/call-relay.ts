@@ -34,11 +34,15 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
   /** The sinks of each open call, by the subject of its progress and of its log messages. */
   const progressSinks = new Map<string, CallRelaySinks>();
   const loggingSinks = new Map<string, CallRelaySinks>();
-  const events = (kind: "progress" | "logging", deliver: (msg: Msg, sinks: CallRelaySinks) => void) =>
+  const events = (
+    kind: "progress" | "logging",
+    sinksBySubject: ReadonlyMap<string, CallRelaySinks>,
+    deliver: (msg: Msg, sinks: CallRelaySinks) => void,
+  ) =>
     nc.subscribe(`${subjects.prefix}.calls.*.${kind}`, {
       callback: (error, msg) => {
         if (error) return;
-        const sinks = (kind === "progress" ? progressSinks : loggingSinks).get(msg.subject);
+        const sinks = sinksBySubject.get(msg.subject);
         if (!sinks) return;
         try {
           deliver(msg, sinks);
@@ -48,11 +52,11 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
       },
     });
   const processWide: Subscription[] = [
-    events("progress", (msg, sinks) => {
+    events("progress", progressSinks, (msg, sinks) => {
       const event = CallProgressSchema.safeParse(msg.json());
       if (event.success) sinks.progress(event.data);
     }),
-    events("logging", (msg, sinks) => {
+    events("logging", loggingSinks, (msg, sinks) => {
       const event = CallLoggingSchema.safeParse(msg.json());
       if (event.success) sinks.logging(event.data);
     }),

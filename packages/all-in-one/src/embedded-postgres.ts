@@ -4,10 +4,11 @@
  * services use it through `pg` exactly as they would a real server.
  */
 import { mkdirSync } from "node:fs";
-import { createServer } from "node:net";
+
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import pg from "pg";
+import { freePort } from "./free-port.js";
 import { SetupError } from "./setup-error.js";
 
 /** How long the Postgres at DATABASE_URL may take to accept a connection at start-up. */
@@ -69,16 +70,4 @@ function withoutPassword(url: string): string {
   } catch {
     return "an unparsable URL";
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

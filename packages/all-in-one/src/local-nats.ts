@@ -1,54 +1,113 @@
 /**
- * NATS for the all-in-one process: the one at NATS_URL (or 127.0.0.1:4222) when it answers,
- * else a `nats-server -js` started here with its data under the project, else a message
- * that says how to get one.
+ * NATS for the all-in-one process. Given `NATS_URL`, the server there (with the identities of
+ * `NATS_IDENTITIES_DIR` when set, else without credentials). Without it, a `nats-server` of its
+ * own on a free loopback port, started with generated identities (state under `.toolbus/nats/`),
+ * so no client without credentials can reach the bus — never the unauthenticated server that may
+ * answer on 4222. The URL of a running one is kept in `.toolbus/nats/url` for the CLI.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { delimiter, join } from "node:path";
+import {
+  localNatsPaths,
+  maskUrl,
+  type NatsAccess,
+  natsServers,
+  readSeedFile,
+  seedFileOf,
+  writeNatsIdentities,
+} from "@toolbus/bus";
+import { inboxPrefix, type Role } from "@toolbus/protocol";
+import { freePort } from "./free-port.js";
 import { SetupError } from "./setup-error.js";
 
 export interface LocalNats {
   url: string;
   /** True when this process started the server (and will stop it). */
   started: boolean;
+  /** The directory of each role's NKey seed, or undefined when the bus has no credentials. */
+  identitiesDir: string | undefined;
+  /** How one role connects: its own seed and inbox prefix when the bus has identities. */
+  accessFor(role: Role): NatsAccess;
   stop(): Promise<void>;
 }
 
 export async function ensureNats(options: {
   url?: string;
+  /** `NATS_IDENTITIES_DIR`: seeds written by `toolbus nats-config`, for a given `url`. */
+  identitiesDir?: string;
+  prefix: string;
   dataDir: string;
   env: NodeJS.ProcessEnv;
 }): Promise<LocalNats> {
-  const url = options.url ?? "nats://127.0.0.1:4222";
-  if (await answers(url)) return { url, started: false, stop: async () => {} };
-  const { hostname, port } = new URL(url);
-  if (options.url !== undefined || !["127.0.0.1", "localhost"].includes(hostname)) {
-    throw new SetupError(`NATS is not reachable at ${url}. Start it (nats-server -js) or fix NATS_URL.`);
+  if (options.url !== undefined) {
+    const servers = natsServers(options.url);
+    const reachable = await Promise.all(servers.map(answers));
+    if (!reachable.some(Boolean)) {
+      throw new SetupError(
+        `NATS is not reachable at ${servers.map(maskUrl).join(",")}. Start it (nats-server -js) or fix NATS_URL.`,
+      );
+    }
+    return given(servers, options.identitiesDir, options.prefix);
   }
   const binary = findOnPath("nats-server", options.env);
   if (!binary) {
     throw new SetupError(
-      `NATS is not running at ${url} and nats-server is not installed. Install it ` +
+      "nats-server is not installed, and pnpm start runs its own (with credentials) when NATS_URL is not set. Install it " +
         "(Debian/Ubuntu: apt-get install nats-server; macOS: brew install nats-server; or see https://nats.io/download), " +
         "or point NATS_URL at a running server with JetStream.",
     );
   }
-  mkdirSync(options.dataDir, { recursive: true });
-  const child = spawn(binary, ["-a", "127.0.0.1", "-p", port || "4222", "-js", "-sd", options.dataDir], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const paths = localNatsPaths(options.dataDir);
+  mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+  writeNatsIdentities({ dir: paths.identities, prefix: options.prefix });
+  const port = await freePort();
+  // nats-server resolves `include` against the config file's own folder.
+  writeFileSync(
+    paths.conf,
+    [
+      "# Written by pnpm start / toolbus start: a NATS of its own, loopback only, every client authenticated.",
+      `listen: "127.0.0.1:${port}"`,
+      `jetstream { store_dir: ${JSON.stringify(paths.store)} }`,
+      'include "identities/auth.conf"',
+      "",
+    ].join("\n"),
+    { mode: 0o600 },
+  );
+  const child = spawn(binary, ["-c", paths.conf], { stdio: ["ignore", "ignore", "pipe"] });
+  const url = `nats://127.0.0.1:${port}`;
   await waitUntilAnswering(url, child);
+  writeFileSync(paths.url, `${url}\n`);
   return {
-    url,
+    ...given([url], paths.identities, options.prefix),
     started: true,
     async stop() {
+      rmSync(paths.url, { force: true });
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGTERM");
       await exited;
     },
+  };
+}
+
+function given(servers: string[], identitiesDir: string | undefined, prefix: string): LocalNats {
+  return {
+    url: servers.join(","),
+    started: false,
+    identitiesDir,
+    accessFor(role) {
+      if (identitiesDir === undefined) return { servers };
+      const file = seedFileOf(identitiesDir, role);
+      return {
+        servers,
+        nkeySeed: readSeedFile(file, `${role}'s NATS identity ${file}`),
+        inboxPrefix: inboxPrefix(prefix, role),
+        credentialSource: `NATS_NKEY_FILE=${file}`,
+      };
+    },
+    stop: async () => {},
   };
 }
 
@@ -74,7 +133,7 @@ async function waitUntilAnswering(url: string, child: ChildProcess): Promise<voi
 }
 
 export function answers(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
+  const { hostname, port } = new URL(/^[a-z]+:\/\//i.test(url) ? url : `nats://${url}`);
   return new Promise((resolve) => {
     const socket = connect({ host: hostname, port: Number(port || 4222) });
     const done = (ok: boolean) => {

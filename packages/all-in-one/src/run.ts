@@ -11,16 +11,16 @@ import {
   loadApprovalsConfig,
   startApprovalsService,
 } from "@toolbus/approvals";
-import { ConfigError, connectBus, createLogger, type Logger, startTelemetry } from "@toolbus/bus";
+import { ConfigError, connectBus, createLogger, type Logger, maskUrl, startTelemetry } from "@toolbus/bus";
 import { startCatalogService } from "@toolbus/catalog";
 import { loadToolbusConfig, resolveGatewayTokens } from "@toolbus/config";
 import { startDispatcherService } from "@toolbus/dispatcher";
 import { startGateway } from "@toolbus/gateway";
 import { loadMemoryConfig, startMemoryService } from "@toolbus/memory";
-import { createSubjects, prefixFromEnv } from "@toolbus/protocol";
+import { createSubjects, prefixFromEnv, type Role } from "@toolbus/protocol";
 import { ensureDatabase } from "./embedded-postgres.js";
 import { ensurePortFree } from "./http-port.js";
-import { ensureNats } from "./local-nats.js";
+import { ensureNats, type LocalNats } from "./local-nats.js";
 import { SetupError } from "./setup-error.js";
 
 const VERSION = "0.1.0";
@@ -72,13 +72,16 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     });
     await ensurePortFree(config.gateway.host, config.gateway.port);
     const dataDir = join(cwd, ".toolbus");
+    const prefix = prefixFromEnv(env);
     const nats = await ensureNats({
       ...(env.NATS_URL ? { url: env.NATS_URL } : {}),
+      ...(env.NATS_IDENTITIES_DIR ? { identitiesDir: env.NATS_IDENTITIES_DIR } : {}),
+      prefix,
       dataDir: join(dataDir, "nats"),
       env,
     });
     stops.push(["nats", nats.stop]);
-    if (nats.started) logger.info({ url: nats.url }, "started a local nats-server");
+    if (nats.started) logger.info({ url: nats.url }, "started a local nats-server with generated identities");
     const database = await ensureDatabase({
       ...(env.DATABASE_URL ? { url: env.DATABASE_URL } : {}),
       dataDir: join(dataDir, "pglite"),
@@ -86,13 +89,14 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     stops.push(["postgres", database.stop]);
     const serviceEnv = { ...env, NATS_URL: nats.url, DATABASE_URL: database.url };
 
-    const prefix = prefixFromEnv(env);
     const subjects = createSubjects(prefix);
-    const connect = async (name: string, description: string, busLogger: Logger) => {
+    const connect = async (name: Role, description: string, busLogger: Logger) => {
       const bus = await connectBus({
-        natsUrl: nats.url,
+        access: nats.accessFor(name),
         service: { name, version: VERSION, description },
         logger: busLogger,
+        // Said once, plainly, in the lines printed below instead.
+        warnUnauthenticated: false,
       });
       stops.push([`${name} bus`, () => bus.close()]);
       return bus;
@@ -123,11 +127,13 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     // The gateway serves the inbox on its own port in all-in-one mode.
     const approvals = await startApprovalsService(
       { ...approvalsConfig, http: false },
-      { logger: loggerOf("approvals") },
+      { logger: loggerOf("approvals"), natsAccess: nats.accessFor("approvals"), warnUnauthenticated: false },
     );
     stops.push(["approvals", () => approvals.stop()]);
     const memory = await startMemoryService(loadMemoryConfig(serviceEnv, config.memory), {
       logger: loggerOf("memory"),
+      natsAccess: nats.accessFor("memory"),
+      warnUnauthenticated: false,
     });
     stops.push(["memory", () => memory.stop()]);
     const gatewayLogger = loggerOf("gateway");
@@ -152,13 +158,24 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     announce(`  console        ${gateway.url}/`);
     announce(`  MCP endpoint   ${gateway.url}/mcp`);
     announce(`  approvals      ${gateway.url}/approvals`);
-    announce(`  NATS           ${nats.url}${nats.started ? " (started here)" : ""}`);
+    announce(`  NATS           ${natsLine(nats)}`);
     announce(`  Postgres       ${database.embedded ? "embedded PGlite in .toolbus/pglite" : "DATABASE_URL"}`);
     return { consoleUrl: `${gateway.url}/`, mcpUrl: `${gateway.url}/mcp`, stop };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** How the bus is reached and whether it is closed to clients without credentials. */
+function natsLine(nats: LocalNats): string {
+  const url = maskUrl(nats.url);
+  if (nats.started) return `${url} (started here; clients need an identity from .toolbus/nats/identities)`;
+  if (nats.identitiesDir !== undefined) return `${url} (identities from ${nats.identitiesDir})`;
+  return (
+    `${url} — UNAUTHENTICATED: anyone who can reach this NATS can call any tool, skipping approvals. ` +
+    "Unset NATS_URL to let toolbus run its own with credentials, or set NATS_IDENTITIES_DIR (toolbus nats-config)."
+  );
 }
 
 /**

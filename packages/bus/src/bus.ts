@@ -5,13 +5,24 @@
  */
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { type NatsConnection, headers as natsHeaders, type Status } from "@nats-io/transport-node";
+import {
+  AuthorizationError,
+  type NatsConnection,
+  type NodeConnectionOptions,
+  headers as natsHeaders,
+  nkeyAuthenticator,
+  PermissionViolationError,
+  type Status,
+  usernamePasswordAuthenticator,
+} from "@nats-io/transport-node";
+import type { Role } from "@toolbus/protocol";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { connectCoalescing } from "./coalescing-transport.js";
 import { EventPublisher, type PublishEventOptions, storeInStream } from "./events.js";
 import { BUS_METRICS, type BusInstruments } from "./metrics.js";
 import { MicroService } from "./micro-service.js";
+import { hasCredentials, maskUrl, type NatsAccess, natsAccessFromEnv, natsServers } from "./nats-identity.js";
 import { ReplyInbox } from "./reply-inbox.js";
 import { type RequestOptions, requestReply } from "./request.js";
 import { type EndpointSpec, endpointCallback, type Handler } from "./serve.js";
@@ -26,9 +37,14 @@ export interface ServiceIdentity {
 }
 
 export interface ConnectBusOptions {
-  natsUrl: string;
+  /** One URL or a comma-separated list; used when `access` is not given (no credentials). */
+  natsUrl?: string;
+  /** Servers, credentials, TLS and inbox prefix (see `natsAccessFromEnv`). */
+  access?: NatsAccess;
   service: ServiceIdentity;
   logger: Logger;
+  /** Log once per process that the bus has no credentials (default true). */
+  warnUnauthenticated?: boolean;
 }
 
 export interface DrainOptions {
@@ -67,20 +83,88 @@ export interface Bus {
 const DEFAULT_GRACE_MS = 30_000;
 
 export async function connectBus(options: ConnectBusOptions): Promise<Bus> {
-  const { logger, natsUrl } = options;
-  logger.info({ natsUrl }, `connecting to NATS at ${natsUrl}`);
-  const nc = await connectCoalescing({
-    servers: natsUrl,
-    name: `${options.service.name}@${options.service.version}`,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 1_000,
-    waitOnFirstConnect: true,
-    // nats.js otherwise captures a stack trace per request: measurable CPU on the hot path.
-    noAsyncTraces: true,
-  });
-  logger.info({ natsUrl, server: nc.getServer() }, "connected to NATS");
+  const { logger } = options;
+  const access: NatsAccess = options.access ?? { servers: natsServers(options.natsUrl) };
+  const shown = access.servers.map(maskUrl).join(",");
+  logger.info({ natsUrl: shown }, `connecting to NATS at ${shown}`);
+  if (options.warnUnauthenticated !== false && !hasCredentials(access)) warnUnauthenticated(logger, shown);
+  let nc: NatsConnection;
+  try {
+    nc = await connectCoalescing({
+      ...natsConnectionOptions(access),
+      name: `${options.service.name}@${options.service.version}`,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 1_000,
+      waitOnFirstConnect: true,
+      // nats.js otherwise captures a stack trace per request: measurable CPU on the hot path.
+      noAsyncTraces: true,
+    });
+  } catch (error) {
+    throw connectFailure(error, access, shown);
+  }
+  logger.info({ natsUrl: shown, server: nc.getServer() }, "connected to NATS");
   void logStatus(nc, logger);
-  return new NatsBus(nc, options.service, logger);
+  return new NatsBus(nc, options.service, logger, access.inboxPrefix);
+}
+
+/** A toolbus service's bus: its role's identity read from `env` (see `natsAccessFromEnv`). */
+export async function connectServiceBus(options: {
+  env: Readonly<Record<string, string | undefined>>;
+  prefix: string;
+  role: Role;
+  service: ServiceIdentity;
+  logger: Logger;
+}): Promise<Bus> {
+  const access = natsAccessFromEnv(options.env, { prefix: options.prefix, role: options.role });
+  return connectBus({ access, service: options.service, logger: options.logger });
+}
+
+let warnedUnauthenticated = false;
+/** Said once per process: every service of `pnpm start` shares the one warning. */
+function warnUnauthenticated(logger: Logger, shown: string): void {
+  if (warnedUnauthenticated) return;
+  warnedUnauthenticated = true;
+  logger.warn(
+    { natsUrl: shown },
+    `NATS at ${shown} is used without credentials: anyone who can reach it can call any tool, skipping approvals. ` +
+      "Give each service its identity (toolbus nats-config; NATS_NKEY_FILE) to close the bus.",
+  );
+}
+
+/** nats.js connection options for an access: servers, authenticator, inbox prefix, TLS. */
+export function natsConnectionOptions(access: NatsAccess): NodeConnectionOptions {
+  const options: NodeConnectionOptions = { servers: access.servers };
+  if (access.nkeySeed !== undefined) {
+    options.authenticator = nkeyAuthenticator(new TextEncoder().encode(access.nkeySeed));
+  } else if (access.user !== undefined) {
+    options.authenticator = usernamePasswordAuthenticator(access.user, access.password ?? "");
+  }
+  if (access.inboxPrefix !== undefined) options.inboxPrefix = access.inboxPrefix;
+  const tlsUrl = access.servers.some((server) => server.startsWith("tls://"));
+  if (access.tls !== undefined || tlsUrl) {
+    options.tls = {
+      ...(access.tls?.caFile ? { caFile: access.tls.caFile } : {}),
+      ...(access.tls?.certFile ? { certFile: access.tls.certFile } : {}),
+      ...(access.tls?.keyFile ? { keyFile: access.tls.keyFile } : {}),
+    };
+  }
+  return options;
+}
+
+/** One line that names what is wrong: refused credentials, or no server reachable. */
+function connectFailure(error: unknown, access: NatsAccess, shown: string): Error {
+  const reason = error instanceof Error ? error.message : String(error);
+  if (error instanceof AuthorizationError || /authoriz|authentic/i.test(reason)) {
+    const who = access.credentialSource ?? "no credentials";
+    return new Error(
+      `NATS at ${shown} refused this identity (${who}): ${reason}. ` +
+        (access.credentialSource === undefined
+          ? "The server requires credentials: set NATS_NKEY_FILE to this service's seed file from `toolbus nats-config`."
+          : "Check that the file belongs to this service and that the server's config includes the auth.conf written with it (toolbus nats-config)."),
+      { cause: error },
+    );
+  }
+  return new Error(`cannot connect to NATS at ${shown}: ${reason}`, { cause: error });
 }
 
 async function logStatus(nc: NatsConnection, logger: Logger): Promise<void> {
@@ -105,6 +189,14 @@ function logStatusChange(logger: Logger, status: Status): void {
       );
       return;
     case "error":
+      if (status.error instanceof PermissionViolationError) {
+        const { operation, subject } = status.error;
+        logger.error(
+          { operation, subject },
+          `NATS refused ${operation} on ${subject}: this identity's permissions do not include it`,
+        );
+        return;
+      }
       logger.error({ err: status.error }, "NATS connection error");
       return;
     case "staleConnection":
@@ -140,11 +232,11 @@ class NatsBus implements Bus {
   #micro: MicroService | undefined;
   #metrics: BusInstruments | undefined;
 
-  constructor(nc: NatsConnection, service: ServiceIdentity, logger: Logger) {
+  constructor(nc: NatsConnection, service: ServiceIdentity, logger: Logger, inboxPrefix?: string) {
     this.nc = nc;
     this.service = Object.freeze({ ...service });
     this.logger = logger;
-    this.#inbox = new ReplyInbox(nc);
+    this.#inbox = new ReplyInbox(nc, inboxPrefix);
     this.#events = new EventPublisher(storeInStream(this.#inbox), logger);
   }
 

@@ -3,7 +3,9 @@ export {
   type Bus,
   type ConnectBusOptions,
   connectBus,
+  connectServiceBus,
   type DrainOptions,
+  natsConnectionOptions,
   type ServiceIdentity,
 } from "./bus.js";
 export { ConfigError, loadConfig } from "./config.js";
@@ -15,6 +17,7 @@ export {
   type MetricSpec,
   metricDocRows,
 } from "./core/metric-specs.js";
+export { type AuthUser, renderAuthConf, TOOLBUS_ACCOUNT } from "./core/nats-auth-conf.js";
 export type { PublishEventOptions } from "./events.js";
 export { type EnsureStreamConfig, ensureKv, ensureStream } from "./jetstream.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
@@ -29,6 +32,23 @@ export {
   observeGauge,
   secondsSince,
 } from "./metrics.js";
+export {
+  authConfOf,
+  DEFAULT_NATS_URL,
+  exitWithStartupError,
+  hasCredentials,
+  localNatsPaths,
+  maskUrl,
+  type NatsAccess,
+  type NatsIdentities,
+  type NatsTlsFiles,
+  natsAccessFromEnv,
+  natsServers,
+  readSeedFile,
+  runningLocalNats,
+  seedFileOf,
+  writeNatsIdentities,
+} from "./nats-identity.js";
 export { DEFAULT_REQUEST_TIMEOUT_MS, type RequestOptions } from "./request.js";
 export type { EndpointSpec, Handler, HandlerContext } from "./serve.js";
 export { onShutdown, type ShutdownHandle, type ShutdownOptions } from "./shutdown.js";

@@ -2,7 +2,8 @@
  * Requests over one reply subscription per connection (`<inbox>.<token>`), as nats.js does, but
  * without its per-request costs: nats.js settles every request by also rejecting it with a new
  * Error, so each successful request pays for a stack trace. A reply that arrives after its
- * request timed out is dropped.
+ * request timed out is dropped. A request the NATS server refuses to carry (this identity may not
+ * publish its subject) fails at once with a `PermissionViolationError` instead of timing out.
  */
 import {
   ClosedConnectionError,
@@ -11,6 +12,7 @@ import {
   type MsgHdrs,
   type NatsConnection,
   NoRespondersError,
+  PermissionViolationError,
   type Subscription,
   TimeoutError,
 } from "@nats-io/transport-node";
@@ -32,14 +34,32 @@ const NO_RESPONDERS_STATUS = 503;
 
 export class ReplyInbox {
   readonly #nc: NatsConnection;
+  readonly #inboxPrefix: string | undefined;
   readonly #waiting = new Map<string, Waiting>();
   #prefix = "";
   #subscription: Subscription | undefined;
   #sequence = 0;
 
-  constructor(nc: NatsConnection) {
+  constructor(nc: NatsConnection, inboxPrefix?: string) {
     this.#nc = nc;
+    this.#inboxPrefix = inboxPrefix;
     void nc.closed().then(() => this.#rejectAll(new ClosedConnectionError()));
+    void this.#failRefused();
+  }
+
+  /** Publishes are fire-and-forget in NATS: a refusal arrives as a connection status, by subject. */
+  async #failRefused(): Promise<void> {
+    for await (const status of this.#nc.status()) {
+      if (status.type !== "error" || !(status.error instanceof PermissionViolationError)) continue;
+      const refused = status.error;
+      const mine = refused.operation === "subscription" && refused.subject.startsWith(this.#prefix);
+      for (const [token, waiting] of this.#waiting) {
+        if (!mine && !(refused.operation === "publish" && refused.subject === waiting.subject)) continue;
+        this.#waiting.delete(token);
+        clearTimeout(waiting.timer);
+        waiting.reject(refused);
+      }
+    }
   }
 
   /** Sends `payload` to `subject` and resolves with the first reply; rejects with nats.js's error kinds. */
@@ -69,7 +89,7 @@ export class ReplyInbox {
   #subscribe(): void {
     if (this.#subscription && !this.#subscription.isClosed()) return;
     if (this.#nc.isClosed() || this.#nc.isDraining()) throw new ClosedConnectionError();
-    this.#prefix = `${createInbox()}.`;
+    this.#prefix = `${createInbox(this.#inboxPrefix)}.`;
     this.#subscription = this.#nc.subscribe(`${this.#prefix}*`, {
       callback: (error, msg) => {
         if (!error) this.#settle(msg);

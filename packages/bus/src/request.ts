@@ -3,7 +3,13 @@
  * validated, and every way a call can fail comes back as a `WireError` with a code from the
  * closed set.
  */
-import { type MsgHdrs, NoRespondersError, RequestError, TimeoutError } from "@nats-io/transport-node";
+import {
+  type MsgHdrs,
+  NoRespondersError,
+  PermissionViolationError,
+  RequestError,
+  TimeoutError,
+} from "@nats-io/transport-node";
 import { type Envelope, envelopeSchema, formatZodIssues, WireError } from "@toolbus/protocol";
 import type { z } from "zod";
 import type { ReplyInbox } from "./reply-inbox.js";
@@ -62,6 +68,8 @@ export async function requestReply<S extends z.ZodType>(
 }
 
 function requestFailure(err: unknown, subject: string, timeoutMs: number): WireError {
+  const refused = permissionViolation(err);
+  if (refused) return unauthorized(refused, err);
   if (err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders())) {
     return new WireError(
       "server_unavailable",
@@ -81,6 +89,23 @@ function requestFailure(err: unknown, subject: string, timeoutMs: number): WireE
   }
   const reason = err instanceof Error ? err.message : String(err);
   return new WireError("transport_error", `request on ${subject} failed: ${reason}`, { cause: err });
+}
+
+/** The server's refusal behind an error, if that is what it is (nats.js wraps it for requests). */
+export function permissionViolation(err: unknown): PermissionViolationError | undefined {
+  if (err instanceof PermissionViolationError) return err;
+  if (err instanceof Error && err.cause instanceof PermissionViolationError) return err.cause;
+  return undefined;
+}
+
+/** `unauthorized`, naming what this identity may not do and how to change that. */
+export function unauthorized(refused: PermissionViolationError, cause: unknown): WireError {
+  const what = refused.operation === "subscription" ? "subscribe to" : "publish to";
+  return new WireError(
+    "unauthorized",
+    `the NATS server does not let this identity ${what} ${refused.subject}; its role's permissions (toolbus nats-config) do not include it`,
+    { retryable: false, cause },
+  );
 }
 
 /** Building a zod schema costs far more than using one, so each result schema's envelope is built once. */

@@ -3,12 +3,23 @@
  * errors print the usage on stderr (exit 2); a `CliError` prints its message on stderr;
  * anything else is a bug, reported as such (exit 1). The bus is closed on every path.
  */
-import { prefixFromEnv } from "@toolbus/protocol";
+import { join } from "node:path";
+import {
+  ConfigError,
+  DEFAULT_NATS_URL,
+  type NatsAccess,
+  natsAccessFromEnv,
+  readSeedFile,
+  runningLocalNats,
+  seedFileOf,
+} from "@toolbus/bus";
+import { inboxPrefix, prefixFromEnv } from "@toolbus/protocol";
 import { type BusClient, openBusClient } from "./adapters/bus-client.js";
 import type { Terminal } from "./adapters/terminal.js";
 import { runApprovals } from "./commands/approvals.js";
 import { runCall } from "./commands/call.js";
 import type { Command, CommandContext } from "./commands/context.js";
+import { runNatsConfig } from "./commands/nats-config.js";
 import { runServers } from "./commands/servers.js";
 import { runStart } from "./commands/start.js";
 import { runTail } from "./commands/tail.js";
@@ -27,9 +38,10 @@ const COMMANDS: Readonly<Record<CommandName, Command>> = {
   call: runCall,
   approvals: runApprovals,
   tail: runTail,
+  "nats-config": runNatsConfig,
 };
 
-export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
+export { DEFAULT_NATS_URL };
 /** How long the CLI waits for NATS to accept the connection. */
 export const CONNECT_TIMEOUT_MS = 3_000;
 
@@ -98,12 +110,43 @@ async function openBus(env: Readonly<Record<string, string | undefined>>): Promi
   } catch (error) {
     throw new CliError({ kind: "config", message: error instanceof Error ? error.message : String(error) });
   }
+  let access: NatsAccess;
+  try {
+    access = cliNatsAccess(env, prefix, process.cwd());
+  } catch (error) {
+    throw new CliError({ kind: "config", message: error instanceof Error ? error.message : String(error) });
+  }
   return openBusClient({
-    natsUrl: env.NATS_URL || DEFAULT_NATS_URL,
+    access,
     prefix,
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
     env,
   });
+}
+
+/**
+ * NATS_URL (with NATS_NKEY_FILE or NATS_USER) when set; else the NATS a `toolbus start` runs in
+ * this project, with the CLI's identity from its `.toolbus/nats`; else the default URL.
+ */
+function cliNatsAccess(
+  env: Readonly<Record<string, string | undefined>>,
+  prefix: string,
+  cwd: string,
+): NatsAccess {
+  const local = env.NATS_URL ? undefined : runningLocalNats(join(cwd, ".toolbus", "nats"));
+  if (local === undefined) return natsAccessFromEnv(env, { prefix, role: "cli" });
+  const file = seedFileOf(local.identitiesDir, "cli");
+  try {
+    return {
+      servers: [local.url],
+      nkeySeed: readSeedFile(file, `the CLI's identity ${file}`),
+      inboxPrefix: inboxPrefix(prefix, "cli"),
+      credentialSource: file,
+    };
+  } catch (error) {
+    if (error instanceof ConfigError) throw new Error(error.problems.join("; "));
+    throw error;
+  }
 }
 
 function commandOf(name: CommandName | undefined): { command?: string } {

@@ -37,6 +37,10 @@ export const QueueGroup = {
 } as const;
 export type QueueGroup = (typeof QueueGroup)[keyof typeof QueueGroup];
 
+/** The identities that connect to NATS: the five services, the operator's CLI, and an agent runtime. */
+export const Role = { ...QueueGroup, cli: "cli", agent: "agent" } as const;
+export type Role = (typeof Role)[keyof typeof Role];
+
 export const CATALOG_KEY_PREFIX = "server.";
 
 /** The catalog KV key of a server's entry: `server.<name>`. */
@@ -192,6 +196,8 @@ export interface SubjectSpec {
   readonly reply: string | null;
   /** The service that serves it (req/reply), publishes it (events), or consumes it (memory.message). */
   readonly owner: QueueGroup;
+  /** Who else may use it: request it (req/reply), subscribe to it (events), publish it (memory.message). */
+  readonly users: readonly Role[];
   readonly description: string;
 }
 
@@ -201,41 +207,43 @@ const spec = (
   request: string,
   reply: string | null,
   owner: QueueGroup,
+  users: readonly Role[],
   description: string,
-): SubjectSpec => Object.freeze({ subject, kind, request, reply, owner, description });
+): SubjectSpec =>
+  Object.freeze({ subject, kind, request, reply, owner, users: Object.freeze(users), description });
 
 /** The contract's subjects, with the default prefix. README.md mirrors this table (a test checks). */
 // biome-ignore format: a table reads best one row per line
 export const SUBJECTS: readonly SubjectSpec[] = Object.freeze([
-  spec("toolbus.catalog.get", "req/reply", "CatalogGetRequest", "CatalogSnapshot", "catalog", "The normalized catalog: servers, tools, and the direct and deferred flat names."),
-  spec("toolbus.catalog.refresh", "req/reply", "CatalogRefreshRequest", "CatalogRefreshResult", "catalog", "Re-list one server, or every server, and answer the catalog revision after it."),
-  spec("toolbus.catalog.resources.list", "req/reply", "ResourcesListRequest", "ResourcesListResult", "catalog", "Resources of one server (one page), or of every server (sorted by server, no cursor)."),
-  spec("toolbus.catalog.resource_templates.list", "req/reply", "ResourceTemplatesListRequest", "ResourceTemplatesListResult", "catalog", "Resource templates, paged like resources."),
-  spec("toolbus.catalog.resources.read", "req/reply", "ResourcesReadRequest", "ResourcesReadResult", "catalog", "Read one resource; originCallId names the call that produced the URI."),
-  spec("toolbus.catalog.search", "req/reply", "CatalogSearchRequest", "CatalogSearchResult", "catalog", "Tools whose search text matches a query, best first, for tool_search-style consumers."),
-  spec("toolbus.catalog.prompts.list", "req/reply", "PromptsListRequest", "PromptsListResult", "catalog", "Prompts of one server (one page), or of every server that declares prompts (sorted by server, no cursor)."),
-  spec("toolbus.catalog.prompts.get", "req/reply", "PromptsGetRequest", "GetPromptResult", "catalog", "Get one prompt by its raw name from its server, with its arguments filled in."),
-  spec("toolbus.catalog.completion.complete", "req/reply", "CompletionCompleteRequest", "CompleteResult", "catalog", "Candidate values for a prompt or resource template argument; empty when the server declares no completions."),
-  spec("toolbus.events.server.<server>", "stream", "ServerStatusEvent", null, "catalog", "A server's startup state: starting, then ready, failed or cancelled."),
-  spec("toolbus.events.startup_complete", "stream", "StartupCompleteEvent", null, "catalog", "The startup summary, once every started server has settled."),
-  spec("toolbus.events.catalog", "stream", "CatalogEvent", null, "catalog", "The catalog revision moved; names the servers whose tools changed."),
-  spec("toolbus.events.prompts", "stream", "PromptsChangedEvent", null, "catalog", "A server said its prompts changed (prompts/list_changed); list them again."),
-  spec("toolbus.dispatch.call", "req/reply", "ToolCallRequest", "ToolCallReply", "dispatcher", "Call a tool by its model-visible name: the whole call path, answered with the model projection."),
-  spec("toolbus.events.call.begin", "stream", "CallBeginEvent", null, "dispatcher", "A call began (before its approval); one per call whose arguments parsed."),
-  spec("toolbus.events.call.end", "stream", "CallEndEvent", null, "dispatcher", "A call ended, same callId as its begin; the result copy is capped at 1 MiB."),
-  spec("toolbus.approvals.decide", "req/reply", "ApprovalDecideRequest", "ApprovalDecideResult", "approvals", "Decide a call: mode and annotations, remembered grants, PreToolUse and PermissionRequest hooks, a human."),
-  spec("toolbus.approvals.post_tool_use", "req/reply", "PostToolUseRequest", "PostToolUseResult", "approvals", "Run the PostToolUse hooks matching the hook name; sent only when one matches."),
-  spec("toolbus.approvals.pending", "event", "ApprovalRequest", null, "approvals", "A call is waiting for a human."),
-  spec("toolbus.approvals.list", "req/reply", "ApprovalsListRequest", "ApprovalsListResult", "approvals", "The requests waiting for a human."),
-  spec("toolbus.approvals.resolve", "req/reply", "ApprovalResolveRequest", "ApprovalResolveResult", "approvals", "A human's answer; twice or after expiry is bad_request."),
-  spec("toolbus.approvals.resolved", "event", "ApprovalResolvedEvent", null, "approvals", "A pending request was answered: by whom, with which decision."),
-  spec("toolbus.approvals.cancel", "req/reply", "ApprovalCancelRequest", "ApprovalCancelResult", "approvals", "Internal: withdraw the pending request of a call whose caller went away."),
-  spec("toolbus.memory.message", "stream", "MemoryMessage", null, "memory", "An assistant message whose citations are counted, once per messageId."),
-  spec("toolbus.memory.strip", "req/reply", "MemoryStripRequest", "MemoryStripResult", "memory", "Hide citation markup and parse the citation."),
-  spec("toolbus.memory.usage", "req/reply", "MemoryUsageRequest", "MemoryUsageResult", "memory", "Usage counts of cited rollouts."),
-  spec("toolbus.connector.<server>.call", "req/reply", "ConnectorCallRequest", "ConnectorCallResult", "catalog", "Internal: the raw tools/call on one server, refused if its revision moved since preparation."),
-  spec("toolbus.calls.<callId>.progress", "event", "CallProgress", null, "catalog", "Internal: a server's progress notification during a call."),
-  spec("toolbus.calls.<callId>.logging", "event", "CallLogging", null, "catalog", "Internal: a server's log message during a call."),
-  spec("toolbus.calls.<callId>.elicitation", "req/reply", "CallElicitationRequest", "CallElicitationResult", "dispatcher", "Internal: a server asks the caller something during a call; the answer goes back to the server."),
-  spec("toolbus.calls.<callId>.sampling", "req/reply", "CallSamplingRequest", "CallSamplingResult", "gateway", "Internal: a server asks the caller's model for a message during a call (sampling/createMessage); the answer goes back to the server."),
+  spec("toolbus.catalog.get", "req/reply", "CatalogGetRequest", "CatalogSnapshot", "catalog", ["gateway", "cli", "agent"], "The normalized catalog: servers, tools, and the direct and deferred flat names."),
+  spec("toolbus.catalog.refresh", "req/reply", "CatalogRefreshRequest", "CatalogRefreshResult", "catalog", ["gateway", "cli"], "Re-list one server, or every server, and answer the catalog revision after it."),
+  spec("toolbus.catalog.resources.list", "req/reply", "ResourcesListRequest", "ResourcesListResult", "catalog", ["gateway", "agent"], "Resources of one server (one page), or of every server (sorted by server, no cursor)."),
+  spec("toolbus.catalog.resource_templates.list", "req/reply", "ResourceTemplatesListRequest", "ResourceTemplatesListResult", "catalog", ["gateway", "agent"], "Resource templates, paged like resources."),
+  spec("toolbus.catalog.resources.read", "req/reply", "ResourcesReadRequest", "ResourcesReadResult", "catalog", ["gateway", "agent"], "Read one resource; originCallId names the call that produced the URI."),
+  spec("toolbus.catalog.search", "req/reply", "CatalogSearchRequest", "CatalogSearchResult", "catalog", ["gateway", "cli", "agent"], "Tools whose search text matches a query, best first, for tool_search-style consumers."),
+  spec("toolbus.catalog.prompts.list", "req/reply", "PromptsListRequest", "PromptsListResult", "catalog", ["gateway", "agent"], "Prompts of one server (one page), or of every server that declares prompts (sorted by server, no cursor)."),
+  spec("toolbus.catalog.prompts.get", "req/reply", "PromptsGetRequest", "GetPromptResult", "catalog", ["gateway", "agent"], "Get one prompt by its raw name from its server, with its arguments filled in."),
+  spec("toolbus.catalog.completion.complete", "req/reply", "CompletionCompleteRequest", "CompleteResult", "catalog", ["gateway", "agent"], "Candidate values for a prompt or resource template argument; empty when the server declares no completions."),
+  spec("toolbus.events.server.<server>", "stream", "ServerStatusEvent", null, "catalog", ["gateway", "cli"], "A server's startup state: starting, then ready, failed or cancelled."),
+  spec("toolbus.events.startup_complete", "stream", "StartupCompleteEvent", null, "catalog", ["gateway", "cli"], "The startup summary, once every started server has settled."),
+  spec("toolbus.events.catalog", "stream", "CatalogEvent", null, "catalog", ["gateway", "cli"], "The catalog revision moved; names the servers whose tools changed."),
+  spec("toolbus.events.prompts", "stream", "PromptsChangedEvent", null, "catalog", ["gateway", "cli"], "A server said its prompts changed (prompts/list_changed); list them again."),
+  spec("toolbus.dispatch.call", "req/reply", "ToolCallRequest", "ToolCallReply", "dispatcher", ["gateway", "cli", "agent"], "Call a tool by its model-visible name: the whole call path, answered with the model projection."),
+  spec("toolbus.events.call.begin", "stream", "CallBeginEvent", null, "dispatcher", ["gateway", "cli"], "A call began (before its approval); one per call whose arguments parsed."),
+  spec("toolbus.events.call.end", "stream", "CallEndEvent", null, "dispatcher", ["gateway", "cli"], "A call ended, same callId as its begin; the result copy is capped at 1 MiB."),
+  spec("toolbus.approvals.decide", "req/reply", "ApprovalDecideRequest", "ApprovalDecideResult", "approvals", ["dispatcher"], "Decide a call: mode and annotations, remembered grants, PreToolUse and PermissionRequest hooks, a human."),
+  spec("toolbus.approvals.post_tool_use", "req/reply", "PostToolUseRequest", "PostToolUseResult", "approvals", ["dispatcher"], "Run the PostToolUse hooks matching the hook name; sent only when one matches."),
+  spec("toolbus.approvals.pending", "event", "ApprovalRequest", null, "approvals", ["gateway", "cli"], "A call is waiting for a human."),
+  spec("toolbus.approvals.list", "req/reply", "ApprovalsListRequest", "ApprovalsListResult", "approvals", ["gateway", "cli"], "The requests waiting for a human."),
+  spec("toolbus.approvals.resolve", "req/reply", "ApprovalResolveRequest", "ApprovalResolveResult", "approvals", ["gateway", "cli"], "A human's answer; twice or after expiry is bad_request."),
+  spec("toolbus.approvals.resolved", "event", "ApprovalResolvedEvent", null, "approvals", ["gateway", "cli"], "A pending request was answered: by whom, with which decision."),
+  spec("toolbus.approvals.cancel", "req/reply", "ApprovalCancelRequest", "ApprovalCancelResult", "approvals", ["gateway", "dispatcher"], "Internal: withdraw the pending request of a call whose caller went away."),
+  spec("toolbus.memory.message", "stream", "MemoryMessage", null, "memory", ["agent"], "An assistant message whose citations are counted, once per messageId."),
+  spec("toolbus.memory.strip", "req/reply", "MemoryStripRequest", "MemoryStripResult", "memory", ["gateway", "cli", "agent"], "Hide citation markup and parse the citation."),
+  spec("toolbus.memory.usage", "req/reply", "MemoryUsageRequest", "MemoryUsageResult", "memory", ["gateway", "cli", "agent"], "Usage counts of cited rollouts."),
+  spec("toolbus.connector.<server>.call", "req/reply", "ConnectorCallRequest", "ConnectorCallResult", "catalog", ["dispatcher"], "Internal: the raw tools/call on one server, refused if its revision moved since preparation."),
+  spec("toolbus.calls.<callId>.progress", "event", "CallProgress", null, "catalog", ["gateway", "cli"], "Internal: a server's progress notification during a call."),
+  spec("toolbus.calls.<callId>.logging", "event", "CallLogging", null, "catalog", ["gateway"], "Internal: a server's log message during a call."),
+  spec("toolbus.calls.<callId>.elicitation", "req/reply", "CallElicitationRequest", "CallElicitationResult", "gateway", ["catalog"], "Internal: a server asks the caller something during a call; the answer goes back to the server."),
+  spec("toolbus.calls.<callId>.sampling", "req/reply", "CallSamplingRequest", "CallSamplingResult", "gateway", ["catalog"], "Internal: a server asks the caller's model for a message during a call (sampling/createMessage); the answer goes back to the server."),
 ]);

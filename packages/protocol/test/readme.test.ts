@@ -4,7 +4,8 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ERROR_CODES, RETRYABLE_BY_DEFAULT } from "../src/errors.js";
 import * as protocol from "../src/index.js";
-import { createSubjects, SUBJECTS } from "../src/subjects.js";
+import { INTERNAL_SUBJECTS } from "../src/access.js";
+import { createSubjects, SUBJECTS, type SubjectSpec } from "../src/subjects.js";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 
@@ -27,17 +28,23 @@ function tableUnder(heading: string): Record<string, string>[] {
 const code = (text: string) => `\`${text}\``;
 
 describe("README.md", () => {
-  it("has one subjects row per SUBJECTS entry, with the same kind, schemas, owner and description", () => {
-    const documented = tableUnder("Subjects");
-    const expected = SUBJECTS.map((row) => ({
+  const rowsOf = (specs: readonly SubjectSpec[]) =>
+    specs.map((row) => ({
       subject: code(row.subject),
       kind: row.kind,
       request: code(row.request),
       reply: row.reply === null ? "—" : code(row.reply),
       owner: row.owner,
+      users: row.users.join(", "),
       description: row.description,
     }));
-    expect(documented).toStrictEqual(expected);
+
+  it("has one subjects row per SUBJECTS entry, with the same kind, schemas, owner, users and description", () => {
+    expect(tableUnder("Subjects")).toStrictEqual(rowsOf(SUBJECTS));
+  });
+
+  it("has one internal subjects row per INTERNAL_SUBJECTS entry", () => {
+    expect(tableUnder("Internal subjects")).toStrictEqual(rowsOf(INTERNAL_SUBJECTS));
   });
 
   it("documents every error code with its default retryability, and no other code", () => {

@@ -1,6 +1,7 @@
 export { freePort } from "./free-port.js";
 export { type Infra, startInfra, startThrowawayPostgres, type ThrowawayPostgres } from "./infra.js";
 export { cleanupJetStream, isolation, type PgSchema, withPgSchema } from "./isolation.js";
+export { type NatsServerProcess, startNatsServer } from "./nats-server.js";
 export {
   type MetricPoint,
   metricPointsFromOtlpJson,

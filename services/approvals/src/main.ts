@@ -2,7 +2,7 @@
  * `node services/approvals/dist/main.js [--config <path>] [--host <host>] [--port <port>]`:
  * configuration → logger → telemetry → the service → graceful shutdown on SIGTERM/SIGINT.
  */
-import { ConfigError, createLogger, onShutdown, startTelemetry } from "@toolbus/bus";
+import { ConfigError, createLogger, natsAccessFromEnv, onShutdown, startTelemetry } from "@toolbus/bus";
 import { loadApprovalsConfig } from "./config.js";
 import { SERVICE_NAME, SERVICE_VERSION, startApprovalsService } from "./service.js";
 
@@ -10,7 +10,11 @@ const logger = createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION })
 try {
   const config = await loadApprovalsConfig({ env: process.env, argv: process.argv.slice(2) });
   const stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
-  const service = await startApprovalsService(config, { logger });
+  const natsAccess = natsAccessFromEnv(process.env, {
+    prefix: config.prefix ?? "toolbus",
+    role: "approvals",
+  });
+  const service = await startApprovalsService(config, { logger, natsAccess });
   onShutdown(
     {
       drain: (o) => service.drain(o),
@@ -21,6 +25,6 @@ try {
   );
 } catch (error) {
   if (error instanceof ConfigError) logger.fatal(error.message);
-  else logger.fatal({ err: error }, "the approvals service failed to start");
+  else logger.fatal({ err: error }, `the approvals service failed to start: ${(error as Error).message}`);
   process.exit(1);
 }

@@ -13,6 +13,7 @@ import {
   ensureKv,
   type Logger,
   loadConfig,
+  type NatsAccess,
   observeGauge,
   withSpan,
 } from "@toolbus/bus";
@@ -58,6 +59,10 @@ export const SERVICE_VERSION = "0.1.0";
 export interface ApprovalsServiceOptions {
   /** Default: a new root logger `{service:"approvals", version}`. */
   logger?: Logger;
+  /** The approvals identity on NATS (`natsAccessFromEnv`); default: `config.natsUrl`, no credentials. */
+  natsAccess?: NatsAccess;
+  /** Log that the bus has no credentials (default true; `pnpm start` says it once itself). */
+  warnUnauthenticated?: boolean;
 }
 
 export interface ApprovalsService {
@@ -106,7 +111,8 @@ export async function startApprovalsService(
     if (applied.length > 0) logger.info({ applied }, `applied approvals migrations ${applied.join(", ")}`);
 
     const bus = await connectBus({
-      natsUrl: config.natsUrl,
+      ...(options.natsAccess ? { access: options.natsAccess } : { natsUrl: config.natsUrl }),
+      ...(options.warnUnauthenticated === false ? { warnUnauthenticated: false } : {}),
       service: {
         name: SERVICE_NAME,
         version: SERVICE_VERSION,

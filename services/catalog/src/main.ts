@@ -1,6 +1,12 @@
 /** Composition root of the catalog service: settings → logger → bus → connectors → shutdown. */
 import { createRequire } from "node:module";
-import { connectBus, createLogger, onShutdown, startTelemetry } from "@toolbus/bus";
+import {
+  connectServiceBus,
+  createLogger,
+  exitWithStartupError,
+  onShutdown,
+  startTelemetry,
+} from "@toolbus/bus";
 import { loadToolbusConfig } from "@toolbus/config";
 import { createSubjects } from "@toolbus/protocol";
 import { startCatalogService } from "./catalog-service.js";
@@ -31,15 +37,17 @@ const { settings, config } = await (async () => {
 })();
 const logger = createLogger({ service: "catalog", version: VERSION, level: settings.logLevel });
 const stopTelemetry = await startTelemetry({ serviceName: "toolbus-catalog" });
-const bus = await connectBus({
-  natsUrl: settings.natsUrl,
+const bus = await connectServiceBus({
+  env: process.env,
+  prefix: settings.prefix,
+  role: "catalog",
   service: {
     name: "catalog",
     version: VERSION,
     description: "MCP server connections and the revisioned catalog",
   },
   logger,
-});
+}).catch((error: unknown) => exitWithStartupError("catalog", error));
 const service = await startCatalogService({
   bus,
   subjects: createSubjects(settings.prefix),

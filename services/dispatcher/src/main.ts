@@ -1,5 +1,11 @@
 /** Composition root of the dispatcher: settings → logger → bus → catalog replica → endpoint → shutdown. */
-import { connectBus, createLogger, onShutdown, startTelemetry } from "@toolbus/bus";
+import {
+  connectServiceBus,
+  createLogger,
+  exitWithStartupError,
+  onShutdown,
+  startTelemetry,
+} from "@toolbus/bus";
 import { loadToolbusConfig } from "@toolbus/config";
 import { createSubjects } from "@toolbus/protocol";
 import { loadDispatcherSettings } from "./config.js";
@@ -16,11 +22,13 @@ const config = await loadToolbusConfig({
   cwd: process.cwd(),
   demoServer: () => ({ command: "server-everything", args: [] }),
 });
-const bus = await connectBus({
-  natsUrl: settings.natsUrl,
+const bus = await connectServiceBus({
+  env: process.env,
+  prefix: settings.prefix,
+  role: "dispatcher",
   service: { name: "dispatcher", version: VERSION, description: "The tool-call path" },
   logger,
-});
+}).catch((error: unknown) => exitWithStartupError("dispatcher", error));
 const service = await startDispatcherService({
   bus,
   subjects: createSubjects(settings.prefix),

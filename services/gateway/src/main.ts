@@ -1,5 +1,11 @@
 /** Composition root of the gateway: settings → logger → config → bus → gateway → shutdown. */
-import { connectBus, createLogger, onShutdown, startTelemetry } from "@toolbus/bus";
+import {
+  connectServiceBus,
+  createLogger,
+  exitWithStartupError,
+  onShutdown,
+  startTelemetry,
+} from "@toolbus/bus";
 import { loadToolbusConfig, resolveGatewayTokens } from "@toolbus/config";
 import { createSubjects } from "@toolbus/protocol";
 import { loadGatewaySettings } from "./config.js";
@@ -21,11 +27,13 @@ if (!tokens.ok) {
   logger.fatal(tokens.message);
   process.exit(1);
 }
-const bus = await connectBus({
-  natsUrl: settings.natsUrl,
+const bus = await connectServiceBus({
+  env: process.env,
+  prefix: settings.prefix,
+  role: "gateway",
   service: { name: "gateway", version: VERSION, description: "The MCP edge" },
   logger,
-});
+}).catch((error: unknown) => exitWithStartupError("gateway", error));
 const gateway = await startGateway({
   bus,
   subjects: createSubjects(settings.prefix),

@@ -1,6 +1,13 @@
 /** The memory service process: config → telemetry → logger → service → shutdown on SIGTERM. */
 import { parseArgs } from "node:util";
-import { ConfigError, createLogger, onShutdown, startTelemetry } from "@toolbus/bus";
+import {
+  ConfigError,
+  createLogger,
+  type NatsAccess,
+  natsAccessFromEnv,
+  onShutdown,
+  startTelemetry,
+} from "@toolbus/bus";
 import { ConfigFileError, loadToolbusConfig } from "@toolbus/config";
 import { loadMemoryConfig } from "./config.js";
 import { SERVICE_NAME, SERVICE_VERSION, startMemoryService } from "./memory-service.js";
@@ -11,6 +18,7 @@ function exitWith(message: string): never {
 }
 
 let config: ReturnType<typeof loadMemoryConfig>;
+let natsAccess: NatsAccess;
 let stopTelemetry: () => Promise<void>;
 try {
   const { values } = parseArgs({ options: { config: { type: "string" } }, strict: true });
@@ -22,6 +30,7 @@ try {
     demoServer: () => ({ command: "server-everything", args: ["stdio"] }),
   });
   config = loadMemoryConfig(process.env, toolbus.memory);
+  natsAccess = natsAccessFromEnv(process.env, { prefix: config.prefix, role: "memory" });
   stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
 } catch (err) {
   if (err instanceof ConfigError || err instanceof ConfigFileError) exitWith(err.message);
@@ -30,7 +39,7 @@ try {
 }
 const logger = createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION, level: config.logLevel });
 try {
-  const service = await startMemoryService(config, { logger });
+  const service = await startMemoryService(config, { logger, natsAccess });
   onShutdown(service.bus, { logger, closers: [() => service.close(), stopTelemetry] });
 } catch (err) {
   logger.fatal(

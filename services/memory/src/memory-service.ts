@@ -5,7 +5,7 @@
  * while Postgres is down; ingest then waits, and starts once the schema is migrated.
  */
 import { fileURLToPath } from "node:url";
-import { type Bus, connectBus, createLogger, type Logger } from "@toolbus/bus";
+import { type Bus, connectBus, createLogger, type Logger, type NatsAccess } from "@toolbus/bus";
 import {
   createSubjects,
   MemoryStripRequestSchema,
@@ -38,6 +38,10 @@ export interface MemoryServiceOptions {
   logger?: Logger;
   /** Default: the service's own `migrations/`. */
   migrationsDir?: string;
+  /** The memory identity on NATS (`natsAccessFromEnv`); default: `config.natsUrl`, no credentials. */
+  natsAccess?: NatsAccess;
+  /** Log that the bus has no credentials (default true; `pnpm start` says it once itself). */
+  warnUnauthenticated?: boolean;
 }
 
 export interface MemoryServiceStats extends IngestStats {
@@ -79,7 +83,8 @@ export async function startMemoryService(
   let bus: Bus;
   try {
     bus = await connectBus({
-      natsUrl: config.natsUrl,
+      ...(options.natsAccess ? { access: options.natsAccess } : { natsUrl: config.natsUrl }),
+      ...(options.warnUnauthenticated === false ? { warnUnauthenticated: false } : {}),
       service: {
         name: SERVICE_NAME,
         version: SERVICE_VERSION,

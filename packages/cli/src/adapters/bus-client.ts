@@ -5,7 +5,14 @@
  * subscriptions for events.
  */
 import { connect, NoRespondersError, RequestError, TimeoutError } from "@nats-io/transport-node";
-import { type Bus, connectBus, createLogger } from "@toolbus/bus";
+import {
+  type Bus,
+  connectBus,
+  createLogger,
+  maskUrl,
+  type NatsAccess,
+  natsConnectionOptions,
+} from "@toolbus/bus";
 import { createSubjects, type Subjects, WireError } from "@toolbus/protocol";
 import type { z } from "zod";
 import { VERSION } from "../core/commands.js";
@@ -28,15 +35,17 @@ export interface BusClient {
 }
 
 export interface OpenBusOptions {
-  natsUrl: string;
+  /** Servers and the CLI's identity (see `natsAccessFromEnv`). */
+  access: NatsAccess;
   prefix: string;
   connectTimeoutMs: number;
   env: Readonly<Record<string, string | undefined>>;
 }
 
 export async function openBusClient(options: OpenBusOptions): Promise<BusClient> {
-  const { natsUrl, connectTimeoutMs } = options;
-  await probeNats(natsUrl, connectTimeoutMs);
+  const { access, connectTimeoutMs } = options;
+  const natsUrl = access.servers.map(maskUrl).join(",");
+  await probeNats(access, natsUrl, connectTimeoutMs);
   // Logs go to stderr and only when LOG_LEVEL asks for them: stdout belongs to the output.
   const logger = createLogger({
     service: "cli",
@@ -44,7 +53,7 @@ export async function openBusClient(options: OpenBusOptions): Promise<BusClient>
     destination: process.stderr,
     ...(options.env.LOG_LEVEL ? {} : { level: "silent" as const }),
   });
-  const connecting = connectBus({ natsUrl, service: { name: "cli", version: VERSION }, logger });
+  const connecting = connectBus({ access, service: { name: "cli", version: VERSION }, logger });
   const bus = await withTimeout(connecting, connectTimeoutMs, () => {
     // A bus that connects after we gave up must not keep the process alive.
     void connecting.then((late) => late.close()).catch(() => undefined);
@@ -58,10 +67,10 @@ export async function openBusClient(options: OpenBusOptions): Promise<BusClient>
 }
 
 /** One connection attempt without retries: fails in milliseconds when nothing listens. */
-async function probeNats(natsUrl: string, timeoutMs: number): Promise<void> {
+async function probeNats(access: NatsAccess, natsUrl: string, timeoutMs: number): Promise<void> {
   try {
     const probe = await connect({
-      servers: natsUrl,
+      ...natsConnectionOptions(access),
       timeout: timeoutMs,
       reconnect: false,
       name: "toolbus-cli-probe",
@@ -70,6 +79,9 @@ async function probeNats(natsUrl: string, timeoutMs: number): Promise<void> {
   } catch (error) {
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
     const reason = error instanceof Error ? error.message : String(error);
+    if (/authori[sz]ation violation|authentication/i.test(reason)) {
+      throw new CliError({ kind: "nats_refused", natsUrl, credentials: access.credentialSource, reason });
+    }
     throw new CliError({ kind: "nats_unreachable", natsUrl, reason: cause ? `${reason}: ${cause}` : reason });
   }
 }

@@ -29,6 +29,7 @@ export const CommandName = {
   call: "call",
   approvals: "approvals",
   tail: "tail",
+  natsConfig: "nats-config",
 } as const;
 export type CommandName = (typeof CommandName)[keyof typeof CommandName];
 
@@ -154,6 +155,30 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: [
       "One line per event: time, kind, callId or server, status, duration. --json prints one JSON object per line.",
       "Runs until Ctrl-C (or --count events).",
+    ],
+  },
+  {
+    name: "nats-config",
+    summary: "Write each service's NATS identity and the nats-server config that limits it to its role",
+    usage: ["nats-config --out <dir> [--rotate]"],
+    positionals: [],
+    options: [
+      {
+        name: "out",
+        type: "string",
+        valueName: "dir",
+        description: "Where to write <role>.nk (one NKey seed per identity, 0600) and auth.conf",
+      },
+      {
+        name: "rotate",
+        type: "boolean",
+        description: "Make new keys instead of keeping those already in <dir>",
+      },
+    ],
+    details: [
+      "auth.conf is the nats-server `accounts` block: include it in nats.conf (next to it: include auth.conf).",
+      "Each service then runs with NATS_NKEY_FILE=<dir>/<role>.nk; the permissions follow TOOLBUS_PREFIX.",
+      "Prints each identity's allow lists; --json prints them as JSON. Needs no running toolbus.",
     ],
   },
 ];

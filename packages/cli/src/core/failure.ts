@@ -12,6 +12,8 @@ export type Failure =
   /** A setting from the environment is unusable (e.g. TOOLBUS_PREFIX). */
   | { kind: "config"; message: string }
   | { kind: "nats_unreachable"; natsUrl: string; reason: string }
+  /** NATS answered but refused the CLI's credentials (or wants some). */
+  | { kind: "nats_refused"; natsUrl: string; credentials: string | undefined; reason: string }
   | { kind: "no_responders"; subject: string; prefix: string }
   | { kind: "timeout"; subject: string; timeoutMs: number; hint?: string }
   /** The service answered with an error envelope, or the request could not be sent. */
@@ -35,6 +37,7 @@ export function exitCodeOf(failure: Failure): ExitCode {
     case "config":
       return ExitCode.usage;
     case "nats_unreachable":
+    case "nats_refused":
     case "no_responders":
       return ExitCode.unreachable;
     case "timeout":
@@ -60,6 +63,13 @@ export function failureMessage(failure: Failure): string {
         `cannot reach NATS at ${failure.natsUrl} (${failure.reason}). ${START_HINT}, ` +
         "or set NATS_URL to the address of a running nats-server."
       );
+    case "nats_refused":
+      return failure.credentials === undefined
+        ? `NATS at ${failure.natsUrl} wants credentials (${failure.reason}). In the project that runs ` +
+            "`toolbus start`, the CLI finds its identity itself; elsewhere set NATS_NKEY_FILE to the cli.nk " +
+            "that `toolbus nats-config` wrote."
+        : `NATS at ${failure.natsUrl} refused the CLI's identity (${failure.credentials}: ${failure.reason}). ` +
+            "Use the cli.nk that `toolbus nats-config` wrote for this server's config.";
     case "no_responders": {
       const service = serviceOf(failure.prefix, failure.subject);
       return (

@@ -1,0 +1,240 @@
+/**
+ * NATS identities: the NKey each toolbus role connects with, the files they live in, and the
+ * environment a process reads its own from. `writeNatsIdentities` is what `toolbus nats-config`
+ * and `pnpm start` run; `natsAccessFromEnv` is what every service runs at start-up.
+ *
+ * Environment of a process (all optional; without credentials the bus is unauthenticated):
+ * - `NATS_URL`: one URL or a comma-separated list (a cluster); `user:password@` is allowed.
+ * - `NATS_NKEY_FILE`: the file holding this identity's NKey seed (`SU…`), from `toolbus nats-config`.
+ * - `NATS_USER` / `NATS_PASSWORD`: user and password instead of an NKey.
+ * - `NATS_TLS_CA_FILE`, `NATS_TLS_CERT_FILE`, `NATS_TLS_KEY_FILE`: TLS to NATS (a `tls://` URL
+ *   or a CA file turns TLS on; cert and key are for servers that verify clients).
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { nkeys } from "@nats-io/nats-core";
+import { createSubjects, inboxPrefix, permissionsFor, ROLES, type Role } from "@toolbus/protocol";
+import { ConfigError } from "./config.js";
+import { type AuthUser, renderAuthConf } from "./core/nats-auth-conf.js";
+
+export interface NatsTlsFiles {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+}
+
+/** How one process reaches NATS and who it is there. */
+export interface NatsAccess {
+  /** Server URLs: one, or every node of a cluster. */
+  servers: string[];
+  /** The NKey seed text (`SU…`), when the identity is an NKey user. */
+  nkeySeed?: string;
+  user?: string;
+  password?: string;
+  tls?: NatsTlsFiles;
+  /** This identity's reply-subject prefix (see `inboxPrefix` in the protocol). */
+  inboxPrefix?: string;
+  /** Where the credentials came from, for messages (`NATS_NKEY_FILE=/run/secrets/…`); never the secret. */
+  credentialSource?: string;
+}
+
+export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
+
+/**
+ * Where `pnpm start` keeps the NATS it runs for a project: `<project>/.toolbus/nats`. The CLI
+ * run in the same project finds it there (its URL, and the CLI's own identity).
+ */
+export function localNatsPaths(dataDir: string) {
+  return {
+    dir: dataDir,
+    identities: join(dataDir, "identities"),
+    conf: join(dataDir, "nats.conf"),
+    store: join(dataDir, "jetstream"),
+    /** The URL of the nats-server a running `pnpm start` started; removed when it stops. */
+    url: join(dataDir, "url"),
+  };
+}
+
+/** The URL and identities of the NATS a `pnpm start` runs from `dataDir`, if one runs. */
+export function runningLocalNats(dataDir: string): { url: string; identitiesDir: string } | undefined {
+  const paths = localNatsPaths(dataDir);
+  if (!existsSync(paths.url)) return undefined;
+  return { url: readFileSync(paths.url, "utf8").trim(), identitiesDir: paths.identities };
+}
+
+/** The seed file of one role in a directory `writeNatsIdentities` wrote. */
+export function seedFileOf(dir: string, role: Role): string {
+  return join(dir, `${role}.nk`);
+}
+
+/** The `accounts` block file in a directory `writeNatsIdentities` wrote. */
+export function authConfOf(dir: string): string {
+  return join(dir, "auth.conf");
+}
+
+export interface NatsIdentities {
+  dir: string;
+  authConf: string;
+  /** Public key of each role (`U…`). */
+  publicKeys: ReadonlyMap<Role, string>;
+  seedFile(role: Role): string;
+}
+
+/**
+ * Writes `<dir>/<role>.nk` for every role (0600; an existing seed is kept unless `rotate`), and
+ * `<dir>/auth.conf`, the nats-server `accounts` block with each role's public key and permissions.
+ */
+export function writeNatsIdentities(options: {
+  dir: string;
+  prefix: string;
+  rotate?: boolean;
+  roles?: readonly Role[];
+}): NatsIdentities {
+  const { dir } = options;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const subjects = createSubjects(options.prefix);
+  const publicKeys = new Map<Role, string>();
+  const users: AuthUser[] = [];
+  for (const role of options.roles ?? ROLES) {
+    const file = seedFileOf(dir, role);
+    let seed: string | undefined;
+    if (!options.rotate && existsSync(file)) seed = readSeedFile(file, `${role}'s seed file`);
+    if (seed === undefined) {
+      seed = new TextDecoder().decode(nkeys.createUser().getSeed());
+      writePrivate(file, `${seed}\n`);
+    }
+    const publicKey = nkeys.fromSeed(new TextEncoder().encode(seed)).getPublicKey();
+    publicKeys.set(role, publicKey);
+    users.push({ role, publicKey, permissions: permissionsFor(role, subjects) });
+  }
+  const authConf = authConfOf(dir);
+  writePrivate(authConf, renderAuthConf({ prefix: subjects.prefix, users }));
+  return { dir, authConf, publicKeys, seedFile: (role) => seedFileOf(dir, role) };
+}
+
+/** Written beside, then renamed: a reader never sees half a key. */
+function writePrivate(file: string, text: string): void {
+  const temporary = `${file}.tmp-${process.pid}`;
+  writeFileSync(temporary, text, { mode: 0o600 });
+  chmodSync(temporary, 0o600);
+  renameSync(temporary, file);
+}
+
+/** The seed in a file, or a ConfigError that says what is wrong with it and what to do. */
+export function readSeedFile(file: string, what = `NATS_NKEY_FILE=${file}`): string {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : String(error);
+    throw new ConfigError([
+      `${what}: cannot read it (${reason}); write the identities with \`toolbus nats-config --out <dir>\` and point NATS_NKEY_FILE at <dir>/<role>.nk`,
+    ]);
+  }
+  const seed = text.trim();
+  try {
+    if (!seed.startsWith("SU")) throw new Error("not a user seed");
+    nkeys.fromSeed(new TextEncoder().encode(seed));
+  } catch {
+    throw new ConfigError([
+      `${what}: is not an NKey user seed (one line starting with "SU"); use a file written by \`toolbus nats-config\``,
+    ]);
+  }
+  return seed;
+}
+
+/** Splits `NATS_URL` into server URLs; throws ConfigError naming a URL that does not parse. */
+export function natsServers(value: string | undefined): string[] {
+  const servers = (value ?? DEFAULT_NATS_URL)
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (servers.length === 0) return [DEFAULT_NATS_URL];
+  for (const server of servers) {
+    const withScheme = /^[a-z]+:\/\//i.test(server) ? server : `nats://${server}`;
+    if (!URL.canParse(withScheme)) {
+      throw new ConfigError([
+        `NATS_URL: ${maskUrl(server)} is not a URL; use nats://host:port, or a comma-separated list of them`,
+      ]);
+    }
+  }
+  return servers;
+}
+
+/** A URL with its password (and user) hidden: what logs and messages may show. */
+export function maskUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@/i, (_all, scheme: string) => `${scheme}***@`);
+}
+
+/** The NATS access of a process from its environment; throws ConfigError listing every problem. */
+export function natsAccessFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  identity: { prefix: string; role: Role },
+): NatsAccess {
+  const problems: string[] = [];
+  let servers: string[] = [DEFAULT_NATS_URL];
+  try {
+    servers = natsServers(env.NATS_URL || undefined);
+  } catch (error) {
+    if (error instanceof ConfigError) problems.push(...error.problems);
+    else throw error;
+  }
+  const access: NatsAccess = { servers, inboxPrefix: inboxPrefix(identity.prefix, identity.role) };
+  const nkeyFile = env.NATS_NKEY_FILE || undefined;
+  if (nkeyFile !== undefined) {
+    try {
+      access.nkeySeed = readSeedFile(nkeyFile);
+      access.credentialSource = `NATS_NKEY_FILE=${nkeyFile}`;
+    } catch (error) {
+      if (error instanceof ConfigError) problems.push(...error.problems);
+      else throw error;
+    }
+  }
+  if (env.NATS_USER) {
+    if (nkeyFile !== undefined) {
+      problems.push("NATS_USER: set together with NATS_NKEY_FILE; use one kind of credentials");
+    }
+    if (!env.NATS_PASSWORD) problems.push("NATS_PASSWORD: missing; NATS_USER needs it");
+    access.user = env.NATS_USER;
+    if (env.NATS_PASSWORD) access.password = env.NATS_PASSWORD;
+    access.credentialSource ??= `NATS_USER=${env.NATS_USER}`;
+  }
+  const tls: NatsTlsFiles = {};
+  for (const [key, field] of [
+    ["NATS_TLS_CA_FILE", "caFile"],
+    ["NATS_TLS_CERT_FILE", "certFile"],
+    ["NATS_TLS_KEY_FILE", "keyFile"],
+  ] as const) {
+    const file = env[key] || undefined;
+    if (file === undefined) continue;
+    if (!existsSync(file)) problems.push(`${key}: ${file} does not exist; give the path of a PEM file`);
+    tls[field] = file;
+  }
+  if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
+    problems.push(
+      "NATS_TLS_CERT_FILE / NATS_TLS_KEY_FILE: set both (a client certificate needs its key), or neither",
+    );
+  }
+  if (Object.keys(tls).length > 0) access.tls = tls;
+  if (problems.length > 0) throw new ConfigError(problems);
+  return access;
+}
+
+/** True when the access carries credentials of any kind (an NKey, a user, or a user in the URL). */
+export function hasCredentials(access: NatsAccess): boolean {
+  return (
+    access.nkeySeed !== undefined ||
+    access.user !== undefined ||
+    access.servers.some((server) => /^[a-z]+:\/\/[^/@]+@/i.test(server))
+  );
+}
+
+/**
+ * A service could not start (bad settings, refused credentials, no NATS): one line on stderr
+ * naming what is wrong, then exit 1 — no stack trace for a problem the operator must fix.
+ */
+export function exitWithStartupError(service: string, error: unknown): never {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`${service}: ${message.replaceAll("\n", " ")}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,92 @@
+/**
+ * A nats-server of a test's own, from a config the test writes (authorization, limits): on a free
+ * loopback port, JetStream on, its log kept so a test can read what the server refused.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect as tcpConnect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "./free-port.js";
+
+export interface NatsServerProcess {
+  url: string;
+  port: number;
+  /** Everything the server logged so far, one line each. */
+  logLines(): string[];
+  /** The lines where the server refused a publish or subscription ("Permissions Violation"). */
+  violations(): string[];
+  stop(): Promise<void>;
+}
+
+const BINARIES = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];
+
+/** `config` is appended to a base that sets the port, JetStream and its store. */
+export async function startNatsServer(
+  options: { config?: string; maxPayload?: number } = {},
+): Promise<NatsServerProcess> {
+  const binary = BINARIES.find((candidate) => existsSync(candidate));
+  if (!binary)
+    throw new Error(`nats-server not found (looked in ${BINARIES.join(", ")}); apt-get install nats-server`);
+  const dir = mkdtempSync(join(tmpdir(), "toolbus-nats-"));
+  const port = await freePort();
+  const conf = join(dir, "nats.conf");
+  writeFileSync(
+    conf,
+    [
+      `listen: "127.0.0.1:${port}"`,
+      `jetstream { store_dir: ${JSON.stringify(join(dir, "js"))}, max_memory_store: 64MB, max_file_store: 256MB }`,
+      ...(options.maxPayload ? [`max_payload: ${options.maxPayload}`] : []),
+      options.config ?? "",
+    ].join("\n"),
+  );
+  const lines: string[] = [];
+  const child = spawn(binary, ["-c", conf], { stdio: ["ignore", "ignore", "pipe"] });
+  let partial = "";
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    const parts = (partial + chunk).split("\n");
+    partial = parts.pop() ?? "";
+    lines.push(...parts);
+  });
+  const url = `nats://127.0.0.1:${port}`;
+  await waitForPort(port, child, lines);
+  return {
+    url,
+    port,
+    logLines: () => [...lines],
+    violations: () => lines.filter((line) => line.includes("Violation")),
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function waitForPort(port: number, child: ChildProcess, lines: string[]): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      throw new Error(`nats-server exited with code ${child.exitCode}: ${lines.slice(-5).join(" | ")}`);
+    }
+    if (await answers(port)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`nats-server did not answer on port ${port} within 15 s`);
+}
+
+function answers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host: "127.0.0.1", port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}

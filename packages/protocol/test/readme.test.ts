@@ -2,9 +2,9 @@
 // tables and its example in step with the code, both ways.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { INTERNAL_SUBJECTS } from "../src/access.js";
 import { ERROR_CODES, RETRYABLE_BY_DEFAULT } from "../src/errors.js";
 import * as protocol from "../src/index.js";
-import { INTERNAL_SUBJECTS } from "../src/access.js";
 import { createSubjects, SUBJECTS, type SubjectSpec } from "../src/subjects.js";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");

@@ -1,8 +1,9 @@
 /** `pnpm start` as a child process, as the e2e tests run it, and the little they need around it. */
 
 import { type ChildProcess, spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 export const EVERYTHING = join(
@@ -17,12 +18,18 @@ export interface RunningToolbus {
   output: () => string;
 }
 
-/** Runs the all-in-one entry from source with `args`, at LOG_LEVEL warn unless `env` says otherwise. */
-export function startToolbus(args: string[], env: NodeJS.ProcessEnv): RunningToolbus {
+/** tsx's loader by path, so a child may run in a folder of its own (outside the checkout). */
+const TSX = pathToFileURL(createRequire(join(ROOT, "package.json")).resolve("tsx")).href;
+
+/**
+ * Runs the all-in-one entry from source with `args`, at LOG_LEVEL warn unless `env` says
+ * otherwise, in the checkout or in `cwd` (where it keeps its `.toolbus/`).
+ */
+export function startToolbus(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): RunningToolbus {
   const child = spawn(
     process.execPath,
-    ["--conditions=@toolbus/source", "--import", "tsx", "packages/all-in-one/src/main.ts", ...args],
-    { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] },
+    ["--conditions=@toolbus/source", "--import", TSX, join(ROOT, "packages/all-in-one/src/main.ts"), ...args],
+    { cwd, env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));

@@ -1,0 +1,245 @@
+/**
+ * The permission matrix against what the services really do: `pnpm start` on a nats-server that
+ * enforces the generated config, each service on its own identity, driven through every edge
+ * (MCP, REST, a human approval, events, the CLI, an agent on the bus) — and the server refused
+ * nothing. Then `pnpm start` as a newcomer runs it: its own NATS, closed to strangers.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { jetstream } from "@nats-io/jetstream";
+import { connect, nkeyAuthenticator } from "@nats-io/transport-node";
+import { type NatsIdentities, writeNatsIdentities } from "@toolbus/bus";
+import { createSubjects, inboxPrefix, MemoryUsageResultSchema } from "@toolbus/protocol";
+import { freePort, type NatsServerProcess, startNatsServer, withPgSchema } from "@toolbus/testkit";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  EVERYTHING,
+  exited,
+  ROOT,
+  type RunningToolbus,
+  startToolbus,
+  until,
+} from "../e2e/support/pnpm-start.js";
+
+const run = promisify(execFile);
+const subjects = createSubjects("toolbus");
+
+/** The environment without any NATS setting of the test run's own. */
+function withoutNats(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  // A child gets no variable whose value is undefined.
+  return { ...env, NATS_URL: undefined, NATS_NKEY_FILE: undefined, NATS_IDENTITIES_DIR: undefined };
+}
+
+describe("every service on its own identity, on a bus that enforces the matrix", () => {
+  let server: NatsServerProcess;
+  let identities: NatsIdentities;
+  let toolbus: RunningToolbus;
+  let schema: Awaited<ReturnType<typeof withPgSchema>>;
+  let url: string;
+
+  beforeAll(async () => {
+    identities = writeNatsIdentities({ dir: mkdtempSync(join(tmpdir(), "toolbus-ids-")), prefix: "toolbus" });
+    server = await startNatsServer({ config: readFileSync(identities.authConf, "utf8") });
+    schema = await withPgSchema(process.env.DATABASE_URL!, "leastpriv");
+    const dir = mkdtempSync(join(tmpdir(), "toolbus-leastpriv-"));
+    const port = await freePort();
+    const config = join(dir, "toolbus.toml");
+    writeFileSync(
+      config,
+      [
+        "[gateway]",
+        `port = ${port}`,
+        "",
+        "[mcp_servers.everything]",
+        `command = ${JSON.stringify(process.execPath)}`,
+        `args = [${JSON.stringify(EVERYTHING)}, "stdio"]`,
+        'default_tools_approval_mode = "approve"',
+        "",
+        "[mcp_servers.everything.tools.get-sum]",
+        'approval_mode = "prompt"',
+        "",
+      ].join("\n"),
+    );
+    toolbus = startToolbus(
+      ["--config", config],
+      {
+        ...withoutNats(process.env),
+        NATS_URL: server.url,
+        NATS_IDENTITIES_DIR: identities.dir,
+        DATABASE_URL: schema.url,
+      },
+      dir,
+    );
+    await until(
+      () => toolbus.output().includes("MCP endpoint") || toolbus.child.exitCode !== null,
+      "start-up",
+    );
+    expect(toolbus.output()).toContain(`NATS           ${server.url} (identities from ${identities.dir})`);
+    url = `http://127.0.0.1:${port}`;
+  });
+
+  afterAll(async () => {
+    if (toolbus?.child.exitCode === null) {
+      toolbus.child.kill("SIGINT");
+      await exited(toolbus.child);
+    }
+    await server?.stop();
+    await schema?.drop();
+  });
+
+  it("serves an MCP client: tools, a call, resources and prompts", async () => {
+    const client = new Client({ name: "least-privilege", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+    try {
+      const tools = (await client.listTools()).tools.map((tool) => tool.name);
+      const echo = tools.find((name) => name.endsWith("echo"))!;
+      expect(await client.callTool({ name: echo, arguments: { message: "least privilege" } })).toMatchObject({
+        content: [{ type: "text", text: "Echo: least privilege" }],
+      });
+      const resources = await client.listResources();
+      expect(resources.resources.length).toBeGreaterThan(0);
+      const first = resources.resources[0]!;
+      expect((await client.readResource({ uri: first.uri })).contents.length).toBeGreaterThan(0);
+      const prompts = await client.listPrompts();
+      expect(prompts.prompts.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("waits for a human, who approves over REST, and the call runs", async () => {
+    const call = fetch(`${url}/v1/calls`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        callId: "lp-sum-1",
+        tool: "mcp__everything__get_sum",
+        arguments: '{"a":2,"b":3}',
+      }),
+    });
+    let requestId: string | undefined;
+    for (let i = 0; i < 100 && requestId === undefined; i++) {
+      const { pending } = (await (await fetch(`${url}/v1/approvals`)).json()) as {
+        pending: Array<{ requestId: string }>;
+      };
+      requestId = pending[0]?.requestId;
+      if (requestId === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(requestId).toBe("mcp_tool_call_approval_lp-sum-1");
+    const answered = await fetch(`${url}/v1/approvals/${requestId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ choice: "allow" }),
+    });
+    expect(answered.status).toBe(200);
+    const reply = (await (await call).json()) as { status: string; output: { body: string } };
+    expect(reply.status).toBe("completed");
+    expect(reply.output.body).toContain("5");
+  });
+
+  it("is driven by the CLI with its own identity", async () => {
+    const { stdout } = await run(process.execPath, ["packages/cli/bin/toolbus.js", "servers", "--json"], {
+      cwd: ROOT,
+      env: { ...withoutNats(process.env), NATS_URL: server.url, NATS_NKEY_FILE: identities.seedFile("cli") },
+    });
+    expect(JSON.parse(stdout)).toEqual([expect.objectContaining({ name: "everything", status: "ready" })]);
+  });
+
+  it("counts an agent's memory message, published on the bus with the agent's identity", async () => {
+    const nc = await connect({
+      servers: server.url,
+      authenticator: nkeyAuthenticator(
+        new TextEncoder().encode(readFileSync(identities.seedFile("agent"), "utf8").trim()),
+      ),
+      inboxPrefix: inboxPrefix("toolbus", "agent"),
+    });
+    try {
+      const rollout = "019c6e27-e55b-73d1-87d8-4e01f1f75043";
+      // Usage is counted for rollouts the memory tables know (written by Codex's memory pipeline).
+      const db = new pg.Client(schema.poolConfig);
+      await db.connect();
+      await db.query(
+        `INSERT INTO stage1_outputs (thread_id, source_updated_at, raw_memory, rollout_summary, generated_at)
+         VALUES ($1, 1, 'raw', 'summary', 1)`,
+        [rollout],
+      );
+      await db.end();
+      const text = `done\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:1-2|note=[x]\n</citation_entries>\n<rollout_ids>\n${rollout}\n</rollout_ids>\n</oai-mem-citation>`;
+      await jetstream(nc).publish(subjects.memoryMessage, JSON.stringify({ messageId: "lp-m1", text }));
+      let usage: unknown[] = [];
+      for (let i = 0; i < 100 && usage.length === 0; i++) {
+        const reply = await nc.request(subjects.memoryUsage, JSON.stringify({ rolloutIds: [rollout] }));
+        const body = JSON.parse(reply.string()) as { ok: boolean; result: unknown };
+        usage = MemoryUsageResultSchema.parse(body.result).usage;
+        if (usage.length === 0) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(usage).toEqual([expect.objectContaining({ rolloutId: rollout, usageCount: 1 })]);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it("was refused nothing: the matrix covers what every service serves and calls", () => {
+    expect(server.violations()).toEqual([]);
+  });
+});
+
+describe("pnpm start without NATS_URL", () => {
+  let toolbus: RunningToolbus;
+  let dir: string;
+  let announced: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "toolbus-secure-start-"));
+    const schema = await withPgSchema(process.env.DATABASE_URL!, "securestart");
+    toolbus = startToolbus(
+      [],
+      { ...withoutNats(process.env), TOOLBUS_HTTP_PORT: String(await freePort()), DATABASE_URL: schema.url },
+      dir,
+    );
+    await until(
+      () => toolbus.output().includes("MCP endpoint") || toolbus.child.exitCode !== null,
+      "start-up",
+    );
+    announced = /NATS +(nats:\/\/127\.0\.0\.1:\d+)/.exec(toolbus.output())?.[1] ?? "";
+    return async () => {
+      if (toolbus.child.exitCode === null) {
+        toolbus.child.kill("SIGINT");
+        await exited(toolbus.child);
+      }
+      await schema.drop();
+    };
+  });
+
+  it("runs a NATS of its own, not the open one on 4222, and says clients need an identity", () => {
+    expect(announced).not.toBe("");
+    expect(announced).not.toBe("nats://127.0.0.1:4222");
+    expect(toolbus.output()).toContain(
+      "(started here; clients need an identity from .toolbus/nats/identities)",
+    );
+  });
+
+  it("refuses a NATS client without credentials", async () => {
+    await expect(connect({ servers: announced, reconnect: false })).rejects.toThrow(
+      /Authorization Violation/,
+    );
+  });
+
+  it("lets the CLI run from the same folder find the bus and its identity", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [join(ROOT, "packages/cli/bin/toolbus.js"), "servers", "--json"],
+      {
+        cwd: dir,
+        env: withoutNats(process.env),
+      },
+    );
+    expect(JSON.parse(stdout)).toEqual([expect.objectContaining({ name: "everything", status: "ready" })]);
+  });
+});

@@ -273,7 +273,7 @@ class NatsBus implements Bus {
       spec,
       handler,
     );
-    this.#micro.addEndpoint(
+    const subscription = this.#micro.addEndpoint(
       {
         name: spec.name,
         subject: spec.subject,
@@ -293,6 +293,18 @@ class NatsBus implements Bus {
     );
     // The subscription reaches the server before serve() resolves, so a request sent next is answered.
     await this.nc.flush();
+    // A refused subscription is answered before the flush's PONG: a service that may not serve
+    // its own subject stops here, saying so, instead of running deaf.
+    if (subscription.isClosed()) {
+      const refused = await subscription.closed;
+      if (refused instanceof PermissionViolationError) {
+        throw new Error(
+          `NATS does not let this identity serve ${spec.subject}: its permissions do not include it. ` +
+            `Is NATS_NKEY_FILE the ${this.service.name} service's own key (toolbus nats-config)?`,
+          { cause: refused },
+        );
+      }
+    }
     this.logger.info({ subject: spec.subject, endpoint: spec.name }, `serving ${spec.subject}`);
   }
 

@@ -68,7 +68,7 @@ export class MicroService {
   addEndpoint(
     endpoint: { name: string; subject: string; queue: string; metadata?: Record<string, string> },
     handle: (msg: Msg) => Promise<Outcome>,
-  ): void {
+  ): Subscription {
     const problem = identityProblem("endpoint", endpoint.name);
     if (problem) throw new Error(problem);
     if (this.#stopped)
@@ -98,6 +98,7 @@ export class MicroService {
       },
     });
     this.#endpoints.push({ descriptor, stats, sub });
+    return sub;
   }
 
   /** Unsubscribes the endpoints (requests already queued are still delivered), then the control subjects. */

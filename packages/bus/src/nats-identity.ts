@@ -12,7 +12,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { nkeys } from "@nats-io/nats-core";
+import { nkeys, PermissionViolationError } from "@nats-io/nats-core";
 import { createSubjects, inboxPrefix, permissionsFor, ROLES, type Role } from "@toolbus/protocol";
 import { ConfigError } from "./config.js";
 import { type AuthUser, renderAuthConf } from "./core/nats-auth-conf.js";
@@ -234,7 +234,13 @@ export function hasCredentials(access: NatsAccess): boolean {
  * naming what is wrong, then exit 1 — no stack trace for a problem the operator must fix.
  */
 export function exitWithStartupError(service: string, error: unknown): never {
-  const message = error instanceof Error ? error.message : String(error);
+  let message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (error instanceof PermissionViolationError || cause instanceof PermissionViolationError) {
+    message +=
+      `: the ${service} identity may not do that. Is NATS_NKEY_FILE the ${service} service's own key, ` +
+      "and does the server's config come from the same toolbus nats-config run (and TOOLBUS_PREFIX)?";
+  }
   process.stderr.write(`${service}: ${message.replaceAll("\n", " ")}\n`);
   process.exit(1);
 }

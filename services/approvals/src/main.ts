@@ -2,7 +2,13 @@
  * `node services/approvals/dist/main.js [--config <path>] [--host <host>] [--port <port>]`:
  * configuration → logger → telemetry → the service → graceful shutdown on SIGTERM/SIGINT.
  */
-import { ConfigError, createLogger, natsAccessFromEnv, onShutdown, startTelemetry } from "@toolbus/bus";
+import {
+  createLogger,
+  exitWithStartupError,
+  natsAccessFromEnv,
+  onShutdown,
+  startTelemetry,
+} from "@toolbus/bus";
 import { loadApprovalsConfig } from "./config.js";
 import { SERVICE_NAME, SERVICE_VERSION, startApprovalsService } from "./service.js";
 
@@ -24,7 +30,5 @@ try {
     { logger, graceMs: config.shutdownGraceMs, closers: [stopTelemetry] },
   );
 } catch (error) {
-  if (error instanceof ConfigError) logger.fatal(error.message);
-  else logger.fatal({ err: error }, `the approvals service failed to start: ${(error as Error).message}`);
-  process.exit(1);
+  exitWithStartupError(SERVICE_NAME, error);
 }

@@ -55,12 +55,14 @@ const service = await startCatalogService({
   env: process.env,
   logger,
   ...(settings.servers ? { servers: settings.servers } : {}),
-}).catch(async (error: unknown) => {
-  // e.g. `--servers` naming a server the config does not have.
-  logger.fatal({ err: error }, (error as Error).message);
-  await bus.close();
-  process.exit(1);
-});
+})
+  .catch(async (error: unknown) => {
+    // e.g. `--servers` naming a server the config does not have.
+    logger.fatal({ err: error }, (error as Error).message);
+    await bus.close();
+    process.exit(1);
+  })
+  .catch((error: unknown) => exitWithStartupError("catalog", error));
 let exitCode = 0;
 const shutdown = onShutdown(bus, {
   logger,

@@ -34,6 +34,6 @@ const service = await startDispatcherService({
   subjects: createSubjects(settings.prefix),
   config,
   logger,
-});
+}).catch((error: unknown) => exitWithStartupError("dispatcher", error));
 onShutdown(bus, { logger, closers: [() => service.stop(), stopTelemetry] });
 logger.info({ revision: service.catalog.revision }, "dispatcher ready");

@@ -51,5 +51,5 @@ const gateway = await startGateway({
     callTimeoutMs: config.approvals.timeoutMs + 6 * 60_000,
   },
   version: VERSION,
-});
+}).catch((error: unknown) => exitWithStartupError("gateway", error));
 onShutdown(bus, { logger, closers: [() => gateway.stop(), stopTelemetry] });

@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import {
   ConfigError,
   createLogger,
+  exitWithStartupError,
   type NatsAccess,
   natsAccessFromEnv,
   onShutdown,
@@ -42,9 +43,5 @@ try {
   const service = await startMemoryService(config, { logger, natsAccess });
   onShutdown(service.bus, { logger, closers: [() => service.close(), stopTelemetry] });
 } catch (err) {
-  logger.fatal(
-    { err },
-    `the memory service could not start: ${err instanceof Error ? err.message : String(err)}`,
-  );
-  process.exit(1);
+  exitWithStartupError(SERVICE_NAME, err);
 }

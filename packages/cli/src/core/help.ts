@@ -2,7 +2,11 @@
 import { COMMANDS, type CommandSpec, GLOBAL_OPTIONS, type OptionSpec, VERSION_OPTION } from "./commands.js";
 
 const ENVIRONMENT: readonly [string, string][] = [
-  ["NATS_URL", "The NATS server toolbus runs on (default nats://127.0.0.1:4222)"],
+  [
+    "NATS_URL",
+    "The NATS server toolbus runs on (default: the one `toolbus start` runs in this folder, else nats://127.0.0.1:4222)",
+  ],
+  ["NATS_NKEY_FILE", "The CLI's identity on an authenticated bus (cli.nk from `toolbus nats-config`)"],
   ["TOOLBUS_PREFIX", "The subject prefix of the toolbus to talk to (default toolbus)"],
   ["NO_COLOR", "No colors, even on a terminal"],
 ];

@@ -1,3 +1,4 @@
+export * from "./call-binding.js";
 export * from "./catalog-view/index.js";
 export * from "./citations/index.js";
 export * from "./envelope.js";

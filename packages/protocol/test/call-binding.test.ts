@@ -28,7 +28,12 @@ const sameJson = (a: JsonValue, b: JsonValue) => canonicalJson(a) === canonicalJ
 
 describe("approvalCallDigest", () => {
   it("is the hex SHA-256 of the canonical JSON of server, tool, fingerprint and arguments", () => {
-    const binding = { server: "docs", tool: "search", fingerprint: FINGERPRINT, arguments: { q: "x", a: [1] } };
+    const binding = {
+      server: "docs",
+      tool: "search",
+      fingerprint: FINGERPRINT,
+      arguments: { q: "x", a: [1] },
+    };
     const canonical = `{"arguments":{"a":[1],"q":"x"},"fingerprint":"${FINGERPRINT}","server":"docs","tool":"search"}`;
     expect(approvalCallDigest(binding)).toBe(createHash("sha256").update(canonical).digest("hex"));
   });

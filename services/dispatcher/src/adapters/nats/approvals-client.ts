@@ -72,6 +72,8 @@ export function createApprovalsClient(deps: {
               timeoutMs: decideTimeoutMs,
             });
           } catch (error) {
+            // Refused for what it asks (its callId is bound to another call): no retry, no run.
+            if (error instanceof WireError && error.code === "bad_request") throw error;
             // A replica that stops (or none yet) answers server_unavailable: the same callId sent
             // again re-attaches to the same pending request on another replica.
             const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!;

@@ -68,9 +68,8 @@ describe("approvalCallDigest", () => {
 
   it("tells no arguments (null) from an empty object, and a value from its text", () => {
     const call = { server: "docs", tool: "search", fingerprint: FINGERPRINT };
-    const digests = [null, {}, { n: 1 }, { n: "1" }, '{"n":1}'].map((args) =>
-      approvalCallDigest({ ...call, arguments: args }),
-    );
+    const values: JsonValue[] = [null, {}, { n: 1 }, { n: "1" }, '{"n":1}'];
+    const digests = values.map((args) => approvalCallDigest({ ...call, arguments: args }));
     expect(new Set(digests).size).toBe(digests.length);
   });
 

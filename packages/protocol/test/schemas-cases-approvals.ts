@@ -26,6 +26,7 @@ const APPROVAL_REQUEST = {
   ],
   arguments: { title: "Bug" },
   annotations: { readOnlyHint: false },
+  callDigest: "ab".repeat(32),
   createdAt: AT,
   expiresAt: LATER,
 };
@@ -126,6 +127,11 @@ export const APPROVAL_CASES: MessageCases = {
         'options.0.id: Invalid option: expected one of "allow"|"allow_session"|"allow_always"|"decline"|"cancel"',
       ],
       ["expiresAt is missing", withField(APPROVAL_REQUEST, "expiresAt", undefined), missing("expiresAt")],
+      [
+        "the call digest is not a hex SHA-256",
+        { ...APPROVAL_REQUEST, callDigest: "AB".repeat(32) },
+        "callDigest: must be a lower-case hex SHA-256 (64 characters)",
+      ],
     ],
   },
   ApprovalsListRequest: {

@@ -41,6 +41,11 @@ export interface PendingRecord {
   mode: ApprovalMode;
   keys: GrantKeys;
   fingerprint: string;
+  /**
+   * `callDigestOf` the call the request was put for: a decide for its callId re-attaches only
+   * when its call digests the same. Absent on requests stored before requests were bound.
+   */
+  callDigest?: string;
   /** A PreToolUse hook's rewrite of the input, carried onto an approval. */
   updatedArguments?: JsonValue;
   state: "pending" | "resolved";
@@ -49,7 +54,9 @@ export interface PendingRecord {
   resolvedBy?: string;
 }
 
-export type NewPendingRecord = Omit<PendingRecord, "state" | "result" | "resolvedBy">;
+export type NewPendingRecord = Omit<PendingRecord, "state" | "result" | "resolvedBy" | "callDigest"> & {
+  callDigest: string;
+};
 
 export interface PendingStore {
   find(requestId: string): Promise<PendingRecord | undefined>;

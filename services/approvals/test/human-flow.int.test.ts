@@ -11,6 +11,7 @@ import {
 } from "@toolbus/protocol";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { callDigestOf } from "../src/core/index.js";
 import { decide, decideRequest, listPending, testEnv, waitForPending } from "./support.js";
 
 const OPTIONS = {
@@ -55,6 +56,7 @@ describe("a call put to a human", () => {
       question: 'Allow the docs MCP server to run tool "search"?',
       options: [OPTIONS.allow, OPTIONS.allowSession, OPTIONS.allowAlways, OPTIONS.cancel],
       arguments: { q: "release notes", limit: 3 },
+      callDigest: callDigestOf(request),
       createdAt: ISO,
       expiresAt: ISO,
     } satisfies ApprovalRequest);

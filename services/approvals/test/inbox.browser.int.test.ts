@@ -1,10 +1,11 @@
 /**
  * The inbox page in a real browser (Debian's /usr/bin/chromium driven by playwright-core): a call
- * put to a human appears live, shows its prompt, arguments and options, and clicking Allow
- * releases the waiting decide. Leaves a screenshot at /tmp/inbox.png.
+ * put to a human appears live, shows its prompt, arguments, options and the digest of the call it
+ * is bound to, and clicking Allow releases the waiting decide. Leaves a screenshot at /tmp/inbox.png.
  */
 import { type Browser, chromium } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
+import { callDigestOf } from "../src/core/index.js";
 import { decide, decideRequest, testEnv } from "./support.js";
 
 let browser: Browser | undefined;
@@ -49,6 +50,7 @@ describe("the approvals inbox page", () => {
       argumentNames: await card.locator(".arg .name").allTextContents(),
       folded: await card.locator("details summary").allTextContents(),
       emptyShown: await page.locator("#empty").isVisible(),
+      digestShown: (await card.locator(".meta dd").allTextContents()).includes(callDigestOf(request)),
     }).toEqual({
       question: 'Allow the docs MCP server to run tool "search"?',
       buttons: ["Allow", "Allow for this session", "Allow and don't ask me again", "Cancel"],
@@ -56,6 +58,7 @@ describe("the approvals inbox page", () => {
       argumentNames: ["q", "notes", "limit"],
       folded: [expect.stringMatching(/^line line line .*… \(200 characters\)$/)],
       emptyShown: false,
+      digestShown: true,
     });
     await page.screenshot({ path: "/tmp/inbox.png", fullPage: true });
 

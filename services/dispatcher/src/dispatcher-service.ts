@@ -17,8 +17,8 @@ import {
 } from "./adapters/nats/call-history.js";
 import { CatalogReplica } from "./adapters/nats/catalog-replica.js";
 import { createConnectorClient } from "./adapters/nats/connector-client.js";
-import { createCallDeduper } from "./core/index.js";
-import { dispatchCall } from "./handlers/dispatch-call.js";
+import { callIdentity, createCallDeduper, parseToolArguments } from "./core/index.js";
+import { dispatchCall, reusedCallIdReply } from "./handlers/dispatch-call.js";
 import { dispatcherRecorder } from "./metrics.js";
 
 export interface DispatcherServiceDeps {
@@ -33,7 +33,10 @@ export interface DispatcherService {
   stop(): Promise<void>;
 }
 
-/** A repeated callId within this window gets the first call's reply, not a second server call. */
+/**
+ * A repeated callId within this window gets the first call's reply, not a second server call; the
+ * callId reused for another call (tool or arguments) is refused.
+ */
 const DEDUPE_TTL_MS = 10 * 60 * 1000;
 const DEDUPE_MAX_ENTRIES = 10_000;
 /** How long a call naming a catalog revision this replica has not seen yet waits for it. */
@@ -84,13 +87,20 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
       request: ToolCallRequestSchema,
       spanName: "toolbus.dispatch.call",
     },
-    (request, ctx) =>
-      deduper.run(request.callId, async () => {
-        const started = performance.now();
-        const reply = await call(request, ctx);
-        metrics.call(reply.server ?? UNKNOWN_SERVER, reply.status, secondsSince(started));
-        return reply;
-      }),
+    (request, ctx) => {
+      const parsed = parseToolArguments(request.arguments);
+      return deduper.run(
+        request.callId,
+        callIdentity(request.tool, parsed, request.arguments),
+        async () => {
+          const started = performance.now();
+          const reply = await call(request, ctx, parsed);
+          metrics.call(reply.server ?? UNKNOWN_SERVER, reply.status, secondsSince(started));
+          return reply;
+        },
+        () => reusedCallIdReply(request, catalog.revision),
+      );
+    },
   );
   await bus.serve(
     {

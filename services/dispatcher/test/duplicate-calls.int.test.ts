@@ -1,8 +1,11 @@
 /**
  * Duplicate callIds (issue item 5): a request that repeats a callId in flight or recently
  * finished gets the first call's reply, and the server is called once (its call log says so).
+ * The callId reused for another call (tool or arguments) is refused (issue 12 item 3).
  */
+import { callIdReusedMessage } from "@toolbus/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { notRunReply } from "./support/expect.js";
 import { DispatchHarness, eventually } from "./support/harness.js";
 
 let h: DispatchHarness;
@@ -49,12 +52,23 @@ describe("a repeated callId", () => {
     }).toEqual({ again: first, serverCalls: 1, phases: ["begin", "end"] });
   });
 
-  it("with other arguments or another tool: still the first call's reply, not a second call", async () => {
+  it.each([
+    { change: "other arguments", call: { tool: "mcp__scripted__echo", arguments: '{"n":4}' } },
+    { change: "another tool", call: { tool: "mcp__scripted__slow", arguments: '{"n":3}' } },
+  ])("with $change: refused, neither run nor answered with the first call's reply", async ({ call }) => {
     const callId = h.callId();
     const first = await h.ok({ callId, tool: "mcp__scripted__echo", arguments: '{"n":3}' });
-    const different = await h.ok({ callId, tool: "mcp__scripted__slow", arguments: '{"n":4}' });
-    expect({ different, serverCalls: await serverCallsFor(callId) }).toEqual({
-      different: first,
+    const different = await h.ok({ callId, ...call });
+    // The same call again, keys spaced differently, still gets the first reply.
+    const retried = await h.ok({ callId, tool: "mcp__scripted__echo", arguments: '{ "n": 3 }' });
+    expect({ different, retried, serverCalls: await serverCallsFor(callId) }).toEqual({
+      different: notRunReply(different, {
+        callId,
+        status: "failed",
+        error: callIdReusedMessage(callId),
+        catalogRevision: first.catalogRevision,
+      }),
+      retried: first,
       serverCalls: 1,
     });
   });

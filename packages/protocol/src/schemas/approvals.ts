@@ -137,6 +137,12 @@ export const ApprovalRequestSchema = z.object({
   annotations: ToolAnnotationsSchema.optional(),
   title: z.string().optional(),
   description: z.string().optional(),
+  /**
+   * `approvalCallDigest` of the call this request approves (its server, raw tool, fingerprint and
+   * arguments as the caller sent them, before any PreToolUse rewrite): the answer applies to that
+   * call only. Absent on requests stored before requests were bound to their call.
+   */
+  callDigest: FingerprintSchema.optional(),
   createdAt: TimestampSchema,
   expiresAt: TimestampSchema,
 });

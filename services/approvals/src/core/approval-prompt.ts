@@ -63,6 +63,8 @@ export interface ApprovalPromptInput {
   annotations?: ToolAnnotations;
   title?: string;
   description?: string;
+  /** `callDigestOf` the decide request: the call the answer applies to. */
+  callDigest: string;
   mode: ApprovalMode;
   hasSessionKey: boolean;
   hasPersistentKey: boolean;
@@ -87,6 +89,7 @@ export function buildApprovalRequest(input: ApprovalPromptInput): ApprovalReques
     ...optional("annotations", input.annotations),
     ...optional("title", input.title),
     ...optional("description", input.description),
+    callDigest: input.callDigest,
     createdAt: new Date(input.now).toISOString(),
     expiresAt: new Date(input.now + input.timeoutMs).toISOString(),
   };

@@ -18,6 +18,7 @@
  */
 import { buildApprovalRequest } from "./approval-prompt.js";
 import { approvalRequired } from "./approval-required.js";
+import { callDigestOf } from "./call-binding.js";
 import { type GrantKeys, type GrantLookup, grantApplies, grantKeys } from "./grant-keys.js";
 import type { ApprovalHookEvent, HookOutcome } from "./hook-outcome.js";
 import { type HookPayload, permissionRequestPayload, preToolUsePayload } from "./hook-payload.js";
@@ -151,6 +152,7 @@ export function decide(input: DecideInput, state: ApprovalState, verdicts: HookV
     annotations: request.annotations,
     title: request.title,
     description: request.description,
+    callDigest: callDigestOf(request),
     mode,
     hasSessionKey: keys.session !== undefined,
     hasPersistentKey: keys.persistent !== undefined,

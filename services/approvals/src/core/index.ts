@@ -1,6 +1,7 @@
 /** The approvals core: pure policy, hooks and prompt logic, shared with the dispatcher. */
 export * from "./approval-prompt.js";
 export * from "./approval-required.js";
+export * from "./call-binding.js";
 export * from "./decide.js";
 export * from "./grant-keys.js";
 export * from "./hook-outcome.js";

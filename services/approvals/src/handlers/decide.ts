@@ -7,7 +7,9 @@
  * Otherwise, before the first hook or grant lookup, the call's request put to a human is looked
  * for (with the grants, in parallel): a retry by the dispatcher, on this replica or another,
  * re-attaches to it, so hooks are not re-run, no one is asked twice, and a grant given since does
- * not overrule the human's answer to this call.
+ * not overrule the human's answer to this call. Only a retry of the same call does: a request
+ * bound to another call's digest (the callId reused for other arguments or another tool) is
+ * refused as `bad_request`, and nothing runs.
  *
  * Why answering the first step unread is safe for retries: that step reads only the request and
  * this replica's configuration, so a retry of a call that was put to a human takes the same path
@@ -21,6 +23,7 @@ import {
   type ApprovalMode,
   type ApprovalState,
   approvalRequestId,
+  callDigestOf,
   combineHookOutcomes,
   type DecideRequest,
   type DecideResult,
@@ -31,7 +34,14 @@ import {
   interpretHookOutcome,
 } from "../core/index.js";
 import type { ApprovalPorts } from "../ports.js";
-import { askHuman, awaitDecision, REATTACHED, type WatchedRequest, watchRequest } from "./human-step.js";
+import {
+  askHuman,
+  awaitDecision,
+  REATTACHED,
+  refuseAnotherCall,
+  type WatchedRequest,
+  watchRequest,
+} from "./human-step.js";
 
 export interface DecideContext {
   logger: Logger;
@@ -48,6 +58,12 @@ export async function handleDecide(
   const state: ApprovalState = { policy: ports.policy, hooks: ports.hooks, timeoutMs: ports.timeoutMs };
   const verdicts: HookVerdicts = {};
   const requestId = approvalRequestId(request.callId);
+  // Taken only once a stored request is looked for: a call the configuration settles needs none.
+  let digest: string | undefined;
+  const callDigest = () => {
+    digest ??= callDigestOf(request);
+    return digest;
+  };
   let looked = false;
   let signal: AbortSignal | undefined;
   const waitSignal = () => {
@@ -55,6 +71,7 @@ export async function handleDecide(
     return signal;
   };
   const reattach = (existing: WatchedRequest) => {
+    refuseAnotherCall(existing, request.callId, callDigest());
     ctx.logger.info({ requestId, state: existing.record.state }, REATTACHED);
     return awaitDecision(requestId, ports, waitSignal(), existing);
   };
@@ -104,6 +121,7 @@ export async function handleDecide(
             mode,
             keys: grantKeys(mode, request),
             fingerprint: request.fingerprint,
+            callDigest: callDigest(),
             ...(step.updatedArguments === undefined ? {} : { updatedArguments: step.updatedArguments }),
           },
           ports,

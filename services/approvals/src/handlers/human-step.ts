@@ -1,12 +1,13 @@
 /**
  * The human step of `decide`: put the request to a human once (the table's unique request id
- * makes a second replica, or a retry, re-attach instead of asking again), then wait for the
- * answer wherever it is given — on any replica, or before a restart — and turn an unanswered
- * request into `timed_out` when its time runs out.
+ * makes a second replica, or a retry, re-attach instead of asking again — only for the same call:
+ * a request bound to another call's digest is refused), then wait for the answer wherever it is
+ * given — on any replica, or before a restart — and turn an unanswered request into `timed_out`
+ * when its time runs out.
  */
 import type { Logger } from "@toolbus/bus";
 import { WireError } from "@toolbus/protocol";
-import { type DecideResult, timedOutDecision } from "../core/index.js";
+import { bindingMismatch, type DecideResult, timedOutDecision } from "../core/index.js";
 import type { ApprovalPorts, DecisionWake, NewPendingRecord, PendingRecord } from "../ports.js";
 
 /** The log line of a decide that found its call already put to a human. */
@@ -33,6 +34,7 @@ export async function askHuman(
     throw error;
   }
   const { created, record: stored } = outcome;
+  if (!created) refuseAnotherCall({ record: stored, wake }, record.request.callId, record.callDigest);
   if (created) {
     ports.events.pending(stored.request);
     ctx.logger.info(
@@ -43,6 +45,17 @@ export async function askHuman(
     ctx.logger.info({ requestId, state: stored.state }, REATTACHED);
   }
   return awaitDecision(requestId, ports, ctx.signal, { record: stored, wake });
+}
+
+/**
+ * Throws `bad_request` (and stops listening) when the stored request was put for another call
+ * than the one digesting to `digest`: a reused callId never re-attaches to another call's request.
+ */
+export function refuseAnotherCall(watched: WatchedRequest, callId: string, digest: string): void {
+  const mismatch = bindingMismatch(callId, watched.record.callDigest, digest);
+  if (mismatch === undefined) return;
+  watched.wake.cancel();
+  throw new WireError("bad_request", mismatch);
 }
 
 /**

@@ -102,6 +102,8 @@ describe("the options offered (checklist 36)", () => {
   });
 });
 
+const DIGEST = "d".repeat(64);
+
 describe("the approval request (checklist 35–37)", () => {
   it("carries the id, header, question, options, arguments and its expiry", () => {
     const request = buildApprovalRequest({
@@ -113,6 +115,7 @@ describe("the approval request (checklist 35–37)", () => {
       arguments: { id: 3 },
       annotations: { destructiveHint: true },
       title: "Delete page",
+      callDigest: DIGEST,
       mode: "auto",
       hasSessionKey: true,
       hasPersistentKey: true,
@@ -132,6 +135,7 @@ describe("the approval request (checklist 35–37)", () => {
       arguments: { id: 3 },
       annotations: { destructiveHint: true },
       title: "Delete page",
+      callDigest: DIGEST,
       createdAt: "2026-01-02T03:04:05.000Z",
       expiresAt: "2026-01-02T03:05:35.000Z",
     });
@@ -144,6 +148,7 @@ describe("the approval request (checklist 35–37)", () => {
       tool: "t",
       hookName: "mcp__docs__t",
       arguments: null,
+      callDigest: DIGEST,
       mode: "prompt",
       hasSessionKey: false,
       hasPersistentKey: false,
@@ -160,6 +165,7 @@ describe("the approval request (checklist 35–37)", () => {
       question: 'Allow the docs MCP server to run tool "t"?',
       options: [allow, cancel],
       arguments: null,
+      callDigest: DIGEST,
       createdAt: "1970-01-01T00:00:00.000Z",
       expiresAt: "1970-01-01T00:00:01.000Z",
     });

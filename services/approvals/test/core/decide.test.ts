@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { callDigestOf } from "../../src/core/call-binding.js";
 import {
   type ApprovalState,
   type DecideInput,
@@ -88,6 +89,8 @@ function human(
     options: ids.map((id) => options[id]),
     arguments: extra.arguments ?? { q: "x" },
     ...(extra.annotations === undefined ? {} : { annotations: extra.annotations }),
+    // Bound to the call as the caller sent it, whatever a hook rewrote.
+    callDigest: callDigestOf(base),
     createdAt: "2026-03-01T12:00:00.000Z",
     expiresAt: "2026-03-01T12:01:00.000Z",
   };

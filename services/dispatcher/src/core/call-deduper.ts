@@ -1,10 +1,14 @@
 /**
  * Duplicate call ids (a redelivered request, a client retry): a repeat of a call id that is in
  * flight, or that finished less than `ttlMs` ago, gets the first call's promise instead of
- * running again. Memory is bounded by `maxEntries`: finished entries go first, oldest first,
- * and only then calls still in flight (which keep running; only their memory is dropped).
- * Expiry is checked lazily against the injected clock, so no timers are involved.
+ * running again — if it is the same call (`identity`, e.g. `callIdentity`). The call id reused
+ * for another call gets `reused()` instead: never the first call's answer, and no run either.
+ * Memory is bounded by `maxEntries`: finished entries go first, oldest first, and only then calls
+ * still in flight (which keep running; only their memory is dropped). Expiry is checked lazily
+ * against the injected clock, so no timers are involved.
  */
+import { canonicalDigest, type ToolCallRequest } from "@toolbus/protocol";
+import type { ParsedArguments } from "./tool-arguments.js";
 
 export interface CallDeduperOptions {
   ttlMs: number;
@@ -14,12 +18,14 @@ export interface CallDeduperOptions {
 }
 
 export interface CallDeduper {
-  run<T>(callId: string, fn: () => Promise<T>): Promise<T>;
+  /** `reused`: the answer to a call id remembered for a call of another identity. */
+  run<T>(callId: string, identity: string, fn: () => Promise<T>, reused: () => T): Promise<T>;
   /** Entries held now (in flight or remembered). */
   readonly size: number;
 }
 
 interface Entry {
+  identity: string;
   promise: Promise<unknown>;
   settledAt?: number;
 }
@@ -43,22 +49,23 @@ export function createCallDeduper(options: CallDeduperOptions): CallDeduper {
   };
 
   return {
-    run<T>(callId: string, fn: () => Promise<T>): Promise<T> {
+    run<T>(callId: string, identity: string, fn: () => Promise<T>, reused: () => T): Promise<T> {
       const existing = entries.get(callId);
-      if (existing !== undefined) {
+      if (existing !== undefined && !expired(existing)) {
+        // Another call under a remembered id is refused; the first call's memory stays as it was.
+        if (existing.identity !== identity) return new Promise<T>((resolve) => resolve(reused()));
         entries.delete(callId);
-        if (!expired(existing)) {
-          entries.set(callId, existing);
-          return existing.promise as Promise<T>;
-        }
+        entries.set(callId, existing);
+        return existing.promise as Promise<T>;
       }
+      entries.delete(callId);
       let promise: Promise<T>;
       try {
         promise = fn();
       } catch (error) {
         promise = Promise.reject(error);
       }
-      const entry: Entry = { promise };
+      const entry: Entry = { identity, promise };
       const settle = () => {
         entry.settledAt = now();
       };
@@ -71,4 +78,22 @@ export function createCallDeduper(options: CallDeduperOptions): CallDeduper {
       return entries.size;
     },
   };
+}
+
+/**
+ * What makes two requests with one call id the same call, as the caller sent them: the tool they
+ * name (as named: a flat name and its `{namespace, name}` differ) and their arguments, parsed, so
+ * key order and whitespace do not count. Unparseable arguments count by their text.
+ */
+export function callIdentity(tool: ToolCallRequest["tool"], parsed: ParsedArguments, text: string): string {
+  switch (parsed.kind) {
+    case "none":
+      // Not `arguments: null`: the text `null` is another call (refused by the wire rule).
+      return canonicalDigest({ tool });
+    case "invalid_json":
+      return canonicalDigest({ tool, unparsedArguments: text });
+    case "object":
+    case "not_object":
+      return canonicalDigest({ tool, arguments: parsed.value });
+  }
 }

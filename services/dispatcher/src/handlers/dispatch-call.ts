@@ -11,6 +11,7 @@ import {
   type CallBeginEvent,
   type CallEndEvent,
   type CallToolResult,
+  callIdReusedMessage,
   DEFAULT_MODEL_TRUNCATION,
   type JsonObject,
   type JsonValue,
@@ -34,6 +35,7 @@ import {
   mcpAppResourceUri,
   notAnObjectMessage,
   notAvailableMessage,
+  type ParsedArguments,
   parseToolArguments,
   postToolUsePayload,
   projectForModel,
@@ -42,7 +44,11 @@ import {
 } from "../core/index.js";
 
 export interface ApprovalsPort {
-  /** Synchronous when the policy alone settles the call, so nothing waits on an idle tick. */
+  /**
+   * Synchronous when the policy alone settles the call, so nothing waits on an idle tick. Rejects
+   * with `bad_request` when the service refuses the call itself: its callId was already put to a
+   * human for another call (the approval is bound to the call it approves).
+   */
   decide(request: ApprovalDecideRequest): ApprovalDecideResult | Promise<ApprovalDecideResult>;
   /** Whether a PostToolUse hook matches, so the round trip is paid only when it can matter. */
   hasPostToolUse(hookName: string): boolean;
@@ -103,14 +109,42 @@ function requestedName(tool: ToolCallRequest["tool"]): { tool: string; label: st
   return { tool: tool.name, label: `${tool.namespace}/${tool.name}` };
 }
 
+/** What the model takes: the request's, with the default truncation. */
+function modelCapabilities(request: ToolCallRequest): ModelCapabilities {
+  return { ...request.model, truncation: request.model?.truncation ?? DEFAULT_MODEL_TRUNCATION };
+}
+
+/**
+ * The answer to a callId this replica remembers for another call (another tool or other
+ * arguments): refused, never the first call's answer. It publishes no events: those of the
+ * callId belong to the first call.
+ */
+export function reusedCallIdReply(request: ToolCallRequest, catalogRevision: number): ToolCallReply {
+  const message = callIdReusedMessage(request.callId);
+  return {
+    callId: request.callId,
+    status: "failed",
+    output: projectForModel({ error: message }, { wallTimeMs: 0, model: modelCapabilities(request) }),
+    error: message,
+    durationMs: 0,
+    wallTimeMs: 0,
+    catalogRevision,
+  };
+}
+
+/**
+ * The call path. `parsed`: the request's arguments when the caller parsed them already (the
+ * service does, for the duplicate-callId check), so they are parsed once.
+ */
 export function dispatchCall(deps: CallPathDeps) {
-  return async (request: ToolCallRequest, ctx: HandlerContext): Promise<ToolCallReply> => {
+  return async (
+    request: ToolCallRequest,
+    ctx: HandlerContext,
+    parsed: ParsedArguments = parseToolArguments(request.arguments),
+  ): Promise<ToolCallReply> => {
     const started = deps.now();
     const { callId } = request;
-    const model: ModelCapabilities = {
-      ...request.model,
-      truncation: request.model?.truncation ?? DEFAULT_MODEL_TRUNCATION,
-    };
+    const model = modelCapabilities(request);
     // The wall time is taken once, so the model's header and the reply's wallTimeMs agree.
     const project = (outcome: ResultOrError) => {
       const wallTimeMs = deps.now() - started;
@@ -123,7 +157,6 @@ export function dispatchCall(deps: CallPathDeps) {
     };
 
     // 1. Arguments. Invalid JSON reaches nobody and publishes no events.
-    const parsed = parseToolArguments(request.arguments);
     if (parsed.kind === "invalid_json") {
       return {
         callId,
@@ -220,11 +253,18 @@ export function dispatchCall(deps: CallPathDeps) {
     // 5. Begin: every UI sees the call from here on, also while it waits for a human.
     begin();
 
-    // 6. Approval; a PreToolUse hook may rewrite the input.
-    const deciding = deps.approvals.decide(
-      approvalRequest(request, current, argumentsValue, catalogRevision),
-    );
-    const decision = deciding instanceof Promise ? await deciding : deciding;
+    // 6. Approval; a PreToolUse hook may rewrite the input. A refused request (its callId already
+    // approved or asked for another call) fails without running.
+    let decision: ApprovalDecideResult;
+    try {
+      const deciding = deps.approvals.decide(
+        approvalRequest(request, current, argumentsValue, catalogRevision),
+      );
+      decision = deciding instanceof Promise ? await deciding : deciding;
+    } catch (error) {
+      if (error instanceof WireError && error.code === "bad_request") return skip(error.message, "failed");
+      throw error;
+    }
     const outcome = approvalOutcome(decision);
     if (outcome.kind === "skip") return skip(outcome.message);
     const callArguments =

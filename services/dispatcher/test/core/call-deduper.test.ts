@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { createCallDeduper } from "../../src/core/call-deduper.js";
+import { callIdentity, createCallDeduper } from "../../src/core/call-deduper.js";
+import { parseToolArguments } from "../../src/core/tool-arguments.js";
+
+/** One identity for every call of the tests that are about call ids alone. */
+const SAME = "same-call";
+const refuse = (): never => {
+  throw new Error("a call id reused for another call was refused");
+};
 
 function clock() {
   let t = 0;
@@ -32,8 +39,8 @@ describe("createCallDeduper", () => {
     const dedupe = createCallDeduper({ ttlMs: 1_000, maxEntries: 10, now: time.now });
     const first = deferred<string>();
     const second = counted("second");
-    const a = dedupe.run("c1", () => first.promise);
-    const b = dedupe.run("c1", second.fn);
+    const a = dedupe.run("c1", SAME, () => first.promise, refuse);
+    const b = dedupe.run("c1", SAME, second.fn, refuse);
     first.resolve("first");
     expect({ same: a === b, results: await Promise.all([a, b]), reruns: second.calls.count }).toEqual({
       same: true,
@@ -46,12 +53,12 @@ describe("createCallDeduper", () => {
     const time = clock();
     const dedupe = createCallDeduper({ ttlMs: 1_000, maxEntries: 10, now: time.now });
     const { calls, fn } = counted("done");
-    await dedupe.run("c1", fn);
+    await dedupe.run("c1", SAME, fn, refuse);
     time.advance(999);
-    await dedupe.run("c1", fn);
+    await dedupe.run("c1", SAME, fn, refuse);
     const withinTtl = calls.count;
     time.advance(1);
-    await dedupe.run("c1", fn);
+    await dedupe.run("c1", SAME, fn, refuse);
     expect({ withinTtl, afterTtl: calls.count }).toEqual({ withinTtl: 1, afterTtl: 2 });
   });
 
@@ -59,33 +66,41 @@ describe("createCallDeduper", () => {
     const time = clock();
     const dedupe = createCallDeduper({ ttlMs: 1_000, maxEntries: 10, now: time.now });
     const boom = new Error("boom");
-    const first = dedupe.run("c1", () => {
-      throw boom;
-    });
-    const repeat = dedupe.run("c1", async () => "never");
+    const first = dedupe.run(
+      "c1",
+      SAME,
+      () => {
+        throw boom;
+      },
+      refuse,
+    );
+    const repeat = dedupe.run("c1", SAME, async () => "never", refuse);
     await expect(first).rejects.toBe(boom);
     await expect(repeat).rejects.toBe(boom);
   });
 
   it("keeps distinct call ids apart", async () => {
     const dedupe = createCallDeduper({ ttlMs: 1_000, maxEntries: 10, now: clock().now });
-    expect(await Promise.all([dedupe.run("a", async () => 1), dedupe.run("b", async () => 2)])).toEqual([
-      1, 2,
-    ]);
+    expect(
+      await Promise.all([
+        dedupe.run("a", SAME, async () => 1, refuse),
+        dedupe.run("b", SAME, async () => 2, refuse),
+      ]),
+    ).toEqual([1, 2]);
   });
 
   it("holds at most maxEntries, forgetting finished calls oldest first before in-flight ones", async () => {
     const time = clock();
     const dedupe = createCallDeduper({ ttlMs: 60_000, maxEntries: 2, now: time.now });
     const inFlight = deferred<string>();
-    const pending = dedupe.run("slow", () => inFlight.promise);
-    await dedupe.run("done-1", async () => "1");
-    await dedupe.run("done-2", async () => "2");
+    const pending = dedupe.run("slow", SAME, () => inFlight.promise, refuse);
+    await dedupe.run("done-1", SAME, async () => "1", refuse);
+    await dedupe.run("done-2", SAME, async () => "2", refuse);
     const sizeAfterThree = dedupe.size;
     const { calls, fn } = counted("again");
-    const slowRepeat = dedupe.run("slow", fn);
-    const done2Repeat = await dedupe.run("done-2", fn);
-    const done1Repeat = await dedupe.run("done-1", fn);
+    const slowRepeat = dedupe.run("slow", SAME, fn, refuse);
+    const done2Repeat = await dedupe.run("done-2", SAME, fn, refuse);
+    const done1Repeat = await dedupe.run("done-1", SAME, fn, refuse);
     inFlight.resolve("slow");
     expect({
       sizeAfterThree,
@@ -107,11 +122,89 @@ describe("createCallDeduper", () => {
   it("drops the oldest in-flight call when every entry is in flight", async () => {
     const dedupe = createCallDeduper({ ttlMs: 60_000, maxEntries: 1, now: clock().now });
     const first = deferred<string>();
-    dedupe.run("a", () => first.promise);
-    dedupe.run("b", () => new Promise<string>(() => {}));
+    dedupe.run("a", SAME, () => first.promise, refuse);
+    dedupe.run("b", SAME, () => new Promise<string>(() => {}), refuse);
     const { calls, fn } = counted("rerun");
-    const again = await dedupe.run("a", fn);
+    const again = await dedupe.run("a", SAME, fn, refuse);
     first.resolve("a");
     expect({ again, reruns: calls.count, size: dedupe.size }).toEqual({ again: "rerun", reruns: 1, size: 1 });
+  });
+});
+
+describe("a call id reused for another call", () => {
+  it("is refused while the first is in flight and after it finished, runs nothing, and the same call still gets the first answer", async () => {
+    const time = clock();
+    const dedupe = createCallDeduper({ ttlMs: 1_000, maxEntries: 10, now: time.now });
+    const first = deferred<string>();
+    const other = counted("other");
+    const a = dedupe.run(
+      "c1",
+      "call-a",
+      () => first.promise,
+      () => "refused",
+    );
+    const whileInFlight = await dedupe.run("c1", "call-b", other.fn, () => "refused");
+    first.resolve("first");
+    await a;
+    const afterwards = await dedupe.run("c1", "call-b", other.fn, () => "refused");
+    const same = await dedupe.run("c1", "call-a", other.fn, () => "refused");
+    expect({ whileInFlight, afterwards, same, otherRuns: other.calls.count }).toEqual({
+      whileInFlight: "refused",
+      afterwards: "refused",
+      same: "first",
+      otherRuns: 0,
+    });
+  });
+
+  it("runs as a new call once the first is forgotten", async () => {
+    const time = clock();
+    const dedupe = createCallDeduper({ ttlMs: 1_000, maxEntries: 10, now: time.now });
+    await dedupe.run(
+      "c1",
+      "call-a",
+      async () => "first",
+      () => "refused",
+    );
+    time.advance(1_000);
+    const later = await dedupe.run(
+      "c1",
+      "call-b",
+      async () => "second",
+      () => "refused",
+    );
+    const sameAsFirst = await dedupe.run(
+      "c1",
+      "call-a",
+      async () => "third",
+      () => "refused",
+    );
+    expect({ later, sameAsFirst }).toEqual({ later: "second", sameAsFirst: "refused" });
+  });
+});
+
+describe("callIdentity", () => {
+  const identity = (tool: string | { namespace: string; name: string }, text: string) =>
+    callIdentity(tool, parseToolArguments(text), text);
+
+  it("is the same for the same tool and arguments, whatever their key order and whitespace", () => {
+    expect(identity("mcp__s__t", '{"a":1,"b":{"c":2,"d":[1,2]}}')).toBe(
+      identity("mcp__s__t", ' { "b": {"d": [1, 2], "c": 2}, "a": 1 }\n'),
+    );
+  });
+
+  it("differs for another tool, other arguments, no arguments, or the tool named another way", () => {
+    const identities = [
+      identity("mcp__s__t", '{"a":1}'),
+      identity("mcp__s__u", '{"a":1}'),
+      identity("mcp__s__t", '{"a":2}'),
+      identity("mcp__s__t", '{"a":"1"}'),
+      identity("mcp__s__t", "{}"),
+      identity("mcp__s__t", ""),
+      identity("mcp__s__t", "null"),
+      identity({ namespace: "mcp__s", name: "t" }, '{"a":1}'),
+      identity("mcp__s__t", "{not json"),
+      identity("mcp__s__t", "{not json either"),
+    ];
+    expect(new Set(identities).size).toBe(identities.length);
   });
 });

@@ -88,7 +88,13 @@ export interface StandIn<Req> {
 
 export type ApprovalsStandIn = StandIn<ApprovalDecideRequest>;
 
-type InProcessDispatcher = { service: DispatcherService; bus: Bus; logs: Array<Record<string, unknown>> };
+type InProcessDispatcher = {
+  service: DispatcherService;
+  bus: Bus;
+  logs: Array<Record<string, unknown>>;
+  /** Drains and stops it (once; again is a no-op). */
+  stop(): Promise<void>;
+};
 
 export function natsUrl(): string {
   const url = process.env.NATS_URL;
@@ -108,6 +114,8 @@ export class DispatchHarness {
   dispatcherProcess: ServiceProcess | undefined;
   scripted: StdioTestServer | undefined;
   configPath = "";
+  /** The parsed toolbus.toml of an in-process dispatcher. */
+  private config: ReturnType<typeof parseToolbusToml> | undefined;
 
   private constructor(
     readonly prefix: string,
@@ -202,13 +210,23 @@ export class DispatchHarness {
       });
       this.cleanups.push(() => this.dispatcherProcess!.stop());
     } else {
-      this.dispatcher = await this.startDispatcher(parseToolbusToml(toml, { path: this.configPath }));
+      this.config = parseToolbusToml(toml, { path: this.configPath });
+      this.dispatcher = await this.startDispatcher(this.config);
     }
     for (const server of Object.keys(servers)) {
       await eventually(`server ${server} ready in the catalog`, async () =>
         (await this.entry(server))?.status === "ready" ? true : undefined,
       );
     }
+  }
+
+  /**
+   * Another in-process dispatcher on the same prefix and config (a replica in the queue group,
+   * with its own memory of callIds); `stop` drains it, and it is stopped on close otherwise.
+   */
+  async startReplica(): Promise<InProcessDispatcher> {
+    if (!this.config) throw new Error("startReplica needs the harness's dispatcher in this process");
+    return this.startDispatcher(this.config);
   }
 
   private async startDispatcher(config: ReturnType<typeof parseToolbusToml>): Promise<InProcessDispatcher> {
@@ -226,12 +244,17 @@ export class DispatchHarness {
       logger,
     });
     const service = await startDispatcherService({ bus, subjects: this.subjects, config, logger });
-    this.cleanups.push(async () => {
-      await bus.drain({ graceMs: 5_000 });
-      await service.stop();
-      await bus.close();
-    });
-    return { service, bus, logs };
+    let stopping: Promise<void> | undefined;
+    const stop = () => {
+      stopping ??= (async () => {
+        await bus.drain({ graceMs: 5_000 });
+        await service.stop();
+        await bus.close();
+      })();
+      return stopping;
+    };
+    this.cleanups.push(stop);
+    return { service, bus, logs, stop };
   }
 
   /** A fresh call id, unique within this harness. */

@@ -150,6 +150,8 @@ export const INBOX_PAGE = `<!doctype html>
     add("Description", request.description);
     add("Hook name", request.hookName);
     add("Call", request.callId);
+    // The call the answer applies to (see "An approval is bound to its call" in the README).
+    add("Call digest", request.callDigest);
     add("Thread", request.threadId);
     return dl;
   }

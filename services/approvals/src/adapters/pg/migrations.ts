@@ -52,6 +52,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE approval_requests ADD COLUMN decisions_by_choice json;
     `,
   },
+  {
+    version: 3,
+    name: "each request bound to its call's digest",
+    // Null on rows stored before: such a request answers no decide but the one already waiting.
+    sql: `
+      ALTER TABLE approval_requests ADD COLUMN call_digest text;
+    `,
+  },
 ];
 
 // Any constant will do, as long as no other code takes the same advisory lock.

@@ -24,6 +24,7 @@ interface Row {
   mode: ApprovalMode;
   grant_keys: GrantKeys;
   fingerprint: string;
+  call_digest: string | null;
   /** Wrapped as `{value}` so that a JSON null is not confused with none. */
   updated_arguments: { value: JsonValue } | null;
   state: "pending" | "resolved";
@@ -31,7 +32,8 @@ interface Row {
   resolved_by: ApprovalResolvedEvent["by"] | null;
 }
 
-const COLUMNS = "request, mode, grant_keys, fingerprint, updated_arguments, state, decision, resolved_by";
+const COLUMNS =
+  "request, mode, grant_keys, fingerprint, call_digest, updated_arguments, state, decision, resolved_by";
 
 /**
  * Answers the rows of CTE `settled` (a resolving UPDATE … RETURNING *) and notifies each on
@@ -68,8 +70,8 @@ export class PgPendingStore implements PendingStore {
     const inserted = await this.#pool.query<Row>(
       `INSERT INTO approval_requests
          (request_id, call_id, request, mode, grant_keys, fingerprint, updated_arguments, state, created_at,
-          expires_at, decisions_by_choice)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10)
+          expires_at, decisions_by_choice, call_digest)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11)
        ON CONFLICT (request_id) DO NOTHING
        RETURNING ${COLUMNS}`,
       [
@@ -83,6 +85,7 @@ export class PgPendingStore implements PendingStore {
         request.createdAt,
         request.expiresAt,
         JSON.stringify(decisionsByChoice(request, record.mode, record.updatedArguments)),
+        record.callDigest,
       ],
     );
     if (inserted.rows[0] !== undefined) return { created: true, record: recordOf(inserted.rows[0]) };
@@ -164,6 +167,7 @@ function recordOf(row: Row): PendingRecord {
     mode: row.mode,
     keys: row.grant_keys,
     fingerprint: row.fingerprint,
+    ...(row.call_digest === null ? {} : { callDigest: row.call_digest }),
     ...(row.updated_arguments === null ? {} : { updatedArguments: row.updated_arguments.value }),
     state: row.state,
     ...(row.decision === null ? {} : { result: row.decision }),

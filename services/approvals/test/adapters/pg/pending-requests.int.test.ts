@@ -24,6 +24,7 @@ async function database(name: string) {
 }
 
 const NOW = Date.parse("2026-05-01T10:00:00.000Z");
+const CALL_DIGEST = "c".repeat(64);
 
 function record(callId: string, timeoutMs = 60_000, mode: ApprovalMode = "auto"): NewPendingRecord {
   return {
@@ -34,6 +35,7 @@ function record(callId: string, timeoutMs = 60_000, mode: ApprovalMode = "auto")
       tool: "search",
       hookName: "mcp__docs__search",
       arguments: { q: "x" },
+      callDigest: CALL_DIGEST,
       mode,
       hasSessionKey: true,
       hasPersistentKey: true,
@@ -43,6 +45,7 @@ function record(callId: string, timeoutMs = 60_000, mode: ApprovalMode = "auto")
     mode,
     keys: { session: "t-1.docs.=.search", persistent: "docs.=.search" },
     fingerprint: "f".repeat(64),
+    callDigest: CALL_DIGEST,
     updatedArguments: { q: "rewritten" },
   };
 }
@@ -81,6 +84,24 @@ describe("the pending request table", () => {
     await expect(store.create(again)).resolves.toEqual({
       created: false,
       record: { ...first, state: "pending" },
+    });
+  });
+
+  it("keeps the call digest a request is bound to, and reads a row stored before it had one", async () => {
+    const { pool } = await database("digest");
+    await migrate(pool);
+    const store = new PgPendingStore(pool, "unused");
+    const bound = record("bound");
+    await store.create(bound);
+    await store.create(record("unbound"));
+    await pool.query("UPDATE approval_requests SET call_digest = NULL WHERE call_id = 'unbound'");
+    const { callDigest: _, ...unbound } = record("unbound");
+    expect({
+      bound: await store.find(bound.request.requestId),
+      unbound: await store.find(unbound.request.requestId),
+    }).toEqual({
+      bound: { ...bound, state: "pending" },
+      unbound: { ...unbound, state: "pending" },
     });
   });
 

@@ -65,18 +65,23 @@ export function createApprovalsClient(deps: {
         return local;
       }
       return withSpan(DECIDE_SPAN, { "mcp.call_id": request.callId }, async () => {
-        const retryUntil = Date.now() + UNAVAILABLE_RETRY_MS;
+        // Counted from the first unavailable answer, not the first send: a decide that waited
+        // minutes for a human before its replica stopped still gets its retries.
+        let retryUntil: number | undefined;
         for (let attempt = 0; ; attempt++) {
           try {
             return await bus.request(subjects.approvalsDecide, request, ApprovalDecideResultSchema, {
               timeoutMs: decideTimeoutMs,
             });
           } catch (error) {
+            // Refused for what it asks (its callId is bound to another call): no retry, no run.
+            if (error instanceof WireError && error.code === "bad_request") throw error;
             // A replica that stops (or none yet) answers server_unavailable: the same callId sent
             // again re-attaches to the same pending request on another replica.
             const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!;
             const unavailable = error instanceof WireError && error.code === "server_unavailable";
-            if (unavailable && Date.now() + delay <= retryUntil) {
+            if (unavailable) retryUntil ??= Date.now() + UNAVAILABLE_RETRY_MS;
+            if (unavailable && Date.now() + delay <= (retryUntil ?? 0)) {
               await new Promise((resolve) => setTimeout(resolve, delay));
               continue;
             }

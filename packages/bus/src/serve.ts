@@ -13,6 +13,7 @@ import type { z } from "zod";
 import { AttributeCache } from "./core/attribute-cache.js";
 import { decodeRequest } from "./core/decode-request.js";
 import { failureOf } from "./core/failure.js";
+import { permissionViolation, unauthorized } from "./request.js";
 import type { BusInstruments } from "./metrics.js";
 import type { Outcome } from "./micro-service.js";
 import { extractTraceContext, markFailed, withSpan } from "./tracing.js";
@@ -113,7 +114,13 @@ export function endpointCallback<S extends z.ZodType, Res>(
           return {};
         } catch (err) {
           const errorId = nuid.next();
-          const failure = failureOf(err, { service: deps.service, endpoint: spec.name, errorId });
+          // NATS refused something this service's identity tried: say so, not "internal".
+          const refused = permissionViolation(err);
+          const failure = failureOf(refused ? unauthorized(refused, err) : err, {
+            service: deps.service,
+            endpoint: spec.name,
+            errorId,
+          });
           const { code, message } = failure.envelope.ok ? { code: "", message: "" } : failure.envelope.error;
           span.setAttribute("toolbus.error.code", code);
           if (failure.unexpected) {

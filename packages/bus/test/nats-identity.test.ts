@@ -1,0 +1,85 @@
+// How a process finds its NATS identity in its environment, and what it is told when that is wrong.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createSubjects, permissionsFor } from "@toolbus/protocol";
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../src/config.js";
+import { renderAuthConf } from "../src/core/nats-auth-conf.js";
+import { hasCredentials, maskUrl, natsAccessFromEnv, writeNatsIdentities } from "../src/nats-identity.js";
+
+const identity = { prefix: "toolbus", role: "dispatcher" } as const;
+const dir = mkdtempSync(join(tmpdir(), "toolbus-identity-"));
+const ids = writeNatsIdentities({ dir: join(dir, "ids"), prefix: "toolbus" });
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    natsAccessFromEnv(env, identity);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe("natsAccessFromEnv", () => {
+  it("reads a seed file and gives the role its own inbox prefix", () => {
+    const access = natsAccessFromEnv(
+      { NATS_URL: "nats://a:4222, nats://b:4222", NATS_NKEY_FILE: ids.seedFile("dispatcher") },
+      identity,
+    );
+    expect(access).toEqual({
+      servers: ["nats://a:4222", "nats://b:4222"],
+      nkeySeed: expect.stringMatching(/^SU[A-Z2-7]+$/),
+      inboxPrefix: "_INBOX_toolbus_dispatcher",
+      credentialSource: `NATS_NKEY_FILE=${ids.seedFile("dispatcher")}`,
+    });
+    expect(hasCredentials(access)).toBe(true);
+  });
+
+  it("without anything, is the local default with no credentials", () => {
+    const access = natsAccessFromEnv({}, identity);
+    expect(access).toEqual({ servers: ["nats://127.0.0.1:4222"], inboxPrefix: "_INBOX_toolbus_dispatcher" });
+    expect(hasCredentials(access)).toBe(false);
+    expect(hasCredentials({ servers: ["nats://u:p@127.0.0.1:4222"] })).toBe(true);
+  });
+
+  it("names every problem at once, with what to do", () => {
+    const notASeed = join(dir, "not-a-seed.nk");
+    writeFileSync(notASeed, "hello\n");
+    expect(problemsOf({ NATS_NKEY_FILE: notASeed, NATS_USER: "svc", NATS_TLS_CERT_FILE: notASeed })).toEqual([
+      `NATS_NKEY_FILE=${notASeed}: is not an NKey user seed (one line starting with "SU"); use a file written by \`toolbus nats-config\``,
+      "NATS_USER: set together with NATS_NKEY_FILE; use one kind of credentials",
+      "NATS_PASSWORD: missing; NATS_USER needs it",
+      "NATS_TLS_CERT_FILE / NATS_TLS_KEY_FILE: set both (a client certificate needs its key), or neither",
+    ]);
+    expect(problemsOf({ NATS_URL: "nats://a:4222,::bad url::", NATS_TLS_CA_FILE: "/no/ca.pem" })).toEqual([
+      "NATS_URL: ::bad url:: is not a URL; use nats://host:port, or a comma-separated list of them",
+      "NATS_TLS_CA_FILE: /no/ca.pem does not exist; give the path of a PEM file",
+    ]);
+  });
+});
+
+describe("maskUrl", () => {
+  it("hides the user and password of a URL, and leaves others alone", () => {
+    expect(maskUrl("nats://svc:s3cret@10.0.0.1:4222")).toBe("nats://***@10.0.0.1:4222");
+    expect(maskUrl("tls://token@nats.example:4222")).toBe("tls://***@nats.example:4222");
+    expect(maskUrl("nats://127.0.0.1:4222")).toBe("nats://127.0.0.1:4222");
+  });
+});
+
+describe("renderAuthConf", () => {
+  it("quotes every subject (a bare $JS would be read as a variable) and lists public keys only", () => {
+    const permissions = permissionsFor("dispatcher", createSubjects("toolbus"));
+    const conf = renderAuthConf({
+      prefix: "toolbus",
+      users: [{ role: "dispatcher", publicKey: "UABC", permissions }],
+    });
+    expect(conf).toContain('nkey: "UABC"');
+    expect(conf).toContain('"$JS.API.INFO"');
+    expect(conf).toContain('"toolbus.connector.*.call"');
+    expect(conf).toContain("allow_responses: true");
+    expect(conf).toContain("jetstream: enabled");
+    expect(conf).not.toMatch(/[^"]\$JS\.API\.INFO/);
+  });
+});

@@ -1,0 +1,90 @@
+// The permission matrix as data: who may do what, and the grants that must never appear.
+import { describe, expect, it } from "vitest";
+import {
+  BUCKETS,
+  INTERNAL_SUBJECTS,
+  inboxPrefix,
+  internalSubjects,
+  permissionMatrix,
+  permissionsFor,
+  ROLES,
+  SERVICE_ROLES,
+} from "../src/access.js";
+import { createSubjects, SUBJECTS } from "../src/subjects.js";
+
+const subjects = createSubjects("toolbus");
+const matrix = permissionMatrix(subjects);
+const who = (kind: "publish" | "subscribe", subject: string) =>
+  ROLES.filter((role) => matrix.get(role)![kind].includes(subject));
+
+describe("the subject tables", () => {
+  it("name only known roles, and an owner that is a service", () => {
+    for (const row of [...SUBJECTS, ...INTERNAL_SUBJECTS]) {
+      expect(SERVICE_ROLES).toContain(row.owner);
+      for (const user of row.users) expect(ROLES).toContain(user);
+    }
+  });
+
+  it("list exactly the internal subjects the services build with internalSubjects()", () => {
+    const built = internalSubjects("toolbus");
+    const owner = built.connectorOwner("<server>");
+    expect(INTERNAL_SUBJECTS.map((row) => row.subject).sort()).toEqual(
+      [
+        built.dispatchHistory,
+        built.memoryParked,
+        ...Object.values(owner),
+        built.gatewaySessionClosed,
+        built.gatewayResponses,
+      ].sort(),
+    );
+    expect(BUCKETS.map((b) => b.bucket)).toEqual(
+      expect.arrayContaining([subjects.kv.catalog, subjects.kv.approvalGrants, ...Object.values(built.kv)]),
+    );
+  });
+});
+
+describe("permissionsFor", () => {
+  it("lets only the dispatcher ask a connector to run a tool, and only the catalog answer", () => {
+    expect(who("publish", "toolbus.connector.*.call")).toEqual(["dispatcher"]);
+    expect(who("subscribe", "toolbus.connector.*.call")).toEqual(["catalog"]);
+  });
+
+  it("lets only approvals decide, resolve and write grants; only the catalog write the catalog", () => {
+    expect(who("subscribe", subjects.approvalsDecide)).toEqual(["approvals"]);
+    expect(who("subscribe", subjects.approvalsResolve)).toEqual(["approvals"]);
+    expect(who("publish", subjects.approvalsResolved)).toEqual(["approvals"]);
+    expect(who("publish", `$KV.${subjects.kv.approvalGrants}.>`)).toEqual(["approvals"]);
+    expect(who("publish", `$KV.${subjects.kv.catalog}.>`)).toEqual(["catalog"]);
+  });
+
+  it("lets only the dispatcher publish call events; the gateway and the CLI may listen", () => {
+    expect(who("publish", subjects.callBegin)).toEqual(["dispatcher"]);
+    expect(who("publish", subjects.callEnd)).toEqual(["dispatcher"]);
+    expect(who("subscribe", subjects.callEnd)).toEqual(["gateway", "cli"]);
+  });
+
+  it("never grants a whole space, an unfiltered read of a stream, or another identity's replies", () => {
+    for (const role of ROLES) {
+      const { publish, subscribe } = matrix.get(role)!;
+      for (const subject of [...publish, ...subscribe]) {
+        expect(subject).not.toBe(">");
+        expect(subject).not.toMatch(/^\$JS\.API\.>$|^_INBOX\.|^\$JS\.API\.CONSUMER\.CREATE\.[^.]+$/);
+        // A direct get must name the key space (pitfall: a bare DIRECT.GET reads any message).
+        if (subject.startsWith("$JS.API.DIRECT.GET.")) expect(subject).toMatch(/\.\$KV\./);
+      }
+      expect(subscribe.filter((s) => s.startsWith("_INBOX"))).toEqual([`${inboxPrefix("toolbus", role)}.>`]);
+    }
+  });
+
+  it("answers requests only for the services (allow_responses)", () => {
+    expect(ROLES.filter((role) => matrix.get(role)!.allowResponses)).toEqual([...SERVICE_ROLES]);
+  });
+
+  it("follows the prefix: nothing of the default prefix remains under another", () => {
+    const tenant = permissionsFor("dispatcher", createSubjects("tenant-a"));
+    const all = [...tenant.publish, ...tenant.subscribe].join(" ");
+    expect(all).not.toMatch(/(^|[ .])toolbus[._]/);
+    expect(tenant.publish).toContain("tenant-a.connector.*.call");
+    expect(tenant.publish).toContain("$JS.API.STREAM.INFO.TENANT_A_EVENTS");
+  });
+});

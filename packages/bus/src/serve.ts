@@ -13,9 +13,9 @@ import type { z } from "zod";
 import { AttributeCache } from "./core/attribute-cache.js";
 import { decodeRequest } from "./core/decode-request.js";
 import { failureOf } from "./core/failure.js";
-import { permissionViolation, unauthorized } from "./request.js";
 import type { BusInstruments } from "./metrics.js";
 import type { Outcome } from "./micro-service.js";
+import { permissionViolation, unauthorized } from "./request.js";
 import { extractTraceContext, markFailed, withSpan } from "./tracing.js";
 
 export interface EndpointSpec<S extends z.ZodType = z.ZodType> {

@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { connect } from "node:net";
 import { delimiter, join } from "node:path";
+import { maskUrl } from "@toolbus/bus";
 import { SetupError } from "./setup-error.js";
 
 export interface LocalNats {
@@ -25,12 +26,12 @@ export async function ensureNats(options: {
   if (await answers(url)) return { url, started: false, stop: async () => {} };
   const { hostname, port } = new URL(url);
   if (options.url !== undefined || !["127.0.0.1", "localhost"].includes(hostname)) {
-    throw new SetupError(`NATS is not reachable at ${url}. Start it (nats-server -js) or fix NATS_URL.`);
+    throw new SetupError(`NATS is not reachable at ${maskUrl(url)}. Start it (nats-server -js) or fix NATS_URL.`);
   }
   const binary = findOnPath("nats-server", options.env);
   if (!binary) {
     throw new SetupError(
-      `NATS is not running at ${url} and nats-server is not installed. Install it ` +
+      `NATS is not running at ${maskUrl(url)} and nats-server is not installed. Install it ` +
         "(Debian/Ubuntu: apt-get install nats-server; macOS: brew install nats-server; or see https://nats.io/download), " +
         "or point NATS_URL at a running server with JetStream.",
     );
@@ -70,7 +71,7 @@ async function waitUntilAnswering(url: string, child: ChildProcess): Promise<voi
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill("SIGKILL");
-  throw new SetupError(`nats-server did not answer at ${url} within 10 s: ${stderr.trim()}`);
+  throw new SetupError(`nats-server did not answer at ${maskUrl(url)} within 10 s: ${stderr.trim()}`);
 }
 
 export function answers(url: string): Promise<boolean> {

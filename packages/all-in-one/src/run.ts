@@ -11,7 +11,7 @@ import {
   loadApprovalsConfig,
   startApprovalsService,
 } from "@toolbus/approvals";
-import { ConfigError, connectBus, createLogger, type Logger, startTelemetry } from "@toolbus/bus";
+import { ConfigError, connectBus, createLogger, type Logger, maskUrl, startTelemetry } from "@toolbus/bus";
 import { startCatalogService } from "@toolbus/catalog";
 import { loadToolbusConfig, resolveGatewayTokens } from "@toolbus/config";
 import { startDispatcherService } from "@toolbus/dispatcher";
@@ -78,7 +78,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       env,
     });
     stops.push(["nats", nats.stop]);
-    if (nats.started) logger.info({ url: nats.url }, "started a local nats-server");
+    if (nats.started) logger.info({ url: maskUrl(nats.url) }, "started a local nats-server");
     const database = await ensureDatabase({
       ...(env.DATABASE_URL ? { url: env.DATABASE_URL } : {}),
       dataDir: join(dataDir, "pglite"),
@@ -152,7 +152,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     announce(`  console        ${gateway.url}/`);
     announce(`  MCP endpoint   ${gateway.url}/mcp`);
     announce(`  approvals      ${gateway.url}/approvals`);
-    announce(`  NATS           ${nats.url}${nats.started ? " (started here)" : ""}`);
+    announce(`  NATS           ${maskUrl(nats.url)}${nats.started ? " (started here)" : ""}`);
     announce(`  Postgres       ${database.embedded ? "embedded PGlite in .toolbus/pglite" : "DATABASE_URL"}`);
     return { consoleUrl: `${gateway.url}/`, mcpUrl: `${gateway.url}/mcp`, stop };
   } catch (error) {

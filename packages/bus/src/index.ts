@@ -8,6 +8,7 @@ export {
 } from "./bus.js";
 export { ConfigError, loadConfig } from "./config.js";
 export { AttributeCache } from "./core/attribute-cache.js";
+export { maskUrl } from "./core/mask-url.js";
 export {
   DURATION_BUCKETS_S,
   type InstrumentKind,

@@ -209,6 +209,27 @@ describe("catalog start-up", () => {
     expect(states("unset")).toEqual(["starting", "failed"]);
   });
 
+  it("masks the credentials of a server's URL in its failure, the summary and the logs", async () => {
+    harness = await CatalogHarness.create("startup");
+    const web = await startTestServer({ transport: "http", script: { tools: [{ name: "echo" }] } });
+    harness.defer(() => web.dispose());
+    // fetch refuses a URL with credentials in it, quoting the whole URL in its error.
+    const url = new URL(web.url);
+    url.username = "svc";
+    url.password = "pw-sentinel-4c1e";
+    url.search = "?token=tok-sentinel-9b2d&page=1";
+    const running = await harness.start(toolbusToml({ servers: { creds: { url: url.toString() } } }));
+
+    const summary = await running.service.startup;
+    const masked = `http://svc:***@127.0.0.1:${url.port}/mcp?token=***&page=1`;
+    expect(summary.failed.map((f) => f.error.includes(masked))).toEqual([true]);
+    await eventually("the failed status", () => (states("creds").length === 2 ? true : undefined));
+    const everything = JSON.stringify([summary, harness.events, running.logs, await harness.catalog()]);
+    expect(everything).toContain(masked);
+    expect(everything).not.toContain("pw-sentinel-4c1e");
+    expect(everything).not.toContain("tok-sentinel-9b2d");
+  });
+
   it("says an HTTP server that answers 401 is not logged in", async () => {
     harness = await CatalogHarness.create("startup");
     const http = createServer((_req, res) => {

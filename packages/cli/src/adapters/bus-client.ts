@@ -5,7 +5,7 @@
  * subscriptions for events.
  */
 import { connect, NoRespondersError, RequestError, TimeoutError } from "@nats-io/transport-node";
-import { type Bus, connectBus, createLogger } from "@toolbus/bus";
+import { type Bus, connectBus, createLogger, maskUrl } from "@toolbus/bus";
 import { createSubjects, type Subjects, WireError } from "@toolbus/protocol";
 import type { z } from "zod";
 import { VERSION } from "../core/commands.js";
@@ -70,7 +70,7 @@ async function probeNats(natsUrl: string, timeoutMs: number): Promise<void> {
   } catch (error) {
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
     const reason = error instanceof Error ? error.message : String(error);
-    throw new CliError({ kind: "nats_unreachable", natsUrl, reason: cause ? `${reason}: ${cause}` : reason });
+    throw new CliError({ kind: "nats_unreachable", natsUrl: maskUrl(natsUrl), reason: maskUrl(cause ? `${reason}: ${cause}` : reason) });
   }
 }
 

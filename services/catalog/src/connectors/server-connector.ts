@@ -3,6 +3,7 @@
  * events, listing into the catalog, re-listing on list_changed, restarts with backoff when
  * the connection dies, and the raw calls behind the revision barrier.
  */
+import { maskUrl } from "@toolbus/bus";
 import type { Tool } from "@toolbus/protocol";
 import {
   type ConnectSpec,
@@ -179,7 +180,8 @@ export class ServerConnector {
         await this.ports.writeEntry(server, { status: "cancelled" }).catch((e) => this.logWriteFailure(e));
         return { state: "cancelled" };
       }
-      const error = timeout.aborted ? startupTimeoutError(startupTimeoutMs) : errorChain(cause);
+      // Errors may quote the server's URL (fetch refuses one with credentials, naming it): masked.
+      const error = timeout.aborted ? startupTimeoutError(startupTimeoutMs) : maskUrl(errorChain(cause));
       const display = startupFailureDisplay({
         server,
         error,
@@ -308,7 +310,7 @@ export class ServerConnector {
         };
       }
       if (isOversized(error)) return { kind: "too_large", message: `${context}: ${oversizedText(error)}` };
-      return { kind: "failed", message: `${context}: ${errorChain(error)}` };
+      return { kind: "failed", message: `${context}: ${maskUrl(errorChain(error))}` };
     } finally {
       this.inFlight.delete(request.callId);
     }
@@ -350,7 +352,7 @@ export class ServerConnector {
     if (this.stopped || this.connection !== connection) return;
     this.connection = undefined;
     const delay = this.nextBackoff();
-    const message = `MCP client for \`${this.settings.server}\` lost its connection: ${error?.message ?? "closed"}; reconnecting in ${formatDuration(delay)} (attempt ${this.restartAttempt})`;
+    const message = `MCP client for \`${this.settings.server}\` lost its connection: ${maskUrl(error?.message ?? "closed")}; reconnecting in ${formatDuration(delay)} (attempt ${this.restartAttempt})`;
     this.ports.log.warn({ server: this.settings.server, attempt: this.restartAttempt }, message);
     this.setStatus({ state: "failed", error: message });
     void this.ports

@@ -3,6 +3,7 @@ export * from "./approval-prompt.js";
 export * from "./approval-required.js";
 export * from "./decide.js";
 export * from "./grant-keys.js";
+export * from "./hook-env.js";
 export * from "./hook-outcome.js";
 export * from "./hook-payload.js";
 export * from "./hook-run.js";

@@ -230,6 +230,36 @@ describe("catalog start-up", () => {
     expect(everything).not.toContain("tok-sentinel-9b2d");
   });
 
+  it("logs a flooding stdio server's stderr within its caps, saying what it dropped", async () => {
+    harness = await CatalogHarness.create("startup");
+    // One 1 MB line, then 20,000 short ones, then it exits without ever speaking MCP.
+    const flood =
+      "process.stderr.write('x'.repeat(1e6) + '\\n');" +
+      "for (let i = 0; i < 20000; i++) process.stderr.write('line ' + i + '\\n');";
+    const running = await harness.start(toolbusToml({ servers: { noisy: { command: NODE, args: ["-e", flood] } } }));
+    await running.service.startup;
+    const stderrLogs = () => running.logs.filter((line) => line.server === "noisy" && line.msg !== undefined);
+    await eventually("the drop note", () =>
+      stderrLogs().some((line) => String(line.msg).includes("stderr lines in 10 s")) ? true : undefined,
+    );
+    const lines = stderrLogs().filter((line) => line.msg === "MCP server stderr");
+    expect({
+      count: lines.length,
+      first: lines[0]?.stderr,
+      next: lines.slice(1, 3).map((line) => line.stderr),
+      notes: stderrLogs()
+        .filter((line) => line.level === 40)
+        .map((line) => line.msg),
+    }).toEqual({
+      count: 200,
+      first: `${"x".repeat(4_096)}… [${1_000_000 - 4_096} more bytes of this line dropped by toolbus]`,
+      next: ["line 0", "line 1"],
+      notes: [
+        "the MCP server wrote more than 200 stderr lines in 10 s; the rest of them are dropped, and counted",
+      ],
+    });
+  });
+
   it("says an HTTP server that answers 401 is not logged in", async () => {
     harness = await CatalogHarness.create("startup");
     const http = createServer((_req, res) => {

@@ -139,7 +139,10 @@ export class ServerConnector {
           if (this.connection === connection) this.ports.promptsChanged(server);
         },
         closed: (error) => this.onClosed(connection, error),
-        stderr: (line) => this.ports.log.info({ server, stderr: line }, "MCP server stderr"),
+        stderr: (output) =>
+          output.kind === "line"
+            ? this.ports.log.info({ server, stderr: output.text }, "MCP server stderr")
+            : this.ports.log.warn({ server }, output.text),
         dropped: (info) =>
           this.ports.log.warn(
             { server, ...info, limit: this.settings.maxMessageBytes },

@@ -20,6 +20,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { type Page, paginate } from "../../core/pagination.js";
+import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
 import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
 import { jsonRpcError } from "./mcp-errors.js";
 
@@ -42,7 +43,8 @@ export interface McpConnectionEvents {
   promptsChanged(): void;
   /** The connection is gone: the stdio child exited, or an HTTP server stopped answering. */
   closed(error?: Error): void;
-  stderr?(line: string): void;
+  /** A stdio server's stderr, line by line within core/stderr-limit.ts's caps, or a note of what was dropped. */
+  stderr?(output: StderrOutput): void;
   /** The server sent a message over the size cap that answered none of our requests. */
   dropped?(info: { size: number; head: string }): void;
 }
@@ -137,7 +139,12 @@ export class McpConnection {
         },
         this.cap,
       );
-      transport.stderr?.on("data", (chunk: Buffer) => this.events.stderr?.(chunk.toString("utf8").trimEnd()));
+      const limiter = new StderrLimiter();
+      const emit = (outputs: StderrOutput[]) => {
+        for (const output of outputs) this.events.stderr?.(output);
+      };
+      transport.stderr?.on("data", (chunk: Buffer) => emit(limiter.push(chunk, Date.now())));
+      transport.stderr?.on("end", () => emit(limiter.end(Date.now())));
       await this.connectWith(transport, signal);
     }
     const client = this.client!;

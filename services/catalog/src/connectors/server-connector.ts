@@ -93,7 +93,6 @@ export class ServerConnector {
   private restartTimer: NodeJS.Timeout | undefined;
   private listing: Promise<void> | undefined;
   private relistWanted = false;
-  private readonly inFlight = new Map<string, string | undefined>();
 
   constructor(
     readonly settings: ConnectorSettings,
@@ -143,13 +142,14 @@ export class ServerConnector {
           output.kind === "line"
             ? this.ports.log.info({ server, stderr: output.text }, "MCP server stderr")
             : this.ports.log.warn({ server }, output.text),
+        unrelated: ({ method, why }) =>
+          this.ports.log.info({ server, method }, `refused the MCP server's ${method}: ${why}`),
         dropped: (info) =>
           this.ports.log.warn(
             { server, ...info, limit: this.settings.maxMessageBytes },
             "dropped an oversized message from the MCP server that answered none of our requests",
           ),
       },
-      () => this.relayForCurrentCall(),
       { maxMessageBytes: this.settings.maxMessageBytes },
     );
     try {
@@ -287,7 +287,6 @@ export class ServerConnector {
     const meta: Record<string, unknown> = { ...request.meta, callId: request.callId };
     // The thread id is always ours to set, overwriting whatever the caller put there.
     if (request.threadId !== undefined) meta.threadId = request.threadId;
-    this.inFlight.set(request.callId, request.threadId);
     try {
       const result = await connection.callTool(
         {
@@ -299,6 +298,7 @@ export class ServerConnector {
         },
         {
           timeoutMs,
+          relay: this.ports.relayFor(request.callId, request.threadId),
           ...(request.signal ? { signal: request.signal } : {}),
           ...(request.onProgress ? { onProgress: request.onProgress } : {}),
         },
@@ -314,8 +314,6 @@ export class ServerConnector {
       }
       if (isOversized(error)) return { kind: "too_large", message: `${context}: ${oversizedText(error)}` };
       return { kind: "failed", message: `${context}: ${maskUrl(errorChain(error))}` };
-    } finally {
-      this.inFlight.delete(request.callId);
     }
   }
 
@@ -341,14 +339,6 @@ export class ServerConnector {
       );
     }
     return accepted;
-  }
-
-  /** Server requests are not tied to a call on the wire; the call in flight (oldest first) gets them. */
-  private relayForCurrentCall(): ServerRequestRelay | undefined {
-    const first = this.inFlight.entries().next();
-    if (first.done) return undefined;
-    const [callId, threadId] = first.value;
-    return this.ports.relayFor(callId, threadId);
   }
 
   private onClosed(connection: McpConnection, error?: Error): void {

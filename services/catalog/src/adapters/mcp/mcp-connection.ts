@@ -1,8 +1,10 @@
 /**
  * One MCP client's lifecycle: connect over stdio, streamable HTTP or legacy SSE, initialize
- * with toolbus's capabilities, list, call, and relay what the server sends during a call.
+ * with toolbus's capabilities, list, call, and relay what the server sends during a call to that
+ * call's relay (core/call-association.ts decides which call it belongs to).
  * It knows nothing of NATS: the connector owns routing, revisions and restarts.
  */
+import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -19,7 +21,9 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { associateCall, type CallInFlight, unrelatedRequestMessage } from "../../core/call-association.js";
 import { type Page, paginate } from "../../core/pagination.js";
+import { takeRelated } from "../../core/related-request.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
 import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
 import { jsonRpcError } from "./mcp-errors.js";
@@ -29,7 +33,7 @@ export type ConnectSpec =
   | { transport: "streamable_http"; url: string; headers: Record<string, string> }
   | { transport: "sse"; url: string; headers: Record<string, string> };
 
-/** What a server may send mid-call; the connector relays it to whoever made the call. */
+/** What a server may send mid-call; each call has one, relaying to whoever made that call. */
 export interface ServerRequestRelay {
   elicit(params: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** `sampling/createMessage`: resolves with the caller's `CreateMessageResult`, or throws the error the server gets. */
@@ -47,6 +51,13 @@ export interface McpConnectionEvents {
   stderr?(output: StderrOutput): void;
   /** The server sent a message over the size cap that answered none of our requests. */
   dropped?(info: { size: number; head: string }): void;
+  /** An elicitation or sampling request belonged to no call in flight and was refused. */
+  unrelated?(info: { method: string; why: string }): void;
+}
+
+interface CallEntry extends CallInFlight {
+  relay: ServerRequestRelay;
+  onProgress?: (progress: Record<string, unknown>) => void;
 }
 
 export interface McpConnectionOptions {
@@ -96,14 +107,15 @@ export class McpConnection {
   private closing = false;
   private checkingLiveness = false;
   private readonly cap: MessageCap;
-  /** Progress callbacks of calls in flight, by the progress token we sent. */
-  private readonly progressHandlers = new Map<string, (progress: Record<string, unknown>) => void>();
+  /** Tool calls in flight, by the progress token each was sent with. */
+  private readonly calls = new Map<string, CallEntry>();
   private progressTokens = 0;
+  /** Proves a related-request mark was put on by this connection's HTTP streams, not by the server. */
+  private readonly relatedNonce = randomUUID();
 
   constructor(
     private readonly spec: ConnectSpec,
     private readonly events: McpConnectionEvents,
-    private readonly relay: () => ServerRequestRelay | undefined,
     options: McpConnectionOptions,
   ) {
     this.cap = {
@@ -116,7 +128,10 @@ export class McpConnection {
   async connect(signal: AbortSignal): Promise<ServerInfo> {
     const spec = this.spec;
     if (spec.transport === "streamable_http") {
-      const options = { requestInit: { headers: spec.headers }, fetch: boundedFetch(this.cap) };
+      const options = {
+        requestInit: { headers: spec.headers },
+        fetch: boundedFetch(this.cap, fetch, this.relatedNonce),
+      };
       try {
         await this.connectWith(new StreamableHTTPClientTransport(new URL(spec.url), options), signal);
       } catch (error) {
@@ -233,31 +248,37 @@ export class McpConnection {
    * A raw `tools/call`. The result comes back as the server sent it: the SDK's own
    * `callTool` would validate it against the output schema, which is not ours to judge.
    * Progress is tracked here rather than by the SDK, whose progress callbacks run a tick
-   * late and lose the notifications that arrive in the same read as the result.
+   * late and lose the notifications that arrive in the same read as the result. Every call
+   * carries a progress token: it is also how a stdio server can say which call a request is for.
    */
   async callTool(
     params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
     options: {
       timeoutMs: number;
       signal?: AbortSignal;
+      /** Where this call's elicitations, sampling requests and log messages go. */
+      relay: ServerRequestRelay;
       onProgress?: (progress: Record<string, unknown>) => void;
     },
   ): Promise<Record<string, unknown>> {
-    const token = options.onProgress ? `toolbus-${++this.progressTokens}` : undefined;
-    if (token) this.progressHandlers.set(token, options.onProgress!);
+    const token = `toolbus-${++this.progressTokens}`;
+    const callId = params._meta?.callId;
+    this.calls.set(token, {
+      progressToken: token,
+      relay: options.relay,
+      ...(typeof callId === "string" ? { callId } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
     // The SDK never removes its abort listener, so it gets a signal that lives only as long as the call.
     const abort = childAbort(options.signal);
     try {
       return await this.connected().request(
-        {
-          method: "tools/call",
-          params: token ? { ...params, _meta: { ...params._meta, progressToken: token } } : params,
-        },
+        { method: "tools/call", params: { ...params, _meta: { ...params._meta, progressToken: token } } },
         LooseResult,
         { timeout: options.timeoutMs, signal: abort.signal },
       );
     } finally {
-      if (token) this.progressHandlers.delete(token);
+      this.calls.delete(token);
       abort.release();
     }
   }
@@ -309,9 +330,22 @@ export class McpConnection {
   /**
    * Reads what arrives before the SDK does: the negotiated protocol version (the SDK does not
    * expose it for every transport), and the progress and log notifications of calls in flight,
-   * relayed at once and in order, before the result that follows them settles the call.
+   * relayed at once and in order, before the result that follows them settles the call. And
+   * notes the JSON-RPC id each tools/call goes out with, which related requests name.
    */
   private interceptIncoming(transport: Transport): Transport {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      const { method, id, params } = message as {
+        method?: unknown;
+        id?: string | number;
+        params?: { _meta?: { progressToken?: unknown } };
+      };
+      const token = params?._meta?.progressToken;
+      const call = method === "tools/call" && typeof token === "string" ? this.calls.get(token) : undefined;
+      if (call && id !== undefined) call.requestId = id;
+      return send(message, options);
+    };
     const original = transport.start.bind(transport);
     transport.start = async () => {
       const onmessage = transport.onmessage as ((m: JSONRPCMessage, e?: unknown) => void) | undefined;
@@ -328,21 +362,43 @@ export class McpConnection {
     return transport;
   }
 
-  /** True when the message was a call's progress or a log message, now relayed. */
+  /**
+   * True when the message was a call's progress or a log message, now relayed (a log message
+   * that belongs to no call in flight is dropped: servers log outside calls too).
+   */
   private relayNotification(message: JSONRPCMessage): boolean {
-    const { method, params } = message as { method?: unknown; params?: Record<string, unknown> };
+    const { method, id } = message as { method?: unknown; id?: unknown };
+    if (typeof method !== "string" || id !== undefined) return false;
+    const related = takeRelated(message, this.relatedNonce);
+    const { params } = message as { params?: Record<string, unknown> };
     if (method === "notifications/progress" && params) {
       const { progressToken, ...progress } = params;
-      const handler =
-        typeof progressToken === "string" ? this.progressHandlers.get(progressToken) : undefined;
-      handler?.(progress);
-      return handler !== undefined;
+      const call = typeof progressToken === "string" ? this.calls.get(progressToken) : undefined;
+      call?.onProgress?.(progress);
+      return call !== undefined;
     }
     if (method === "notifications/message" && params) {
-      this.relay()?.log(params);
+      const association = associateCall(this.calls.values(), {
+        ...(related !== undefined ? { relatedRequestId: related } : {}),
+        ...(isRecord(params._meta) ? { meta: params._meta } : {}),
+      });
+      if (association.kind === "call") association.call.relay.log(params);
       return true;
     }
     return false;
+  }
+
+  /** The call a server request belongs to; none, and the server gets a JSON-RPC error saying why. */
+  private callFor(method: string, request: { params?: Record<string, unknown> }): CallEntry {
+    const related = takeRelated(request, this.relatedNonce);
+    const meta = request.params?._meta;
+    const association = associateCall(this.calls.values(), {
+      ...(related !== undefined ? { relatedRequestId: related } : {}),
+      ...(isRecord(meta) ? { meta } : {}),
+    });
+    if (association.kind === "call") return association.call;
+    this.events.unrelated?.({ method, why: association.why });
+    throw jsonRpcError(ErrorCode.InvalidRequest, unrelatedRequestMessage(method, association.why));
   }
 
   private installHandlers(client: Client): void {
@@ -351,22 +407,14 @@ export class McpConnection {
       this.events.resourcesChanged(),
     );
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.events.promptsChanged());
-    // With nobody to answer, the server gets a clean decline at once, never a hang.
+    // A request that belongs to no call in flight gets an error at once, never a hang.
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      const relay = this.relay();
-      if (!relay) return { action: "decline" };
-      return (await relay.elicit(request.params as Record<string, unknown>)) as { action: "decline" };
+      const call = this.callFor("elicitation/create", request);
+      return (await call.relay.elicit(request.params as Record<string, unknown>)) as { action: "decline" };
     });
-    // Sampling has no "decline" answer: with nobody to ask, the server gets an error saying why.
     client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
-      const relay = this.relay();
-      if (!relay) {
-        throw jsonRpcError(
-          ErrorCode.InvalidRequest,
-          "toolbus relays sampling/createMessage only while one of this server's tool calls runs, to the MCP client that made that call; no call is running now",
-        );
-      }
-      return (await relay.sample(request.params as Record<string, unknown>)) as CreateMessageResult;
+      const call = this.callFor("sampling/createMessage", request);
+      return (await call.relay.sample(request.params as Record<string, unknown>)) as CreateMessageResult;
     });
     client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [] }));
   }
@@ -419,6 +467,10 @@ function childAbort(parent: AbortSignal | undefined): { signal: AbortSignal; rel
   }
   set.add(child);
   return { signal: child.signal, release: () => set.delete(child) };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The server refused us for want of credentials (HTTP 401, or the SDK's auth error). */

@@ -26,7 +26,9 @@ export async function ensureNats(options: {
   if (await answers(url)) return { url, started: false, stop: async () => {} };
   const { hostname, port } = new URL(url);
   if (options.url !== undefined || !["127.0.0.1", "localhost"].includes(hostname)) {
-    throw new SetupError(`NATS is not reachable at ${maskUrl(url)}. Start it (nats-server -js) or fix NATS_URL.`);
+    throw new SetupError(
+      `NATS is not reachable at ${maskUrl(url)}. Start it (nats-server -js) or fix NATS_URL.`,
+    );
   }
   const binary = findOnPath("nats-server", options.env);
   if (!binary) {

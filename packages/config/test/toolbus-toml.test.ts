@@ -85,7 +85,12 @@ command = "docs-server"
         allowedHosts: ["toolbus.internal"],
       },
       catalog: { nameLimit: 128, prefixMcp: true, nonPrefixedServers: ["docs"] },
-      approvals: { timeoutMs: 120_000, hooksPath: "/etc/toolbus/hooks.json", port: 9091, maxConcurrentHooks: 4 },
+      approvals: {
+        timeoutMs: 120_000,
+        hooksPath: "/etc/toolbus/hooks.json",
+        port: 9091,
+        maxConcurrentHooks: 4,
+      },
       memory: { batchSize: 10, maxDeliveries: 3, redeliveryDelayMs: 500, ackWaitMs: 90_000 },
     });
   });
@@ -110,7 +115,11 @@ command = "docs-server"
     ['[gateway]\nnaming = "flat"', "gateway.naming", 'expected one of `prefixed`, `conditional`, got "flat"'],
     ['[gateway]\nallowed_hosts = "localhost"', "gateway.allowed_hosts", 'expected an array, got "localhost"'],
     ["[approvals]\ntimeout_sec = 0", "approvals.timeout_sec", "must be a positive number of seconds"],
-    ["[approvals]\nmax_concurrent_hooks = 0", "approvals.max_concurrent_hooks", "must be a whole number from 1 to 1024"],
+    [
+      "[approvals]\nmax_concurrent_hooks = 0",
+      "approvals.max_concurrent_hooks",
+      "must be a whole number from 1 to 1024",
+    ],
     ["[approvals]\nhook = 'h.json'", "approvals", "unknown key `hook` (did you mean `hooks`?)"],
     ["[memory]\nbatch_size = 0", "memory.batch_size", "must be from 1 to 10000"],
     ["[memory]\nack_wait_sec = 0.5", "memory.ack_wait_sec", "must be from 1 to 600 seconds"],

@@ -201,7 +201,14 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
       { maxConcurrentHooks: 1 },
     );
     const held = decide(client, subjects, decideRequest({ tool: "hold", hookName: "mcp__docs__hold" }));
-    await expect.poll(() => readFile(`${dir}/started`).then(() => true, () => false)).toBe(true);
+    await expect
+      .poll(() =>
+        readFile(`${dir}/started`).then(
+          () => true,
+          () => false,
+        ),
+      )
+      .toBe(true);
 
     await expect(probe(client, subjects, decideRequest())).resolves.toEqual({
       decided: {

@@ -145,7 +145,13 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
           return entry;
         },
         relayFor: (callId) =>
-          createCallRelay({ bus, subjects, server: server.name, callId, answerTimeoutMs: server.toolTimeoutMs }),
+          createCallRelay({
+            bus,
+            subjects,
+            server: server.name,
+            callId,
+            answerTimeoutMs: server.toolTimeoutMs,
+          }),
         promptsChanged: (name) => bus.publishEvent(subjects.promptsEvent, { server: name, at: now() }),
       },
     );

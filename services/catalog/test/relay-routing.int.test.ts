@@ -18,8 +18,14 @@ const script: TestServerScript = {
     { name: "ask-tagged", behavior: { kind: "elicit", message: "Pick a colour", echoProgressToken: true } },
     { name: "note-a", behavior: { kind: "log", data: { who: "a" }, holdMs: 500 } },
     { name: "note-b", behavior: { kind: "log", data: { who: "b" }, holdMs: 500 } },
-    { name: "note-a-tagged", behavior: { kind: "log", data: { who: "a" }, holdMs: 500, echoProgressToken: true } },
-    { name: "note-b-tagged", behavior: { kind: "log", data: { who: "b" }, holdMs: 500, echoProgressToken: true } },
+    {
+      name: "note-a-tagged",
+      behavior: { kind: "log", data: { who: "a" }, holdMs: 500, echoProgressToken: true },
+    },
+    {
+      name: "note-b-tagged",
+      behavior: { kind: "log", data: { who: "b" }, holdMs: 500, echoProgressToken: true },
+    },
     { name: "hold", behavior: { kind: "delay", ms: 3_000 } },
   ],
 };
@@ -73,7 +79,12 @@ async function answerOnceAllAsked(callIds: string[]) {
     }),
   );
   await harness.nc.flush();
-  return { asked, stop: () => subscriptions.forEach((s) => s.unsubscribe()) };
+  return {
+    asked,
+    stop: () => {
+      for (const subscription of subscriptions) subscription.unsubscribe();
+    },
+  };
 }
 
 const accepted = (colour: string) => ({
@@ -125,9 +136,14 @@ describe("server requests during concurrent calls", () => {
     const logged = { [a]: harness.collect(harness.subjects.callRelay(a, "logging")) };
     logged[b] = harness.collect(harness.subjects.callRelay(b, "logging"));
     await harness.nc.flush();
-    const results = await Promise.all([call(server, a, `note-a${suffix}`), call(server, b, `note-b${suffix}`)]);
+    const results = await Promise.all([
+      call(server, a, `note-a${suffix}`),
+      call(server, b, `note-b${suffix}`),
+    ]);
     expect(results.map((r) => r.ok)).toEqual([true, true]);
-    await eventually("both log messages", () => (logged[a]!.length + logged[b]!.length >= 2 ? true : undefined));
+    await eventually("both log messages", () =>
+      logged[a]!.length + logged[b]!.length >= 2 ? true : undefined,
+    );
     const relayed = (callId: string, who: string) => [
       { callId, server, level: "info", logger: "mcp-test-server", data: { who } },
     ];

@@ -236,7 +236,9 @@ describe("catalog start-up", () => {
     const flood =
       "process.stderr.write('x'.repeat(1e6) + '\\n');" +
       "for (let i = 0; i < 20000; i++) process.stderr.write('line ' + i + '\\n');";
-    const running = await harness.start(toolbusToml({ servers: { noisy: { command: NODE, args: ["-e", flood] } } }));
+    const running = await harness.start(
+      toolbusToml({ servers: { noisy: { command: NODE, args: ["-e", flood] } } }),
+    );
     await running.service.startup;
     const stderrLogs = () => running.logs.filter((line) => line.server === "noisy" && line.msg !== undefined);
     await eventually("the drop note", () =>

@@ -29,7 +29,9 @@ const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>,`]+/gi;
 const KEYWORD_PASSWORD = /\b(password|passwd)\s*=\s*('(?:[^'\\]|\\.)*'|[^\s]+)/gi;
 
 export function maskUrl(text: string): string {
-  return text.replace(URL_IN_TEXT, maskOne).replace(KEYWORD_PASSWORD, (_m, name: string) => `${name}=${MASK}`);
+  return text
+    .replace(URL_IN_TEXT, maskOne)
+    .replace(KEYWORD_PASSWORD, (_m, name: string) => `${name}=${MASK}`);
 }
 
 export function isSecretParam(name: string): boolean {

@@ -70,7 +70,11 @@ async function probeNats(natsUrl: string, timeoutMs: number): Promise<void> {
   } catch (error) {
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
     const reason = error instanceof Error ? error.message : String(error);
-    throw new CliError({ kind: "nats_unreachable", natsUrl: maskUrl(natsUrl), reason: maskUrl(cause ? `${reason}: ${cause}` : reason) });
+    throw new CliError({
+      kind: "nats_unreachable",
+      natsUrl: maskUrl(natsUrl),
+      reason: maskUrl(cause ? `${reason}: ${cause}` : reason),
+    });
   }
 }
 

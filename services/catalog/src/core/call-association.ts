@@ -30,7 +30,10 @@ export interface RelationHint {
 
 export type Association<T> = { kind: "call"; call: T } | { kind: "none"; why: string };
 
-export function associateCall<T extends CallInFlight>(calls: Iterable<T>, hint: RelationHint): Association<T> {
+export function associateCall<T extends CallInFlight>(
+  calls: Iterable<T>,
+  hint: RelationHint,
+): Association<T> {
   const running = [...calls];
   if (hint.relatedRequestId !== undefined) {
     const call = running.find((c) => c.requestId !== undefined && c.requestId === hint.relatedRequestId);

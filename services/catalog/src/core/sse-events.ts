@@ -32,7 +32,9 @@ export class SseDataRewriter {
 
   private rewriteEvent(block: string): string {
     const lines = block.split("\n");
-    const data = lines.filter((line) => line.startsWith("data:")).map((line) => line.slice(line.startsWith("data: ") ? 6 : 5));
+    const data = lines
+      .filter((line) => line.startsWith("data:"))
+      .map((line) => line.slice(line.startsWith("data: ") ? 6 : 5));
     if (data.length === 0) return block;
     const joined = data.join("\n");
     const rewritten = this.rewrite(joined);

@@ -41,7 +41,10 @@ describe("StderrLimiter", () => {
     ]);
     expect(limiter.push(bytes("7\n"), 999)).toEqual([]);
     expect(limiter.push(bytes("8\n"), 1_000)).toEqual([
-      { kind: "dropped", text: "dropped 4 more stderr lines of the MCP server (at most 3 are logged per 1 s)" },
+      {
+        kind: "dropped",
+        text: "dropped 4 more stderr lines of the MCP server (at most 3 are logged per 1 s)",
+      },
       { kind: "line", text: "8" },
     ]);
   });

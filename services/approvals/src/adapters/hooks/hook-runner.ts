@@ -26,7 +26,11 @@ export function createHookRunner(options: HookRunnerOptions = {}): HookRunner {
   const { maxConcurrentHooks = DEFAULT_MAX_CONCURRENT_HOOKS, ...hookOptions } = options;
   const slots = new HookSlots(maxConcurrentHooks);
 
-  async function runCommand(handler: CommandHook, payload: HookPayload, signal?: AbortSignal): Promise<HookRun> {
+  async function runCommand(
+    handler: CommandHook,
+    payload: HookPayload,
+    signal?: AbortSignal,
+  ): Promise<HookRun> {
     const timeoutMs = hookTimeoutMs(handler);
     const waitStarted = performance.now();
     const release = await slots.acquire(timeoutMs, signal);
@@ -46,7 +50,11 @@ export function createHookRunner(options: HookRunnerOptions = {}): HookRunner {
     }
     try {
       const killAfterMs = Math.max(0, timeoutMs - (performance.now() - waitStarted));
-      return await runCommandHook(handler, payload, { ...hookOptions, killAfterMs, ...(signal && { signal }) });
+      return await runCommandHook(handler, payload, {
+        ...hookOptions,
+        killAfterMs,
+        ...(signal && { signal }),
+      });
     } finally {
       release();
     }

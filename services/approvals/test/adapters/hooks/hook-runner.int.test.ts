@@ -37,11 +37,19 @@ describe("the hook runner", () => {
     const dir = await mkdtemp(join(tmpdir(), "toolbus-runner-"));
     const runner = createHookRunner({ maxConcurrentHooks: 1 });
     const first = runner.run(
-      [{ type: "command", command: `while [ ! -e ${dir}/go ]; do sleep 0.05; done; touch ${dir}/first-done` }],
+      [
+        {
+          type: "command",
+          command: `while [ ! -e ${dir}/go ]; do sleep 0.05; done; touch ${dir}/first-done`,
+        },
+      ],
       payload,
     );
     // Exits 1 if it starts while the first is still running.
-    const second = runner.run([{ type: "command", command: `test -e ${dir}/first-done`, timeout: 30 }], payload);
+    const second = runner.run(
+      [{ type: "command", command: `test -e ${dir}/first-done`, timeout: 30 }],
+      payload,
+    );
     await writeFile(`${dir}/go`, "");
     expect((await Promise.all([first, second])).map((runs) => runs.map((run) => run.exitCode))).toEqual([
       [0],
@@ -66,7 +74,9 @@ describe("the hook runner", () => {
       const spans = exporter
         .getFinishedSpans()
         .filter((span) => span.name === HOOK_SPAN)
-        .sort((a, b) => String(a.attributes["toolbus.hook.type"]).localeCompare(String(b.attributes["toolbus.hook.type"])));
+        .sort((a, b) =>
+          String(a.attributes["toolbus.hook.type"]).localeCompare(String(b.attributes["toolbus.hook.type"])),
+        );
       expect(spans.map((span) => span.attributes)).toEqual([
         {
           "toolbus.hook.event": "PreToolUse",

@@ -88,7 +88,10 @@ export function boundedFetch(cap: MessageCap, base: FetchLike = fetch, relatedNo
       const standIn = `\n\nevent: message\ndata: ${JSON.stringify(oversizedResponse(id, limit))}\n\n`;
       const capped = capEvents(response.body, limit, standIn);
       if (relatedNonce === undefined) return withBody(response, capped);
-      return withBody(response, rewriteEvents(capped, (data) => markRelated(data, id, relatedNonce)));
+      return withBody(
+        response,
+        rewriteEvents(capped, (data) => markRelated(data, id, relatedNonce)),
+      );
     }
     if (type === "application/json") {
       return withBody(response, capWhole(response.body, limit, JSON.stringify(oversizedResponse(id, limit))));

@@ -5,12 +5,8 @@
  */
 import { maskUrl } from "@toolbus/bus";
 import type { Tool } from "@toolbus/protocol";
-import {
-  type ConnectSpec,
-  isAuthRequired,
-  McpConnection,
-  type ServerRequestRelay,
-} from "../adapters/mcp/mcp-connection.js";
+import type { ServerRequestRelay } from "../adapters/mcp/call-router.js";
+import { type ConnectSpec, isAuthRequired, McpConnection } from "../adapters/mcp/mcp-connection.js";
 import { errorChain, isOversized, isRequestTimeout, oversizedText } from "../adapters/mcp/mcp-errors.js";
 import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
 import { formatDuration, startupFailureDisplay, startupTimeoutError } from "../core/startup-messages.js";

@@ -4,7 +4,6 @@
  * call's relay (core/call-association.ts decides which call it belongs to).
  * It knows nothing of NATS: the connector owns routing, revisions and restarts.
  */
-import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -13,7 +12,6 @@ import {
   CreateMessageRequestSchema,
   type CreateMessageResult,
   ElicitRequestSchema,
-  ErrorCode,
   type JSONRPCMessage,
   ListRootsRequestSchema,
   PromptListChangedNotificationSchema,
@@ -21,25 +19,15 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { associateCall, type CallInFlight, unrelatedRequestMessage } from "../../core/call-association.js";
 import { type Page, paginate } from "../../core/pagination.js";
-import { takeRelated } from "../../core/related-request.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
 import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
-import { jsonRpcError } from "./mcp-errors.js";
+import { CallRouter, type ServerRequestRelay } from "./call-router.js";
 
 export type ConnectSpec =
   | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string }
   | { transport: "streamable_http"; url: string; headers: Record<string, string> }
   | { transport: "sse"; url: string; headers: Record<string, string> };
-
-/** What a server may send mid-call; each call has one, relaying to whoever made that call. */
-export interface ServerRequestRelay {
-  elicit(params: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** `sampling/createMessage`: resolves with the caller's `CreateMessageResult`, or throws the error the server gets. */
-  sample(params: Record<string, unknown>): Promise<Record<string, unknown>>;
-  log(params: Record<string, unknown>): void;
-}
 
 export interface McpConnectionEvents {
   toolsChanged(): void;
@@ -53,11 +41,6 @@ export interface McpConnectionEvents {
   dropped?(info: { size: number; head: string }): void;
   /** An elicitation or sampling request belonged to no call in flight and was refused. */
   unrelated?(info: { method: string; why: string }): void;
-}
-
-interface CallEntry extends CallInFlight {
-  relay: ServerRequestRelay;
-  onProgress?: (progress: Record<string, unknown>) => void;
 }
 
 export interface McpConnectionOptions {
@@ -107,11 +90,7 @@ export class McpConnection {
   private closing = false;
   private checkingLiveness = false;
   private readonly cap: MessageCap;
-  /** Tool calls in flight, by the progress token each was sent with. */
-  private readonly calls = new Map<string, CallEntry>();
-  private progressTokens = 0;
-  /** Proves a related-request mark was put on by this connection's HTTP streams, not by the server. */
-  private readonly relatedNonce = randomUUID();
+  private readonly router: CallRouter;
 
   constructor(
     private readonly spec: ConnectSpec,
@@ -122,6 +101,7 @@ export class McpConnection {
       maxMessageBytes: options.maxMessageBytes,
       dropped: (info) => this.events.dropped?.(info),
     };
+    this.router = new CallRouter((info) => this.events.unrelated?.(info));
   }
 
   /** Connects and initializes; the caller bounds it with the start-up timeout. */
@@ -130,7 +110,7 @@ export class McpConnection {
     if (spec.transport === "streamable_http") {
       const options = {
         requestInit: { headers: spec.headers },
-        fetch: boundedFetch(this.cap, fetch, this.relatedNonce),
+        fetch: boundedFetch(this.cap, fetch, this.router.relatedNonce),
       };
       try {
         await this.connectWith(new StreamableHTTPClientTransport(new URL(spec.url), options), signal);
@@ -261,24 +241,16 @@ export class McpConnection {
       onProgress?: (progress: Record<string, unknown>) => void;
     },
   ): Promise<Record<string, unknown>> {
-    const token = `toolbus-${++this.progressTokens}`;
-    const callId = params._meta?.callId;
-    this.calls.set(token, {
-      progressToken: token,
-      relay: options.relay,
-      ...(typeof callId === "string" ? { callId } : {}),
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-    });
+    const call = this.router.begin(params, options.relay, options.onProgress);
     // The SDK never removes its abort listener, so it gets a signal that lives only as long as the call.
     const abort = childAbort(options.signal);
     try {
-      return await this.connected().request(
-        { method: "tools/call", params: { ...params, _meta: { ...params._meta, progressToken: token } } },
-        LooseResult,
-        { timeout: options.timeoutMs, signal: abort.signal },
-      );
+      return await this.connected().request({ method: "tools/call", params: call.params }, LooseResult, {
+        timeout: options.timeoutMs,
+        signal: abort.signal,
+      });
     } finally {
-      this.calls.delete(token);
+      call.end();
       abort.release();
     }
   }
@@ -336,14 +308,7 @@ export class McpConnection {
   private interceptIncoming(transport: Transport): Transport {
     const send = transport.send.bind(transport);
     transport.send = (message, options) => {
-      const { method, id, params } = message as {
-        method?: unknown;
-        id?: string | number;
-        params?: { _meta?: { progressToken?: unknown } };
-      };
-      const token = params?._meta?.progressToken;
-      const call = method === "tools/call" && typeof token === "string" ? this.calls.get(token) : undefined;
-      if (call && id !== undefined) call.requestId = id;
+      this.router.sent(message);
       return send(message, options);
     };
     const original = transport.start.bind(transport);
@@ -354,51 +319,12 @@ export class McpConnection {
         if (this.negotiatedProtocol === undefined && typeof result?.protocolVersion === "string") {
           this.negotiatedProtocol = result.protocolVersion;
         }
-        if (this.relayNotification(message)) return;
+        if (this.router.relayNotification(message)) return;
         onmessage?.(message, extra);
       };
       await original();
     };
     return transport;
-  }
-
-  /**
-   * True when the message was a call's progress or a log message, now relayed (a log message
-   * that belongs to no call in flight is dropped: servers log outside calls too).
-   */
-  private relayNotification(message: JSONRPCMessage): boolean {
-    const { method, id } = message as { method?: unknown; id?: unknown };
-    if (typeof method !== "string" || id !== undefined) return false;
-    const related = takeRelated(message, this.relatedNonce);
-    const { params } = message as { params?: Record<string, unknown> };
-    if (method === "notifications/progress" && params) {
-      const { progressToken, ...progress } = params;
-      const call = typeof progressToken === "string" ? this.calls.get(progressToken) : undefined;
-      call?.onProgress?.(progress);
-      return call !== undefined;
-    }
-    if (method === "notifications/message" && params) {
-      const association = associateCall(this.calls.values(), {
-        ...(related !== undefined ? { relatedRequestId: related } : {}),
-        ...(isRecord(params._meta) ? { meta: params._meta } : {}),
-      });
-      if (association.kind === "call") association.call.relay.log(params);
-      return true;
-    }
-    return false;
-  }
-
-  /** The call a server request belongs to; none, and the server gets a JSON-RPC error saying why. */
-  private callFor(method: string, request: { params?: Record<string, unknown> }): CallEntry {
-    const related = takeRelated(request, this.relatedNonce);
-    const meta = request.params?._meta;
-    const association = associateCall(this.calls.values(), {
-      ...(related !== undefined ? { relatedRequestId: related } : {}),
-      ...(isRecord(meta) ? { meta } : {}),
-    });
-    if (association.kind === "call") return association.call;
-    this.events.unrelated?.({ method, why: association.why });
-    throw jsonRpcError(ErrorCode.InvalidRequest, unrelatedRequestMessage(method, association.why));
   }
 
   private installHandlers(client: Client): void {
@@ -409,12 +335,12 @@ export class McpConnection {
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.events.promptsChanged());
     // A request that belongs to no call in flight gets an error at once, never a hang.
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      const call = this.callFor("elicitation/create", request);
-      return (await call.relay.elicit(request.params as Record<string, unknown>)) as { action: "decline" };
+      const relay = this.router.relayFor("elicitation/create", request);
+      return (await relay.elicit(request.params as Record<string, unknown>)) as { action: "decline" };
     });
     client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
-      const call = this.callFor("sampling/createMessage", request);
-      return (await call.relay.sample(request.params as Record<string, unknown>)) as CreateMessageResult;
+      const relay = this.router.relayFor("sampling/createMessage", request);
+      return (await relay.sample(request.params as Record<string, unknown>)) as CreateMessageResult;
     });
     client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [] }));
   }
@@ -467,10 +393,6 @@ function childAbort(parent: AbortSignal | undefined): { signal: AbortSignal; rel
   }
   set.add(child);
   return { signal: child.signal, release: () => set.delete(child) };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The server refused us for want of credentials (HTTP 401, or the SDK's auth error). */

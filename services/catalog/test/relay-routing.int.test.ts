@@ -26,7 +26,8 @@ const script: TestServerScript = {
       name: "note-b-tagged",
       behavior: { kind: "log", data: { who: "b" }, holdMs: 500, echoProgressToken: true },
     },
-    { name: "hold", behavior: { kind: "delay", ms: 3_000 } },
+    { name: "sample", behavior: { kind: "sample", prompt: "Name a colour", maxTokens: 5 } },
+    { name: "hold", behavior: { kind: "delay", ms: 1_500 } },
   ],
 };
 
@@ -59,20 +60,24 @@ async function call(server: string, callId: string, tool: string): Promise<Envel
 }
 
 /**
- * Answers the elicitations on each call's subject, with the call's own colour, but only once
- * every call has been asked: both calls are then surely running at the same time.
+ * Answers the elicitations (or sampling requests) on each call's subject, with the call's own
+ * colour, but only once every call has been asked: both calls are then surely running at once.
  */
-async function answerOnceAllAsked(callIds: string[]) {
+async function answerOnceAllAsked(callIds: string[], kind: "elicitation" | "sampling" = "elicitation") {
+  const answer = (colour: string) =>
+    kind === "elicitation"
+      ? { action: "accept", content: { colour } }
+      : { role: "assistant", content: { type: "text", text: colour }, model: "test-model" };
   const asked = new Map<string, unknown[]>(callIds.map((id) => [id, []]));
   const waiting: Array<{ callId: string; msg: Msg }> = [];
   const subscriptions = callIds.map((callId) =>
-    harness.nc.subscribe(harness.subjects.callRelay(callId, "elicitation"), {
+    harness.nc.subscribe(harness.subjects.callRelay(callId, kind), {
       callback: (_error, msg) => {
         asked.get(callId)!.push(msg.json());
         waiting.push({ callId, msg });
         if ([...asked.values()].every((requests) => requests.length > 0)) {
           for (const { callId: id, msg: m } of waiting.splice(0)) {
-            m.respond(JSON.stringify({ ok: true, result: { action: "accept", content: { colour: id } } }));
+            m.respond(JSON.stringify({ ok: true, result: answer(id) }));
           }
         }
       },
@@ -126,6 +131,25 @@ describe("server requests during concurrent calls", () => {
         ]),
       ),
     );
+  });
+
+  it("gives each of two callers of one server its own sampling request (streamable HTTP)", async () => {
+    const ids = ["web-sample-first", "web-sample-second"];
+    const answerer = await answerOnceAllAsked(ids, "sampling");
+    try {
+      const results = await Promise.all(ids.map((id) => call("web", id, "sample")));
+      expect(results).toEqual(
+        ids.map((id) => ({ ok: true, result: { result: { content: [{ type: "text", text: id }] } } })),
+      );
+    } finally {
+      answerer.stop();
+    }
+    expect(
+      [...answerer.asked.entries()].map(([id, asked]) => [
+        id,
+        asked.map((a) => (a as { callId: string }).callId),
+      ]),
+    ).toEqual(ids.map((id) => [id, [id]]));
   });
 
   it.each([

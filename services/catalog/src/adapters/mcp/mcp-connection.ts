@@ -50,8 +50,8 @@ export interface McpConnectionOptions {
 
 export const CLIENT_INFO = { name: "toolbus", title: "toolbus", version: "0.1.0" } as const;
 /**
- * Elicitation and sampling are relayed to the client that made the call in flight (toolbus has
- * no person or model of its own). Roots are declared and answered empty rather than relayed:
+ * Elicitation and sampling are relayed to the client that made the call they belong to
+ * (toolbus has no person or model of its own). Roots are declared and answered empty rather than relayed:
  * one connection serves every client of toolbus, so no one client's roots are the server's, and
  * servers ask for roots at start-up or on their own, outside any call.
  */

@@ -7,6 +7,7 @@ import { mkdirSync } from "node:fs";
 
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { maskUrl } from "@toolbus/bus";
 import pg from "pg";
 import { freePort } from "./free-port.js";
 import { SetupError } from "./setup-error.js";
@@ -53,21 +54,10 @@ async function checkReachable(url: string): Promise<void> {
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new SetupError(
-      `Postgres is not reachable at DATABASE_URL (${withoutPassword(url)}): ${reason}. ` +
+      `Postgres is not reachable at DATABASE_URL (${maskUrl(url)}): ${reason}. ` +
         "Start it, fix DATABASE_URL, or unset DATABASE_URL to use an embedded PGlite under .toolbus/.",
     );
   } finally {
     await client.end().catch(() => {});
-  }
-}
-
-/** The URL as it may be printed: a password is replaced by `***`. */
-function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "an unparsable URL";
   }
 }

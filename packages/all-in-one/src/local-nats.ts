@@ -129,7 +129,7 @@ async function waitUntilAnswering(url: string, child: ChildProcess): Promise<voi
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill("SIGKILL");
-  throw new SetupError(`nats-server did not answer at ${url} within 10 s: ${stderr.trim()}`);
+  throw new SetupError(`nats-server did not answer at ${maskUrl(url)} within 10 s: ${stderr.trim()}`);
 }
 
 export function answers(url: string): Promise<boolean> {

@@ -81,7 +81,8 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       env,
     });
     stops.push(["nats", nats.stop]);
-    if (nats.started) logger.info({ url: nats.url }, "started a local nats-server with generated identities");
+    if (nats.started)
+      logger.info({ url: maskUrl(nats.url) }, "started a local nats-server with generated identities");
     const database = await ensureDatabase({
       ...(env.DATABASE_URL ? { url: env.DATABASE_URL } : {}),
       dataDir: join(dataDir, "pglite"),

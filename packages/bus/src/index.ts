@@ -10,6 +10,7 @@ export {
 } from "./bus.js";
 export { ConfigError, loadConfig } from "./config.js";
 export { AttributeCache } from "./core/attribute-cache.js";
+export { maskUrl } from "./core/mask-url.js";
 export {
   DURATION_BUCKETS_S,
   type InstrumentKind,
@@ -38,7 +39,6 @@ export {
   exitWithStartupError,
   hasCredentials,
   localNatsPaths,
-  maskUrl,
   type NatsAccess,
   type NatsIdentities,
   type NatsTlsFiles,

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { nkeys, PermissionViolationError } from "@nats-io/nats-core";
 import { createSubjects, inboxPrefix, permissionsFor, ROLES, type Role } from "@toolbus/protocol";
 import { ConfigError } from "./config.js";
+import { maskUrl } from "./core/mask-url.js";
 import { type AuthUser, renderAuthConf } from "./core/nats-auth-conf.js";
 
 export interface NatsTlsFiles {
@@ -159,11 +160,6 @@ export function natsServers(value: string | undefined): string[] {
     }
   }
   return servers;
-}
-
-/** A URL with its password (and user) hidden: what logs and messages may show. */
-export function maskUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@/i, (_all, scheme: string) => `${scheme}***@`);
 }
 
 /** The NATS access of a process from its environment; throws ConfigError listing every problem. */

@@ -5,8 +5,9 @@ import { join } from "node:path";
 import { createSubjects, permissionsFor } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config.js";
+import { maskUrl } from "../src/core/mask-url.js";
 import { renderAuthConf } from "../src/core/nats-auth-conf.js";
-import { hasCredentials, maskUrl, natsAccessFromEnv, writeNatsIdentities } from "../src/nats-identity.js";
+import { hasCredentials, natsAccessFromEnv, writeNatsIdentities } from "../src/nats-identity.js";
 
 const identity = { prefix: "toolbus", role: "dispatcher" } as const;
 const dir = mkdtempSync(join(tmpdir(), "toolbus-identity-"));

@@ -110,6 +110,21 @@ describe("toolbus unreachable", () => {
     });
   });
 
+  it("masks the password of a NATS URL it cannot reach", async () => {
+    const port = await closedPort();
+    const result = await runCli(["servers"], {
+      natsUrl: `nats://cli:pw-sentinel-3a7c@127.0.0.1:${port}`,
+      prefix: "toolbus",
+    });
+    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
+      code: 3,
+      stdout: "",
+      stderr:
+        `toolbus: cannot reach NATS at nats://cli:***@127.0.0.1:${port} (connection refused: connect ECONNREFUSED 127.0.0.1:${port}). ` +
+        "Start toolbus with `toolbus start` (or `pnpm start` in the toolbus checkout), or set NATS_URL to the address of a running nats-server.\n",
+    });
+  });
+
   it("exits 3 and names the service to start when nothing serves the prefix", async () => {
     const cli = env();
     const result = await runCli(["call", "mcp__test__echo", "{}", "--json"], cli);

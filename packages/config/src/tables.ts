@@ -32,6 +32,8 @@ export interface ApprovalsConfig {
   hooksPath?: string;
   /** HTTP inbox port when approvals runs as its own process. */
   port: number;
+  /** The most command hooks running at once across the service; more wait for a slot. */
+  maxConcurrentHooks: number;
 }
 
 /** The memory service's ingest settings; its `MEMORY_*` environment variables override them. */
@@ -55,6 +57,8 @@ export const DEFAULT_MEMORY_CONFIG: Readonly<MemoryConfig> = Object.freeze({
 
 export const DEFAULT_GATEWAY_PORT = 8080;
 export const DEFAULT_APPROVALS_PORT = 8081;
+/** Command hooks running at once per approvals service: enough for a busy agent, not a fork bomb. */
+export const DEFAULT_MAX_CONCURRENT_HOOKS = 16;
 /**
  * 10 minutes: long enough for a person to notice the prompt, short enough that an abandoned call does not hold a
  * dispatcher request (and the model's turn) indefinitely. Codex itself waits forever.
@@ -108,12 +112,18 @@ const ApprovalsTable = z
     timeout_sec: Seconds.optional(),
     hooks: NonEmpty.optional(),
     port: Port.default(DEFAULT_APPROVALS_PORT),
+    max_concurrent_hooks: z
+      .int({ error: "must be a whole number from 1 to 1024" })
+      .min(1, { error: "must be a whole number from 1 to 1024" })
+      .max(1_024, { error: "must be a whole number from 1 to 1024" })
+      .default(DEFAULT_MAX_CONCURRENT_HOOKS),
   })
   .transform(
     (t): ApprovalsConfig => ({
       timeoutMs: t.timeout_sec === undefined ? DEFAULT_APPROVAL_TIMEOUT_MS : secondsToMs(t.timeout_sec),
       ...(t.hooks === undefined ? {} : { hooksPath: t.hooks }),
       port: t.port,
+      maxConcurrentHooks: t.max_concurrent_hooks,
     }),
   );
 

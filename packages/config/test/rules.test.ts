@@ -86,7 +86,7 @@ describe("the built-in demo config", () => {
         allowedHosts: ["localhost", "127.0.0.1", "[::1]"],
       },
       catalog: { nameLimit: 64, prefixMcp: true },
-      approvals: { timeoutMs: 600_000, port: 8081 },
+      approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16 },
       memory: { batchSize: 500, maxDeliveries: 5, redeliveryDelayMs: 1_000, ackWaitMs: 30_000 },
     });
   });

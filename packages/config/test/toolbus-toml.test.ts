@@ -18,7 +18,7 @@ const defaults: ToolbusConfig = {
     allowedHosts: ["localhost", "127.0.0.1", "[::1]"],
   },
   catalog: { nameLimit: 64, prefixMcp: true },
-  approvals: { timeoutMs: 600_000, port: 8081 },
+  approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16 },
   memory: { batchSize: 500, maxDeliveries: 5, redeliveryDelayMs: 1_000, ackWaitMs: 30_000 },
 };
 
@@ -45,6 +45,7 @@ non_prefixed_servers = ["docs"]
 timeout_sec = 120
 hooks = "hooks.json"
 port = 9091
+max_concurrent_hooks = 4
 
 [memory]
 batch_size = 10
@@ -84,7 +85,12 @@ command = "docs-server"
         allowedHosts: ["toolbus.internal"],
       },
       catalog: { nameLimit: 128, prefixMcp: true, nonPrefixedServers: ["docs"] },
-      approvals: { timeoutMs: 120_000, hooksPath: "/etc/toolbus/hooks.json", port: 9091 },
+      approvals: {
+        timeoutMs: 120_000,
+        hooksPath: "/etc/toolbus/hooks.json",
+        port: 9091,
+        maxConcurrentHooks: 4,
+      },
       memory: { batchSize: 10, maxDeliveries: 3, redeliveryDelayMs: 500, ackWaitMs: 90_000 },
     });
   });
@@ -94,6 +100,7 @@ command = "docs-server"
       timeoutMs: 600_000,
       hooksPath: "/opt/hooks.json",
       port: 8081,
+      maxConcurrentHooks: 16,
     });
   });
 
@@ -108,6 +115,11 @@ command = "docs-server"
     ['[gateway]\nnaming = "flat"', "gateway.naming", 'expected one of `prefixed`, `conditional`, got "flat"'],
     ['[gateway]\nallowed_hosts = "localhost"', "gateway.allowed_hosts", 'expected an array, got "localhost"'],
     ["[approvals]\ntimeout_sec = 0", "approvals.timeout_sec", "must be a positive number of seconds"],
+    [
+      "[approvals]\nmax_concurrent_hooks = 0",
+      "approvals.max_concurrent_hooks",
+      "must be a whole number from 1 to 1024",
+    ],
     ["[approvals]\nhook = 'h.json'", "approvals", "unknown key `hook` (did you mean `hooks`?)"],
     ["[memory]\nbatch_size = 0", "memory.batch_size", "must be from 1 to 10000"],
     ["[memory]\nack_wait_sec = 0.5", "memory.ack_wait_sec", "must be from 1 to 600 seconds"],

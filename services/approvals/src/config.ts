@@ -11,6 +11,7 @@ import {
   ConfigFileError,
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_APPROVALS_PORT,
+  DEFAULT_MAX_CONCURRENT_HOOKS,
   loadToolbusConfig,
   type ToolbusConfig,
 } from "@toolbus/config";
@@ -54,6 +55,8 @@ export const ApprovalsServiceConfigSchema = z.object({
   policy: z.enum(APPROVAL_POLICIES).default("on-request"),
   /** How long a human has to answer (`[approvals] timeout_sec`). */
   timeoutMs: z.int().positive().default(DEFAULT_APPROVAL_TIMEOUT_MS),
+  /** Command hooks running at once across the service (`[approvals] max_concurrent_hooks`). */
+  maxConcurrentHooks: z.int().positive().default(DEFAULT_MAX_CONCURRENT_HOOKS),
   /** The parsed hooks file (`[approvals] hooks`). */
   hooks: HookEventsSchema.prefault({}),
   /** Approval modes by server name; a server not listed is `auto` for every tool. */
@@ -112,6 +115,7 @@ export async function loadApprovalsConfig(options: LoadOptions): Promise<Readonl
     prefix: nonEmpty(env.TOOLBUS_PREFIX),
     policy: nonEmpty(env.TOOLBUS_APPROVAL_POLICY),
     timeoutMs: toolbus?.approvals.timeoutMs,
+    maxConcurrentHooks: toolbus?.approvals.maxConcurrentHooks,
     hooks,
     servers: toolbus === undefined ? undefined : serverModes(toolbus),
     http: {

@@ -142,7 +142,7 @@ export async function startApprovalsService(
       timeoutMs: config.timeoutMs,
       pollIntervalMs: config.pollIntervalMs,
       modeOf: (server, tool) => approvalModeOf(config.servers, server, tool),
-      hookRunner: createHookRunner(),
+      hookRunner: createHookRunner({ maxConcurrentHooks: config.maxConcurrentHooks }),
       sessionGrants: new KvSessionGrants(grantsKv),
       persistentGrants: new PgPersistentGrants(pool),
       pending: recordingWaits(pending, now),

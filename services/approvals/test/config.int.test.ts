@@ -33,6 +33,7 @@ describe("loadApprovalsConfig", () => {
         "timeout_sec = 90",
         'hooks = "hooks.json"',
         "port = 9191",
+        "max_concurrent_hooks = 3",
       ].join("\n"),
       "hooks.json": JSON.stringify(HOOKS),
     });
@@ -51,6 +52,7 @@ describe("loadApprovalsConfig", () => {
       prefix: "tenant_a",
       policy: "never",
       timeoutMs: 90_000,
+      maxConcurrentHooks: 3,
       hooks: { PreToolUse: HOOKS.hooks.PreToolUse, PermissionRequest: [], PostToolUse: [] },
       servers: {
         docs: { defaultToolsApprovalMode: "writes", tools: { search: { approvalMode: "approve" } } },
@@ -72,11 +74,13 @@ describe("loadApprovalsConfig", () => {
     expect({
       servers: config.servers,
       timeoutMs: config.timeoutMs,
+      maxConcurrentHooks: config.maxConcurrentHooks,
       http: config.http,
       policy: config.policy,
     }).toEqual({
       servers: { everything: { defaultToolsApprovalMode: "auto", tools: {} } },
       timeoutMs: 600_000,
+      maxConcurrentHooks: 16,
       http: { host: "127.0.0.1", port: 8081 },
       policy: "on-request",
     });

@@ -3,7 +3,7 @@
  * PermissionRequest allow/deny, PreToolUse allow, deny by exit code 2, input rewrites, a hook that
  * times out failing closed, an HTTP hook, and PostToolUse blocking.
  */
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -180,6 +180,49 @@ describe("PreToolUse hooks", () => {
       decided: { decision: "denied", source: "hook", message: `hook "${hook}" timed out after 0.5 s` },
     });
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("deny the call, naming the limit, when every command hook slot stays busy for the hook's whole timeout", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolbus-slots-"));
+    const hold = await hookScript(
+      "hold.sh",
+      `touch ${dir}/started; while [ ! -e ${dir}/go ]; do sleep 0.05; done
+echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'`,
+    );
+    const quick = await hookScript("quick.sh", `touch ${dir}/quick-ran`);
+    const { client, subjects } = await withHooks(
+      "pre slots",
+      {
+        PreToolUse: [
+          { matcher: "mcp__docs__hold", hooks: [command(hold, 30)] },
+          { matcher: "mcp__docs__search", hooks: [command(quick, 0.5)] },
+        ],
+      },
+      { maxConcurrentHooks: 1 },
+    );
+    const held = decide(client, subjects, decideRequest({ tool: "hold", hookName: "mcp__docs__hold" }));
+    await expect
+      .poll(() =>
+        readFile(`${dir}/started`).then(
+          () => true,
+          () => false,
+        ),
+      )
+      .toBe(true);
+
+    await expect(probe(client, subjects, decideRequest())).resolves.toEqual({
+      decided: {
+        decision: "denied",
+        source: "hook",
+        message:
+          `hook "${quick}" failed to run: toolbus did not start it: all 1 command hook slots ` +
+          "(`[approvals] max_concurrent_hooks`) stayed busy for its whole 0.5 s timeout; " +
+          "raise the limit or make the hooks faster",
+      },
+    });
+    await expect(readFile(`${dir}/quick-ran`)).rejects.toThrow("ENOENT");
+    await writeFile(`${dir}/go`, "");
+    await expect(held).resolves.toEqual({ decision: "approved", source: "hook" });
   });
 });
 

@@ -106,7 +106,6 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     await store.apply(baseOf(server), { status: "disabled", tools: [] }, now);
   }
 
-  const progressSinks = new Map<string, (progress: Record<string, unknown>) => void>();
   const connectors = new Map<string, ServerConnector>();
   const startFailures = new Map<string, string>();
   for (const server of owned.filter((s) => s.enabled)) {
@@ -145,17 +144,14 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
           }
           return entry;
         },
-        relayFor: (callId) => {
-          const relay = createCallRelay({
+        relayFor: (callId) =>
+          createCallRelay({
             bus,
             subjects,
             server: server.name,
             callId,
             answerTimeoutMs: server.toolTimeoutMs,
-          });
-          progressSinks.set(callId, relay.progress);
-          return relay;
-        },
+          }),
         promptsChanged: (name) => bus.publishEvent(subjects.promptsEvent, { server: name, at: now() }),
       },
     );
@@ -229,13 +225,8 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       connector,
       recordCall: (outcome, seconds) => metrics.connectorCall(name, outcome, seconds),
       origins,
-      progressFor: (callId) => {
-        const sink = progressSinks.get(callId);
-        return sink
-          ? sink
-          : (progress) =>
-              createCallRelay({ bus, subjects, server: name, callId, answerTimeoutMs: 0 }).progress(progress);
-      },
+      progressFor: (callId) =>
+        createCallRelay({ bus, subjects, server: name, callId, answerTimeoutMs: 0 }).progress,
     });
     await bus.serve(
       {
@@ -244,13 +235,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         queue,
         request: ConnectorCallRequestSchema,
       },
-      async (request, ctx) => {
-        try {
-          return await call(request, ctx);
-        } finally {
-          progressSinks.delete(request.callId);
-        }
-      },
+      call,
     );
     const owner = ownerHandlers(connector);
     const ownerPrompts = ownerPromptHandlers(connector);

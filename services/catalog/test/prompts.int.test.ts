@@ -364,7 +364,7 @@ describe("sampling during a call", () => {
         .find((line): line is string => typeof line === "string" && line.includes("sampling outcome")),
     );
     expect(outcome).toContain(
-      "sampling outcome: MCP error -32600: toolbus relays sampling/createMessage only while one of this server's tool calls runs, to the MCP client that made that call; no call is running now",
+      "sampling outcome: MCP error -32600: toolbus relays sampling/createMessage only to the MCP client that made the tool call it belongs to; no tool call of this server is running now",
     );
   });
 });

@@ -209,6 +209,59 @@ describe("catalog start-up", () => {
     expect(states("unset")).toEqual(["starting", "failed"]);
   });
 
+  it("masks the credentials of a server's URL in its failure, the summary and the logs", async () => {
+    harness = await CatalogHarness.create("startup");
+    const web = await startTestServer({ transport: "http", script: { tools: [{ name: "echo" }] } });
+    harness.defer(() => web.dispose());
+    // fetch refuses a URL with credentials in it, quoting the whole URL in its error.
+    const url = new URL(web.url);
+    url.username = "svc";
+    url.password = "pw-sentinel-4c1e";
+    url.search = "?token=tok-sentinel-9b2d&page=1";
+    const running = await harness.start(toolbusToml({ servers: { creds: { url: url.toString() } } }));
+
+    const summary = await running.service.startup;
+    const masked = `http://svc:***@127.0.0.1:${url.port}/mcp?token=***&page=1`;
+    expect(summary.failed.map((f) => f.error.includes(masked))).toEqual([true]);
+    await eventually("the failed status", () => (states("creds").length === 2 ? true : undefined));
+    const everything = JSON.stringify([summary, harness.events, running.logs, await harness.catalog()]);
+    expect(everything).toContain(masked);
+    expect(everything).not.toContain("pw-sentinel-4c1e");
+    expect(everything).not.toContain("tok-sentinel-9b2d");
+  });
+
+  it("logs a flooding stdio server's stderr within its caps, saying what it dropped", async () => {
+    harness = await CatalogHarness.create("startup");
+    // One 1 MB line, then 20,000 short ones, then it exits without ever speaking MCP.
+    const flood =
+      "process.stderr.write('x'.repeat(1e6) + '\\n');" +
+      "for (let i = 0; i < 20000; i++) process.stderr.write('line ' + i + '\\n');";
+    const running = await harness.start(
+      toolbusToml({ servers: { noisy: { command: NODE, args: ["-e", flood] } } }),
+    );
+    await running.service.startup;
+    const stderrLogs = () => running.logs.filter((line) => line.server === "noisy" && line.msg !== undefined);
+    await eventually("the drop note", () =>
+      stderrLogs().some((line) => String(line.msg).includes("stderr lines in 10 s")) ? true : undefined,
+    );
+    const lines = stderrLogs().filter((line) => line.msg === "MCP server stderr");
+    expect({
+      count: lines.length,
+      first: lines[0]?.stderr,
+      next: lines.slice(1, 3).map((line) => line.stderr),
+      notes: stderrLogs()
+        .filter((line) => line.level === 40)
+        .map((line) => line.msg),
+    }).toEqual({
+      count: 200,
+      first: `${"x".repeat(4_096)}… [${1_000_000 - 4_096} more bytes of this line dropped by toolbus]`,
+      next: ["line 0", "line 1"],
+      notes: [
+        "the MCP server wrote more than 200 stderr lines in 10 s; the rest of them are dropped, and counted",
+      ],
+    });
+  });
+
   it("says an HTTP server that answers 401 is not logged in", async () => {
     harness = await CatalogHarness.create("startup");
     const http = createServer((_req, res) => {

@@ -82,7 +82,11 @@ async function probeNats(access: NatsAccess, natsUrl: string, timeoutMs: number)
     if (/authori[sz]ation violation|authentication/i.test(reason)) {
       throw new CliError({ kind: "nats_refused", natsUrl, credentials: access.credentialSource, reason });
     }
-    throw new CliError({ kind: "nats_unreachable", natsUrl, reason: cause ? `${reason}: ${cause}` : reason });
+    throw new CliError({
+      kind: "nats_unreachable",
+      natsUrl,
+      reason: maskUrl(cause ? `${reason}: ${cause}` : reason),
+    });
   }
 }
 

@@ -67,17 +67,22 @@ export async function runBehavior(
     case "progress":
       return progress(behavior.count, behavior.intervalMs ?? 10, extra);
     case "elicit": {
+      const meta = { ...behavior._meta, ...(behavior.echoProgressToken ? progressTokenOf(extra) : {}) };
       const request = {
         method: "elicitation/create",
         params: {
           mode: "form",
           message: behavior.message,
           requestedSchema: behavior.requestedSchema ?? { type: "object", properties: {} },
-          ...(behavior._meta ? { _meta: behavior._meta } : {}),
+          ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
         },
       } as ServerRequest;
-      const answer = await extra.sendRequest(request, ElicitResultSchema);
-      return text(JSON.stringify({ action: answer.action, content: answer.content }));
+      try {
+        const answer = await extra.sendRequest(request, ElicitResultSchema);
+        return text(JSON.stringify({ action: answer.action, content: answer.content }));
+      } catch (error) {
+        return { content: [{ type: "text", text: (error as Error).message }], isError: true };
+      }
     }
     case "sample": {
       const ask = () =>
@@ -114,11 +119,22 @@ export async function runBehavior(
     case "log":
       await extra.sendNotification({
         method: "notifications/message",
-        params: { level: behavior.level ?? "info", logger: "mcp-test-server", data: behavior.data ?? null },
+        params: {
+          level: behavior.level ?? "info",
+          logger: "mcp-test-server",
+          data: behavior.data ?? null,
+          ...(behavior.echoProgressToken ? { _meta: progressTokenOf(extra) } : {}),
+        },
       });
+      if (behavior.holdMs !== undefined) await sleep(behavior.holdMs, extra.signal);
       return text(behavior.text ?? "logged");
   }
   throw wireError(-32603, `unknown behaviour ${JSON.stringify(behavior)}`);
+}
+
+function progressTokenOf(extra: CallExtra): Record<string, string | number> {
+  const token = extra._meta?.progressToken;
+  return token === undefined ? {} : { progressToken: token };
 }
 
 async function progress(count: number, intervalMs: number, extra: CallExtra): Promise<CallToolResult> {

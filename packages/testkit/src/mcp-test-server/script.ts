@@ -33,12 +33,17 @@ export const ToolBehaviorSchema = z.discriminatedUnion("kind", [
     count: z.number().int().nonnegative(),
     intervalMs: z.number().int().nonnegative().optional(),
   }),
-  /** Sends `elicitation/create` to the client and returns its answer as JSON text. */
+  /**
+   * Sends `elicitation/create` to the client (in the context of the call) and returns its answer as
+   * JSON text, or the JSON-RPC error it got as an error result. `echoProgressToken` puts the call's
+   * `_meta.progressToken` in the request's `_meta`, as a stdio server can to say which call it is for.
+   */
   z.strictObject({
     kind: z.literal("elicit"),
     message: z.string(),
     requestedSchema: JsonObject.optional(),
     _meta: JsonObject.optional(),
+    echoProgressToken: z.boolean().optional(),
   }),
   /** The server process exits at once (with `exitCode`, default 1) without answering. */
   z.strictObject({ kind: z.literal("crash"), exitCode: z.number().int().optional() }),
@@ -53,9 +58,15 @@ export const ToolBehaviorSchema = z.discriminatedUnion("kind", [
     maxTokens: z.number().int().positive().optional(),
     afterMs: z.number().int().nonnegative().optional(),
   }),
-  /** Sends a `notifications/message` log (level default `info`), then returns `text` (default `logged`). */
+  /**
+   * Sends a `notifications/message` log (level default `info`, in the context of the call; with
+   * `echoProgressToken` carrying the call's progressToken in its `_meta`), waits `holdMs` (so calls
+   * overlap), then returns `text` (default `logged`).
+   */
   z.strictObject({
     kind: z.literal("log"),
+    echoProgressToken: z.boolean().optional(),
+    holdMs: z.number().int().nonnegative().optional(),
     level: z
       .enum(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"])
       .optional(),

@@ -103,3 +103,11 @@ export type JsonRecord = { [key: string]: JsonValue };
 export function isJsonObject(value: unknown): value is JsonRecord {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+/** Why a command hook never started: every slot stayed busy for as long as its timeout allowed. */
+export function noHookSlotError(limit: number, timeoutMs: number): string {
+  return (
+    `toolbus did not start it: all ${limit} command hook slots (\`[approvals] max_concurrent_hooks\`) ` +
+    `stayed busy for its whole ${formatSeconds(timeoutMs)} timeout; raise the limit or make the hooks faster`
+  );
+}

@@ -4,6 +4,7 @@ export * from "./approval-required.js";
 export * from "./call-binding.js";
 export * from "./decide.js";
 export * from "./grant-keys.js";
+export * from "./hook-env.js";
 export * from "./hook-outcome.js";
 export * from "./hook-payload.js";
 export * from "./hook-run.js";

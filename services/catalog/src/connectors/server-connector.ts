@@ -3,13 +3,10 @@
  * events, listing into the catalog, re-listing on list_changed, restarts with backoff when
  * the connection dies, and the raw calls behind the revision barrier.
  */
+import { maskUrl } from "@toolbus/bus";
 import type { Tool } from "@toolbus/protocol";
-import {
-  type ConnectSpec,
-  isAuthRequired,
-  McpConnection,
-  type ServerRequestRelay,
-} from "../adapters/mcp/mcp-connection.js";
+import type { ServerRequestRelay } from "../adapters/mcp/call-router.js";
+import { type ConnectSpec, isAuthRequired, McpConnection } from "../adapters/mcp/mcp-connection.js";
 import { errorChain, isOversized, isRequestTimeout, oversizedText } from "../adapters/mcp/mcp-errors.js";
 import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
 import { formatDuration, startupFailureDisplay, startupTimeoutError } from "../core/startup-messages.js";
@@ -92,7 +89,6 @@ export class ServerConnector {
   private restartTimer: NodeJS.Timeout | undefined;
   private listing: Promise<void> | undefined;
   private relistWanted = false;
-  private readonly inFlight = new Map<string, string | undefined>();
 
   constructor(
     readonly settings: ConnectorSettings,
@@ -138,14 +134,18 @@ export class ServerConnector {
           if (this.connection === connection) this.ports.promptsChanged(server);
         },
         closed: (error) => this.onClosed(connection, error),
-        stderr: (line) => this.ports.log.info({ server, stderr: line }, "MCP server stderr"),
+        stderr: (output) =>
+          output.kind === "line"
+            ? this.ports.log.info({ server, stderr: output.text }, "MCP server stderr")
+            : this.ports.log.warn({ server }, output.text),
+        unrelated: ({ method, why }) =>
+          this.ports.log.info({ server, method }, `refused the MCP server's ${method}: ${why}`),
         dropped: (info) =>
           this.ports.log.warn(
             { server, ...info, limit: this.settings.maxMessageBytes },
             "dropped an oversized message from the MCP server that answered none of our requests",
           ),
       },
-      () => this.relayForCurrentCall(),
       { maxMessageBytes: this.settings.maxMessageBytes },
     );
     try {
@@ -179,7 +179,8 @@ export class ServerConnector {
         await this.ports.writeEntry(server, { status: "cancelled" }).catch((e) => this.logWriteFailure(e));
         return { state: "cancelled" };
       }
-      const error = timeout.aborted ? startupTimeoutError(startupTimeoutMs) : errorChain(cause);
+      // Errors may quote the server's URL (fetch refuses one with credentials, naming it): masked.
+      const error = timeout.aborted ? startupTimeoutError(startupTimeoutMs) : maskUrl(errorChain(cause));
       const display = startupFailureDisplay({
         server,
         error,
@@ -282,7 +283,6 @@ export class ServerConnector {
     const meta: Record<string, unknown> = { ...request.meta, callId: request.callId };
     // The thread id is always ours to set, overwriting whatever the caller put there.
     if (request.threadId !== undefined) meta.threadId = request.threadId;
-    this.inFlight.set(request.callId, request.threadId);
     try {
       const result = await connection.callTool(
         {
@@ -294,6 +294,7 @@ export class ServerConnector {
         },
         {
           timeoutMs,
+          relay: this.ports.relayFor(request.callId, request.threadId),
           ...(request.signal ? { signal: request.signal } : {}),
           ...(request.onProgress ? { onProgress: request.onProgress } : {}),
         },
@@ -308,9 +309,7 @@ export class ServerConnector {
         };
       }
       if (isOversized(error)) return { kind: "too_large", message: `${context}: ${oversizedText(error)}` };
-      return { kind: "failed", message: `${context}: ${errorChain(error)}` };
-    } finally {
-      this.inFlight.delete(request.callId);
+      return { kind: "failed", message: `${context}: ${maskUrl(errorChain(error))}` };
     }
   }
 
@@ -338,19 +337,11 @@ export class ServerConnector {
     return accepted;
   }
 
-  /** Server requests are not tied to a call on the wire; the call in flight (oldest first) gets them. */
-  private relayForCurrentCall(): ServerRequestRelay | undefined {
-    const first = this.inFlight.entries().next();
-    if (first.done) return undefined;
-    const [callId, threadId] = first.value;
-    return this.ports.relayFor(callId, threadId);
-  }
-
   private onClosed(connection: McpConnection, error?: Error): void {
     if (this.stopped || this.connection !== connection) return;
     this.connection = undefined;
     const delay = this.nextBackoff();
-    const message = `MCP client for \`${this.settings.server}\` lost its connection: ${error?.message ?? "closed"}; reconnecting in ${formatDuration(delay)} (attempt ${this.restartAttempt})`;
+    const message = `MCP client for \`${this.settings.server}\` lost its connection: ${maskUrl(error?.message ?? "closed")}; reconnecting in ${formatDuration(delay)} (attempt ${this.restartAttempt})`;
     this.ports.log.warn({ server: this.settings.server, attempt: this.restartAttempt }, message);
     this.setStatus({ state: "failed", error: message });
     void this.ports

@@ -1,20 +1,23 @@
 /**
  * Running one `type: "command"` hook: `sh -c <command>` with the JSON payload on stdin, stdout and
  * stderr collected up to a cap, and the whole process group killed when the hook's timeout passes
- * (so a hook that started children leaves nothing behind).
+ * (so a hook that started children leaves nothing behind). The hook's environment is an allow-list
+ * (core/hook-env.ts), never the service's own.
  */
 import { spawn } from "node:child_process";
 import type { CommandHook, HookPayload, HookRun } from "../../core/index.js";
-import { hookTimeoutMs } from "../../core/index.js";
+import { hookEnv, hookTimeoutMs } from "../../core/index.js";
 import { BoundedText } from "./bounded-text.js";
 
 export interface CommandHookOptions {
   /** Working directory of the hook; default the service's. */
   cwd?: string;
-  /** Environment of the hook; default the service's. */
+  /** The service's environment, which the hook's allow-list is read from; default process.env. */
   env?: NodeJS.ProcessEnv;
   /** Aborting kills the hook and reports it as crashed. */
   signal?: AbortSignal;
+  /** When to kill it, if sooner than its `timeout` (what is left after waiting for a slot). */
+  killAfterMs?: number;
 }
 
 export function runCommandHook(
@@ -32,7 +35,7 @@ export function runCommandHook(
     let settled = false;
     const child = spawn("sh", ["-c", handler.command], {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      env: hookEnv(options.env ?? process.env, options.cwd ?? process.cwd()),
       stdio: ["pipe", "pipe", "pipe"],
       // Its own process group, so a timeout kills the shell and everything it started.
       detached: true,
@@ -45,10 +48,13 @@ export function runCommandHook(
         child.kill("SIGKILL");
       }
     };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, timeoutMs);
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        kill();
+      },
+      Math.min(timeoutMs, options.killAfterMs ?? timeoutMs),
+    );
     const onAbort = () => {
       aborted = true;
       kill();

@@ -5,6 +5,7 @@
  * made is `crashed`. Header values may name environment variables (`$VAR`, `${VAR}`), but only
  * those listed in `allowedEnvVars`, as in Claude Code.
  */
+import { maskUrl } from "@toolbus/bus";
 import type { HookPayload, HookRun, HttpHook } from "../../core/index.js";
 import { hookTimeoutMs } from "../../core/index.js";
 import { BoundedText } from "./bounded-text.js";
@@ -20,7 +21,8 @@ export async function runHttpHook(
   options: HttpHookOptions = {},
 ): Promise<HookRun> {
   const timeoutMs = hookTimeoutMs(handler);
-  const base = { hookLabel: handler.url, timeoutMs, stderr: "" };
+  // The label reaches logs and deny reasons: a token in the URL must not.
+  const base = { hookLabel: maskUrl(handler.url), timeoutMs, stderr: "" };
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]);
   try {

@@ -75,6 +75,43 @@ describe("command hooks", () => {
     await expect.poll(() => isRunning(child)).toBe(false);
   });
 
+  it("see only the allow-listed environment: no database URL, NATS credentials, tokens or OTLP headers", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolbus-hook-env-"));
+    const serviceEnv = {
+      PATH: process.env.PATH,
+      HOME: "/home/toolbus",
+      LANG: "C.UTF-8",
+      LC_CTYPE: "C.UTF-8",
+      TZ: "UTC",
+      DATABASE_URL: "postgres://app:db-sentinel@db/toolbus",
+      NATS_URL: "nats://svc:nats-sentinel@nats:4222",
+      NATS_PASSWORD: "nats-sentinel",
+      NATS_CREDS: "/run/secrets/nats.creds",
+      TOOLBUS_TOKENS: "gateway-sentinel",
+      GITHUB_TOKEN: "ghp_sentinel",
+      OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer otel-sentinel",
+      AWS_SECRET_ACCESS_KEY: "aws-sentinel",
+    };
+    const run = await runCommandHook(hook("env"), payload, { env: serviceEnv, cwd: dir });
+    const seen = Object.fromEntries(
+      run.stdout
+        .trim()
+        .split("\n")
+        .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+    );
+    // The shell sets these itself.
+    for (const own of ["PWD", "OLDPWD", "SHLVL", "_"]) delete seen[own];
+    expect(seen).toEqual({
+      PATH: process.env.PATH,
+      HOME: "/home/toolbus",
+      LANG: "C.UTF-8",
+      LC_CTYPE: "C.UTF-8",
+      TZ: "UTC",
+      CLAUDE_PROJECT_DIR: dir,
+    });
+    expect(run.stdout).not.toContain("sentinel");
+  });
+
   it("report a hook stopped by the service as crashed", async () => {
     const abort = new AbortController();
     const running = runCommandHook(hook("sleep 30"), payload, { signal: abort.signal });

@@ -4,12 +4,16 @@
  * (a 50 MB reply took 97 s); this one frames in linear time and drops an oversized message
  * unread. Over streamable HTTP a POST's response is cut off at the cap. Either way the call it
  * answers gets an error response with OVERSIZED_MESSAGE_CODE and the connection stays up.
+ * The server messages on a request's response stream are marked as related to that request
+ * (core/related-request.ts), which the SDK's transport does not say.
  */
 import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { deserializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { LineFramer, oversizedResponse, responseIdOf } from "../../core/message-size.js";
+import { markRelated } from "../../core/related-request.js";
+import { SseDataRewriter } from "../../core/sse-events.js";
 
 export interface MessageCap {
   maxMessageBytes: number;
@@ -69,9 +73,10 @@ export class BoundedStdioClientTransport extends StdioClientTransport {
 
 /**
  * A fetch for StreamableHTTPClientTransport that cuts a POST's response off at the cap and
- * answers the request it carried with the oversized error instead.
+ * answers the request it carried with the oversized error instead; with `relatedNonce`, the
+ * server's requests and notifications on a request's event stream are marked as related to it.
  */
-export function boundedFetch(cap: MessageCap, base: FetchLike = fetch): FetchLike {
+export function boundedFetch(cap: MessageCap, base: FetchLike = fetch, relatedNonce?: string): FetchLike {
   return async (url, init) => {
     const response = await base(url, init);
     if (init?.method !== "POST" || !response.ok || !response.body) return response;
@@ -81,7 +86,12 @@ export function boundedFetch(cap: MessageCap, base: FetchLike = fetch): FetchLik
     const limit = cap.maxMessageBytes;
     if (type === "text/event-stream") {
       const standIn = `\n\nevent: message\ndata: ${JSON.stringify(oversizedResponse(id, limit))}\n\n`;
-      return withBody(response, capEvents(response.body, limit, standIn));
+      const capped = capEvents(response.body, limit, standIn);
+      if (relatedNonce === undefined) return withBody(response, capped);
+      return withBody(
+        response,
+        rewriteEvents(capped, (data) => markRelated(data, id, relatedNonce)),
+      );
     }
     if (type === "application/json") {
       return withBody(response, capWhole(response.body, limit, JSON.stringify(oversizedResponse(id, limit))));
@@ -145,6 +155,32 @@ function capEvents(
         }
       }
       controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
+/** Each event's data through `rewrite`, as the events stream past. */
+function rewriteEvents(
+  upstream: ReadableStream<Uint8Array>,
+  rewrite: (data: string) => string,
+): ReadableStream<Uint8Array> {
+  const reader = upstream.getReader();
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  const events = new SseDataRewriter(rewrite);
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) {
+          const rest = events.push(decoder.decode()) + events.end();
+          if (rest !== "") controller.enqueue(encoder.encode(rest));
+          return controller.close();
+        }
+        const out = events.push(decoder.decode(value, { stream: true }));
+        if (out !== "") return controller.enqueue(encoder.encode(out));
+      }
     },
     cancel: (reason) => reader.cancel(reason),
   });

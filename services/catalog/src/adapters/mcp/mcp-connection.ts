@@ -1,6 +1,7 @@
 /**
  * One MCP client's lifecycle: connect over stdio, streamable HTTP or legacy SSE, initialize
- * with toolbus's capabilities, list, call, and relay what the server sends during a call.
+ * with toolbus's capabilities, list, call, and relay what the server sends during a call to that
+ * call's relay (core/call-association.ts decides which call it belongs to).
  * It knows nothing of NATS: the connector owns routing, revisions and restarts.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -11,7 +12,6 @@ import {
   CreateMessageRequestSchema,
   type CreateMessageResult,
   ElicitRequestSchema,
-  ErrorCode,
   type JSONRPCMessage,
   ListRootsRequestSchema,
   PromptListChangedNotificationSchema,
@@ -20,21 +20,14 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { type Page, paginate } from "../../core/pagination.js";
+import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
 import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
-import { jsonRpcError } from "./mcp-errors.js";
+import { CallRouter, type ServerRequestRelay } from "./call-router.js";
 
 export type ConnectSpec =
   | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string }
   | { transport: "streamable_http"; url: string; headers: Record<string, string> }
   | { transport: "sse"; url: string; headers: Record<string, string> };
-
-/** What a server may send mid-call; the connector relays it to whoever made the call. */
-export interface ServerRequestRelay {
-  elicit(params: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** `sampling/createMessage`: resolves with the caller's `CreateMessageResult`, or throws the error the server gets. */
-  sample(params: Record<string, unknown>): Promise<Record<string, unknown>>;
-  log(params: Record<string, unknown>): void;
-}
 
 export interface McpConnectionEvents {
   toolsChanged(): void;
@@ -42,9 +35,12 @@ export interface McpConnectionEvents {
   promptsChanged(): void;
   /** The connection is gone: the stdio child exited, or an HTTP server stopped answering. */
   closed(error?: Error): void;
-  stderr?(line: string): void;
+  /** A stdio server's stderr, line by line within core/stderr-limit.ts's caps, or a note of what was dropped. */
+  stderr?(output: StderrOutput): void;
   /** The server sent a message over the size cap that answered none of our requests. */
   dropped?(info: { size: number; head: string }): void;
+  /** An elicitation or sampling request belonged to no call in flight and was refused. */
+  unrelated?(info: { method: string; why: string }): void;
 }
 
 export interface McpConnectionOptions {
@@ -54,8 +50,8 @@ export interface McpConnectionOptions {
 
 export const CLIENT_INFO = { name: "toolbus", title: "toolbus", version: "0.1.0" } as const;
 /**
- * Elicitation and sampling are relayed to the client that made the call in flight (toolbus has
- * no person or model of its own). Roots are declared and answered empty rather than relayed:
+ * Elicitation and sampling are relayed to the client that made the call they belong to
+ * (toolbus has no person or model of its own). Roots are declared and answered empty rather than relayed:
  * one connection serves every client of toolbus, so no one client's roots are the server's, and
  * servers ask for roots at start-up or on their own, outside any call.
  */
@@ -94,27 +90,28 @@ export class McpConnection {
   private closing = false;
   private checkingLiveness = false;
   private readonly cap: MessageCap;
-  /** Progress callbacks of calls in flight, by the progress token we sent. */
-  private readonly progressHandlers = new Map<string, (progress: Record<string, unknown>) => void>();
-  private progressTokens = 0;
+  private readonly router: CallRouter;
 
   constructor(
     private readonly spec: ConnectSpec,
     private readonly events: McpConnectionEvents,
-    private readonly relay: () => ServerRequestRelay | undefined,
     options: McpConnectionOptions,
   ) {
     this.cap = {
       maxMessageBytes: options.maxMessageBytes,
       dropped: (info) => this.events.dropped?.(info),
     };
+    this.router = new CallRouter((info) => this.events.unrelated?.(info));
   }
 
   /** Connects and initializes; the caller bounds it with the start-up timeout. */
   async connect(signal: AbortSignal): Promise<ServerInfo> {
     const spec = this.spec;
     if (spec.transport === "streamable_http") {
-      const options = { requestInit: { headers: spec.headers }, fetch: boundedFetch(this.cap) };
+      const options = {
+        requestInit: { headers: spec.headers },
+        fetch: boundedFetch(this.cap, fetch, this.router.relatedNonce),
+      };
       try {
         await this.connectWith(new StreamableHTTPClientTransport(new URL(spec.url), options), signal);
       } catch (error) {
@@ -137,7 +134,12 @@ export class McpConnection {
         },
         this.cap,
       );
-      transport.stderr?.on("data", (chunk: Buffer) => this.events.stderr?.(chunk.toString("utf8").trimEnd()));
+      const limiter = new StderrLimiter();
+      const emit = (outputs: StderrOutput[]) => {
+        for (const output of outputs) this.events.stderr?.(output);
+      };
+      transport.stderr?.on("data", (chunk: Buffer) => emit(limiter.push(chunk, Date.now())));
+      transport.stderr?.on("end", () => emit(limiter.end(Date.now())));
       await this.connectWith(transport, signal);
     }
     const client = this.client!;
@@ -226,31 +228,29 @@ export class McpConnection {
    * A raw `tools/call`. The result comes back as the server sent it: the SDK's own
    * `callTool` would validate it against the output schema, which is not ours to judge.
    * Progress is tracked here rather than by the SDK, whose progress callbacks run a tick
-   * late and lose the notifications that arrive in the same read as the result.
+   * late and lose the notifications that arrive in the same read as the result. Every call
+   * carries a progress token: it is also how a stdio server can say which call a request is for.
    */
   async callTool(
     params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
     options: {
       timeoutMs: number;
       signal?: AbortSignal;
+      /** Where this call's elicitations, sampling requests and log messages go. */
+      relay: ServerRequestRelay;
       onProgress?: (progress: Record<string, unknown>) => void;
     },
   ): Promise<Record<string, unknown>> {
-    const token = options.onProgress ? `toolbus-${++this.progressTokens}` : undefined;
-    if (token) this.progressHandlers.set(token, options.onProgress!);
+    const call = this.router.begin(params, options.relay, options.onProgress);
     // The SDK never removes its abort listener, so it gets a signal that lives only as long as the call.
     const abort = childAbort(options.signal);
     try {
-      return await this.connected().request(
-        {
-          method: "tools/call",
-          params: token ? { ...params, _meta: { ...params._meta, progressToken: token } } : params,
-        },
-        LooseResult,
-        { timeout: options.timeoutMs, signal: abort.signal },
-      );
+      return await this.connected().request({ method: "tools/call", params: call.params }, LooseResult, {
+        timeout: options.timeoutMs,
+        signal: abort.signal,
+      });
     } finally {
-      if (token) this.progressHandlers.delete(token);
+      call.end();
       abort.release();
     }
   }
@@ -302,9 +302,15 @@ export class McpConnection {
   /**
    * Reads what arrives before the SDK does: the negotiated protocol version (the SDK does not
    * expose it for every transport), and the progress and log notifications of calls in flight,
-   * relayed at once and in order, before the result that follows them settles the call.
+   * relayed at once and in order, before the result that follows them settles the call. And
+   * notes the JSON-RPC id each tools/call goes out with, which related requests name.
    */
   private interceptIncoming(transport: Transport): Transport {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      this.router.sent(message);
+      return send(message, options);
+    };
     const original = transport.start.bind(transport);
     transport.start = async () => {
       const onmessage = transport.onmessage as ((m: JSONRPCMessage, e?: unknown) => void) | undefined;
@@ -313,29 +319,12 @@ export class McpConnection {
         if (this.negotiatedProtocol === undefined && typeof result?.protocolVersion === "string") {
           this.negotiatedProtocol = result.protocolVersion;
         }
-        if (this.relayNotification(message)) return;
+        if (this.router.relayNotification(message)) return;
         onmessage?.(message, extra);
       };
       await original();
     };
     return transport;
-  }
-
-  /** True when the message was a call's progress or a log message, now relayed. */
-  private relayNotification(message: JSONRPCMessage): boolean {
-    const { method, params } = message as { method?: unknown; params?: Record<string, unknown> };
-    if (method === "notifications/progress" && params) {
-      const { progressToken, ...progress } = params;
-      const handler =
-        typeof progressToken === "string" ? this.progressHandlers.get(progressToken) : undefined;
-      handler?.(progress);
-      return handler !== undefined;
-    }
-    if (method === "notifications/message" && params) {
-      this.relay()?.log(params);
-      return true;
-    }
-    return false;
   }
 
   private installHandlers(client: Client): void {
@@ -344,21 +333,13 @@ export class McpConnection {
       this.events.resourcesChanged(),
     );
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.events.promptsChanged());
-    // With nobody to answer, the server gets a clean decline at once, never a hang.
+    // A request that belongs to no call in flight gets an error at once, never a hang.
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      const relay = this.relay();
-      if (!relay) return { action: "decline" };
+      const relay = this.router.relayFor("elicitation/create", request);
       return (await relay.elicit(request.params as Record<string, unknown>)) as { action: "decline" };
     });
-    // Sampling has no "decline" answer: with nobody to ask, the server gets an error saying why.
     client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
-      const relay = this.relay();
-      if (!relay) {
-        throw jsonRpcError(
-          ErrorCode.InvalidRequest,
-          "toolbus relays sampling/createMessage only while one of this server's tool calls runs, to the MCP client that made that call; no call is running now",
-        );
-      }
+      const relay = this.router.relayFor("sampling/createMessage", request);
       return (await relay.sample(request.params as Record<string, unknown>)) as CreateMessageResult;
     });
     client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [] }));

@@ -13,7 +13,7 @@ import {
   WireError,
 } from "@toolbus/protocol";
 import { formatDuration } from "../../core/startup-messages.js";
-import type { ServerRequestRelay } from "../mcp/mcp-connection.js";
+import type { ServerRequestRelay } from "../mcp/call-router.js";
 import { jsonRpcError } from "../mcp/mcp-errors.js";
 
 const LOG_LEVELS = new Set(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]);

@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { createSubjects, permissionsFor } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config.js";
-import { maskUrl } from "../src/core/mask-url.js";
 import { renderAuthConf } from "../src/core/nats-auth-conf.js";
 import { hasCredentials, natsAccessFromEnv, writeNatsIdentities } from "../src/nats-identity.js";
 
@@ -58,14 +57,6 @@ describe("natsAccessFromEnv", () => {
       "NATS_URL: ::bad url:: is not a URL; use nats://host:port, or a comma-separated list of them",
       "NATS_TLS_CA_FILE: /no/ca.pem does not exist; give the path of a PEM file",
     ]);
-  });
-});
-
-describe("maskUrl", () => {
-  it("hides the user and password of a URL, and leaves others alone", () => {
-    expect(maskUrl("nats://svc:s3cret@10.0.0.1:4222")).toBe("nats://***@10.0.0.1:4222");
-    expect(maskUrl("tls://token@nats.example:4222")).toBe("tls://***@nats.example:4222");
-    expect(maskUrl("nats://127.0.0.1:4222")).toBe("nats://127.0.0.1:4222");
   });
 });
 

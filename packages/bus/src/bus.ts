@@ -7,6 +7,7 @@ import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManage
 import { Kvm } from "@nats-io/kv";
 import {
   AuthorizationError,
+  connect,
   type NatsConnection,
   type NodeConnectionOptions,
   headers as natsHeaders,
@@ -89,6 +90,7 @@ export async function connectBus(options: ConnectBusOptions): Promise<Bus> {
   const shown = access.servers.map(maskUrl).join(",");
   logger.info({ natsUrl: shown }, `connecting to NATS at ${shown}`);
   if (options.warnUnauthenticated !== false && !hasCredentials(access)) warnUnauthenticated(logger, shown);
+  await refuseFatalFirstConnect(access, shown);
   let nc: NatsConnection;
   try {
     nc = await connectCoalescing({
@@ -152,6 +154,26 @@ export function natsConnectionOptions(access: NatsAccess): NodeConnectionOptions
   return options;
 }
 
+/**
+ * One attempt before waiting for NATS: a server that is not up yet is waited for (services may
+ * start first), but one that refuses these credentials or whose TLS certificate cannot be
+ * verified will refuse every retry too, so that is reported at once instead of retried forever.
+ */
+async function refuseFatalFirstConnect(access: NatsAccess, shown: string): Promise<void> {
+  try {
+    const probe = await connect({ ...natsConnectionOptions(access), reconnect: false, timeout: 5_000 });
+    await probe.close();
+  } catch (error) {
+    const reason = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : String(error);
+    if (
+      error instanceof AuthorizationError ||
+      /authoriz|authentic|certificate|tls|ssl|altnames/i.test(reason)
+    ) {
+      throw connectFailure(error, access, shown);
+    }
+  }
+}
+
 /** One line that names what is wrong: refused credentials, or no server reachable. */
 function connectFailure(error: unknown, access: NatsAccess, shown: string): Error {
   const reason = error instanceof Error ? error.message : String(error);
@@ -162,6 +184,13 @@ function connectFailure(error: unknown, access: NatsAccess, shown: string): Erro
         (access.credentialSource === undefined
           ? "The server requires credentials: set NATS_NKEY_FILE to this service's seed file from `toolbus nats-config`."
           : "Check that the file belongs to this service and that the server's config includes the auth.conf written with it (toolbus nats-config)."),
+      { cause: error },
+    );
+  }
+  if (/certificate|tls|ssl|altnames/i.test(reason)) {
+    return new Error(
+      `cannot connect to NATS at ${shown}: TLS failed (${reason}). ` +
+        "Give the CA that signed the server's certificate in NATS_TLS_CA_FILE, and reach the server by a name its certificate holds.",
       { cause: error },
     );
   }

@@ -1,5 +1,5 @@
 /** Composition root of the gateway: settings → logger → config → bus → gateway → shutdown. */
-import { connectBus, createLogger, onShutdown, startTelemetry } from "@toolbus/bus";
+import { ConfigError, connectBus, createLogger, onShutdown, startTelemetry } from "@toolbus/bus";
 import { loadToolbusConfig, resolveGatewayTokens } from "@toolbus/config";
 import { createSubjects } from "@toolbus/protocol";
 import { loadGatewaySettings } from "./config.js";
@@ -26,6 +26,7 @@ const bus = await connectBus({
   service: { name: "gateway", version: VERSION, description: "The MCP edge" },
   logger,
 });
+// Refused at start-up (a bind beyond loopback without tokens): say why, once, and exit.
 const gateway = await startGateway({
   bus,
   subjects: createSubjects(settings.prefix),
@@ -35,7 +36,7 @@ const gateway = await startGateway({
     ...(settings.port !== undefined ? { port: settings.port } : {}),
     ...(settings.host !== undefined ? { host: settings.host } : {}),
   },
-  tokens: tokens.tokens,
+  principals: tokens.principals,
   limits: {
     sessionIdleTtlMs: settings.sessionIdleTtlSec * 1000,
     maxSessions: settings.maxSessions,
@@ -43,5 +44,10 @@ const gateway = await startGateway({
     callTimeoutMs: config.approvals.timeoutMs + 6 * 60_000,
   },
   version: VERSION,
+}).catch(async (error: unknown) => {
+  if (!(error instanceof ConfigError)) throw error;
+  logger.fatal(error.message);
+  await bus.close();
+  process.exit(1);
 });
 onShutdown(bus, { logger, closers: [() => gateway.stop(), stopTelemetry] });

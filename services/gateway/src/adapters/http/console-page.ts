@@ -6,13 +6,13 @@
  * with fetch, so a bearer token (asked for on a 401, kept in sessionStorage) goes in the
  * Authorization header. Everything from the bus is put in the page as text, never as markup.
  */
+import { pageHeaders, routeAccess } from "@toolbus/http-guard";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 
 export function consolePage(): FastifyPluginAsync {
+  const headers = pageHeaders(CONSOLE_PAGE);
   return async (app: FastifyInstance) => {
-    app.get("/", (_request, reply) =>
-      reply.type("text/html; charset=utf-8").header("cache-control", "no-cache").send(CONSOLE_PAGE),
-    );
+    app.get("/", routeAccess("page"), (_request, reply) => reply.headers(headers).send(CONSOLE_PAGE));
   };
 }
 

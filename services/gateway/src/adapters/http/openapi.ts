@@ -3,6 +3,8 @@
  * generated from the protocol's zod schemas (`z.toJSONSchema`), so it cannot drift from what
  * the routes check. The approvals routes are listed when this gateway mounts them.
  */
+
+import { routeAccess } from "@toolbus/http-guard";
 import {
   ApprovalChoiceSchema,
   ApprovalResolveResultSchema,
@@ -332,7 +334,7 @@ export function openApiDocument(options: OpenApiOptions & { approvals: boolean }
 export function openApi(options: OpenApiOptions): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
     const documents = new Map<boolean, string>();
-    app.get("/openapi.json", async (_request, reply) => {
+    app.get("/openapi.json", routeAccess("read"), async (_request, reply) => {
       const approvals = app.hasRoute({ method: "GET", url: "/v1/approvals" });
       let document = documents.get(approvals);
       if (document === undefined) {

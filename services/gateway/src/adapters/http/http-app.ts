@@ -52,7 +52,7 @@ export interface HttpAppDeps {
 }
 
 export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
-  const { registry, logger } = deps;
+  const { logger } = deps;
   const app = Fastify({ logger: false, bodyLimit: deps.bodyLimitBytes, return503OnClosing: true });
   // MCP messages are JSON only: any other content type is answered 415 rather than parsed.
   app.removeContentTypeParser("text/plain");
@@ -183,7 +183,7 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
   }
 
   // A GET opens the session's stream of server messages: one of the process's event streams.
-  let releaseStream = () => undefined as void;
+  let releaseStream: () => void = () => undefined;
   if (method === "GET") {
     const slot = takeStreamSlot(request);
     if (!slot.ok) {

@@ -62,7 +62,9 @@ describe("gateway bearer tokens", () => {
     ],
     [
       { tokensEnv: "TOKENS" },
-      { TOKENS: "half:secret1 bob:boss:secret2 carol:caller: user:admin:secret3 x:caller:dup y:approver:dup" },
+      {
+        TOKENS: "half:secret1 bob:boss:secret2 carol:caller: user:admin:secret3 x:caller:dup y:approver:dup",
+      },
       {
         ok: false,
         message: [

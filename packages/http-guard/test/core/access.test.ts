@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ACCESS_BY_ROLE, ACCESS_LEVELS, type Access, forbiddenMessage, permits } from "../../src/core/access.js";
+import {
+  ACCESS_BY_ROLE,
+  ACCESS_LEVELS,
+  type Access,
+  forbiddenMessage,
+  permits,
+} from "../../src/core/access.js";
 import { bearerToken } from "../../src/core/bearer.js";
 import { checkBind, isLoopbackHost } from "../../src/core/bind.js";
 import { StreamSlots } from "../../src/core/stream-slots.js";

@@ -170,7 +170,11 @@ export class Stack {
       },
       principals: [
         ...(options.principals ?? []),
-        ...(options.tokens ?? []).map((token) => ({ name: bareTokenName(token), role: "admin" as const, token })),
+        ...(options.tokens ?? []).map((token) => ({
+          name: bareTokenName(token),
+          role: "admin" as const,
+          token,
+        })),
       ],
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.plugins ? { plugins: options.plugins } : {}),

@@ -215,7 +215,11 @@ describe("approvals HTTP routes", () => {
       ],
     });
     for (const request of pending) {
-      await app.inject({ method: "POST", url: `/v1/approvals/${request.requestId}`, payload: { choice: "allow" } });
+      await app.inject({
+        method: "POST",
+        url: `/v1/approvals/${request.requestId}`,
+        payload: { choice: "allow" },
+      });
     }
     await Promise.all(decisions);
   });

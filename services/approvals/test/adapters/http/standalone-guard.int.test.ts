@@ -5,7 +5,7 @@
  * without tokens. Real NATS, Postgres and HTTP.
  */
 import { request } from "node:http";
-import { ApprovalResolvedEventSchema, type ApprovalResolvedEvent } from "@toolbus/protocol";
+import { type ApprovalResolvedEvent, ApprovalResolvedEventSchema } from "@toolbus/protocol";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { decide, decideRequest, testEnv, waitForPending } from "../../support.js";
@@ -92,7 +92,10 @@ describe("the approvals inbox run alone", () => {
     const path = `/v1/approvals/${inbox.pending.requestId}`;
     const port = new URL(inbox.url).port;
     const answers = await Promise.all([
-      send(inbox.url, { path: "/v1/approvals", headers: { ...bearer("alice-token"), host: "evil.example.com" } }),
+      send(inbox.url, {
+        path: "/v1/approvals",
+        headers: { ...bearer("alice-token"), host: "evil.example.com" },
+      }),
       send(inbox.url, {
         method: "POST",
         path,
@@ -133,7 +136,10 @@ describe("the approvals inbox run alone", () => {
       headers: { ...bearer("alice-token"), origin: `http://localhost:${port}` },
       body: { choice: "allow" },
     });
-    expect({ status: fromHome.status, body: fromHome.body }).toEqual({ status: 200, body: { decision: "approved" } });
+    expect({ status: fromHome.status, body: fromHome.body }).toEqual({
+      status: 200,
+      body: { decision: "approved" },
+    });
     await inbox.decision;
     inbox.stop();
   });
@@ -167,7 +173,10 @@ describe("the approvals inbox run alone", () => {
       headers: bearer("alice-token"),
       body: { choice: "decline", by: "mallory" },
     });
-    expect({ status: answered.status, body: answered.body }).toEqual({ status: 200, body: { decision: "denied" } });
+    expect({ status: answered.status, body: answered.body }).toEqual({
+      status: 200,
+      body: { decision: "denied" },
+    });
     await expect(inbox.decision).resolves.toMatchObject({ decision: "denied", source: "human" });
     await expect.poll(() => inbox.resolved.length, { timeout: 5_000 }).toBe(1);
     const db = new pg.Client({ connectionString: inbox.env.databaseUrl });

@@ -142,13 +142,7 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
       try {
         session = await registry.create(init.params, principal.name);
       } catch (error) {
-        if (!(error instanceof SessionsFull || error instanceof ClientSessionsFull)) throw error;
-        if (error instanceof SessionsFull) logger.warn(error.message);
-        else logger.info({ principal: principal.name }, error.message);
-        return reply
-          .code(error instanceof SessionsFull ? 503 : 429)
-          .header("retry-after", "5")
-          .send(jsonRpcError(JsonRpcCode.serverError, error.message));
+        return noRoom(error, reply, principal, logger);
       }
     }
   }
@@ -164,7 +158,11 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
         );
     }
     // Another principal's session is as unknown as one that never existed.
-    session = await registry.find(sessionId, principal.name);
+    try {
+      session = await registry.find(sessionId, principal.name);
+    } catch (error) {
+      return noRoom(error, reply, principal, logger);
+    }
     if (!session) {
       return reply
         .code(404)
@@ -229,6 +227,17 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
     }
   }
   return reply;
+}
+
+/** No room for the client's session: 429 when its own sessions are all busy, 503 when the replica's are. */
+function noRoom(error: unknown, reply: FastifyReply, principal: Principal, logger: Logger): FastifyReply {
+  if (!(error instanceof SessionsFull || error instanceof ClientSessionsFull)) throw error;
+  if (error instanceof SessionsFull) logger.warn(error.message);
+  else logger.info({ principal: principal.name }, error.message);
+  return reply
+    .code(error instanceof SessionsFull ? 503 : 429)
+    .header("retry-after", "5")
+    .send(jsonRpcError(JsonRpcCode.serverError, error.message));
 }
 
 /**

@@ -7,6 +7,7 @@
 
 import type { InitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "@toolbus/bus";
+import { ANONYMOUS } from "@toolbus/http-guard";
 import type { SessionRecord } from "../../core/session-record.js";
 import type { SessionStore } from "../nats/session-store.js";
 import { McpSession, type McpSessionDeps } from "./mcp-session.js";
@@ -85,7 +86,8 @@ export class SessionRegistry {
 
   /**
    * The session with this id if `principal` owns it, rebuilt from its record if another replica
-   * started it.
+   * started it (or this one let it go to make room). Throws `ClientSessionsFull` or
+   * `SessionsFull` when a rebuilt one has no room.
    */
   async find(sessionId: string, principal: string): Promise<McpSession | undefined> {
     const found = await this.#find(sessionId);
@@ -188,6 +190,7 @@ export class SessionRegistry {
   async #restore(sessionId: string): Promise<McpSession | undefined> {
     const record = await this.#options.store.get(sessionId);
     if (!record) return undefined;
+    this.#makeRoomFor(record.principal ?? ANONYMOUS.name);
     this.#makeRoom();
     const session = await McpSession.restore(this.#sessionDeps(), record);
     session.lastSeen = this.#options.now();

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   ACCESS_BY_ROLE,
@@ -107,5 +108,25 @@ describe("event-stream slots", () => {
       a1.release(); // twice frees one slot only
     }
     expect([slots.open, slots.take("carol").ok, slots.take("dave").ok]).toEqual([2, true, false]);
+  });
+});
+
+describe("README.md", () => {
+  it("shows exactly the roles × accesses table the guard enforces", async () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const section = readme.split("## Roles × accesses")[1]!.split("\n## ")[0]!;
+    const rows = [...section.matchAll(/^\| `(\w+)` +\|[^|]*\|(.*)\|$/gm)].map(([, access, cells]) => {
+      const [caller, approver, admin, none] = cells!.split("|").map((cell) => cell.trim() === "✓");
+      return { access, caller, approver, admin, none };
+    });
+    expect(rows).toEqual(
+      ACCESS_LEVELS.map((access) => ({
+        access,
+        caller: permits("caller", access),
+        approver: permits("approver", access),
+        admin: permits("admin", access),
+        none: access === "health" || access === "page",
+      })),
+    );
   });
 });

@@ -208,7 +208,7 @@ describe("the console page", () => {
 
     await card.locator('button[data-choice="allow"]').click();
     expect(await gated.reply).toMatchObject({ callId: gated.callId, status: "completed" });
-    await expect.poll(() => card.locator(".outcome").textContent()).toMatch(/^Approved \((you|user)\)$/);
+    await expect.poll(() => card.locator(".outcome").textContent()).toMatch(/^Approved \((you|anonymous)\)$/);
     await expect
       .poll(() => page.locator(`#calls tr[data-call-id="${gated.callId}"] .status`).textContent())
       .toBe("completed");

@@ -47,7 +47,10 @@ async function initialize(token: string): Promise<{ status: number; sessionId?: 
 }
 
 /** Opens an event stream and keeps it open; answers its status (and the refusal's body). */
-async function stream(path: string, headers: Record<string, string>): Promise<{ status: number; body?: unknown }> {
+async function stream(
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body?: unknown }> {
   const controller = new AbortController();
   open.push(controller);
   const response = await fetch(`${gateway.url}${path}`, {
@@ -59,7 +62,12 @@ async function stream(path: string, headers: Record<string, string>): Promise<{ 
 }
 
 const mcpGet = (token: string, sessionId: string) =>
-  stream("/mcp", { ...auth(token), accept: MCP_ACCEPT, "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" });
+  stream("/mcp", {
+    ...auth(token),
+    accept: MCP_ACCEPT,
+    "mcp-session-id": sessionId,
+    "mcp-protocol-version": "2025-11-25",
+  });
 
 describe("limits at the edge", () => {
   it("refuses a JSON-RPC batch over max_batch_size with 400, naming the limit", async () => {
@@ -85,10 +93,17 @@ describe("limits at the edge", () => {
 
   it("caps a client's sessions: its least recently used idle one makes room, and when all are busy it gets 429", async () => {
     // Three in a row: the first, idle by then, makes room for the third.
-    const started = [await initialize("bob-token"), await initialize("bob-token"), await initialize("bob-token")];
+    const started = [
+      await initialize("bob-token"),
+      await initialize("bob-token"),
+      await initialize("bob-token"),
+    ];
     const [, second, third] = started;
     // Both held sessions busy (their GET streams open): no room left for bob, still room for carol.
-    const streams = [await mcpGet("bob-token", second!.sessionId!), await mcpGet("bob-token", third!.sessionId!)];
+    const streams = [
+      await mcpGet("bob-token", second!.sessionId!),
+      await mcpGet("bob-token", third!.sessionId!),
+    ];
     expect({ started: started.map((session) => session.status), streams }).toEqual({
       started: [200, 200, 200],
       streams: [{ status: 200 }, { status: 200 }],
@@ -157,6 +172,8 @@ describe("limits at the edge", () => {
     });
     // A stream that ends gives its slot back.
     for (const controller of open.splice(0)) controller.abort();
-    await expect.poll(async () => (await stream("/v1/events", auth("dave-token"))).status, { timeout: 5_000 }).toBe(200);
+    await expect
+      .poll(async () => (await stream("/v1/events", auth("dave-token"))).status, { timeout: 5_000 })
+      .toBe(200);
   });
 });

@@ -11,6 +11,8 @@ import {
   ApprovalsListResultSchema,
   CatalogSearchResultSchema,
   CatalogSnapshotSchema,
+  DEFAULT_APPROVALS_PAGE,
+  MAX_APPROVALS_PAGE,
   ToolCallReplySchema,
   ToolCallRequestSchema,
 } from "@toolbus/protocol";
@@ -264,7 +266,23 @@ function paths(approvals: boolean): JsonObject {
     "/v1/approvals": {
       get: {
         operationId: "listApprovals",
-        summary: "Tool calls waiting for a human",
+        summary: "Tool calls waiting for a human, a page at a time (approver or admin token)",
+        parameters: [
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            description: `Requests per page (default ${DEFAULT_APPROVALS_PAGE}).`,
+            schema: { type: "integer", minimum: 1, maximum: MAX_APPROVALS_PAGE },
+          },
+          {
+            name: "cursor",
+            in: "query",
+            required: false,
+            description: "`nextCursor` of the previous page.",
+            schema: { type: "string" },
+          },
+        ],
         responses: {
           "200": { description: "The pending requests", ...json(ref("ApprovalsListResult")) },
           ...errors(401, 403, 500, 503, 504),
@@ -274,7 +292,8 @@ function paths(approvals: boolean): JsonObject {
     "/v1/approvals/{requestId}": {
       post: {
         operationId: "resolveApproval",
-        summary: "Answer a pending approval request",
+        summary:
+          "Answer a pending approval request, in the name of the token's principal (approver or admin token)",
         parameters: [{ name: "requestId", in: "path", required: true, schema: { type: "string" } }],
         requestBody: { required: true, ...json(ref("ApprovalResolveBody")) },
         responses: {

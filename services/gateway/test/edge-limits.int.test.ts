@@ -140,7 +140,7 @@ describe("limits at the edge", () => {
           error: {
             code: "server_unavailable",
             message:
-              "Too Many Requests: bob already holds 2 open event streams, the most one client may ([gateway] max_streams_per_client); close one first",
+              "Too Many Requests: bob already has the most open event streams one client may hold (2, [gateway] max_streams_per_client); close one first",
             retryable: true,
           },
         },

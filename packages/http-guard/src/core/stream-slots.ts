@@ -32,7 +32,7 @@ export class StreamSlots {
       return {
         ok: false,
         status: 429,
-        message: `Too Many Requests: ${client} already holds ${held} open event streams, the most one client may ([gateway] max_streams_per_client); close one first`,
+        message: `Too Many Requests: ${client} already has the most open event streams one client may hold (${this.#limits.perClient}, [gateway] max_streams_per_client); close one first`,
       };
     }
     if (this.#open >= this.#limits.total) {

@@ -93,7 +93,7 @@ describe("event-stream slots", () => {
         ok: false,
         status: 429,
         message:
-          "Too Many Requests: alice already holds 2 open event streams, the most one client may ([gateway] max_streams_per_client); close one first",
+          "Too Many Requests: alice already has the most open event streams one client may hold (2, [gateway] max_streams_per_client); close one first",
       },
       true,
       {

@@ -231,6 +231,37 @@ describe("the approvals inbox run alone", () => {
     inbox.stop();
   });
 
+  it("counts its event stream against the client's limit, and gives the slot back when the stream ends", async () => {
+    const env = await testEnv("standalone streams");
+    const service = await env.start({
+      http: { host: "127.0.0.1", port: 0, principals: PRINCIPALS, maxStreamsPerClient: 1 },
+    });
+    const open = (signal: AbortSignal) =>
+      fetch(`${service.httpUrl}/v1/approvals/events`, {
+        headers: { authorization: "Bearer alice-token" },
+        signal,
+      });
+    const first = new AbortController();
+    const held = await open(first.signal);
+    const refused = await open(new AbortController().signal);
+    expect([held.status, refused.status, await refused.json()]).toEqual([
+      200,
+      429,
+      {
+        error: {
+          code: "server_unavailable",
+          message:
+            "Too Many Requests: alice already has the most open event streams one client may hold (1, [gateway] max_streams_per_client); close one first",
+          retryable: true,
+        },
+      },
+    ]);
+    first.abort();
+    const again = new AbortController();
+    await expect.poll(async () => (await open(again.signal)).status, { timeout: 5_000 }).toBe(200);
+    again.abort();
+  });
+
   it("refuses to start on every interface without tokens, unless allow_unauthenticated says so", async () => {
     const env = await testEnv("standalone bind");
     await expect(env.start({ http: { host: "0.0.0.0", port: 0 } })).rejects.toThrow(

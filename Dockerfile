@@ -21,6 +21,7 @@ COPY packages/all-in-one/package.json packages/all-in-one/
 COPY packages/bus/package.json packages/bus/
 COPY packages/cli/package.json packages/cli/
 COPY packages/config/package.json packages/config/
+COPY packages/http-guard/package.json packages/http-guard/
 COPY packages/protocol/package.json packages/protocol/
 COPY packages/testkit/package.json packages/testkit/
 COPY services/approvals/package.json services/approvals/
@@ -57,6 +58,7 @@ WORKDIR /app
 COPY --from=prod-deps /app ./
 COPY --from=build /app/packages/bus/dist packages/bus/dist
 COPY --from=build /app/packages/config/dist packages/config/dist
+COPY --from=build /app/packages/http-guard/dist packages/http-guard/dist
 COPY --from=build /app/packages/protocol/dist packages/protocol/dist
 COPY --from=build /app/services/approvals/dist services/approvals/dist
 COPY --from=build /app/services/catalog/dist services/catalog/dist

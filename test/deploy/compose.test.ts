@@ -222,11 +222,14 @@ describe("docker-compose.yml", () => {
       approvals: config.approvals.port,
       approvalsHost: flagValue(service("approvals").command ?? [], "--host"),
       tokens: config.gateway.tokensEnv,
+      // Without tokens, binding 0.0.0.0 must be allowed explicitly, or neither server starts.
+      allowUnauthenticated: config.gateway.allowUnauthenticated,
     }).toEqual({
       gateway: { host: "0.0.0.0", port: HTTP_PORTS.gateway },
       approvals: HTTP_PORTS.approvals,
       approvalsHost: "0.0.0.0",
       tokens: undefined,
+      allowUnauthenticated: true,
     });
   });
 

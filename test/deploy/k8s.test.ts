@@ -165,11 +165,17 @@ describe("deploy/k8s base", () => {
     );
   });
 
-  it("probes approvals on /readyz and /healthz", () => {
-    expect(probes(containerOf(deployment(base, "approvals")))).toEqual({
-      readiness: { path: "/readyz", port: 8081 },
+  it("probes approvals on /healthz, and on /readyz with a bearer token of the variable toolbus.toml names", () => {
+    const container = containerOf(deployment(base, "approvals"));
+    const { tokensEnv } = parseToolbusToml(configText(base), { path: "toolbus.toml" }).gateway;
+    expect(probes(container)).toEqual({
+      readiness: { path: "/readyz", port: 8081, tokenEnv: tokensEnv },
       liveness: { path: "/healthz", port: 8081 },
     });
+    // The inbox reads the gateway's tokens: without them it refuses to listen on 0.0.0.0.
+    expect(container.env?.find((e) => e.name === tokensEnv)?.valueFrom?.secretKeyRef?.name).toBe(
+      "toolbus-secrets",
+    );
   });
 
   it.each(HTTP_SERVICES)("exposes the HTTP port of %s through a Service that selects its pods", (name) => {

@@ -1,4 +1,9 @@
-/** deploy/probes/nats-connected.mjs: which NATS ports it looks for, and how it reads /proc/net/tcp. */
+/**
+ * deploy/probes/nats-connected.mjs: which NATS ports it looks for, and how it reads /proc/net/tcp;
+ * deploy/probes/http-ok.mjs: which token it sends.
+ */
+import { execFile } from "node:child_process";
+import { createServer } from "node:http";
 import { describe, expect, it } from "vitest";
 import { hasEstablishedConnection, natsPorts } from "../../deploy/probes/nats-connected.mjs";
 
@@ -49,5 +54,32 @@ describe("hasEstablishedConnection", () => {
   it("does not take a server listening on the NATS port for a client connected to it", () => {
     const listening = `${HEADER}\n   0: 00000000:107E 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1`;
     expect(hasEstablishedConnection(listening, [4222])).toBe(false);
+  });
+});
+
+describe("http-ok.mjs --token-env", () => {
+  it("sends the token of the first entry, whether it is name:role:token or a bare token", async () => {
+    const seen: Array<string | undefined> = [];
+    const server = createServer((request, response) => {
+      seen.push(request.headers.authorization);
+      response.end("ok");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    const probe = (tokens: string) =>
+      new Promise<number>((resolve) => {
+        execFile(
+          process.execPath,
+          ["deploy/probes/http-ok.mjs", `http://127.0.0.1:${port}/readyz`, "--token-env", "TOKENS"],
+          { env: { ...process.env, TOKENS: tokens }, timeout: 10_000 },
+          (error) => resolve(error === null ? 0 : ((error as { code?: number }).code ?? 1)),
+        );
+      });
+    try {
+      const codes = [await probe("ops:caller:s3:cr3t, other:admin:x"), await probe("bare-token other")];
+      expect({ codes, seen }).toEqual({ codes: [0, 0], seen: ["Bearer s3:cr3t", "Bearer bare-token"] });
+    } finally {
+      server.close();
+    }
   });
 });

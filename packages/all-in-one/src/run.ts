@@ -146,7 +146,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       subjects,
       logger: gatewayLogger,
       gateway: config.gateway,
-      tokens: tokens.tokens,
+      principals: tokens.principals,
       version: VERSION,
       // In one process, the gateway's port also serves the approvals inbox and its API.
       plugins: [buildApprovalsHttp(approvalsHttpOverBus(gatewayBus, subjects, gatewayLogger))],

@@ -59,6 +59,14 @@ describe("toolbus approvals", () => {
     });
   });
 
+  it("lists every pending request, however many pages the service answers them in", async () => {
+    // The stand-in answers pages of two.
+    const requests = ["p-1", "p-2", "p-3", "p-4", "p-5"].map((callId) => approvalRequest(callId));
+    for (const request of requests) standIn.add(request);
+    const result = await runCli(["approvals", "--json"], env);
+    expect({ code: result.code, pending: JSON.parse(result.stdout) }).toEqual({ code: 0, pending: requests });
+  });
+
   it("answers a request named by its callId and prints the decision", async () => {
     standIn.add(approvalRequest("call-3"));
     const result = await runCli(["approvals", "answer", "call-3", "allow_session", "--json"], env);

@@ -1,7 +1,15 @@
 /** @toolbus/config: the toolbus.toml schema (and .mcp.json), its loader, and the pure rules that read it. */
 export { effectiveApprovalMode } from "./approval-mode.js";
 export { DEMO_SERVER_NAME, demoConfig } from "./demo.js";
-export { resolveGatewayTokens, type TokensResolution } from "./gateway-tokens.js";
+export {
+  bareTokenName,
+  GATEWAY_ROLES,
+  type GatewayPrincipal,
+  GatewayRole,
+  PRINCIPAL_NAME_PATTERN,
+  resolveGatewayTokens,
+  type TokensResolution,
+} from "./gateway-tokens.js";
 export { type Env, type HeadersResolution, resolveHttpHeaders } from "./http-headers.js";
 export { type LoadToolbusConfigOptions, loadToolbusConfig } from "./load.js";
 export {
@@ -39,6 +47,7 @@ export {
   DEFAULT_ALLOWED_HOSTS,
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_APPROVALS_PORT,
+  DEFAULT_EDGE_LIMITS,
   DEFAULT_GATEWAY_PORT,
   DEFAULT_MAX_CONCURRENT_HOOKS,
   DEFAULT_MEMORY_CONFIG,

@@ -13,7 +13,33 @@ export interface GatewayConfig {
   tokensEnv?: string;
   /** Host names (port ignored) the gateway answers to, against DNS rebinding. */
   allowedHosts: string[];
+  /**
+   * Serve HTTP on an address other than loopback without tokens. Off: such a start is refused
+   * (gateway and approvals inbox alike).
+   */
+  allowUnauthenticated: boolean;
+  /**
+   * Put a call's approval to the MCP client that made the call (form elicitation), as the
+   * reference does. Off: only approvers decide (the inbox, `/v1/approvals`, the CLI).
+   */
+  elicitApprovals: boolean;
+  /** MCP sessions one client (token, or everyone when auth is off) holds on a replica. */
+  maxSessionsPerClient: number;
+  /** JSON-RPC messages in one POST to `/mcp`. */
+  maxBatchSize: number;
+  /** Open event streams (`/v1/events`, `/v1/approvals/events`, MCP GET streams) per process. */
+  maxStreams: number;
+  /** Open event streams one client holds. */
+  maxStreamsPerClient: number;
 }
+
+/** The `[gateway]` limits' defaults. */
+export const DEFAULT_EDGE_LIMITS = Object.freeze({
+  maxSessionsPerClient: 1_000,
+  maxBatchSize: 50,
+  maxStreams: 2_000,
+  maxStreamsPerClient: 200,
+});
 
 /** Shaped as @toolbus/protocol's `NamingOptions`: pass it straight to `normalizeCatalog`. */
 export interface CatalogConfig {
@@ -70,6 +96,7 @@ const NonEmpty = z.string().min(1, { error: "must not be empty" });
 const Port = z.int().min(0, { error: "must be a port from 0 to 65535" }).max(65535, {
   error: "must be a port from 0 to 65535",
 });
+const Count = z.int().min(1, { error: "must be a whole number, at least 1" });
 const Seconds = z.number().gt(0, { error: "must be a positive number of seconds" });
 
 const GatewayTable = z
@@ -79,6 +106,12 @@ const GatewayTable = z
     naming: z.enum(["prefixed", "conditional"]).default("prefixed"),
     tokens_env: NonEmpty.optional(),
     allowed_hosts: z.array(NonEmpty).default(() => [...DEFAULT_ALLOWED_HOSTS]),
+    allow_unauthenticated: z.boolean().default(false),
+    elicit_approvals: z.boolean().default(true),
+    max_sessions_per_client: Count.default(DEFAULT_EDGE_LIMITS.maxSessionsPerClient),
+    max_batch_size: Count.default(DEFAULT_EDGE_LIMITS.maxBatchSize),
+    max_streams: Count.default(DEFAULT_EDGE_LIMITS.maxStreams),
+    max_streams_per_client: Count.default(DEFAULT_EDGE_LIMITS.maxStreamsPerClient),
   })
   .transform(
     (t): GatewayConfig => ({
@@ -87,6 +120,12 @@ const GatewayTable = z
       naming: t.naming,
       ...(t.tokens_env === undefined ? {} : { tokensEnv: t.tokens_env }),
       allowedHosts: t.allowed_hosts,
+      allowUnauthenticated: t.allow_unauthenticated,
+      elicitApprovals: t.elicit_approvals,
+      maxSessionsPerClient: t.max_sessions_per_client,
+      maxBatchSize: t.max_batch_size,
+      maxStreams: t.max_streams,
+      maxStreamsPerClient: t.max_streams_per_client,
     }),
   );
 

@@ -1,7 +1,7 @@
 import { normalizeCatalog } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { demoConfig } from "../src/demo.js";
-import { resolveGatewayTokens } from "../src/gateway-tokens.js";
+import { bareTokenName, resolveGatewayTokens } from "../src/gateway-tokens.js";
 import { parseToolbusToml } from "../src/toolbus-toml.js";
 
 describe("[catalog] feeds the protocol's naming rules as it is", () => {
@@ -29,8 +29,19 @@ non_prefixed_servers = ["docs"]
 
 describe("gateway bearer tokens", () => {
   it.each([
-    [{}, {}, { ok: true, tokens: [] }],
-    [{ tokensEnv: "TOKENS" }, { TOKENS: "a, b\nc" }, { ok: true, tokens: ["a", "b", "c"] }],
+    [{}, {}, { ok: true, principals: [] }],
+    [
+      { tokensEnv: "TOKENS" },
+      { TOKENS: "alice:approver:a-secret, ci.bot:caller:c:with:colons\nbare-token" },
+      {
+        ok: true,
+        principals: [
+          { name: "alice", role: "approver", token: "a-secret" },
+          { name: "ci.bot", role: "caller", token: "c:with:colons" },
+          { name: bareTokenName("bare-token"), role: "admin", token: "bare-token" },
+        ],
+      },
+    ],
     [
       { tokensEnv: "TOKENS" },
       {},
@@ -49,8 +60,31 @@ describe("gateway bearer tokens", () => {
           "Environment variable TOKENS (gateway.tokens_env) holds no tokens; set it to the accepted bearer tokens, or remove tokens_env to turn auth off",
       },
     ],
+    [
+      { tokensEnv: "TOKENS" },
+      {
+        TOKENS: "half:secret1 bob:boss:secret2 carol:caller: user:admin:secret3 x:caller:dup y:approver:dup",
+      },
+      {
+        ok: false,
+        message: [
+          'entry 1 of TOKENS (gateway.tokens_env): has one ":"; write <name>:<role>:<token> (role caller, approver, admin) or a bare token without ":"',
+          "entry 2 of TOKENS (gateway.tokens_env): the role of bob must be one of caller, approver, admin",
+          'entry 3 of TOKENS (gateway.tokens_env): carol has no token after "carol:caller:"',
+          "entry 4 of TOKENS (gateway.tokens_env): the name user is reserved (an approval answered by user, timeout, cancel, anonymous means no principal); choose another",
+          "entry 6 of TOKENS (gateway.tokens_env): the same token is listed twice; give each principal its own token",
+        ].join("; "),
+      },
+    ],
   ])("%j with env %j", (gateway, env, expected) => {
     expect(resolveGatewayTokens(gateway, env)).toEqual(expected);
+  });
+
+  it("names a bare token by a hash prefix that stays the same and does not show the token", () => {
+    expect([bareTokenName("s3cret"), bareTokenName("s3cret") === bareTokenName("other")]).toEqual([
+      "token-1ec1c26b",
+      false,
+    ]);
   });
 });
 
@@ -84,6 +118,12 @@ describe("the built-in demo config", () => {
         host: "127.0.0.1",
         naming: "prefixed",
         allowedHosts: ["localhost", "127.0.0.1", "[::1]"],
+        allowUnauthenticated: false,
+        elicitApprovals: true,
+        maxSessionsPerClient: 1000,
+        maxBatchSize: 50,
+        maxStreams: 2000,
+        maxStreamsPerClient: 200,
       },
       catalog: { nameLimit: 64, prefixMcp: true },
       approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16 },

@@ -16,6 +16,12 @@ const defaults: ToolbusConfig = {
     host: "127.0.0.1",
     naming: "prefixed",
     allowedHosts: ["localhost", "127.0.0.1", "[::1]"],
+    allowUnauthenticated: false,
+    elicitApprovals: true,
+    maxSessionsPerClient: 1000,
+    maxBatchSize: 50,
+    maxStreams: 2000,
+    maxStreamsPerClient: 200,
   },
   catalog: { nameLimit: 64, prefixMcp: true },
   approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16 },
@@ -35,6 +41,12 @@ host = "0.0.0.0"
 naming = "conditional"
 tokens_env = "TOOLBUS_TOKENS"
 allowed_hosts = ["toolbus.internal"]
+allow_unauthenticated = true
+elicit_approvals = false
+max_sessions_per_client = 5
+max_batch_size = 6
+max_streams = 7
+max_streams_per_client = 8
 
 [catalog]
 name_limit = 128
@@ -83,6 +95,12 @@ command = "docs-server"
         naming: "conditional",
         tokensEnv: "TOOLBUS_TOKENS",
         allowedHosts: ["toolbus.internal"],
+        allowUnauthenticated: true,
+        elicitApprovals: false,
+        maxSessionsPerClient: 5,
+        maxBatchSize: 6,
+        maxStreams: 7,
+        maxStreamsPerClient: 8,
       },
       catalog: { nameLimit: 128, prefixMcp: true, nonPrefixedServers: ["docs"] },
       approvals: {

@@ -135,11 +135,18 @@ export const APPROVAL_CASES: MessageCases = {
     ],
   },
   ApprovalsListRequest: {
-    valid: {},
-    invalid: [["the body is an array", [], "Invalid input: expected object, received array"]],
+    valid: { limit: 20, cursor: "abc" },
+    invalid: [
+      ["the body is an array", [], "Invalid input: expected object, received array"],
+      [
+        "the limit is over the most a page holds",
+        { limit: 501 },
+        "limit: Too big: expected number to be <=500",
+      ],
+    ],
   },
   ApprovalsListResult: {
-    valid: { pending: [APPROVAL_REQUEST] },
+    valid: { pending: [APPROVAL_REQUEST], nextCursor: "abc" },
     invalid: [
       [
         "a pending request has no callId",
@@ -149,7 +156,7 @@ export const APPROVAL_CASES: MessageCases = {
     ],
   },
   ApprovalResolveRequest: {
-    valid: { requestId: "mcp_tool_call_approval_call_1", choice: "allow_session" },
+    valid: { requestId: "mcp_tool_call_approval_call_1", choice: "allow_session", by: "alice" },
     invalid: [
       [
         "the choice is unknown",

@@ -9,10 +9,14 @@ import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "@toolbus/bus";
 import {
   ConfigFileError,
+  DEFAULT_ALLOWED_HOSTS,
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_APPROVALS_PORT,
+  DEFAULT_EDGE_LIMITS,
   DEFAULT_MAX_CONCURRENT_HOOKS,
+  GATEWAY_ROLES,
   loadToolbusConfig,
+  resolveGatewayTokens,
   type ToolbusConfig,
 } from "@toolbus/config";
 import { DEFAULT_PREFIX, validatePrefix } from "@toolbus/protocol";
@@ -61,11 +65,26 @@ export const ApprovalsServiceConfigSchema = z.object({
   hooks: HookEventsSchema.prefault({}),
   /** Approval modes by server name; a server not listed is `auto` for every tool. */
   servers: z.record(z.string(), ServerModesSchema).default({}),
-  /** The inbox and REST routes; `false`: none (another process, e.g. the gateway, serves them). */
+  /**
+   * The inbox and REST routes; `false`: none (another process, e.g. the gateway, serves them).
+   * Guarded as the gateway is, with its `[gateway]` settings: `allowed_hosts`, the tokens of
+   * `tokens_env`, `allow_unauthenticated`, `max_streams`, `max_streams_per_client`.
+   */
   http: z
     .union([
       z.literal(false),
-      z.object({ host: z.string().min(1).default("127.0.0.1"), port: Port.default(DEFAULT_APPROVALS_PORT) }),
+      z.object({
+        host: z.string().min(1).default("127.0.0.1"),
+        port: Port.default(DEFAULT_APPROVALS_PORT),
+        allowedHosts: z.array(z.string().min(1)).default(() => [...DEFAULT_ALLOWED_HOSTS]),
+        /** Bearer tokens with their principals; none: auth off (loopback only, unless allowed). */
+        principals: z
+          .array(z.object({ name: z.string().min(1), role: z.enum(GATEWAY_ROLES), token: z.string().min(1) }))
+          .default([]),
+        allowUnauthenticated: z.boolean().default(false),
+        maxStreams: z.int().positive().default(DEFAULT_EDGE_LIMITS.maxStreams),
+        maxStreamsPerClient: z.int().positive().default(DEFAULT_EDGE_LIMITS.maxStreamsPerClient),
+      }),
     ])
     .prefault({}),
   /** How often a waiting decide re-reads its request without a wake-up (a safety net). */
@@ -105,6 +124,8 @@ export async function loadApprovalsConfig(options: LoadOptions): Promise<Readonl
   const env = options.env;
   const args = commandLine(options.argv ?? [], problems);
   const toolbus = await toolbusConfig(args.config, options, problems);
+  const tokens = toolbus === undefined ? undefined : resolveGatewayTokens(toolbus.gateway, env);
+  if (tokens !== undefined && !tokens.ok) problems.push(tokens.message);
   const hooks =
     toolbus?.approvals.hooksPath === undefined
       ? undefined
@@ -121,6 +142,11 @@ export async function loadApprovalsConfig(options: LoadOptions): Promise<Readonl
     http: {
       host: args.host,
       port: args.port === undefined ? toolbus?.approvals.port : portNumber(args.port, problems),
+      allowedHosts: toolbus?.gateway.allowedHosts,
+      principals: tokens?.ok ? tokens.principals : undefined,
+      allowUnauthenticated: toolbus?.gateway.allowUnauthenticated,
+      maxStreams: toolbus?.gateway.maxStreams,
+      maxStreamsPerClient: toolbus?.gateway.maxStreamsPerClient,
     },
   };
   try {

@@ -61,13 +61,15 @@ export function recordingWaits(
   const record = (settled: PendingRecord | undefined, by: string) => {
     if (settled?.result === undefined) return settled;
     const waitedMs = now() - Date.parse(settled.request.createdAt);
-    histogram.record(Math.max(0, waitedMs) / 1000, attributes.get(settled.result.decision, by));
+    // A person is `user` whoever they are: principal names would make the attribute unbounded.
+    const how = by === "timeout" || by === "cancel" ? by : "user";
+    histogram.record(Math.max(0, waitedMs) / 1000, attributes.get(settled.result.decision, how));
     return settled;
   };
   return {
     find: (requestId) => store.find(requestId),
     create: (record) => store.create(record),
-    listPending: (at) => store.listPending(at),
+    listPending: (at, page) => store.listPending(at, page),
     overdue: (at, limit) => store.overdue(at, limit),
     settle: async (requestId, result, by) => record(await store.settle(requestId, result, by), by),
     answer: async (requestId, choice, by, at) => record(await store.answer(requestId, choice, by, at), by),

@@ -17,6 +17,7 @@ import type {
   HookRun,
   HooksConfig,
   JsonValue,
+  ListPosition,
 } from "./core/index.js";
 
 export interface HookRunner {
@@ -54,6 +55,13 @@ export interface PendingRecord {
   resolvedBy?: string;
 }
 
+/** A page of `listPending`. */
+export interface ListPage {
+  limit: number;
+  /** Where the previous page ended. */
+  after?: ListPosition;
+}
+
 export type NewPendingRecord = Omit<PendingRecord, "state" | "result" | "resolvedBy" | "callDigest"> & {
   callDigest: string;
 };
@@ -62,8 +70,11 @@ export interface PendingStore {
   find(requestId: string): Promise<PendingRecord | undefined>;
   /** Stores the request unless one with its id exists; either way answers the stored record. */
   create(record: NewPendingRecord): Promise<{ created: boolean; record: PendingRecord }>;
-  /** Requests still waiting at `now` (epoch ms), oldest first. */
-  listPending(now: number): Promise<ApprovalRequest[]>;
+  /**
+   * Requests still waiting at `now` (epoch ms), oldest first (by `createdAt`, then id): all of
+   * them, or `page.limit` of them after `page.after`.
+   */
+  listPending(now: number, page?: ListPage): Promise<ApprovalRequest[]>;
   /**
    * Resolves a request that is still pending and wakes everyone waiting on it, on any replica.
    * Undefined when it was no longer pending (someone else resolved it first).

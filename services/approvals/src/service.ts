@@ -7,6 +7,7 @@
 import type { AddressInfo } from "node:net";
 import {
   type Bus,
+  ConfigError,
   connectBus,
   createLogger,
   type DrainOptions,
@@ -17,6 +18,7 @@ import {
   observeGauge,
   withSpan,
 } from "@toolbus/bus";
+import { checkBind, installHttpGuard, routeAccess } from "@toolbus/http-guard";
 import {
   ApprovalCancelRequestSchema,
   ApprovalDecideRequestSchema,
@@ -92,6 +94,15 @@ export async function startApprovalsService(
   options: ApprovalsServiceOptions = {},
 ): Promise<ApprovalsService> {
   const config = loadConfig(ApprovalsServiceConfigSchema, input);
+  if (config.http !== false) {
+    const bind = checkBind({
+      host: config.http.host,
+      authenticated: config.http.principals.length > 0,
+      allowUnauthenticated: config.http.allowUnauthenticated,
+      what: "the approvals inbox",
+    });
+    if (!bind.ok) throw new ConfigError([bind.message]);
+  }
   const logger = options.logger ?? createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION });
   const subjects = createSubjects(config.prefix);
   const closers: Array<() => Promise<void>> = [];
@@ -172,7 +183,7 @@ export async function startApprovalsService(
     );
     await bus.serve(
       { subject: subjects.approvalsList, name: "list", request: ApprovalsListRequestSchema, queue },
-      () => handleList(ports),
+      (request) => handleList(request, ports),
     );
     await bus.serve(
       { subject: subjects.approvalsResolve, name: "resolve", request: ApprovalResolveRequestSchema, queue },
@@ -240,7 +251,7 @@ const RESOLVE_SPAN = `${SERVICE_NAME}.resolve`;
 function localInbox(ports: ApprovalPorts, bus: Bus, subjects: Subjects, logger: Logger): ApprovalsHttpDeps {
   const httpLogger = logger.child({ component: "http" });
   return {
-    list: () => handleList(ports),
+    list: (request) => handleList(request, ports),
     resolve: async (request) => {
       // A refusal is an answer, not a failure of the span (as when served over the bus).
       const outcome = await withSpan(RESOLVE_SPAN, { "toolbus.endpoint": "resolve" }, async (span) => {
@@ -260,20 +271,28 @@ function localInbox(ports: ApprovalPorts, bus: Bus, subjects: Subjects, logger: 
 }
 
 async function listenHttp(
-  http: { host: string; port: number },
+  http: Exclude<ApprovalsServiceConfig["http"], false>,
   inbox: ApprovalsHttpDeps,
   bus: Bus,
   logger: Logger,
 ) {
+  const httpLogger = logger.child({ component: "http" });
   const app = fastify({
-    loggerInstance: logger.child({ component: "http" }),
+    loggerInstance: httpLogger,
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: true,
   });
+  // The gateway's guard, as it is: Host/Origin, tokens and roles, security headers, stream limits.
+  installHttpGuard(app, {
+    allowedHosts: http.allowedHosts,
+    principals: http.principals,
+    streams: { total: http.maxStreams, perClient: http.maxStreamsPerClient },
+    onRefused: (refused) => httpLogger.info(refused, "refused a request"),
+  });
   await app.register(buildApprovalsHttp(inbox));
   // Probes for orchestrators: alive while the process serves HTTP; ready while the bus is connected.
-  app.get("/healthz", () => ({ ok: true }));
-  app.get("/readyz", (_request, reply) =>
+  app.get("/healthz", routeAccess("health"), () => ({ ok: true }));
+  app.get("/readyz", routeAccess("probe"), (_request, reply) =>
     bus.nc.isClosed() ? reply.code(503).send({ ok: false, reason: "not connected to NATS" }) : { ok: true },
   );
   await app.listen({ host: http.host, port: http.port });

@@ -34,6 +34,10 @@ describe("loadApprovalsConfig", () => {
         'hooks = "hooks.json"',
         "port = 9191",
         "max_concurrent_hooks = 3",
+        "[gateway]",
+        'tokens_env = "TOOLBUS_TOKENS"',
+        'allowed_hosts = ["approvals.internal"]',
+        "max_streams_per_client = 3",
       ].join("\n"),
       "hooks.json": JSON.stringify(HOOKS),
     });
@@ -42,6 +46,7 @@ describe("loadApprovalsConfig", () => {
         DATABASE_URL: "postgres://db/toolbus",
         TOOLBUS_PREFIX: "tenant_a",
         TOOLBUS_APPROVAL_POLICY: "never",
+        TOOLBUS_TOKENS: "alice:approver:a-secret",
       },
       argv: ["--host", "0.0.0.0"],
       cwd: dir,
@@ -57,7 +62,16 @@ describe("loadApprovalsConfig", () => {
       servers: {
         docs: { defaultToolsApprovalMode: "writes", tools: { search: { approvalMode: "approve" } } },
       },
-      http: { host: "0.0.0.0", port: 9191 },
+      // The inbox is guarded with the gateway's settings and tokens.
+      http: {
+        host: "0.0.0.0",
+        port: 9191,
+        allowedHosts: ["approvals.internal"],
+        principals: [{ name: "alice", role: "approver", token: "a-secret" }],
+        allowUnauthenticated: false,
+        maxStreams: 2000,
+        maxStreamsPerClient: 3,
+      },
       pollIntervalMs: 5_000,
       sweepIntervalMs: 5_000,
       shutdownGraceMs: 10_000,
@@ -81,14 +95,22 @@ describe("loadApprovalsConfig", () => {
       servers: { everything: { defaultToolsApprovalMode: "auto", tools: {} } },
       timeoutMs: 600_000,
       maxConcurrentHooks: 16,
-      http: { host: "127.0.0.1", port: 8081 },
+      http: {
+        host: "127.0.0.1",
+        port: 8081,
+        allowedHosts: ["localhost", "127.0.0.1", "[::1]"],
+        principals: [],
+        allowUnauthenticated: false,
+        maxStreams: 2000,
+        maxStreamsPerClient: 200,
+      },
       policy: "on-request",
     });
   });
 
   it("reports every problem at once: environment, command line, config file and hooks file", async () => {
     const dir = await files({
-      "toolbus.toml": '[approvals]\nhooks = "hooks.json"\n',
+      "toolbus.toml": '[approvals]\nhooks = "hooks.json"\n[gateway]\ntokens_env = "INBOX_TOKENS"\n',
       "hooks.json": JSON.stringify({ PreToolUse: [{ matcher: "mcp__(", hooks: [{ type: "prompt" }] }] }),
     });
     const failure = await loadApprovalsConfig({
@@ -98,6 +120,7 @@ describe("loadApprovalsConfig", () => {
     }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ConfigError);
     expect((failure as ConfigError).problems).toEqual([
+      "Environment variable INBOX_TOKENS (gateway.tokens_env) is not set; set it to the accepted bearer tokens, or remove tokens_env to turn auth off",
       `${join(dir, "hooks.json")}: PreToolUse.0.matcher: invalid matcher "mcp__(": ${regexError("mcp__(")}; PreToolUse.0.hooks.0.type: hook type "prompt" is not supported; use "command" or "http" (toolbus runs no prompt, agent or mcp_tool hooks)`,
       '--port: must be a port from 0 to 65535, got "http"',
       "DATABASE_URL: missing; set it (expected string)",

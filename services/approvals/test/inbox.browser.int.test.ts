@@ -64,6 +64,6 @@ describe("the approvals inbox page", () => {
 
     await card.getByRole("button", { name: "Allow", exact: true }).click();
     await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
-    await expect.poll(() => card.locator(".outcome").textContent()).toMatch(/^Approved \((you|user)\)$/);
+    await expect.poll(() => card.locator(".outcome").textContent()).toMatch(/^Approved \((you|anonymous)\)$/);
   });
 });

@@ -4,8 +4,9 @@
  * main.ts, by tests, and by an all-in-one process that runs the gateway in-process.
  */
 import { randomUUID } from "node:crypto";
-import type { Bus, Logger } from "@toolbus/bus";
-import type { GatewayConfig } from "@toolbus/config";
+import { type Bus, ConfigError, type Logger } from "@toolbus/bus";
+import { DEFAULT_EDGE_LIMITS, type GatewayConfig, type GatewayPrincipal } from "@toolbus/config";
+import { checkBind } from "@toolbus/http-guard";
 import type { Subjects } from "@toolbus/protocol";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { consolePage } from "./adapters/http/console-page.js";
@@ -59,15 +60,29 @@ export interface GatewayDeps {
   bus: Bus;
   subjects: Subjects;
   logger: Logger;
-  /** `[gateway]` from toolbus.toml; port 0 picks a free port. */
-  gateway: Pick<GatewayConfig, "port" | "host" | "naming" | "allowedHosts">;
-  /** Accepted bearer tokens (see `resolveGatewayTokens`); none or empty turns auth off. */
-  tokens?: readonly string[];
+  /** `[gateway]` from toolbus.toml; port 0 picks a free port. Limits left out take their defaults. */
+  gateway: Pick<GatewayConfig, "port" | "host" | "naming" | "allowedHosts"> &
+    Partial<
+      Pick<
+        GatewayConfig,
+        | "allowUnauthenticated"
+        | "elicitApprovals"
+        | "maxSessionsPerClient"
+        | "maxBatchSize"
+        | "maxStreams"
+        | "maxStreamsPerClient"
+      >
+    >;
+  /**
+   * Accepted bearer tokens with their principals (see `resolveGatewayTokens`); none or empty
+   * turns auth off, which only a loopback host or `allowUnauthenticated` permits.
+   */
+  principals?: readonly GatewayPrincipal[];
   limits?: Partial<GatewayLimits>;
   version?: string;
   /**
    * More routes on the same port (the approvals inbox and its API in the all-in-one process);
-   * the Host/Origin check and bearer tokens apply to them too.
+   * the guard applies to them too (each route declares its access: `routeAccess` of @toolbus/http-guard).
    */
   plugins?: readonly FastifyPluginAsync[];
 }
@@ -86,6 +101,20 @@ export interface RunningGateway {
 
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const { bus, subjects, logger } = deps;
+  const principals = deps.principals ?? [];
+  const edge = {
+    ...DEFAULT_EDGE_LIMITS,
+    allowUnauthenticated: false,
+    elicitApprovals: true,
+    ...deps.gateway,
+  };
+  const bind = checkBind({
+    host: edge.host,
+    authenticated: principals.length > 0,
+    allowUnauthenticated: edge.allowUnauthenticated,
+    what: "the gateway",
+  });
+  if (!bind.ok) throw new ConfigError([bind.message]);
   const limits: GatewayLimits = { ...DEFAULT_GATEWAY_LIMITS, ...deps.limits };
   const version = deps.version ?? "0.1.0";
   const health = busHealth(bus.nc);
@@ -150,19 +179,23 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       instructions:
         "toolbus gateway: the tools, resources and prompts of every MCP server configured in toolbus, behind one URL.",
       answerTimeoutMs: limits.answerTimeoutMs,
+      elicitApprovals: edge.elicitApprovals,
     },
     store,
     logger,
     idleTtlMs: limits.sessionIdleTtlMs,
     maxSessions: limits.maxSessions,
+    maxSessionsPerClient: edge.maxSessionsPerClient,
     now: () => performance.now(),
   });
 
   const app = buildHttpApp({
     registry,
     logger,
-    allowedHosts: deps.gateway.allowedHosts,
-    tokens: deps.tokens ?? [],
+    allowedHosts: edge.allowedHosts,
+    principals,
+    streams: { total: edge.maxStreams, perClient: edge.maxStreamsPerClient },
+    maxBatchSize: edge.maxBatchSize,
     bodyLimitBytes: limits.bodyLimitBytes,
     readiness: () => ({ bus: health.connected(), catalog: catalog.loaded }),
   });
@@ -179,7 +212,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }),
   );
   await app.register(eventsSse({ nc: bus.nc, subjects, logger }));
-  await app.register(openApi({ version, auth: (deps.tokens ?? []).length > 0 }));
+  await app.register(openApi({ version, auth: principals.length > 0 }));
   await app.register(consolePage());
   for (const plugin of deps.plugins ?? []) await app.register(plugin);
   const address = await app.listen({ port: deps.gateway.port, host: deps.gateway.host });

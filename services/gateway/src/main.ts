@@ -43,7 +43,7 @@ const gateway = await startGateway({
     ...(settings.port !== undefined ? { port: settings.port } : {}),
     ...(settings.host !== undefined ? { host: settings.host } : {}),
   },
-  tokens: tokens.tokens,
+  principals: tokens.principals,
   limits: {
     sessionIdleTtlMs: settings.sessionIdleTtlSec * 1000,
     maxSessions: settings.maxSessions,

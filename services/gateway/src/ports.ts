@@ -68,8 +68,11 @@ export interface ApprovalListener {
 export interface ApprovalsPort {
   /** Listens to the approval requests of one call; returns the function that stops listening. */
   watch(callId: string, listener: ApprovalListener): () => void;
-  /** Throws `WireError` when the approvals service refuses (already resolved, expired) or is gone. */
-  resolve(requestId: string, choice: ApprovalChoice): Promise<void>;
+  /**
+   * Answers as `by` (a principal name). Throws `WireError` when the approvals service refuses
+   * (already resolved, expired) or is gone.
+   */
+  resolve(requestId: string, choice: ApprovalChoice, by: string): Promise<void>;
   /** Withdraws the call's pending approval, if any; never throws. */
   cancel(callId: string, reason: string): Promise<void>;
 }
@@ -108,6 +111,8 @@ export interface ClientChannel {
   readonly listedRevision: number | undefined;
   /** Aborted when the client cancels the request or goes away. */
   readonly signal: AbortSignal;
+  /** Who the client is (its token's principal): recorded as who answered the call's approval. */
+  readonly principal: string;
   readonly progressToken: string | number | undefined;
   /** Sends a notification on the request's stream; resolves even if the client is gone. */
   notify(notification: { method: string; params: Record<string, unknown> }): Promise<void>;

@@ -9,6 +9,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { Readable } from "node:stream";
+import { routeAccess } from "@toolbus/http-guard";
 import { withPgSchema } from "@toolbus/testkit";
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
@@ -207,7 +208,7 @@ describe("the console page", () => {
 
     await card.locator('button[data-choice="allow"]').click();
     expect(await gated.reply).toMatchObject({ callId: gated.callId, status: "completed" });
-    await expect.poll(() => card.locator(".outcome").textContent()).toMatch(/^Approved \((you|user)\)$/);
+    await expect.poll(() => card.locator(".outcome").textContent()).toMatch(/^Approved \((you|anonymous)\)$/);
     await expect
       .poll(() => page.locator(`#calls tr[data-call-id="${gated.callId}"] .status`).textContent())
       .toBe("completed");
@@ -325,12 +326,16 @@ function forwardApprovals(base: string): FastifyPluginAsync {
     reply
       .code(upstream.status)
       .header("content-type", upstream.headers.get("content-type") ?? "application/json");
+    // The inbox page's CSP allows its own inline script by hash: it travels with the page.
+    const csp = upstream.headers.get("content-security-policy");
+    if (csp) reply.header("content-security-policy", csp);
     return reply.send(upstream.body ? Readable.fromWeb(upstream.body as never) : "");
   };
   return async (app) => {
-    app.get("/approvals", forward);
-    app.get("/v1/approvals", forward);
-    app.post("/v1/approvals/:requestId", forward);
-    app.get("/v1/approvals/events", forward);
+    // The accesses the approvals plugin declares for the same routes.
+    app.get("/approvals", routeAccess("page"), forward);
+    app.get("/v1/approvals", routeAccess("approve"), forward);
+    app.post("/v1/approvals/:requestId", routeAccess("approve"), forward);
+    app.get("/v1/approvals/events", routeAccess("approve"), forward);
   };
 }

@@ -8,12 +8,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type ApprovalsService, loadApprovalsConfig, startApprovalsService } from "@toolbus/approvals";
+import {
+  type ApprovalsService,
+  buildApprovalsHttp,
+  loadApprovalsConfig,
+  startApprovalsService,
+} from "@toolbus/approvals";
 import { type Bus, connectBus, createLogger } from "@toolbus/bus";
 import { type CatalogService, startCatalogService } from "@toolbus/catalog";
-import { parseToolbusToml } from "@toolbus/config";
+import { type GatewayPrincipal, parseToolbusToml } from "@toolbus/config";
 import { type DispatcherService, startDispatcherService } from "@toolbus/dispatcher";
-import { type RunningGateway, startGateway } from "@toolbus/gateway";
+import { type GatewayDeps, type RunningGateway, startGateway } from "@toolbus/gateway";
 import { loadMemoryConfig, type MemoryService, startMemoryService } from "@toolbus/memory";
 import {
   createSubjects,
@@ -46,6 +51,8 @@ export interface Services {
   dispatch(request: Omit<ToolCallRequest, "callId"> & { callId?: string }): Promise<ToolCallReply>;
   /** An MCP client connected to the gateway's `/mcp`. */
   mcpClient(): Promise<Client>;
+  /** Another gateway on the same bus, with these `[gateway]` settings (and the same principals and mounts). */
+  anotherGateway(gateway: Partial<GatewayDeps["gateway"]>): Promise<RunningGateway>;
   /** Ends the client's session (DELETE /mcp), then closes it. */
   closeMcpClient(client: Client): Promise<void>;
   stop(): Promise<void>;
@@ -56,6 +63,10 @@ export interface ServicesOptions {
   script: TestServerScript;
   /** Tools of `scripted` in approval mode `prompt` (the rest are `approve`: nobody is asked). */
   promptTools?: readonly string[];
+  /** Bearer tokens of the gateway; none: auth off. */
+  principals?: readonly GatewayPrincipal[];
+  /** Mount the approvals routes and inbox on the gateway's port, as `pnpm start` does. */
+  inbox?: boolean;
 }
 
 export async function startServices(options: ServicesOptions): Promise<Services> {
@@ -117,14 +128,20 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     const memory = await startMemoryService(loadMemoryConfig(env), { logger });
     cleanups.push(() => memory.stop());
     await memory.ingesting;
-    const gateway = await startGateway({
-      bus: await connect("gateway"),
-      subjects,
-      logger,
-      gateway: { port: 0, host: "127.0.0.1", naming: "prefixed", allowedHosts: ["127.0.0.1"] },
-    });
-    cleanups.push(() => gateway.stop());
-    await waitFor("the gateway to load the catalog", () => gateway.ready());
+    const launchGateway = async (settings: Partial<GatewayDeps["gateway"]>) => {
+      const started = await startGateway({
+        bus: await connect("gateway"),
+        subjects,
+        logger,
+        gateway: { port: 0, host: "127.0.0.1", naming: "prefixed", allowedHosts: ["127.0.0.1"], ...settings },
+        ...(options.principals ? { principals: options.principals } : {}),
+        ...(options.inbox ? { plugins: [buildApprovalsHttp(approvals.inbox)] } : {}),
+      });
+      cleanups.push(() => started.stop());
+      await waitFor("the gateway to load the catalog", () => started.ready());
+      return started;
+    };
+    const gateway = await launchGateway({});
 
     let calls = 0;
     return {
@@ -149,6 +166,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
         cleanups.push(() => mcp.close());
         return mcp;
       },
+      anotherGateway: launchGateway,
       async closeMcpClient(mcp) {
         await (mcp.transport as StreamableHTTPClientTransport | undefined)?.terminateSession();
         await mcp.close();

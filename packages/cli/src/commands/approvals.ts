@@ -10,6 +10,7 @@ import {
   ApprovalResolvedEventSchema,
   ApprovalResolveResultSchema,
   ApprovalsListResultSchema,
+  MAX_APPROVALS_PAGE,
 } from "@toolbus/protocol";
 import type { BusClient } from "../adapters/bus-client.js";
 import { paintStatus } from "../core/ansi.js";
@@ -43,10 +44,25 @@ export async function runApprovals(ctx: CommandContext): Promise<ExitCode> {
   }
 }
 
+/** Every pending request: the list is paged, so the pages are read one after another. */
+async function allPending(ctx: CommandContext, bus: BusClient): Promise<ApprovalRequest[]> {
+  const pending: ApprovalRequest[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await bus.request(
+      bus.subjects.approvalsList,
+      { limit: MAX_APPROVALS_PAGE, ...(cursor !== undefined ? { cursor } : {}) },
+      ApprovalsListResultSchema,
+      { timeoutMs: timeoutOr(ctx, DEFAULT_TIMEOUT_SEC) },
+    );
+    pending.push(...page.pending);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return pending;
+}
+
 async function list(ctx: CommandContext, bus: BusClient): Promise<ExitCode> {
-  const { pending } = await bus.request(bus.subjects.approvalsList, {}, ApprovalsListResultSchema, {
-    timeoutMs: timeoutOr(ctx, DEFAULT_TIMEOUT_SEC),
-  });
+  const pending = await allPending(ctx, bus);
   if (ctx.json) {
     printJson(ctx, pending);
     return ExitCode.ok;
@@ -104,9 +120,7 @@ async function watch(ctx: CommandContext, bus: BusClient): Promise<ExitCode> {
     if (parsed.success) inputs.push({ kind: "resolved", ...parsed.data });
   });
   await bus.flush();
-  const { pending } = await bus.request(bus.subjects.approvalsList, {}, ApprovalsListResultSchema, {
-    timeoutMs: timeoutOr(ctx, DEFAULT_TIMEOUT_SEC),
-  });
+  const pending = await allPending(ctx, bus);
   for (const request of pending) {
     if (queue.add(request) && ctx.json) emit(ctx, { event: "pending", request });
   }

@@ -65,9 +65,15 @@ export async function startApprovalsStandIn(natsUrl: string, prefix: string): Pr
   const badRequest = (message: string) =>
     JSON.stringify({ ok: false, error: { code: "bad_request", message, retryable: false } });
 
+  // Pages of two, whatever the limit asked, so every listing the CLI does crosses pages.
   nc.subscribe(subjects.approvalsList, {
     callback: (_error, msg) => {
-      msg.respond(reply({ pending: [...pending.values()] }));
+      const { cursor } = msg.json<{ cursor?: string }>();
+      const start = cursor === undefined ? 0 : Number(cursor);
+      const all = [...pending.values()];
+      const page = all.slice(start, start + 2);
+      const more = start + 2 < all.length;
+      msg.respond(reply({ pending: page, ...(more ? { nextCursor: String(start + 2) } : {}) }));
     },
   });
   nc.subscribe(subjects.approvalsResolve, {

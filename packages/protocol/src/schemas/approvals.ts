@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { CallToolResultSchema, ToolAnnotationsSchema } from "./mcp.js";
 import {
+  CursorSchema,
   FingerprintSchema,
   IdSchema,
   JsonValueSchema,
@@ -148,29 +149,50 @@ export const ApprovalRequestSchema = z.object({
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
 
-/** `<prefix>.approvals.list` takes no fields; an empty body is fine. */
-export const ApprovalsListRequestSchema = z.object({});
+/** Requests in one page of `<prefix>.approvals.list` when the caller gives no `limit`, and at most. */
+export const DEFAULT_APPROVALS_PAGE = 100;
+export const MAX_APPROVALS_PAGE = 500;
+
+/**
+ * `<prefix>.approvals.list`: one page, oldest first. An empty body is the first page of
+ * `DEFAULT_APPROVALS_PAGE`; `cursor` is the previous page's `nextCursor`.
+ */
+export const ApprovalsListRequestSchema = z.object({
+  limit: z.int().min(1).max(MAX_APPROVALS_PAGE).optional(),
+  cursor: CursorSchema.optional(),
+});
 export type ApprovalsListRequest = z.infer<typeof ApprovalsListRequestSchema>;
 
-export const ApprovalsListResultSchema = z.object({ pending: z.array(ApprovalRequestSchema) });
+/** `nextCursor` is there when more requests wait after this page. */
+export const ApprovalsListResultSchema = z.object({
+  pending: z.array(ApprovalRequestSchema),
+  nextCursor: CursorSchema.optional(),
+});
 export type ApprovalsListResult = z.infer<typeof ApprovalsListResultSchema>;
 
-/** Resolving twice or after expiry is a `bad_request` saying which. */
+/** Who answered an approval: a principal's name, or `user`, `timeout`, `cancel`. */
+export const ApprovalResolverSchema = z.string().min(1).max(MAX_ID_LENGTH);
+
+/**
+ * Resolving twice or after expiry is a `bad_request` saying which. `by` is who answers (the
+ * principal the HTTP edge authenticated; never taken from an HTTP body); absent: `user`.
+ */
 export const ApprovalResolveRequestSchema = z.object({
   requestId: ApprovalRequestIdSchema,
   choice: ApprovalChoiceSchema,
+  by: ApprovalResolverSchema.optional(),
 });
 export type ApprovalResolveRequest = z.infer<typeof ApprovalResolveRequestSchema>;
 
 export const ApprovalResolveResultSchema = z.object({ decision: ApprovalDecisionSchema });
 export type ApprovalResolveResult = z.infer<typeof ApprovalResolveResultSchema>;
 
-/** `<prefix>.approvals.resolved` (event). `by`: who answered (a user, `timeout`, `cancel`). */
+/** `<prefix>.approvals.resolved` (event). `by`: who answered (a principal's name, `user`, `timeout`, `cancel`). */
 export const ApprovalResolvedEventSchema = z.object({
   requestId: ApprovalRequestIdSchema,
   callId: IdSchema,
   decision: ApprovalDecisionSchema,
-  by: z.string().min(1).max(MAX_ID_LENGTH),
+  by: ApprovalResolverSchema,
 });
 export type ApprovalResolvedEvent = z.infer<typeof ApprovalResolvedEventSchema>;
 

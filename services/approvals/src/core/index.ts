@@ -10,5 +10,6 @@ export * from "./hook-payload.js";
 export * from "./hook-run.js";
 export * from "./hooks-file.js";
 export * from "./human-choice.js";
+export * from "./list-cursor.js";
 export * from "./post-tool-use-outcome.js";
 export * from "./types.js";

@@ -15,20 +15,22 @@ import { checkResolution, choiceToDecision, type GrantWrite, grantEffects } from
 import type { ApprovalPorts, GrantStore, PendingRecord } from "../ports.js";
 import { expireRequest } from "./human-step.js";
 
-/** Who answered, in the `resolved` event, when the answer came through `resolve`. */
+/** Who answered, in the `resolved` event, when `resolve` did not say (a person on the bus). */
 export const RESOLVED_BY_USER = "user";
 
 type ResolvePorts = Pick<ApprovalPorts, "pending" | "events" | "sessionGrants" | "persistentGrants" | "now">;
 
 export async function handleResolve(
-  { requestId, choice }: ApprovalResolveRequest,
+  { requestId, choice, by: resolver }: ApprovalResolveRequest,
   ports: ResolvePorts,
   ctx: { logger: Logger },
 ): Promise<ApprovalResolveResult> {
   const now = ports.now();
+  // Who answered: the principal the edge authenticated, else a person on the bus (the CLI).
+  const by = resolver ?? RESOLVED_BY_USER;
   const settled =
-    (await ports.pending.answer(requestId, choice, RESOLVED_BY_USER, now)) ??
-    (await resolveAfterReading(requestId, choice, now, ports));
+    (await ports.pending.answer(requestId, choice, by, now)) ??
+    (await resolveAfterReading(requestId, choice, by, now, ports));
   const result = settled.result;
   if (result === undefined) throw new Error(`approval request ${requestId} was resolved without a decision`);
   const effects = grantEffects(result, settled.keys, settled.fingerprint);
@@ -50,7 +52,7 @@ export async function handleResolve(
     requestId,
     callId: settled.request.callId,
     decision: result.decision,
-    by: RESOLVED_BY_USER,
+    by,
   });
   return { decision: result.decision };
 }
@@ -59,6 +61,7 @@ export async function handleResolve(
 async function resolveAfterReading(
   requestId: string,
   choice: ApprovalResolveRequest["choice"],
+  by: string,
   now: number,
   ports: ResolvePorts,
 ): Promise<PendingRecord> {
@@ -75,7 +78,7 @@ async function resolveAfterReading(
   }
   refuseUnless(record, choice, now);
   const result = choiceToDecision(choice, record.mode, record.updatedArguments);
-  const settled = await ports.pending.settle(requestId, result, RESOLVED_BY_USER);
+  const settled = await ports.pending.settle(requestId, result, by);
   if (settled === undefined) {
     // Someone else resolved it between our read and our write: say so, with their decision.
     const winner = await ports.pending.find(requestId);

@@ -16,6 +16,8 @@ export const SessionRecordSchema = z.object({
   capabilities: z.record(z.string(), z.unknown()),
   clientInfo: z.looseObject({ name: z.string(), version: z.string() }),
   createdAt: z.string(),
+  /** Who started the session (the token's principal): only they may use it. Absent: `anonymous`. */
+  principal: z.string().min(1).optional(),
   /** The catalog revision of the client's last `tools/list`: calls are checked against it. */
   listedRevision: z.int().nonnegative().optional(),
   logLevel: z.enum(LoggingLevel).optional(),

@@ -2,8 +2,9 @@
  * `tools/call`: the exposed name looked up in the table (never parsed), the call sent through
  * `toolbus.dispatch.call` with the fingerprint and revision this client was shown, and while it
  * runs: the server's progress, log messages, elicitations and sampling requests relayed to the
- * client, and the call's approval put to the client as an elicitation when it can answer one. A
- * client that goes away withdraws the call's pending approval.
+ * client, and the call's approval put to the client as an elicitation when it can answer one
+ * (unless `elicit_approvals` is off), answered in the name of the session's principal. A client
+ * that goes away withdraws the pending approval of its own call, and only that.
  */
 import type { Logger } from "@toolbus/bus";
 import {
@@ -27,6 +28,11 @@ export interface ToolCallDeps {
   logger: Logger;
   /** How long the client may take to answer an elicitation (approval or relayed). */
   answerTimeoutMs: number;
+  /**
+   * Put the call's approval to this client when it can answer a form elicitation (the
+   * reference's way). Off: only approvers decide, through the inbox, `/v1/approvals` or the CLI.
+   */
+  elicitApprovals: boolean;
 }
 
 export async function callTool(
@@ -95,10 +101,16 @@ export async function callTool(
         void ports.approvals.cancel(callId, "the MCP client cancelled the call or closed its connection");
         return;
       }
-      if (!supportsElicitation(client.capabilities, "form")) return;
+      if (!deps.elicitApprovals || !supportsElicitation(client.capabilities, "form")) return;
       const asked = new AbortController();
       approvalAsks.set(approval.requestId, asked);
-      void askApproval(approval, () => elicit(approvalElicitation(approval), asked.signal), deps, logger);
+      void askApproval(
+        approval,
+        () => elicit(approvalElicitation(approval), asked.signal),
+        client.principal,
+        deps,
+        logger,
+      );
     },
     resolved(requestId) {
       approvalAsks.get(requestId)?.abort(new Error("the approval was answered elsewhere"));
@@ -197,6 +209,7 @@ async function relaySampling(
 async function askApproval(
   approval: ApprovalRequest,
   ask: () => Promise<CallElicitationResult>,
+  by: string,
   deps: ToolCallDeps,
   logger: Logger,
 ): Promise<void> {
@@ -212,7 +225,7 @@ async function askApproval(
     return;
   }
   try {
-    await deps.ports.approvals.resolve(approval.requestId, choice);
+    await deps.ports.approvals.resolve(approval.requestId, choice, by);
     logger.info({ requestId: approval.requestId, choice }, "approval answered by the MCP client");
   } catch (error) {
     logger.info(

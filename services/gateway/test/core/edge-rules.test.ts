@@ -1,22 +1,8 @@
 import type { LoggingLevel } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
-import { bearerToken } from "../../src/core/bearer.js";
 import { formatBytes } from "../../src/core/jsonrpc-errors.js";
 import { passesLogLevel } from "../../src/core/log-level.js";
 import { supportsElicitation } from "../../src/core/session-record.js";
-
-describe("bearer token", () => {
-  it.each<[string | undefined, string | undefined]>([
-    ["Bearer abc", "abc"],
-    ["bearer  abc ", "abc"],
-    ["Basic abc", undefined],
-    ["Bearer", undefined],
-    ["Bearer a b", undefined],
-    [undefined, undefined],
-  ])("%s → %s", (header, token) => {
-    expect(bearerToken(header)).toBe(token);
-  });
-});
 
 describe("log level", () => {
   it.each<[LoggingLevel, LoggingLevel | undefined, boolean]>([

@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { type Bus, connectBus, createLogger } from "@toolbus/bus";
+import { bareTokenName } from "@toolbus/config";
 import { createSubjects, type Subjects } from "@toolbus/protocol";
 import { cleanupJetStream, isolation } from "@toolbus/testkit";
 import { type GatewayDeps, type RunningGateway, startGateway } from "../../src/gateway-service.js";
@@ -133,8 +134,11 @@ export class Stack {
 
   /** A gateway on this stack's prefix, listening on a free port, with its own bus connection. */
   async gateway(
-    options: Partial<Pick<GatewayDeps, "tokens" | "limits" | "plugins">> &
-      Partial<GatewayDeps["gateway"]> = {},
+    options: Partial<Pick<GatewayDeps, "principals" | "limits" | "plugins">> &
+      Partial<GatewayDeps["gateway"]> & {
+        /** Bare tokens: admins, as a bare token in tokens_env is. */
+        tokens?: readonly string[];
+      } = {},
   ) {
     const logger = createLogger({
       service: "gateway",
@@ -158,12 +162,20 @@ export class Stack {
       subjects: this.subjects,
       logger,
       gateway: {
+        ...options,
         port: options.port ?? 0,
         host: options.host ?? "127.0.0.1",
         naming: options.naming ?? "prefixed",
         allowedHosts: options.allowedHosts ?? ["localhost", "127.0.0.1", "[::1]"],
       },
-      ...(options.tokens ? { tokens: options.tokens } : {}),
+      principals: [
+        ...(options.principals ?? []),
+        ...(options.tokens ?? []).map((token) => ({
+          name: bareTokenName(token),
+          role: "admin" as const,
+          token,
+        })),
+      ],
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.plugins ? { plugins: options.plugins } : {}),
     });

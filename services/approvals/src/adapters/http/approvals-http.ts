@@ -1,30 +1,37 @@
 /**
  * The approvals HTTP routes, as a fastify plugin the approvals service serves on its own port and
- * the gateway can mount as it is:
- * - `GET /v1/approvals` → `{pending:[ApprovalRequest]}`
- * - `POST /v1/approvals/:requestId` with `{choice}` → `{decision}`
- * - `GET /v1/approvals/events`: SSE — a `snapshot` of the pending list, then `pending` and
- *   `resolved` events as they happen on the bus (from any replica)
- * - `GET /approvals`: the inbox page
+ * the gateway can mount as it is (both behind @toolbus/http-guard; each route declares its access):
+ * - `GET /v1/approvals?limit&cursor` → `{pending:[ApprovalRequest], nextCursor?}` (approvers)
+ * - `POST /v1/approvals/:requestId` with `{choice}` → `{decision}` (approvers), answered in the
+ *   name of the token's principal — never a name from the body
+ * - `GET /v1/approvals/events`: SSE — a `snapshot` (the first page of the pending list, with
+ *   `nextCursor` when there are more), then `pending` and `resolved` events as they happen on the
+ *   bus (from any replica) (approvers; one of the process's event streams)
+ * - `GET /approvals`: the inbox page (no token: it holds no data)
  * Errors answer `{error:{code,message,retryable}}` with the matching HTTP status.
  */
 import type { ServerResponse } from "node:http";
+import { pageHeaders, principalOf, routeAccess, sendSlotRefusal, takeStreamSlot } from "@toolbus/http-guard";
 import {
   type ApprovalResolveRequest,
   ApprovalResolveRequestSchema,
   type ApprovalResolveResult,
+  type ApprovalsListRequest,
+  ApprovalsListRequestSchema,
   type ApprovalsListResult,
   type ErrorCode,
+  MAX_APPROVALS_PAGE,
   parseWith,
   RETRYABLE_BY_DEFAULT,
   WireError,
 } from "@toolbus/protocol";
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from "fastify";
+import { z } from "zod";
 import type { InboxEvent } from "../nats/approval-events.js";
 import { INBOX_PAGE } from "./inbox-page.js";
 
 export interface ApprovalsHttpDeps {
-  list(): Promise<ApprovalsListResult>;
+  list(request: ApprovalsListRequest): Promise<ApprovalsListResult>;
   resolve(request: ApprovalResolveRequest): Promise<ApprovalResolveResult>;
   /** Live pending and resolved events; returns the unsubscribe. */
   subscribe(listener: (event: InboxEvent) => void): () => void;
@@ -49,7 +56,13 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
   internal: 500,
 };
 
+/** `?limit=&cursor=` of `GET /v1/approvals`, as the bus request. */
+const ListQuerySchema = ApprovalsListRequestSchema.extend({
+  limit: z.coerce.number().pipe(ApprovalsListRequestSchema.shape.limit.unwrap()).optional(),
+});
+
 export function buildApprovalsHttp(deps: ApprovalsHttpDeps): FastifyPluginAsync {
+  const inboxHeaders = pageHeaders(INBOX_PAGE);
   return async (app: FastifyInstance) => {
     const streams = new Set<ServerResponse>();
 
@@ -67,22 +80,46 @@ export function buildApprovalsHttp(deps: ApprovalsHttpDeps): FastifyPluginAsync 
       );
     });
 
-    app.get("/v1/approvals", () => deps.list());
-
-    app.post<{ Params: { requestId: string }; Body: unknown }>("/v1/approvals/:requestId", (request) => {
-      const body = request.body;
-      const choice =
-        typeof body === "object" && body !== null ? (body as { choice?: unknown }).choice : undefined;
-      const parsed = parseWith(ApprovalResolveRequestSchema, { requestId: request.params.requestId, choice });
-      if (!parsed.ok)
+    app.get<{ Querystring: unknown }>("/v1/approvals", routeAccess("approve"), (request) => {
+      const query = parseWith(ListQuerySchema, request.query);
+      if (!query.ok) {
         throw new WireError(
           "bad_request",
-          `${parsed.message}; send {"choice": "allow" | "allow_session" | "allow_always" | "decline" | "cancel"}`,
+          `${query.message}; page with limit (1 to ${MAX_APPROVALS_PAGE}) and the nextCursor of the previous page`,
         );
-      return deps.resolve(parsed.value);
+      }
+      return deps.list(query.value);
     });
 
-    app.get("/v1/approvals/events", async (request, reply) => {
+    app.post<{ Params: { requestId: string }; Body: unknown }>(
+      "/v1/approvals/:requestId",
+      routeAccess("approve"),
+      (request) => {
+        const body = request.body;
+        const choice =
+          typeof body === "object" && body !== null ? (body as { choice?: unknown }).choice : undefined;
+        // Only the choice is read from the body: who answers is the token's principal.
+        const by = principalOf(request)?.name;
+        const parsed = parseWith(ApprovalResolveRequestSchema, {
+          requestId: request.params.requestId,
+          choice,
+          ...(by !== undefined ? { by } : {}),
+        });
+        if (!parsed.ok)
+          throw new WireError(
+            "bad_request",
+            `${parsed.message}; send {"choice": "allow" | "allow_session" | "allow_always" | "decline" | "cancel"}`,
+          );
+        return deps.resolve(parsed.value);
+      },
+    );
+
+    app.get("/v1/approvals/events", routeAccess("approve"), async (request, reply) => {
+      const slot = takeStreamSlot(request);
+      if (!slot.ok) {
+        request.log.info(slot.message);
+        return sendSlotRefusal(reply, slot);
+      }
       reply.hijack();
       const raw = reply.raw;
       raw.writeHead(200, {
@@ -104,6 +141,7 @@ export function buildApprovalsHttp(deps: ApprovalsHttpDeps): FastifyPluginAsync 
         if (!raw.writableEnded) raw.write(": keep-alive\n\n");
       }, deps.keepAliveMs ?? 15_000);
       const cleanup = () => {
+        slot.release();
         clearInterval(keepAlive);
         unsubscribe();
         streams.delete(raw);
@@ -111,7 +149,7 @@ export function buildApprovalsHttp(deps: ApprovalsHttpDeps): FastifyPluginAsync 
       raw.on("close", cleanup);
       raw.write("retry: 2000\n\n");
       try {
-        send("snapshot", await deps.list());
+        send("snapshot", await deps.list({}));
       } catch (err) {
         request.log.warn({ err }, "could not list pending approvals for a new SSE stream");
         send("failure", { message: err instanceof Error ? err.message : String(err) });
@@ -120,7 +158,9 @@ export function buildApprovalsHttp(deps: ApprovalsHttpDeps): FastifyPluginAsync 
       held = undefined;
     });
 
-    app.get("/approvals", (_request, reply) => reply.type("text/html; charset=utf-8").send(INBOX_PAGE));
+    app.get("/approvals", routeAccess("page"), (_request, reply) =>
+      reply.headers(inboxHeaders).send(INBOX_PAGE),
+    );
 
     // Open SSE streams would keep the server from closing.
     app.addHook("preClose", async () => {

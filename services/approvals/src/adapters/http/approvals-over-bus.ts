@@ -14,7 +14,7 @@ export function approvalsHttpOverBus(
   logger: Logger,
 ): ApprovalsHttpDeps {
   return {
-    list: () => bus.request(subjects.approvalsList, {}, ApprovalsListResultSchema),
+    list: (request) => bus.request(subjects.approvalsList, request, ApprovalsListResultSchema),
     resolve: (request) => bus.request(subjects.approvalsResolve, request, ApprovalResolveResultSchema),
     subscribe: (listener) => subscribeInboxEvents(bus, subjects, listener, logger),
   };

@@ -256,11 +256,24 @@ export const INBOX_PAGE = `<!doctype html>
     });
   }
 
+  /** The snapshot is the list's first page: the rest is read page by page before it is applied. */
+  function allPages(first) {
+    if (!first.nextCursor) return Promise.resolve(first.pending);
+    return api(API + "?cursor=" + encodeURIComponent(first.nextCursor)).then(function (response) {
+      return response.json().then(function (body) {
+        if (!response.ok) throw new Error(body && body.error ? body.error.message : "HTTP " + response.status);
+        return allPages(body).then(function (rest) { return first.pending.concat(rest); });
+      });
+    });
+  }
+
   var handlers = {
     snapshot: function (data) {
-      var ids = new Set(data.pending.map(function (r) { return r.requestId; }));
-      cards.forEach(function (card, id) { if (!ids.has(id)) resolved(id, "", ""); });
-      data.pending.forEach(render);
+      allPages(data).then(function (pending) {
+        var ids = new Set(pending.map(function (r) { return r.requestId; }));
+        cards.forEach(function (card, id) { if (!ids.has(id)) resolved(id, "", ""); });
+        pending.forEach(render);
+      }).catch(function (error) { statusEl.textContent = "could not list: " + error.message; statusEl.className = "down"; });
     },
     pending: render,
     resolved: function (data) { resolved(data.requestId, data.decision, data.by); },

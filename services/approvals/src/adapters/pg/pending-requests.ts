@@ -17,7 +17,7 @@ import {
   type GrantKeys,
   type JsonValue,
 } from "../../core/index.js";
-import type { NewPendingRecord, PendingRecord, PendingStore } from "../../ports.js";
+import type { ListPage, NewPendingRecord, PendingRecord, PendingStore } from "../../ports.js";
 
 interface Row {
   request: ApprovalRequest;
@@ -96,12 +96,19 @@ export class PgPendingStore implements PendingStore {
     return { created: false, record: existing };
   }
 
-  async listPending(now: number): Promise<ApprovalRequest[]> {
+  async listPending(now: number, page?: ListPage): Promise<ApprovalRequest[]> {
     const { rows } = await this.#pool.query<{ request: ApprovalRequest }>(
       `SELECT request FROM approval_requests
         WHERE state = 'pending' AND expires_at > $1
-        ORDER BY created_at, request_id`,
-      [new Date(now).toISOString()],
+          AND ($2::timestamptz IS NULL OR (created_at, request_id) > ($2::timestamptz, $3::text))
+        ORDER BY created_at, request_id
+        LIMIT $4`,
+      [
+        new Date(now).toISOString(),
+        page?.after?.createdAt ?? null,
+        page?.after?.requestId ?? null,
+        page?.limit ?? null,
+      ],
     );
     return rows.map((row) => row.request);
   }

@@ -161,6 +161,69 @@ describe("approvals HTTP routes", () => {
     await draining;
   });
 
+  it("page the list: limit and the previous page's cursor, oldest first, and a clear 400 past the limit", async () => {
+    const env = await testEnv("http paging");
+    const service = await env.start();
+    const app = await injectable(env);
+    const calls = [decideRequest(), decideRequest(), decideRequest()];
+    const decisions = [];
+    const pending: ApprovalRequest[] = [];
+    // One at a time, so their order (by createdAt) is known.
+    for (const call of calls) {
+      decisions.push(decide(env.client, service.subjects, call));
+      pending.push(await waitForPending(env.client, service.subjects, call.callId));
+    }
+    const first = await app.inject({ method: "GET", url: "/v1/approvals?limit=2" });
+    const firstBody = first.json<{ pending: ApprovalRequest[]; nextCursor?: string }>();
+    const second = await app.inject({
+      method: "GET",
+      url: `/v1/approvals?limit=2&cursor=${encodeURIComponent(firstBody.nextCursor ?? "")}`,
+    });
+    const tooMany = await app.inject({ method: "GET", url: "/v1/approvals?limit=501" });
+    const forged = await app.inject({ method: "GET", url: "/v1/approvals?cursor=not-a-cursor" });
+    expect({
+      first: firstBody.pending,
+      hasCursor: typeof firstBody.nextCursor === "string",
+      second: second.json(),
+      tooMany: [tooMany.statusCode, tooMany.json()],
+      forged: [forged.statusCode, forged.json()],
+    }).toEqual({
+      first: pending.slice(0, 2),
+      hasCursor: true,
+      second: { pending: pending.slice(2) },
+      tooMany: [
+        400,
+        {
+          error: {
+            code: "bad_request",
+            message:
+              "limit: Too big: expected number to be <=500; page with limit (1 to 500) and the nextCursor of the previous page",
+            retryable: false,
+          },
+        },
+      ],
+      forged: [
+        400,
+        {
+          error: {
+            code: "bad_request",
+            message:
+              "cursor: not a cursor of approvals.list; pass the nextCursor of the previous page, or none for the first page",
+            retryable: false,
+          },
+        },
+      ],
+    });
+    for (const request of pending) {
+      await app.inject({
+        method: "POST",
+        url: `/v1/approvals/${request.requestId}`,
+        payload: { choice: "allow" },
+      });
+    }
+    await Promise.all(decisions);
+  });
+
   it("stream a snapshot, then pending and resolved events, to a real HTTP client", async () => {
     const env = await testEnv("http sse");
     const service = await env.start({ http: { port: 0 } });
@@ -186,7 +249,8 @@ describe("approvals HTTP routes", () => {
     expect(await resolved.json()).toEqual({ decision: "abort" });
     expect(await events.next()).toEqual({
       event: "resolved",
-      data: { requestId: pending.data.requestId, callId: request.callId, decision: "abort", by: "user" },
+      // No tokens on this server: the click is recorded as anonymous's.
+      data: { requestId: pending.data.requestId, callId: request.callId, decision: "abort", by: "anonymous" },
     });
     await expect(decision).resolves.toEqual({
       decision: "abort",

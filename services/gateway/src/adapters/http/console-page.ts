@@ -6,13 +6,13 @@
  * with fetch, so a bearer token (asked for on a 401, kept in sessionStorage) goes in the
  * Authorization header. Everything from the bus is put in the page as text, never as markup.
  */
+import { pageHeaders, routeAccess } from "@toolbus/http-guard";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 
 export function consolePage(): FastifyPluginAsync {
+  const headers = pageHeaders(CONSOLE_PAGE);
   return async (app: FastifyInstance) => {
-    app.get("/", (_request, reply) =>
-      reply.type("text/html; charset=utf-8").header("cache-control", "no-cache").send(CONSOLE_PAGE),
-    );
+    app.get("/", routeAccess("page"), (_request, reply) => reply.headers(headers).send(CONSOLE_PAGE));
   };
 }
 
@@ -388,15 +388,24 @@ export const CONSOLE_PAGE = String.raw`<!doctype html>
     $("approvals-empty").hidden = true;
     $("approvals-state").textContent = "";
   }
+  /** The list is paged: the pages after first are read one by one. */
+  function allPages(first) {
+    if (!first.nextCursor) return Promise.resolve(first.pending);
+    return getJson("/v1/approvals?cursor=" + encodeURIComponent(first.nextCursor)).then(function (body) {
+      return allPages(body).then(function (rest) { return first.pending.concat(rest); });
+    });
+  }
   function snapshot(body) {
-    var ids = new Set(body.pending.map(function (request) { return request.requestId; }));
-    cards.forEach(function (card, id) { if (!ids.has(id)) approvalResolved({ requestId: id, decision: "", by: "" }); });
-    body.pending.forEach(renderApproval);
-    refreshApprovals();
+    return allPages(body).then(function (pending) {
+      var ids = new Set(pending.map(function (request) { return request.requestId; }));
+      cards.forEach(function (card, id) { if (!ids.has(id)) approvalResolved({ requestId: id, decision: "", by: "" }); });
+      pending.forEach(renderApproval);
+      refreshApprovals();
+    });
   }
   function loadApprovals() {
     return getJson("/v1/approvals").then(function (body) {
-      snapshot(body);
+      snapshot(body).catch(showFailure("approvals"));
       stream("/v1/approvals/events", { snapshot: snapshot, pending: renderApproval, resolved: approvalResolved },
         function (state) { if (state === "absent") approvalsAbsent(); });
     }).catch(function (error) {

@@ -8,6 +8,7 @@
 import type { ServerResponse } from "node:http";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "@toolbus/bus";
+import { routeAccess, sendSlotRefusal, takeStreamSlot } from "@toolbus/http-guard";
 import {
   ApprovalRequestSchema,
   ApprovalResolvedEventSchema,
@@ -124,36 +125,46 @@ export function eventsSse(deps: EventsSseDeps): FastifyPluginAsync {
       keepAlive = undefined;
     };
 
-    app.get<{ Querystring: { kinds?: unknown } }>("/v1/events", async (request, reply) => {
-      const kinds = parseKinds(request.query.kinds);
-      if (!kinds.ok) return sendWireError(reply, "bad_request", kinds.message);
-      reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-cache, no-transform",
-        connection: "keep-alive",
-        "x-accel-buffering": "no",
-      });
-      raw.write("retry: 2000\n\n");
-      const client: Client = { raw, kinds: kinds.value };
-      if (clients.size === 0) startListening();
-      clients.add(client);
-      raw.once("close", () => {
-        if (clients.delete(client) && clients.size === 0) stopListening();
-      });
-      try {
-        // The subscriptions have reached the server once a round trip has.
-        await deps.nc.flush();
-      } catch (err) {
-        logger.warn({ err }, "the bus did not confirm the /v1/events subscriptions");
-      }
-      write(
-        client,
-        `event: ${SSE_SUBSCRIBED_EVENT}\ndata: ${JSON.stringify({ kinds: [...kinds.value] })}\n\n`,
-      );
-      return reply;
-    });
+    app.get<{ Querystring: { kinds?: unknown } }>(
+      "/v1/events",
+      routeAccess("read"),
+      async (request, reply) => {
+        const kinds = parseKinds(request.query.kinds);
+        if (!kinds.ok) return sendWireError(reply, "bad_request", kinds.message);
+        const slot = takeStreamSlot(request);
+        if (!slot.ok) {
+          logger.info(slot.message);
+          return sendSlotRefusal(reply, slot);
+        }
+        reply.hijack();
+        const raw = reply.raw;
+        raw.writeHead(200, {
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache, no-transform",
+          connection: "keep-alive",
+          "x-accel-buffering": "no",
+        });
+        raw.write("retry: 2000\n\n");
+        const client: Client = { raw, kinds: kinds.value };
+        if (clients.size === 0) startListening();
+        clients.add(client);
+        raw.once("close", () => {
+          slot.release();
+          if (clients.delete(client) && clients.size === 0) stopListening();
+        });
+        try {
+          // The subscriptions have reached the server once a round trip has.
+          await deps.nc.flush();
+        } catch (err) {
+          logger.warn({ err }, "the bus did not confirm the /v1/events subscriptions");
+        }
+        write(
+          client,
+          `event: ${SSE_SUBSCRIBED_EVENT}\ndata: ${JSON.stringify({ kinds: [...kinds.value] })}\n\n`,
+        );
+        return reply;
+      },
+    );
 
     // Open streams would keep the server from closing.
     app.addHook("preClose", async () => {

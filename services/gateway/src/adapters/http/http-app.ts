@@ -1,7 +1,8 @@
 /**
  * The gateway's HTTP surface: `/mcp` (streamable HTTP), `/healthz` and `/readyz`, and the
- * checks in front of them: Host/Origin (DNS rebinding), bearer tokens, the body size limit,
- * and a JSON-RPC error body for everything malformed.
+ * checks in front of them: the shared guard (Host/Origin, bearer tokens and roles, security
+ * headers; @toolbus/http-guard), the body size limit, the batch size limit, and a JSON-RPC
+ * error body for everything malformed.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import {
@@ -14,79 +15,54 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "@toolbus/bus";
+import type { GatewayPrincipal } from "@toolbus/config";
+import {
+  ANONYMOUS,
+  installHttpGuard,
+  type Principal,
+  principalOf,
+  routeAccess,
+  type StreamLimits,
+  takeStreamSlot,
+} from "@toolbus/http-guard";
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
 } from "fastify";
-import { bearerToken } from "../../core/bearer.js";
-import { checkHost } from "../../core/host-check.js";
 import { formatBytes, JsonRpcCode, jsonRpcError } from "../../core/jsonrpc-errors.js";
 import type { McpSession } from "../mcp/mcp-session.js";
-import { type SessionRegistry, SessionsFull } from "../mcp/session-registry.js";
-import { tokenMatcher } from "./bearer-tokens.js";
+import { ClientSessionsFull, type SessionRegistry, SessionsFull } from "../mcp/session-registry.js";
 import { sendWebResponse, toWebRequest } from "./web-bridge.js";
 
 export interface HttpAppDeps {
   registry: SessionRegistry;
   logger: Logger;
   allowedHosts: readonly string[];
-  /** Accepted bearer tokens; empty turns auth off. */
-  tokens: readonly string[];
+  /** Accepted bearer tokens with their principals; empty turns auth off. */
+  principals: readonly GatewayPrincipal[];
+  /** Open event streams (`/v1/events`, MCP GET streams, the approvals stream when mounted). */
+  streams: StreamLimits;
+  /** JSON-RPC messages in one POST. */
+  maxBatchSize: number;
   bodyLimitBytes: number;
   /** What `/readyz` reports. */
   readiness(): { bus: boolean; catalog: boolean };
 }
 
-const OPEN_PATHS = new Set(["/healthz"]);
-/** Probes reach these by pod address, so only the token (when configured) guards them. */
-const PROBE_PATHS = new Set(["/healthz", "/readyz"]);
-/**
- * The console and the approvals inbox pages hold no data and send the token the API wants (the
- * console asks for it), so they load without one.
- */
-const TOKEN_FREE_PATHS = new Set(["/", "/approvals"]);
-
 export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
-  const { registry, logger } = deps;
+  const { logger } = deps;
   const app = Fastify({ logger: false, bodyLimit: deps.bodyLimitBytes, return503OnClosing: true });
   // MCP messages are JSON only: any other content type is answered 415 rather than parsed.
   app.removeContentTypeParser("text/plain");
-  const authorized = tokenMatcher(deps.tokens);
-
-  app.addHook("onRequest", async (request, reply) => {
-    const path = request.url.split("?")[0] ?? "";
-    if (OPEN_PATHS.has(path)) return;
-    if (!PROBE_PATHS.has(path)) {
-      const host = checkHost(
-        { host: request.headers.host, origin: request.headers.origin },
-        deps.allowedHosts,
-      );
-      if (!host.ok) {
-        logger.info(
-          { host: request.headers.host, origin: request.headers.origin },
-          "refused a request: host not allowed",
-        );
-        return reply.code(403).send(jsonRpcError(JsonRpcCode.serverError, host.message));
-      }
-    }
-    if (
-      deps.tokens.length > 0 &&
-      !TOKEN_FREE_PATHS.has(path) &&
-      !authorized(bearerToken(request.headers.authorization))
-    ) {
-      return reply
-        .code(401)
-        .header("www-authenticate", 'Bearer realm="toolbus"')
-        .send(
-          jsonRpcError(
-            JsonRpcCode.serverError,
-            "Unauthorized: send the header Authorization: Bearer <token> with a token from [gateway] tokens_env",
-          ),
-        );
-    }
-    return undefined;
+  installHttpGuard(app, {
+    allowedHosts: deps.allowedHosts,
+    principals: deps.principals,
+    streams: deps.streams,
+    // The edge's own refusals keep the JSON-RPC shape of /mcp.
+    refusal: (_status, message) => jsonRpcError(JsonRpcCode.serverError, message),
+    onRefused: (refused) => logger.info(refused, "refused a request"),
   });
 
   app.setErrorHandler((error: FastifyError, _request, reply) => {
@@ -107,23 +83,20 @@ export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
       ),
   );
 
-  app.get("/healthz", async () => ({ status: "ok" }));
-  app.get("/readyz", async (_request, reply) => {
+  app.get("/healthz", routeAccess("health"), async () => ({ status: "ok" }));
+  app.get("/readyz", routeAccess("probe"), async (_request, reply) => {
     const state = deps.readiness();
     const ready = state.bus && state.catalog;
     return reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "not_ready", ...state });
   });
 
-  app.all("/mcp", (request, reply) => handleMcp(request, reply, registry, logger));
+  app.all("/mcp", routeAccess("call"), (request, reply) => handleMcp(request, reply, deps));
   return app;
 }
 
-async function handleMcp(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  registry: SessionRegistry,
-  logger: Logger,
-): Promise<unknown> {
+async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: HttpAppDeps): Promise<unknown> {
+  const { registry, logger } = deps;
+  const principal: Principal = principalOf(request) ?? ANONYMOUS;
   const method = request.method;
   if (method !== "POST" && method !== "GET" && method !== "DELETE") {
     return reply
@@ -143,7 +116,7 @@ async function handleMcp(
   /** The POST's one JSON-RPC request, when the session can take it without the SDK transport. */
   let shortcut: JSONRPCRequest | undefined;
   if (method === "POST") {
-    const messages = jsonRpcMessages(request.body);
+    const messages = jsonRpcMessages(request.body, deps.maxBatchSize);
     if (!messages.ok) return reply.code(400).send(jsonRpcError(JsonRpcCode.invalidRequest, messages.message));
     shortcut = Array.isArray(request.body) ? undefined : shortcutRequest(messages.value[0], request.headers);
     requestIds = messages.value.flatMap((message) =>
@@ -167,14 +140,9 @@ async function handleMcp(
           );
       }
       try {
-        session = await registry.create(init.params);
+        session = await registry.create(init.params, principal.name);
       } catch (error) {
-        if (!(error instanceof SessionsFull)) throw error;
-        logger.warn(error.message);
-        return reply
-          .code(503)
-          .header("retry-after", "5")
-          .send(jsonRpcError(JsonRpcCode.serverError, error.message));
+        return noRoom(error, reply, principal, logger);
       }
     }
   }
@@ -189,7 +157,12 @@ async function handleMcp(
           ),
         );
     }
-    session = await registry.find(sessionId);
+    // Another principal's session is as unknown as one that never existed.
+    try {
+      session = await registry.find(sessionId, principal.name);
+    } catch (error) {
+      return noRoom(error, reply, principal, logger);
+    }
     if (!session) {
       return reply
         .code(404)
@@ -207,11 +180,26 @@ async function handleMcp(
     return reply.code(202).send();
   }
 
+  // A GET opens the session's stream of server messages: one of the process's event streams.
+  let releaseStream: () => void = () => undefined;
+  if (method === "GET") {
+    const slot = takeStreamSlot(request);
+    if (!slot.ok) {
+      logger.info({ principal: principal.name }, slot.message);
+      return reply
+        .code(slot.status)
+        .header("retry-after", "5")
+        .send(jsonRpcError(JsonRpcCode.serverError, slot.message));
+    }
+    releaseStream = slot.release;
+  }
+
   reply.hijack();
   const raw = reply.raw;
   const finished = registry.begin(session);
   const held = session;
   raw.once("close", () => {
+    releaseStream();
     finished();
     if (!raw.writableFinished && requestIds.length > 0) held.abortRequests(requestIds);
   });
@@ -241,6 +229,17 @@ async function handleMcp(
   return reply;
 }
 
+/** No room for the client's session: 429 when its own sessions are all busy, 503 when the replica's are. */
+function noRoom(error: unknown, reply: FastifyReply, principal: Principal, logger: Logger): FastifyReply {
+  if (!(error instanceof SessionsFull || error instanceof ClientSessionsFull)) throw error;
+  if (error instanceof SessionsFull) logger.warn(error.message);
+  else logger.info({ principal: principal.name }, error.message);
+  return reply
+    .code(error instanceof SessionsFull ? 503 : 429)
+    .header("retry-after", "5")
+    .send(jsonRpcError(JsonRpcCode.serverError, error.message));
+}
+
 /**
  * A request the session can take directly: one request (not initialize, which makes the session)
  * with the headers the SDK transport would accept as they are. Anything else goes through the
@@ -262,9 +261,18 @@ function shortcutRequest(
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
-function jsonRpcMessages(body: unknown): Parsed<Array<ReturnType<typeof JSONRPCMessageSchema.parse>>> {
+function jsonRpcMessages(
+  body: unknown,
+  maxBatchSize: number,
+): Parsed<Array<ReturnType<typeof JSONRPCMessageSchema.parse>>> {
   const items = Array.isArray(body) ? body : [body];
   if (items.length === 0) return { ok: false, message: "Invalid Request: the batch is empty" };
+  if (items.length > maxBatchSize) {
+    return {
+      ok: false,
+      message: `Invalid Request: the batch has ${items.length} messages, over the gateway's limit of ${maxBatchSize} ([gateway] max_batch_size); send them in smaller batches`,
+    };
+  }
   const messages = [];
   for (const [index, item] of items.entries()) {
     const parsed = JSONRPCMessageSchema.safeParse(item);

@@ -3,12 +3,16 @@
  * generated from the protocol's zod schemas (`z.toJSONSchema`), so it cannot drift from what
  * the routes check. The approvals routes are listed when this gateway mounts them.
  */
+
+import { routeAccess } from "@toolbus/http-guard";
 import {
   ApprovalChoiceSchema,
   ApprovalResolveResultSchema,
   ApprovalsListResultSchema,
   CatalogSearchResultSchema,
   CatalogSnapshotSchema,
+  DEFAULT_APPROVALS_PAGE,
+  MAX_APPROVALS_PAGE,
   ToolCallReplySchema,
   ToolCallRequestSchema,
 } from "@toolbus/protocol";
@@ -262,7 +266,23 @@ function paths(approvals: boolean): JsonObject {
     "/v1/approvals": {
       get: {
         operationId: "listApprovals",
-        summary: "Tool calls waiting for a human",
+        summary: "Tool calls waiting for a human, a page at a time (approver or admin token)",
+        parameters: [
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            description: `Requests per page (default ${DEFAULT_APPROVALS_PAGE}).`,
+            schema: { type: "integer", minimum: 1, maximum: MAX_APPROVALS_PAGE },
+          },
+          {
+            name: "cursor",
+            in: "query",
+            required: false,
+            description: "`nextCursor` of the previous page.",
+            schema: { type: "string" },
+          },
+        ],
         responses: {
           "200": { description: "The pending requests", ...json(ref("ApprovalsListResult")) },
           ...errors(401, 403, 500, 503, 504),
@@ -272,7 +292,8 @@ function paths(approvals: boolean): JsonObject {
     "/v1/approvals/{requestId}": {
       post: {
         operationId: "resolveApproval",
-        summary: "Answer a pending approval request",
+        summary:
+          "Answer a pending approval request, in the name of the token's principal (approver or admin token)",
         parameters: [{ name: "requestId", in: "path", required: true, schema: { type: "string" } }],
         requestBody: { required: true, ...json(ref("ApprovalResolveBody")) },
         responses: {
@@ -332,7 +353,7 @@ export function openApiDocument(options: OpenApiOptions & { approvals: boolean }
 export function openApi(options: OpenApiOptions): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
     const documents = new Map<boolean, string>();
-    app.get("/openapi.json", async (_request, reply) => {
+    app.get("/openapi.json", routeAccess("read"), async (_request, reply) => {
       const approvals = app.hasRoute({ method: "GET", url: "/v1/approvals" });
       let document = documents.get(approvals);
       if (document === undefined) {

@@ -5,6 +5,7 @@
  * answers `{error:{code,message,retryable}}` with the HTTP status of its wire error code.
  */
 import type { Bus, Logger } from "@toolbus/bus";
+import { routeAccess } from "@toolbus/http-guard";
 import {
   CatalogExposureFilter,
   CatalogSearchResultSchema,
@@ -102,7 +103,7 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
       return sendWireError(reply, "internal", "the gateway failed on this request; see its log");
     });
 
-    app.get<{ Querystring: unknown }>("/v1/catalog", async (request) => {
+    app.get<{ Querystring: unknown }>("/v1/catalog", routeAccess("read"), async (request) => {
       const query = parseWith(CatalogQuerySchema, request.query);
       if (!query.ok) throw new WireError("bad_request", query.message);
       const { exposure, q, limit, cursor } = query.value;
@@ -128,14 +129,14 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
       );
     });
 
-    app.get("/v1/servers", async (): Promise<ServerList> => {
+    app.get("/v1/servers", routeAccess("read"), async (): Promise<ServerList> => {
       const snapshot = await bus.request(subjects.catalogGet, { exposure: "model" }, CatalogSnapshotSchema, {
         timeoutMs,
       });
       return { revision: snapshot.revision, servers: snapshot.servers };
     });
 
-    app.post("/v1/calls", async (request, reply) => {
+    app.post("/v1/calls", routeAccess("call"), async (request, reply) => {
       const parsed = parseWith(ToolCallRequestSchema, request.body);
       if (!parsed.ok) {
         throw new WireError(

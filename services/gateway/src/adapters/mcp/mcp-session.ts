@@ -32,6 +32,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Logger } from "@toolbus/bus";
+import { ANONYMOUS } from "@toolbus/http-guard";
 import { CallSamplingResultSchema, type LoggingLevel } from "@toolbus/protocol";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
 import type { SessionRecord } from "../../core/session-record.js";
@@ -53,6 +54,8 @@ export interface McpSessionDeps {
   instructions?: string;
   /** How long a client may take to answer an elicitation. */
   answerTimeoutMs: number;
+  /** Put a call's approval to the calling client (`[gateway] elicit_approvals`). */
+  elicitApprovals: boolean;
   /** The session's record changed (created, or state the client set); store it. */
   onRecord(session: McpSession, record: SessionRecord): void;
   /** The client ended the session with DELETE. */
@@ -75,6 +78,8 @@ export class McpSession implements SessionStatePort {
   /** What the server is connected to: `transport`, with the shortcut for single requests. */
   readonly #shortcut: ShortcutTransport;
   record: SessionRecord | undefined;
+  /** Who started the session (a principal name): only they may use it, and they answer its approvals. */
+  readonly principal: string;
   /** Milliseconds (monotonic) of the last request; idle sessions expire. */
   lastSeen = 0;
   /** Responses being written (an open SSE stream keeps a session alive). */
@@ -86,8 +91,14 @@ export class McpSession implements SessionStatePort {
   readonly #deps: McpSessionDeps;
   #closed = false;
 
-  private constructor(deps: McpSessionDeps, sessionId: () => string, init?: InitializeRequest["params"]) {
+  private constructor(
+    deps: McpSessionDeps,
+    principal: string,
+    sessionId: () => string,
+    init?: InitializeRequest["params"],
+  ) {
     this.#deps = deps;
+    this.principal = principal;
     this.server = new Server(deps.serverInfo, {
       capabilities: {
         tools: { listChanged: true },
@@ -109,6 +120,7 @@ export class McpSession implements SessionStatePort {
           capabilities: init.capabilities as Record<string, unknown>,
           clientInfo: init.clientInfo,
           createdAt: new Date().toISOString(),
+          principal,
         };
         deps.onRecord(this, this.record);
       },
@@ -121,15 +133,19 @@ export class McpSession implements SessionStatePort {
   }
 
   /** A new session for a client's initialize request (answered by `handle`). */
-  static async create(deps: McpSessionDeps, init: InitializeRequest["params"]): Promise<McpSession> {
-    const session = new McpSession(deps, () => randomUUID(), init);
+  static async create(
+    deps: McpSessionDeps,
+    init: InitializeRequest["params"],
+    principal: string,
+  ): Promise<McpSession> {
+    const session = new McpSession(deps, principal, () => randomUUID(), init);
     await session.server.connect(session.#shortcut);
     return session;
   }
 
   /** The session a record describes, rebuilt by replaying its initialize handshake. */
   static async restore(deps: McpSessionDeps, record: SessionRecord): Promise<McpSession> {
-    const session = new McpSession(deps, () => record.sessionId);
+    const session = new McpSession(deps, record.principal ?? ANONYMOUS.name, () => record.sessionId);
     await session.server.connect(session.#shortcut);
     const headers: Record<string, string> = {
       accept: "application/json, text/event-stream",
@@ -281,7 +297,12 @@ export class McpSession implements SessionStatePort {
         callTool(
           { name: request.params.name, arguments: request.params.arguments },
           this.#channel(extra, signal),
-          { ports: deps.ports, logger: deps.logger, answerTimeoutMs: deps.answerTimeoutMs },
+          {
+            ports: deps.ports,
+            logger: deps.logger,
+            answerTimeoutMs: deps.answerTimeoutMs,
+            elicitApprovals: deps.elicitApprovals,
+          },
         ),
       ),
     );
@@ -340,6 +361,7 @@ export class McpSession implements SessionStatePort {
       logLevel: record?.logLevel,
       listedRevision: record?.listedRevision,
       signal,
+      principal: this.principal,
       progressToken,
       notify: (notification) =>
         extra.sendNotification(notification as ServerNotification).catch((error: unknown) => {

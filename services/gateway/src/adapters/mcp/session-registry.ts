@@ -1,12 +1,13 @@
 /**
  * The sessions this replica holds: created on initialize, found by id (or rebuilt from the
- * session store when another replica started them), expired after the idle TTL, capped in
- * number (the least recently used idle session makes room), and told when the tool or prompt
- * listing changed.
+ * session store when another replica started them) for the principal that started them only,
+ * expired after the idle TTL, capped in number in all and per client (the least recently used
+ * idle session makes room), and told when the tool or prompt listing changed.
  */
 
 import type { InitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "@toolbus/bus";
+import { ANONYMOUS } from "@toolbus/http-guard";
 import type { SessionRecord } from "../../core/session-record.js";
 import type { SessionStore } from "../nats/session-store.js";
 import { McpSession, type McpSessionDeps } from "./mcp-session.js";
@@ -17,6 +18,8 @@ export interface SessionRegistryOptions {
   logger: Logger;
   idleTtlMs: number;
   maxSessions: number;
+  /** Sessions one principal holds; past it that principal's least recently used idle one is closed. */
+  maxSessionsPerClient: number;
   now(): number;
 }
 
@@ -27,6 +30,16 @@ export class SessionsFull extends Error {
       `the gateway holds its maximum of ${max} sessions and all are in use; retry later, or end unused sessions with DELETE /mcp`,
     );
     this.name = "SessionsFull";
+  }
+}
+
+/** No room for another session of this client: every one it holds is busy. */
+export class ClientSessionsFull extends Error {
+  constructor(principal: string, max: number) {
+    super(
+      `Too Many Requests: ${principal} holds ${max} MCP sessions, the most one client may ([gateway] max_sessions_per_client), and all are in use; end unused sessions with DELETE /mcp, or retry later`,
+    );
+    this.name = "ClientSessionsFull";
   }
 }
 
@@ -61,14 +74,27 @@ export class SessionRegistry {
     return this.#sessions.size;
   }
 
-  /** A session for a client's initialize request. Throws `SessionsFull` when there is no room. */
-  async create(init: InitializeRequest["params"]): Promise<McpSession> {
+  /**
+   * A session for a client's initialize request, owned by `principal`. Throws
+   * `ClientSessionsFull` or `SessionsFull` when there is no room.
+   */
+  async create(init: InitializeRequest["params"], principal: string): Promise<McpSession> {
+    this.#makeRoomFor(principal);
     this.#makeRoom();
-    return McpSession.create(this.#sessionDeps(), init);
+    return McpSession.create(this.#sessionDeps(), init, principal);
   }
 
-  /** The session with this id, rebuilt from its record if another replica started it. */
-  async find(sessionId: string): Promise<McpSession | undefined> {
+  /**
+   * The session with this id if `principal` owns it, rebuilt from its record if another replica
+   * started it (or this one let it go to make room). Throws `ClientSessionsFull` or
+   * `SessionsFull` when a rebuilt one has no room.
+   */
+  async find(sessionId: string, principal: string): Promise<McpSession | undefined> {
+    const found = await this.#find(sessionId);
+    return found?.principal === principal ? found : undefined;
+  }
+
+  async #find(sessionId: string): Promise<McpSession | undefined> {
     const held = this.#sessions.get(sessionId);
     if (held) return held;
     let restoring = this.#restoring.get(sessionId);
@@ -164,6 +190,7 @@ export class SessionRegistry {
   async #restore(sessionId: string): Promise<McpSession | undefined> {
     const record = await this.#options.store.get(sessionId);
     if (!record) return undefined;
+    this.#makeRoomFor(record.principal ?? ANONYMOUS.name);
     this.#makeRoom();
     const session = await McpSession.restore(this.#sessionDeps(), record);
     session.lastSeen = this.#options.now();
@@ -171,6 +198,21 @@ export class SessionRegistry {
     this.#stored.set(sessionId, this.#options.now());
     this.#options.logger.info({ sessionId }, "rebuilt a session started on another replica");
     return session;
+  }
+
+  /** A principal at its limit makes room by closing its own least recently used idle session. */
+  #makeRoomFor(principal: string): void {
+    let held = 0;
+    let oldest: McpSession | undefined;
+    for (const session of this.#sessions.values()) {
+      if (session.principal !== principal) continue;
+      held += 1;
+      if (session.openResponses > 0) continue;
+      if (!oldest || session.lastSeen < oldest.lastSeen) oldest = session;
+    }
+    if (held < this.#options.maxSessionsPerClient) return;
+    if (!oldest) throw new ClientSessionsFull(principal, this.#options.maxSessionsPerClient);
+    void this.#drop(oldest, "evicted to make room for its client's new session");
   }
 
   #makeRoom(): void {

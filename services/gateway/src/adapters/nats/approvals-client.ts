@@ -49,8 +49,8 @@ export function approvalsClient(bus: Bus, subjects: Subjects, logger: Logger): A
         if (set.size === 0) listeners.delete(callId);
       };
     },
-    async resolve(requestId, choice) {
-      await bus.request(subjects.approvalsResolve, { requestId, choice }, ApprovalResolveResultSchema, {
+    async resolve(requestId, choice, by) {
+      await bus.request(subjects.approvalsResolve, { requestId, choice, by }, ApprovalResolveResultSchema, {
         timeoutMs: 10_000,
       });
     },

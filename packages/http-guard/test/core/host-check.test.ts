@@ -10,7 +10,7 @@ describe("host check", () => {
     ["allows IPv6 loopback in brackets", { host: "[::1]:8080" }, LOCAL, { ok: true }],
     ["ignores case", { host: "LocalHost:1" }, LOCAL, { ok: true }],
     ["allows a listed Origin", { host: "localhost", origin: "http://localhost:5173" }, LOCAL, { ok: true }],
-    ["allows the opaque Origin null", { host: "localhost", origin: "null" }, LOCAL, { ok: true }],
+    ["allows the opaque Origin null to read", { host: "localhost", origin: "null" }, LOCAL, { ok: true }],
     ["lets * turn the check off", { host: "evil.example.com" }, ["*"], { ok: true }],
     [
       "refuses a host that is not listed",
@@ -55,4 +55,18 @@ describe("host check", () => {
   ])("%s", (_rule, headers, allowed, expected) => {
     expect(checkHost(headers, allowed)).toEqual(expected);
   });
+
+  it.each(["POST", "DELETE", "PUT", "PATCH"])(
+    "refuses Origin null on %s, even with the host check off",
+    (method) => {
+      const refused = denied(
+        `Forbidden: Origin null (a sandboxed frame, a file: page or a cross-site redirect) may not ${method}; send the request from a page served by an allowed host`,
+      );
+      expect([
+        checkHost({ host: "localhost", origin: "null" }, LOCAL, method),
+        checkHost({ host: "localhost", origin: "null" }, ["*"], method),
+        checkHost({ host: "localhost", origin: "http://localhost:8080" }, LOCAL, method),
+      ]).toEqual([refused, refused, { ok: true }]);
+    },
+  );
 });

@@ -1,15 +1,27 @@
 /**
- * DNS-rebinding protection: a request is served only when its Host header, and its Origin
- * header when it has one, name a host from `[gateway] allowed_hosts` (ports are ignored).
- * `*` in the list turns the check off (for a gateway behind a proxy that checks hosts itself).
+ * DNS-rebinding and cross-site protection: a request is served only when its Host header, and
+ * its Origin header when it has one, name a host from `[gateway] allowed_hosts` (ports are
+ * ignored). `Origin: null` (a sandboxed frame, a `file:` page, a cross-site redirect) may read
+ * but never change state. `*` in the list turns the host check off (for a server behind a proxy
+ * that checks hosts itself); the `Origin: null` rule stays.
  */
+
+/** Methods that only read: the ones an `Origin: null` request may use. */
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export type HostCheck = { ok: true } | { ok: false; message: string };
 
 export function checkHost(
   headers: { host?: string | undefined; origin?: string | undefined },
   allowedHosts: readonly string[],
+  method = "GET",
 ): HostCheck {
+  if (headers.origin?.trim() === "null" && !SAFE_METHODS.has(method.toUpperCase())) {
+    return {
+      ok: false,
+      message: `Forbidden: Origin null (a sandboxed frame, a file: page or a cross-site redirect) may not ${method}; send the request from a page served by an allowed host`,
+    };
+  }
   if (allowedHosts.includes("*")) return { ok: true };
   const allowed = new Set(allowedHosts.map(normalizeHost));
   const hostName = headers.host === undefined ? undefined : hostOfHostHeader(headers.host);

@@ -6,20 +6,24 @@
  * in the same run.
  * Aims (issue 4): p50 added latency at concurrency 1 under 1 ms; throughput at concurrency 32 at
  * least 0.7 × direct.
+ * The bus path runs twice, each on a nats-server of its own started here: one open, one enforcing
+ * the identities and permissions of `toolbus nats-config` (catalog, dispatcher and the caller, as
+ * `agent`, each with its NKey). `auth ÷ open` is the cost of authentication per call (issue 12).
  *
  * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/dispatch-call.ts`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { createSubjects, type Subjects } from "@toolbus/protocol";
-import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transport-node";
+import { type NatsIdentities, writeNatsIdentities } from "@toolbus/bus";
+import { createSubjects, inboxPrefix, type Subjects } from "@toolbus/protocol";
+import { isolation, startNatsServer } from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import * as hdr from "hdr-histogram-js";
 import { type BenchRow, formatTable, isEntryModule } from "./bench-table.js";
@@ -43,41 +47,59 @@ interface Measured {
 }
 
 export async function runDispatchBench(): Promise<BenchRow[]> {
-  const natsUrl = process.env.NATS_URL || "nats://127.0.0.1:4222";
   const { prefix } = isolation("bench_dispatch");
   const subjects = createSubjects(prefix);
   const cleanups: Array<() => Promise<unknown>> = [];
   try {
     const direct = await directCaller();
     cleanups.push(direct.close);
-    const bus = await busCaller({ natsUrl, prefix, subjects, cleanups });
+    const dir = mkdtempSync(join(tmpdir(), "toolbus-bench-ids-"));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const identities = writeNatsIdentities({ dir, prefix });
+    const open = await startNatsServer();
+    cleanups.push(() => open.stop());
+    const secured = await startNatsServer({ config: readFileSync(identities.authConf, "utf8") });
+    cleanups.push(() => secured.stop());
+    const bus = await busCaller({ natsUrl: open.url, prefix, subjects, cleanups });
+    const authed = await busCaller({ natsUrl: secured.url, prefix, subjects, cleanups, identities });
 
     await measure(WARMUP_CALLS, 8, direct.call);
     await measure(WARMUP_CALLS, 8, bus);
+    await measure(WARMUP_CALLS, 8, authed);
     const rows: BenchRow[] = [];
     for (const concurrency of CONCURRENCIES) {
       const viaDirect = await measure(CALLS, concurrency, direct.call);
       const viaBus = await measure(CALLS, concurrency, bus);
+      const viaAuthed = await measure(CALLS, concurrency, authed);
       rows.push(
         row(`direct c=${concurrency}`, concurrency, viaDirect),
         row(`dispatch.call c=${concurrency}`, concurrency, viaBus),
-        {
-          name: `bus ÷ direct c=${concurrency}`,
-          concurrency,
-          calls: CALLS,
-          "calls/s": round(viaBus.callsPerSecond / viaDirect.callsPerSecond, 3),
-          "p50 ms": round(viaBus.p50 / viaDirect.p50, 3),
-          "p99 ms": round(viaBus.p99 / viaDirect.p99, 3),
-          "added p50 ms": round(viaBus.p50 - viaDirect.p50, 3),
-          errors: viaBus.errors + viaDirect.errors,
-        },
+        row(`dispatch.call, authenticated c=${concurrency}`, concurrency, viaAuthed),
+        ratio(`bus ÷ direct c=${concurrency}`, concurrency, viaBus, viaDirect),
+        ratio(`auth ÷ open c=${concurrency}`, concurrency, viaAuthed, viaBus),
       );
+    }
+    if (secured.violations().length > 0) {
+      throw new Error(`the authenticated bus refused something: ${secured.violations().join("; ")}`);
     }
     return rows;
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    await cleanupJetStream(natsUrl, prefix).catch(() => undefined);
   }
+}
+
+/** `measured` relative to `base`: ratios, and the p50 it adds in ms. */
+function ratio(name: string, concurrency: number, measured: Measured, base: Measured): BenchRow {
+  return {
+    name,
+    concurrency,
+    calls: CALLS,
+    "calls/s": round(measured.callsPerSecond / base.callsPerSecond, 3),
+    "p50 ms": round(measured.p50 / base.p50, 3),
+    "p99 ms": round(measured.p99 / base.p99, 3),
+    "added p50 ms": round(measured.p50 - base.p50, 3),
+    errors: measured.errors + base.errors,
+  };
 }
 
 function row(name: string, concurrency: number, measured: Measured): BenchRow {
@@ -154,8 +176,10 @@ async function busCaller(deps: {
   prefix: string;
   subjects: Subjects;
   cleanups: Array<() => Promise<unknown>>;
+  /** Each process connects with its own identity (the caller as `agent`); none: an open bus. */
+  identities?: NatsIdentities;
 }): Promise<Caller> {
-  const { natsUrl, prefix, subjects, cleanups } = deps;
+  const { natsUrl, prefix, subjects, cleanups, identities } = deps;
   const dir = mkdtempSync(join(tmpdir(), "toolbus-bench-dispatch-"));
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
   const configPath = join(dir, "toolbus.toml");
@@ -170,13 +194,29 @@ async function busCaller(deps: {
       "",
     ].join("\n"),
   );
-  const nc = await connect({ servers: natsUrl });
+  const nc = await connect({
+    servers: natsUrl,
+    ...(identities
+      ? {
+          authenticator: nkeyAuthenticator(
+            new TextEncoder().encode(readFileSync(identities.seedFile("agent"), "utf8").trim()),
+          ),
+          inboxPrefix: inboxPrefix(prefix, "agent"),
+        }
+      : {}),
+  });
   cleanups.push(() => nc.close());
+  const seed = (role: "catalog" | "dispatcher") => (identities ? identities.seedFile(role) : undefined);
 
-  const catalog = startService("catalog", { natsUrl, prefix, configPath });
+  const catalog = startService("catalog", { natsUrl, prefix, configPath, nkeyFile: seed("catalog") });
   cleanups.push(() => stopChild(catalog));
   await until("the catalog to list server-everything", () => everythingReady(nc, subjects));
-  const dispatcher = startService("dispatcher", { natsUrl, prefix, configPath });
+  const dispatcher = startService("dispatcher", {
+    natsUrl,
+    prefix,
+    configPath,
+    nkeyFile: seed("dispatcher"),
+  });
   cleanups.push(() => stopChild(dispatcher));
 
   let callId = 0;
@@ -212,7 +252,7 @@ async function busCaller(deps: {
 
 function startService(
   service: "catalog" | "dispatcher",
-  options: { natsUrl: string; prefix: string; configPath: string },
+  options: { natsUrl: string; prefix: string; configPath: string; nkeyFile: string | undefined },
 ): ChildProcess {
   const main = join(repoRoot(), "services", service, "src", "main.ts");
   const child = spawn(
@@ -223,6 +263,7 @@ function startService(
       env: {
         ...process.env,
         NATS_URL: options.natsUrl,
+        NATS_NKEY_FILE: options.nkeyFile,
         TOOLBUS_PREFIX: options.prefix,
         LOG_LEVEL: "warn",
       },

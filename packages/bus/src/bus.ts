@@ -12,6 +12,7 @@ import {
   type NodeConnectionOptions,
   headers as natsHeaders,
   nkeyAuthenticator,
+  nuid,
   PermissionViolationError,
   type Status,
   usernamePasswordAuthenticator,
@@ -57,6 +58,11 @@ export interface DrainOptions {
 export interface Bus {
   readonly nc: NatsConnection;
   readonly service: Readonly<ServiceIdentity>;
+  /**
+   * This process's instance of its service, `<name>.<id>`: the micro service answers
+   * `$SRV.PING.<instance>` while the process lives (see `instanceAlive`).
+   */
+  readonly instance: string;
   readonly logger: Logger;
   js(): JetStreamClient;
   jsm(): Promise<JetStreamManager>;
@@ -251,6 +257,7 @@ function logStatusChange(logger: Logger, status: Status): void {
 class NatsBus implements Bus {
   readonly nc: NatsConnection;
   readonly service: Readonly<ServiceIdentity>;
+  readonly #instanceId = nuid.next();
   readonly logger: Logger;
   readonly #inbox: ReplyInbox;
   readonly #events: EventPublisher;
@@ -268,6 +275,10 @@ class NatsBus implements Bus {
     this.logger = logger;
     this.#inbox = new ReplyInbox(nc, inboxPrefix);
     this.#events = new EventPublisher(storeInStream(this.#inbox), logger);
+  }
+
+  get instance(): string {
+    return `${this.service.name}.${this.#instanceId}`;
   }
 
   js(): JetStreamClient {
@@ -289,7 +300,7 @@ class NatsBus implements Bus {
     spec: EndpointSpec<S>,
     handler: Handler<z.output<S>, Res>,
   ): Promise<void> {
-    this.#micro ??= new MicroService(this.nc, this.service, this.logger);
+    this.#micro ??= new MicroService(this.nc, this.service, this.logger, this.#instanceId);
     // Created with the first endpoint, so on the meter provider startTelemetry registered.
     this.#metrics ??= BUS_METRICS.create();
     const answer = endpointCallback(

@@ -8,8 +8,20 @@ export {
   natsConnectionOptions,
   type ServiceIdentity,
 } from "./bus.js";
+export {
+  type Awaited as LedgerAwaited,
+  CallLedger,
+  type CallLedgerOptions,
+  type Claim,
+  callKey,
+  instanceAlive,
+  type WatchedRecord,
+  watchedRecord,
+  watchedRequest,
+} from "./call-ledger.js";
 export { ConfigError, loadConfig } from "./config.js";
 export { AttributeCache } from "./core/attribute-cache.js";
+export type { CallRecord, Finding } from "./core/call-record.js";
 export { maskUrl } from "./core/mask-url.js";
 export {
   DURATION_BUCKETS_S,

@@ -44,6 +44,8 @@ export class MicroService {
     nc: NatsConnection,
     identity: { name: string; version: string; description?: string; metadata?: Record<string, string> },
     logger: Logger,
+    /** This instance's id (`$SRV.PING.<name>.<id>`); default a new one. */
+    id: string = nuid.next(),
   ) {
     const problem = identityProblem("service", identity.name, identity.version);
     if (problem) throw new Error(problem);
@@ -51,7 +53,7 @@ export class MicroService {
     this.#logger = logger;
     this.descriptor = Object.freeze({
       name: identity.name,
-      id: nuid.next(),
+      id,
       version: identity.version,
       description: identity.description ?? "",
       metadata: { ...identity.metadata },

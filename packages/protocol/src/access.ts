@@ -47,6 +47,10 @@ export function internalSubjects(prefix: string) {
     kv: Object.freeze({
       resourceOrigins: `${prefix}_resource_origins`,
       gatewaySessions: `${prefix}_gateway_sessions`,
+      /** One record per dispatch callId: runs once across dispatcher replicas. */
+      calls: `${prefix}_calls`,
+      /** One record per connector callId: a tool runs once across catalog replicas. */
+      executions: `${prefix}_executions`,
     }),
   });
 }
@@ -86,6 +90,11 @@ export interface BucketSpec {
   readonly creators: readonly Role[];
   readonly writers: readonly Role[];
   readonly readers: readonly Role[];
+  /**
+   * For call records: the role whose instances own them. Whoever reads or writes the bucket may
+   * ping those instances (`$SRV.PING.<role>.<id>`) to learn whether a record's owner still lives.
+   */
+  readonly recordOwner?: Role;
   readonly description: string;
 }
 
@@ -95,6 +104,8 @@ export const BUCKETS: readonly BucketSpec[] = Object.freeze([
   Object.freeze({ bucket: "toolbus_approval_grants", creators: ["approvals"], writers: ["approvals"], readers: [], description: "\"Allow for this session\" grants, bound to the tool's fingerprint." } as const),
   Object.freeze({ bucket: "toolbus_resource_origins", creators: ["catalog"], writers: ["catalog"], readers: [], description: "Which call produced a resource URI (24 h)." } as const),
   Object.freeze({ bucket: "toolbus_gateway_sessions", creators: ["gateway"], writers: ["gateway"], readers: [], description: "MCP session records shared by the gateway replicas." } as const),
+  Object.freeze({ bucket: "toolbus_calls", creators: ["dispatcher"], writers: ["dispatcher"], readers: ["gateway"], recordOwner: "dispatcher", description: "One record per dispatch callId, then its reply: a call runs once across replicas." } as const),
+  Object.freeze({ bucket: "toolbus_executions", creators: ["catalog"], writers: ["catalog"], readers: ["dispatcher"], recordOwner: "catalog", description: "One record per connector callId, then its result: a tool runs once across replicas." } as const),
 ]);
 
 export interface StreamSpec {
@@ -190,6 +201,7 @@ export function permissionsFor(role: Role, subjects: Subjects): Permissions {
       publish.add(`${jsApi}.CONSUMER.INFO.${stream}.*`);
       publish.add(`${jsApi}.CONSUMER.DELETE.${stream}.*`);
       publish.add(`$JS.FC.${stream}.>`);
+      if (spec.recordOwner !== undefined) publish.add(`$SRV.PING.${spec.recordOwner}.*`);
     }
   }
   for (const spec of STREAMS) {

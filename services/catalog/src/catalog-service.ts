@@ -5,7 +5,7 @@
 
 import { type KV, KvWatchInclude } from "@nats-io/kv";
 import type { Bus, Handler, Logger } from "@toolbus/bus";
-import { ensureKv, ensureStream } from "@toolbus/bus";
+import { CallLedger, ensureKv, ensureStream } from "@toolbus/bus";
 import { type McpServerConfig, resolveHttpHeaders, stdioChildEnv, type ToolbusConfig } from "@toolbus/config";
 import {
   CatalogGetRequestSchema,
@@ -13,6 +13,7 @@ import {
   CatalogSearchRequestSchema,
   CompletionCompleteRequestSchema,
   ConnectorCallRequestSchema,
+  internalSubjects,
   PromptsGetRequestSchema,
   PromptsListRequestSchema,
   ResourcesListRequestSchema,
@@ -31,6 +32,7 @@ import { nextServerEntry, type ServerEntry, shouldReportStatus } from "./core/ca
 import { type RequiredServerOutcome, requiredServersFailure } from "./core/startup-messages.js";
 import { catalogViewHandlers, ownerRefreshHandler } from "./handlers/catalog-view.js";
 import { connectorCallHandler } from "./handlers/connector-call.js";
+import { type ExecutionOutcome, executeOnce, orphanedOutcome } from "./handlers/execute-once.js";
 import {
   OwnerCompleteRequestSchema,
   OwnerListRequestSchema,
@@ -67,6 +69,10 @@ export interface CatalogService {
 const MAX_TOOLS = 2048;
 /** How long resource origins are remembered for `originCallId` checks. */
 const ORIGIN_TTL_MS = 24 * 60 * 60 * 1000;
+/** How long the cluster remembers a tool call's execution and outcome (see the dispatcher's ledger). */
+const EXECUTION_RECORD_TTL_MS = 30 * 60 * 1000;
+/** A repeat of a running call waits for the tool's timeout and this much more. */
+const EXECUTION_WAIT_GRACE_MS = 10_000;
 /** How long a public request waits for the replica that owns a server. */
 const OWNER_TIMEOUT_MS = 60_000;
 /** NATS's default max_payload, for a connection that has not reported its own. */
@@ -86,6 +92,15 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     await ensureKv(bus, `${subjects.prefix}_resource_origins`, { history: 1, ttl: ORIGIN_TTL_MS }),
   );
   await store.putNaming(config.catalog);
+  const executions = new CallLedger<ExecutionOutcome>({
+    bus,
+    kv: await ensureKv(bus, internalSubjects(subjects.prefix).kv.executions, {
+      history: 1,
+      ttl: EXECUTION_RECORD_TTL_MS,
+    }),
+    // Running it again could run the tool twice: a call whose replica died is answered as such.
+    onOrphan: (owner) => orphanedOutcome(owner),
+  });
   const now = () => new Date().toISOString();
   const metrics = catalogRecorder();
   // Nothing bigger than one bus message can reach a caller, so no bigger MCP message is read.
@@ -221,12 +236,16 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   for (const [name, connector] of connectors) {
     // Replicas serving the same server share its subjects through a queue group of their own.
     const queue = `connector-${name}`;
-    const call = connectorCallHandler({
-      connector,
-      recordCall: (outcome, seconds) => metrics.connectorCall(name, outcome, seconds),
-      origins,
-      progressFor: (callId) =>
-        createCallRelay({ bus, subjects, server: name, callId, answerTimeoutMs: 0 }).progress,
+    const call = executeOnce({
+      ledger: executions,
+      waitMs: (request) => (request.timeoutMs ?? connector.settings.toolTimeoutMs) + EXECUTION_WAIT_GRACE_MS,
+      run: connectorCallHandler({
+        connector,
+        recordCall: (outcome, seconds) => metrics.connectorCall(name, outcome, seconds),
+        origins,
+        progressFor: (callId) =>
+          createCallRelay({ bus, subjects, server: name, callId, answerTimeoutMs: 0 }).progress,
+      }),
     });
     await bus.serve(
       {

@@ -5,9 +5,14 @@
  */
 import { readFile } from "node:fs/promises";
 import { type HooksConfig, NO_HOOKS, parseHooksFile } from "@toolbus/approvals";
-import { type Bus, ensureKv, ensureStream, type Logger, secondsSince } from "@toolbus/bus";
+import { type Bus, CallLedger, ensureKv, ensureStream, type Logger, secondsSince } from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
-import { type Subjects, ToolCallRequestSchema } from "@toolbus/protocol";
+import {
+  internalSubjects,
+  type Subjects,
+  type ToolCallReply,
+  ToolCallRequestSchema,
+} from "@toolbus/protocol";
 import { createApprovalsClient } from "./adapters/nats/approvals-client.js";
 import { createCallEvents } from "./adapters/nats/call-events.js";
 import {
@@ -18,6 +23,7 @@ import {
 import { CatalogReplica } from "./adapters/nats/catalog-replica.js";
 import { createConnectorClient } from "./adapters/nats/connector-client.js";
 import { callIdentity, createCallDeduper, parseToolArguments } from "./core/index.js";
+import { callOnce } from "./handlers/call-once.js";
 import { dispatchCall, reusedCallIdReply } from "./handlers/dispatch-call.js";
 import { dispatcherRecorder } from "./metrics.js";
 
@@ -38,6 +44,14 @@ export interface DispatcherService {
  * callId reused for another call (tool or arguments) is refused.
  */
 const DEDUPE_TTL_MS = 10 * 60 * 1000;
+/**
+ * How long the cluster remembers a callId and its reply (the call ledger's TTL): longer than a
+ * call can last (a 10-minute human wait plus the tool's timeout), so no retry of a call still
+ * running finds the record gone.
+ */
+const CALL_RECORD_TTL_MS = 30 * 60 * 1000;
+/** How long a request waits for another replica already running its call before answering `timeout`. */
+const CALL_WAIT_MS = 20 * 60 * 1000;
 const DEDUPE_MAX_ENTRIES = 10_000;
 /** How long a call naming a catalog revision this replica has not seen yet waits for it. */
 const REVISION_WAIT_MS = 2_000;
@@ -58,6 +72,15 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
     bucket: subjects.kv.catalog,
     onError: (error) => logger.error({ err: error }, "the catalog watch failed; calls use the last copy"),
   });
+  const internal = internalSubjects(subjects.prefix);
+  const ledger = new CallLedger<ToolCallReply>({
+    bus,
+    kv: await ensureKv(bus, internal.kv.calls, { history: 1, ttl: CALL_RECORD_TTL_MS }),
+    // Safe: the approval re-attaches by callId and the connector runs a callId once.
+    onOrphan: "take over",
+  });
+  // The catalog writes it; the dispatcher reads it to notice a connector that died mid-call.
+  const executions = await bus.kvm().open(internal.kv.executions, { allow_direct: true } as never);
   const hooks = await loadHooks(config, logger);
   const events = createCallEvents(bus, subjects);
   const metrics = dispatcherRecorder();
@@ -67,6 +90,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
     connector: createConnectorClient({
       bus,
       subjects,
+      executions,
       toolTimeoutMs: (server) => catalog.server(server)?.toolTimeoutMs ?? 300_000,
     }),
     events,
@@ -89,16 +113,26 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
     },
     (request, ctx) => {
       const parsed = parseToolArguments(request.arguments);
+      const identity = callIdentity(request.tool, parsed, request.arguments);
+      const reused = () => reusedCallIdReply(request, catalog.revision);
+      // This replica's memory first (no round trip), then the cluster's ledger.
       return deduper.run(
         request.callId,
-        callIdentity(request.tool, parsed, request.arguments),
-        async () => {
-          const started = performance.now();
-          const reply = await call(request, ctx, parsed);
-          metrics.call(reply.server ?? UNKNOWN_SERVER, reply.status, secondsSince(started));
-          return reply;
-        },
-        () => reusedCallIdReply(request, catalog.revision),
+        identity,
+        () =>
+          callOnce({
+            ledger,
+            logger,
+            waitMs: CALL_WAIT_MS,
+            reused,
+            run: async () => {
+              const started = performance.now();
+              const reply = await call(request, ctx, parsed);
+              metrics.call(reply.server ?? UNKNOWN_SERVER, reply.status, secondsSince(started));
+              return reply;
+            },
+          })(request, identity, ctx),
+        reused,
       );
     },
   );

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { type Bus, ConfigError, type Logger } from "@toolbus/bus";
 import { DEFAULT_EDGE_LIMITS, type GatewayConfig, type GatewayPrincipal } from "@toolbus/config";
 import { checkBind } from "@toolbus/http-guard";
-import type { Subjects } from "@toolbus/protocol";
+import { internalSubjects, type Subjects } from "@toolbus/protocol";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { consolePage } from "./adapters/http/console-page.js";
 import { eventsSse } from "./adapters/http/events-sse.js";
@@ -133,7 +133,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
 
   const approvals = approvalsClient(bus, subjects, logger);
   const metrics = gatewayRecorder();
-  const dispatch = dispatchClient(bus, subjects, limits.callTimeoutMs);
+  // The dispatchers create it; open binds without a look-up, so the order of start-up does not matter.
+  const calls = await bus
+    .kvm()
+    .open(internalSubjects(subjects.prefix).kv.calls, { allow_direct: true } as never);
+  const dispatch = dispatchClient(bus, subjects, limits.callTimeoutMs, calls);
   const relay = callRelayListener(bus.nc, subjects, logger);
   const ports: GatewayPorts = {
     catalog,

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { connectBus, createLogger } from "@toolbus/bus";
+import { internalSubjects } from "@toolbus/protocol";
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import Fastify, { type FastifyPluginAsync } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -253,7 +254,14 @@ describe("stopping", () => {
       restApi({
         bus,
         subjects: stack.subjects,
-        dispatch: dispatchClient(bus, stack.subjects, 60_000),
+        dispatch: dispatchClient(
+          bus,
+          stack.subjects,
+          60_000,
+          await bus
+            .kvm()
+            .open(internalSubjects(stack.subjects.prefix).kv.calls, { allow_direct: true } as never),
+        ),
         logger,
         bodyLimitBytes: 1024 * 1024,
         stopGraceMs: 500,

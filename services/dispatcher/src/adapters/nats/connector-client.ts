@@ -1,5 +1,11 @@
-/** The raw call to a server's connector, `<prefix>.connector.<server>.call`, in its own span. */
-import { type Bus, withSpan } from "@toolbus/bus";
+/**
+ * The raw call to a server's connector, `<prefix>.connector.<server>.call`, in its own span. It
+ * watches the call's execution record meanwhile: a connector that died mid-call, or an answer
+ * lost on the way, is noticed in seconds and the call asked again — which the connector's own
+ * ledger answers without running the tool twice.
+ */
+import type { KV } from "@nats-io/kv";
+import { type Bus, watchedRecord, watchedRequest, withSpan } from "@toolbus/bus";
 import { type CallToolResult, ConnectorCallResultSchema, type Subjects } from "@toolbus/protocol";
 import type { ConnectorPort } from "../../handlers/dispatch-call.js";
 
@@ -9,6 +15,8 @@ const CONNECTOR_GRACE_MS = 5_000;
 export function createConnectorClient(deps: {
   bus: Bus;
   subjects: Subjects;
+  /** The catalog's execution records (read only). */
+  executions: KV;
   toolTimeoutMs: (server: string) => number;
 }): ConnectorPort {
   return {
@@ -17,12 +25,14 @@ export function createConnectorClient(deps: {
         "toolbus.connector.call",
         { "mcp.call_id": request.callId, "mcp.server": server, "mcp.tool": request.tool },
         async () => {
-          const reply = await deps.bus.request(
+          const reply = await watchedRequest(
+            deps.bus,
             deps.subjects.connectorCall(server),
             request,
             ConnectorCallResultSchema,
             {
               timeoutMs: deps.toolTimeoutMs(server) + CONNECTOR_GRACE_MS,
+              record: watchedRecord(deps.executions, request.callId),
             },
           );
           return reply.result;

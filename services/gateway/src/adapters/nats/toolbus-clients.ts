@@ -1,5 +1,6 @@
 /** Request/reply clients for the dispatcher and the catalog's resource, prompt and completion subjects. */
-import type { Bus } from "@toolbus/bus";
+import type { KV } from "@nats-io/kv";
+import { type Bus, watchedRecord, watchedRequest } from "@toolbus/bus";
 import {
   CompleteResultSchema,
   GetPromptResultSchema,
@@ -12,11 +13,19 @@ import {
 } from "@toolbus/protocol";
 import type { DispatchPort, PromptsPort, ResourcesPort } from "../../ports.js";
 
-/** `callTimeoutMs` must outlive the approval wait plus the tool timeout: the dispatcher answers after both. */
-export function dispatchClient(bus: Bus, subjects: Subjects, callTimeoutMs: number): DispatchPort {
+/**
+ * `callTimeoutMs` must outlive the approval wait plus the tool timeout: the dispatcher answers
+ * after both. The call's record in the dispatchers' ledger (`calls`, read only) is watched
+ * meanwhile: a dispatcher that died mid-call, or a reply lost on the way, is noticed in seconds
+ * and the call sent again with its callId — another dispatcher takes it over, and it runs once.
+ */
+export function dispatchClient(bus: Bus, subjects: Subjects, callTimeoutMs: number, calls: KV): DispatchPort {
   return {
     call: (request) =>
-      bus.request(subjects.dispatchCall, request, ToolCallReplySchema, { timeoutMs: callTimeoutMs }),
+      watchedRequest(bus, subjects.dispatchCall, request, ToolCallReplySchema, {
+        timeoutMs: callTimeoutMs,
+        record: watchedRecord(calls, request.callId),
+      }),
   };
 }
 

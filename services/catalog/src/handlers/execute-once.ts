@@ -1,0 +1,144 @@
+/**
+ * A tool call runs once on its server across every catalog replica serving it: the callId is
+ * claimed in the executions ledger before the server sees anything. A second request for the
+ * callId (the dispatcher asking again after an answer was lost, or after its own replacement
+ * took the call over) gets the first outcome, or waits for it while the replica running it lives.
+ * If that replica died mid-call, nobody knows whether the tool ran: the call is answered with an
+ * error saying so, for good, and never run again.
+ */
+import type { HandlerContext } from "@toolbus/bus";
+import {
+  type ConnectorCallRequest,
+  type ConnectorCallResult,
+  callIdReusedMessage,
+  canonicalDigest,
+  type ErrorCode,
+  WireError,
+} from "@toolbus/protocol";
+
+/** What the ledger keeps of a call: its result, or the wire error it was answered with. */
+export type ExecutionOutcome =
+  | { result: ConnectorCallResult["result"] }
+  | { error: { code: ErrorCode; message: string } };
+
+export interface ExecutionLedgerPort {
+  claim(
+    callId: string,
+    identity: string,
+  ): Promise<
+    | { kind: "claimed" }
+    | { kind: "reused" }
+    | { kind: "done"; outcome: ExecutionOutcome }
+    | { kind: "running"; owner: string }
+  >;
+  await(
+    callId: string,
+    identity: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<
+    | { kind: "done"; outcome: ExecutionOutcome }
+    | { kind: "reused" }
+    | { kind: "taken_over" }
+    | { kind: "orphaned"; outcome: ExecutionOutcome }
+    | { kind: "timeout" }
+  >;
+  finish(callId: string, identity: string, outcome: ExecutionOutcome): Promise<void>;
+  release(callId: string): Promise<void>;
+}
+
+/** Outcomes after which the server certainly did not see the call: a retry may run it. */
+const NOT_RUN: ReadonlySet<ErrorCode> = new Set([
+  "stale_revision",
+  "server_not_ready",
+  "bad_request",
+  "tool_hidden",
+]);
+
+/** The outcome recorded for a call whose replica died while it ran. */
+export function orphanedOutcome(owner: string): ExecutionOutcome {
+  return {
+    error: {
+      code: "transport_error",
+      message:
+        `the toolbus connector running this call (${owner}) stopped before it answered: the tool may or may not ` +
+        "have run, and toolbus does not run it again; check the server's state before calling it with a new callId",
+    },
+  };
+}
+
+export function executeOnce(deps: {
+  ledger: ExecutionLedgerPort;
+  /** How long a request waits for the replica already running its call. */
+  waitMs: (request: ConnectorCallRequest) => number;
+  run(request: ConnectorCallRequest, ctx: HandlerContext): Promise<ConnectorCallResult>;
+}) {
+  return async (request: ConnectorCallRequest, ctx: HandlerContext): Promise<ConnectorCallResult> => {
+    const { ledger } = deps;
+    const identity = canonicalDigest({ tool: request.tool, arguments: request.arguments ?? null });
+    let claim: Awaited<ReturnType<ExecutionLedgerPort["claim"]>>;
+    try {
+      claim = await ledger.claim(request.callId, identity);
+    } catch (error) {
+      throw new WireError(
+        "server_unavailable",
+        "the executions ledger (JetStream) did not answer, so the tool was not called; send the call again",
+        { retryable: true, cause: error },
+      );
+    }
+    switch (claim.kind) {
+      case "claimed":
+        return runAndRecord();
+      case "reused":
+        throw new WireError("bad_request", callIdReusedMessage(request.callId));
+      case "done":
+        return answer(claim.outcome);
+      case "running": {
+        const waited = await ledger.await(request.callId, identity, deps.waitMs(request), ctx.signal);
+        switch (waited.kind) {
+          case "done":
+          case "orphaned":
+            return answer(waited.outcome);
+          case "reused":
+            throw new WireError("bad_request", callIdReusedMessage(request.callId));
+          case "taken_over":
+            return runAndRecord();
+          case "timeout":
+            throw new WireError("timeout", `call ${request.callId} is still running on another replica`, {
+              retryable: true,
+            });
+        }
+      }
+    }
+
+    async function runAndRecord(): Promise<ConnectorCallResult> {
+      let outcome: ExecutionOutcome;
+      try {
+        outcome = { result: (await deps.run(request, ctx)).result };
+      } catch (error) {
+        if (!(error instanceof WireError)) {
+          await ledger.release(request.callId).catch(() => undefined);
+          throw error;
+        }
+        outcome = { error: { code: error.code, message: error.message } };
+        if (NOT_RUN.has(error.code)) {
+          // The server never saw it: forget the claim, so the call may run once things change.
+          await ledger.release(request.callId).catch(() => undefined);
+          throw error;
+        }
+      }
+      void ledger.finish(request.callId, identity, outcome).catch((error: unknown) => {
+        ctx.logger.warn(
+          { err: error },
+          "the call's outcome was not recorded; a repeat waits for this replica",
+        );
+      });
+      return answer(outcome);
+    }
+  };
+}
+
+function answer(outcome: ExecutionOutcome): ConnectorCallResult {
+  if ("error" in outcome) throw new WireError(outcome.error.code, outcome.error.message);
+  return { result: outcome.result };
+}

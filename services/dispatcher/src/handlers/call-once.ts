@@ -1,0 +1,103 @@
+/**
+ * A dispatch call runs once across every dispatcher replica: its callId is claimed in the
+ * cluster's call ledger before anything runs. A second request with the callId — a client's
+ * retry on another replica, the gateway sending again after a dispatcher died — gets the first
+ * call's reply, waits for it while the replica running it lives, or takes the call over when
+ * that replica died (safe: its approval re-attaches by callId and the connector runs a callId
+ * once). The same callId for another call is refused.
+ */
+import type { HandlerContext, Logger } from "@toolbus/bus";
+import { type ToolCallReply, type ToolCallRequest, WireError } from "@toolbus/protocol";
+
+/** The ledger as the call path needs it (`CallLedger<ToolCallReply>` from @toolbus/bus). */
+export interface CallLedgerPort {
+  claim(
+    callId: string,
+    identity: string,
+  ): Promise<
+    | { kind: "claimed" }
+    | { kind: "reused" }
+    | { kind: "done"; outcome: ToolCallReply }
+    | { kind: "running"; owner: string }
+  >;
+  await(
+    callId: string,
+    identity: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<
+    | { kind: "done"; outcome: ToolCallReply }
+    | { kind: "reused" }
+    | { kind: "taken_over" }
+    | { kind: "orphaned"; outcome: ToolCallReply }
+    | { kind: "timeout" }
+  >;
+  finish(callId: string, identity: string, outcome: ToolCallReply): Promise<void>;
+}
+
+export function callOnce(deps: {
+  ledger: CallLedgerPort;
+  logger: Logger;
+  /** How long a request waits for the replica already running its call. */
+  waitMs: number;
+  run(): Promise<ToolCallReply>;
+  reused(): ToolCallReply;
+}) {
+  return async (request: ToolCallRequest, identity: string, ctx: HandlerContext): Promise<ToolCallReply> => {
+    const { ledger } = deps;
+    let claim: Awaited<ReturnType<CallLedgerPort["claim"]>>;
+    try {
+      claim = await ledger.claim(request.callId, identity);
+    } catch (error) {
+      // Without the ledger nothing can promise the call runs once: it does not run.
+      throw new WireError(
+        "server_unavailable",
+        "the call ledger (JetStream) did not answer, so the call did not run; send it again with the same callId",
+        { retryable: true, cause: error },
+      );
+    }
+    switch (claim.kind) {
+      case "claimed":
+        return runAndRecord();
+      case "reused":
+        return deps.reused();
+      case "done":
+        return claim.outcome;
+      case "running": {
+        ctx.logger.info({ owner: claim.owner }, "the call runs on another dispatcher; waiting for its reply");
+        const waited = await ledger.await(request.callId, identity, deps.waitMs, ctx.signal);
+        switch (waited.kind) {
+          case "done":
+          case "orphaned":
+            return waited.outcome;
+          case "reused":
+            return deps.reused();
+          case "taken_over":
+            ctx.logger.warn(
+              { owner: claim.owner },
+              "the dispatcher running this call stopped; running it here",
+            );
+            return runAndRecord();
+          case "timeout":
+            throw new WireError(
+              "timeout",
+              `call ${request.callId} is still running on another dispatcher; ask again with the same callId for its reply`,
+              { retryable: true },
+            );
+        }
+      }
+    }
+
+    async function runAndRecord(): Promise<ToolCallReply> {
+      const reply = await deps.run();
+      // Sent with the reply, not before it: a retry that comes first waits for it.
+      void ledger.finish(request.callId, identity, reply).catch((error: unknown) => {
+        deps.logger.warn(
+          { err: error, callId: request.callId },
+          "the call's reply was not recorded in the call ledger; a retry on another replica waits for this one",
+        );
+      });
+      return reply;
+    }
+  };
+}

@@ -12,6 +12,7 @@
 import { createHash } from "node:crypto";
 import type { KV } from "@nats-io/kv";
 import { NoRespondersError } from "@nats-io/transport-node";
+import { WireError } from "@toolbus/protocol";
 import type { z } from "zod";
 import type { Bus } from "./bus.js";
 import { type CallRecord, type Finding, findingOf, parseCallRecord } from "./core/call-record.js";
@@ -220,7 +221,7 @@ export async function watchedRequest<S extends z.ZodType>(
   let absentChecks = 0;
   let settled = false;
   const first = new Promise<z.output<S>>((resolve, reject) => {
-    let failures = 0;
+    let unanswered = 0;
     const watch = (promise: Promise<z.output<S>>) =>
       promise.then(
         (value) => {
@@ -228,12 +229,12 @@ export async function watchedRequest<S extends z.ZodType>(
           resolve(value);
         },
         (error: unknown) => {
-          failures++;
-          // The last send to fail decides, unless another one still may answer.
-          if (failures === sends.length) {
-            settled = true;
-            reject(error);
-          }
+          // An answer, even an error, is the call's: only a send nobody answered leaves room for another.
+          const unansweredSend =
+            error instanceof WireError && (error.code === "timeout" || error.code === "server_unavailable");
+          if (unansweredSend && ++unanswered < sends.length) return;
+          settled = true;
+          reject(error);
         },
       );
     watch(sends[0] as Promise<z.output<S>>);

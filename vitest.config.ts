@@ -8,6 +8,10 @@ const ssr = { resolve: { conditions: ["@toolbus/source", "node", "development|pr
 const root = fileURLToPath(new URL(".", import.meta.url));
 const packageTests = ["packages/*/test/**/*", "services/*/test/**/*"];
 
+// `expect.poll` waits for something real processes (servers, a browser) do; its default 1 s
+// fails on a loaded machine, so it waits as long as the tests' own `eventually` helpers.
+const EVENTUALLY = { timeout: 15_000, interval: 50 };
+
 // CI asks for a JSON report beside the console one, to print its `N passed, N failed` line.
 const jsonReport = process.env.TOOLBUS_TEST_REPORT;
 
@@ -37,6 +41,7 @@ export default defineConfig({
           testTimeout: 60_000,
           // Suites start real services (catalog, dispatcher, MCP servers) in their hooks.
           hookTimeout: 180_000,
+          expect: { poll: EVENTUALLY },
         },
       },
       {
@@ -47,6 +52,7 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 180_000,
+          expect: { poll: EVENTUALLY },
         },
       },
     ],

@@ -92,16 +92,16 @@ async function tryKvPut(role: Role, bucket: string, key: string): Promise<string
   }
 }
 
-/** A request through the bus runtime as `role`: the WireError code it fails with, or "answered". */
+/**
+ * A request through the bus runtime as `role`: the WireError code it fails with, or "answered".
+ * A refusal that did not come back at once would fail as `timeout`, so the code says it, not a clock.
+ */
 async function tryRequest(role: Role, subject: string): Promise<string> {
   const bus = await busAs(role);
-  const started = Date.now();
   try {
     await bus.request(subject, {}, z.unknown(), { timeoutMs: 5_000 });
     return "answered";
   } catch (error) {
-    // A refusal must come back at once, not as a timeout.
-    expect(Date.now() - started).toBeLessThan(4_000);
     return error instanceof WireError ? error.code : String(error);
   }
 }

@@ -96,13 +96,12 @@ describe("the MCP test server over stdio", () => {
   });
 
   it("ends a hanging call with the client's timeout and keeps serving", async () => {
-    const started = Date.now();
     const error = await client
       .callTool({ name: "stall" }, undefined, { timeout: 300 })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(McpError);
+    // The code says the client's 300 ms timeout ended it (a stall never ends by itself); no clock.
     expect((error as McpError).code).toBe(ErrorCode.RequestTimeout);
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(await client.callTool({ name: "echo", arguments: { after: "stall" } })).toEqual({
       content: [{ type: "text", text: '{"after":"stall"}' }],
     });

@@ -139,6 +139,35 @@ describe("connector calls", () => {
     expect((await srv.calls()).length).toBe(before);
   });
 
+  it("holds a call prepared against a revision the barrier has not learnt yet until it has, or refuses it after a bounded wait", async () => {
+    // The dispatcher can see a write in the bucket before this connector does (the ack of its own
+    // write and its watch both travel separately): such a call is not stale, only early.
+    const ahead = (await harness.revision()) + 1;
+    const early = call("srv", {
+      callId: "call-early",
+      tool: "echo",
+      arguments: { a: 1 },
+      preparedRevision: ahead,
+    });
+    await srv.setScript({ tools: [...(script.tools ?? []), { name: "later" }, { name: "sooner" }] });
+    const never = await call("srv", { callId: "call-never", tool: "echo", preparedRevision: ahead + 1_000 });
+    expect({
+      early: await early,
+      revision: await revisionOf("srv"),
+      never,
+      neverReachedServer: (await srv.calls()).some((line) => line._meta?.callId === "call-never"),
+    }).toEqual({
+      early: { ok: true, result: { result: { content: [{ type: "text", text: '{"a":1}' }] } } },
+      revision: ahead,
+      never: failure(
+        "stale_revision",
+        "tool call rejected because the catalog changed after `srv/echo` was prepared",
+        false,
+      ),
+      neverReachedServer: false,
+    });
+  });
+
   it("times a slow tool out after the server's tool timeout, or the caller's when it is shorter", async () => {
     expect(await call("timed", { callId: "call-slow-1", tool: "slow" })).toEqual(
       failure(

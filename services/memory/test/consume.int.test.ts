@@ -99,7 +99,9 @@ describe("consuming the memory stream", () => {
   });
 
   it("holds one batch beyond a slow one, no more, and keeps both alive past the ack wait, so none is delivered twice", async () => {
-    const h = await startHarness({ env: { MEMORY_ACK_WAIT_MS: "1000", MEMORY_BATCH_SIZE: "10" } });
+    // An ack wait of 2 s: the keep-alive (every third of it) then has over a second of slack
+    // before a redelivery, so a loaded machine that delays its timer does not fail the test.
+    const h = await startHarness({ env: { MEMORY_ACK_WAIT_MS: "2000", MEMORY_BATCH_SIZE: "10" } });
     await seedRollouts(h.db, [{ threadId: A, sourceUpdatedAt: 100 }]);
     const lock = await lockRow(h.db, A);
     await h.publish(messages(0, 1)[0]);
@@ -107,7 +109,7 @@ describe("consuming the memory stream", () => {
     await Promise.all(messages(1, 30).map((message) => h.publish(message)));
     await vi.waitFor(async () => expect((await consumerState(h)).unacked).toBe(11), WAIT);
     // Three ack waits: without keep-alive the server would have redelivered all eleven by now.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
     const whileSlow = await consumerState(h);
     await lock.release();
     await vi.waitFor(() => expect(h.service.stats().counted).toBe(30), WAIT);

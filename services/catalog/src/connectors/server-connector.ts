@@ -75,6 +75,13 @@ export type CallOutcome =
   | { kind: "too_large"; message: string }
   | { kind: "failed"; message: string };
 
+/**
+ * How long a call prepared against a revision this connector has not learnt yet waits for it.
+ * The dispatcher only knows revisions that are in the bucket already, so the write is on its way
+ * here (the ack of our own write, or the watch); under load it can arrive after the call.
+ */
+const REVISION_CATCH_UP_MS = 5_000;
+
 /** Delays before each reconnection attempt; the last one repeats until the server is back. */
 const BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
 
@@ -89,6 +96,8 @@ export class ServerConnector {
   private restartTimer: NodeJS.Timeout | undefined;
   private listing: Promise<void> | undefined;
   private relistWanted = false;
+  /** Calls waiting for the barrier to reach the revision they were prepared against. */
+  private readonly revisionWaiters = new Set<() => void>();
 
   constructor(
     readonly settings: ConnectorSettings,
@@ -105,7 +114,7 @@ export class ServerConnector {
 
   /** Another replica's write to this server's entry, seen through the catalog watch. */
   observeEntry(entry: ServerEntry): void {
-    this.revision = entry.revision;
+    this.setRevision(entry.revision);
   }
 
   /**
@@ -168,7 +177,7 @@ export class ServerConnector {
         promptsSupported: info.serverInfo.capabilities.prompts !== undefined,
         completionsSupported: info.serverInfo.capabilities.completions !== undefined,
       });
-      this.revision = entry.revision;
+      this.setRevision(entry.revision);
       this.setStatus({ state: "ready" });
       if (changedWhileStarting) void this.relist("tools/list_changed");
       return { state: "ready" };
@@ -226,7 +235,7 @@ export class ServerConnector {
         try {
           const tools = await connection.listTools(this.settings.startupTimeoutMs, this.settings.maxTools);
           const entry = await this.ports.writeEntry(this.settings.server, { tools: this.acceptTools(tools) });
-          this.revision = entry.revision;
+          this.setRevision(entry.revision);
           this.ports.log.info(
             { server: this.settings.server, reason, revision: entry.revision },
             "tools re-listed",
@@ -260,6 +269,9 @@ export class ServerConnector {
     onProgress?: (progress: Record<string, unknown>) => void;
   }): Promise<CallOutcome> {
     const { server } = this.settings;
+    if (request.preparedRevision !== undefined && request.preparedRevision > this.revision) {
+      await this.revisionReached(request.preparedRevision, request.signal);
+    }
     if (request.preparedRevision !== undefined && request.preparedRevision !== this.revision) {
       return {
         kind: "stale",
@@ -319,10 +331,35 @@ export class ServerConnector {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const wake of this.revisionWaiters) wake();
     this.lifetime.abort(new Error("the catalog service is stopping"));
     clearTimeout(this.restartTimer);
     await this.connection?.close();
     this.connection = undefined;
+  }
+
+  private setRevision(revision: number): void {
+    this.revision = revision;
+    for (const wake of this.revisionWaiters) wake();
+  }
+
+  /** Resolves once the barrier is at `revision` or past it, or after REVISION_CATCH_UP_MS, an abort or stop(). */
+  private revisionReached(revision: number, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        this.revisionWaiters.delete(wake);
+        resolve();
+      };
+      const wake = () => {
+        if (this.revision >= revision || this.stopped || signal?.aborted) done();
+      };
+      const timer = setTimeout(done, REVISION_CATCH_UP_MS);
+      signal?.addEventListener("abort", done);
+      this.revisionWaiters.add(wake);
+      wake();
+    });
   }
 
   /** The listed tools the entry keeps (core/tool-filter.ts); malformed ones are logged. */

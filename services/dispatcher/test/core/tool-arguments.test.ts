@@ -99,12 +99,9 @@ describe("parseToolArguments", () => {
     });
   });
 
-  it("rejects a million open brackets quickly", () => {
-    const started = performance.now();
-    const parsed = parseToolArguments("[".repeat(1_000_000));
-    expect({ kind: parsed.kind, fast: performance.now() - started < 1_000 }).toEqual({
-      kind: "invalid_json",
-      fast: true,
-    });
+  // Without overflowing the stack; a parser that went quadratic would run past the test's timeout
+  // (a clock check here would fail on a loaded machine instead).
+  it("rejects a million open brackets", () => {
+    expect(parseToolArguments("[".repeat(1_000_000)).kind).toBe("invalid_json");
   });
 });

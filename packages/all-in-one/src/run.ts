@@ -128,6 +128,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     stops.push(["approvals", () => approvals.stop()]);
     const memory = await startMemoryService(loadMemoryConfig(serviceEnv, config.memory), {
       logger: loggerOf("memory"),
+      streamLimits: config.bus.memory,
     });
     stops.push(["memory", () => memory.stop()]);
     const gatewayLogger = loggerOf("gateway");

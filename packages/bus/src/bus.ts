@@ -9,6 +9,7 @@ import { type NatsConnection, headers as natsHeaders, type Status } from "@nats-
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { connectCoalescing } from "./coalescing-transport.js";
+import type { EventDeliveryLimits } from "./core/backoff.js";
 import { EventPublisher, type PublishEventOptions, storeInStream } from "./events.js";
 import { BUS_METRICS, type BusInstruments } from "./metrics.js";
 import { MicroService } from "./micro-service.js";
@@ -29,6 +30,8 @@ export interface ConnectBusOptions {
   natsUrl: string;
   service: ServiceIdentity;
   logger: Logger;
+  /** How unacknowledged events are retried and how many are held; default `DEFAULT_EVENT_DELIVERY`. */
+  events?: Partial<EventDeliveryLimits>;
 }
 
 export interface DrainOptions {
@@ -56,7 +59,12 @@ export interface Bus {
   publish(subject: string, body: unknown): void;
   /** JetStream publish; returns at once, the ack is tracked (see `flushEvents`). */
   publishEvent(subject: string, body: unknown, options?: PublishEventOptions): void;
-  /** Resolves when every event published so far has been acked or reported lost. */
+  /** Events published and not yet acknowledged (in flight or waiting to be retried). */
+  readonly pendingEvents: number;
+  /**
+   * Resolves when every event published so far has been acked or given up on (while JetStream
+   * is down, at most the retry budget after the last publish).
+   */
   flushEvents(): Promise<void>;
   /** Stops serving (queued requests are still delivered) and waits for in-flight handlers. */
   drain(options?: DrainOptions): Promise<void>;
@@ -80,7 +88,7 @@ export async function connectBus(options: ConnectBusOptions): Promise<Bus> {
   });
   logger.info({ natsUrl, server: nc.getServer() }, "connected to NATS");
   void logStatus(nc, logger);
-  return new NatsBus(nc, options.service, logger);
+  return new NatsBus(nc, options.service, logger, options.events);
 }
 
 async function logStatus(nc: NatsConnection, logger: Logger): Promise<void> {
@@ -140,12 +148,17 @@ class NatsBus implements Bus {
   #micro: MicroService | undefined;
   #metrics: BusInstruments | undefined;
 
-  constructor(nc: NatsConnection, service: ServiceIdentity, logger: Logger) {
+  constructor(
+    nc: NatsConnection,
+    service: ServiceIdentity,
+    logger: Logger,
+    events: Partial<EventDeliveryLimits> = {},
+  ) {
     this.nc = nc;
     this.service = Object.freeze({ ...service });
     this.logger = logger;
     this.#inbox = new ReplyInbox(nc);
-    this.#events = new EventPublisher(storeInStream(this.#inbox), logger);
+    this.#events = new EventPublisher(storeInStream(this.#inbox), logger, { limits: events });
   }
 
   js(): JetStreamClient {
@@ -223,6 +236,10 @@ class NatsBus implements Bus {
 
   flushEvents(): Promise<void> {
     return this.#events.flush();
+  }
+
+  get pendingEvents(): number {
+    return this.#events.pendingCount;
   }
 
   async drain(options: DrainOptions = {}): Promise<void> {

@@ -15,8 +15,16 @@ export {
   type MetricSpec,
   metricDocRows,
 } from "./core/metric-specs.js";
-export type { PublishEventOptions } from "./events.js";
-export { type EnsureStreamConfig, ensureKv, ensureStream } from "./jetstream.js";
+export { DEFAULT_EVENT_DELIVERY, type EventDeliveryLimits } from "./core/backoff.js";
+export { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
+export type { EventLossReason, PublishEventOptions } from "./events.js";
+export {
+  EVENT_DUPLICATE_WINDOW_MS,
+  type EnsureStreamConfig,
+  ensureEventsStream,
+  ensureKv,
+  ensureStream,
+} from "./jetstream.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
 export {
   type AttributesOf,

@@ -11,12 +11,35 @@ import {
 } from "@nats-io/jetstream";
 import type { KV, KvOptions } from "@nats-io/kv";
 import type { Bus } from "./bus.js";
+import { DEFAULT_EVENT_DELIVERY, eventDuplicateWindowMs } from "./core/backoff.js";
 import { kvStreamChanges } from "./core/kv-limits.js";
+import { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
+import { EVENT_ACK_TIMEOUT_MS } from "./events.js";
 
 /** JetStream's "stream name already in use with a different configuration". */
 const STREAM_NAME_IN_USE = 10058;
 
 export type EnsureStreamConfig = Partial<StreamConfig> & Pick<StreamConfig, "name">;
+
+/**
+ * The stream that takes `<prefix>.events.>`, with its limits; its duplicate window covers the
+ * event publisher's default retry budget, so a retried event is stored once. Every service that
+ * creates it asks for the same config (from the `[bus]` table), so none undoes another's.
+ */
+export function ensureEventsStream(
+  jsm: JetStreamManager,
+  names: { name: string; subjects: readonly string[] },
+  limits: StreamLimits,
+): Promise<StreamInfo> {
+  return ensureStream(jsm, {
+    name: names.name,
+    subjects: [...names.subjects],
+    ...streamLimitFields(limits, EVENT_DUPLICATE_WINDOW_MS),
+  });
+}
+
+/** How long JetStream remembers an event's msgID: every retry of one event falls inside it. */
+export const EVENT_DUPLICATE_WINDOW_MS = eventDuplicateWindowMs(DEFAULT_EVENT_DELIVERY, EVENT_ACK_TIMEOUT_MS);
 
 export async function ensureStream(jsm: JetStreamManager, config: EnsureStreamConfig): Promise<StreamInfo> {
   try {

@@ -35,7 +35,9 @@ export { ConfigFileError, type ConfigProblem, formatProblems } from "./problems.
 export { INHERITED_ENV_VARS, stdioChildEnv } from "./stdio-env.js";
 export {
   type ApprovalsConfig,
+  type BusConfig,
   type CatalogConfig,
+  DEFAULT_BUS_CONFIG,
   DEFAULT_ALLOWED_HOSTS,
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_APPROVALS_PORT,
@@ -43,6 +45,7 @@ export {
   DEFAULT_MEMORY_CONFIG,
   type GatewayConfig,
   type MemoryConfig,
+  type StreamLimits,
 } from "./tables.js";
 export type { ConfigSource, ToolbusConfig } from "./toolbus-config.js";
 export { type ParseOptions, parseToolbusToml } from "./toolbus-toml.js";

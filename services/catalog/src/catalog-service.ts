@@ -5,7 +5,7 @@
 
 import { type KV, KvWatchInclude } from "@nats-io/kv";
 import type { Bus, Handler, Logger } from "@toolbus/bus";
-import { ensureKv, ensureStream } from "@toolbus/bus";
+import { ensureEventsStream, ensureKv } from "@toolbus/bus";
 import { type McpServerConfig, resolveHttpHeaders, stdioChildEnv, type ToolbusConfig } from "@toolbus/config";
 import {
   CatalogGetRequestSchema,
@@ -76,10 +76,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   const { bus, subjects, config, logger } = deps;
   const owned = selectServers(config, deps.servers);
   const jsm = await bus.jsm();
-  await ensureStream(jsm, {
-    name: subjects.streams.events.name,
-    subjects: [...subjects.streams.events.subjects],
-  });
+  await ensureEventsStream(jsm, subjects.streams.events, config.bus.events);
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
   const store = new CatalogStore({ js: bus.js(), jsm, kv, bucket: subjects.kv.catalog });
   const origins = new ResourceOrigins(

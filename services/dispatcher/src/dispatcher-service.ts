@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { type HooksConfig, NO_HOOKS, parseHooksFile } from "@toolbus/approvals";
-import { type Bus, ensureKv, ensureStream, type Logger, secondsSince } from "@toolbus/bus";
+import { type Bus, ensureEventsStream, ensureKv, type Logger, secondsSince } from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
 import { type Subjects, ToolCallRequestSchema } from "@toolbus/protocol";
 import { createApprovalsClient } from "./adapters/nats/approvals-client.js";
@@ -44,10 +44,7 @@ const UNKNOWN_SERVER = "toolbus";
 export async function startDispatcherService(deps: DispatcherServiceDeps): Promise<DispatcherService> {
   const { bus, subjects, config, logger } = deps;
   const jsm = await bus.jsm();
-  await ensureStream(jsm, {
-    name: subjects.streams.events.name,
-    subjects: [...subjects.streams.events.subjects],
-  });
+  await ensureEventsStream(jsm, subjects.streams.events, config.bus.events);
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
   const catalog = await CatalogReplica.open({
     kv,

@@ -1,7 +1,7 @@
 /** The memory service process: config → telemetry → logger → service → shutdown on SIGTERM. */
 import { parseArgs } from "node:util";
 import { ConfigError, createLogger, onShutdown, startTelemetry } from "@toolbus/bus";
-import { ConfigFileError, loadToolbusConfig } from "@toolbus/config";
+import { ConfigFileError, loadToolbusConfig, type StreamLimits } from "@toolbus/config";
 import { loadMemoryConfig } from "./config.js";
 import { SERVICE_NAME, SERVICE_VERSION, startMemoryService } from "./memory-service.js";
 
@@ -11,10 +11,11 @@ function exitWith(message: string): never {
 }
 
 let config: ReturnType<typeof loadMemoryConfig>;
+let streamLimits: StreamLimits;
 let stopTelemetry: () => Promise<void>;
 try {
   const { values } = parseArgs({ options: { config: { type: "string" } }, strict: true });
-  // Only the [memory] table matters here; with no file its defaults apply (the demo server is never started).
+  // Only the [memory] and [bus] tables matter here; with no file its defaults apply (the demo server is never started).
   const toolbus = await loadToolbusConfig({
     path: values.config,
     env: process.env,
@@ -22,6 +23,7 @@ try {
     demoServer: () => ({ command: "server-everything", args: ["stdio"] }),
   });
   config = loadMemoryConfig(process.env, toolbus.memory);
+  streamLimits = toolbus.bus.memory;
   stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
 } catch (err) {
   if (err instanceof ConfigError || err instanceof ConfigFileError) exitWith(err.message);
@@ -30,7 +32,7 @@ try {
 }
 const logger = createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION, level: config.logLevel });
 try {
-  const service = await startMemoryService(config, { logger });
+  const service = await startMemoryService(config, { logger, streamLimits });
   onShutdown(service.bus, { logger, closers: [() => service.close(), stopTelemetry] });
 } catch (err) {
   logger.fatal(

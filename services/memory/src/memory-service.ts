@@ -5,7 +5,8 @@
  * while Postgres is down; ingest then waits, and starts once the schema is migrated.
  */
 import { fileURLToPath } from "node:url";
-import { type Bus, connectBus, createLogger, type Logger } from "@toolbus/bus";
+import { type Bus, connectBus, createLogger, type Logger, type StreamLimits } from "@toolbus/bus";
+import { DEFAULT_BUS_CONFIG } from "@toolbus/config";
 import {
   createSubjects,
   MemoryStripRequestSchema,
@@ -38,6 +39,8 @@ export interface MemoryServiceOptions {
   logger?: Logger;
   /** Default: the service's own `migrations/`. */
   migrationsDir?: string;
+  /** Limits of TOOLBUS_MEMORY (the `[bus]` table's `memory_*`); default `DEFAULT_BUS_CONFIG.memory`. */
+  streamLimits?: StreamLimits;
 }
 
 export interface MemoryServiceStats extends IngestStats {
@@ -93,7 +96,7 @@ export async function startMemoryService(
   }
   try {
     const jsm = await bus.jsm();
-    await ensureMemoryStream(jsm, subjects);
+    await ensureMemoryStream(jsm, subjects, options.streamLimits ?? DEFAULT_BUS_CONFIG.memory);
     await ensureMemoryConsumer(jsm, subjects, consumerSettings);
     await serveEndpoints(bus, subjects, store);
   } catch (err) {

@@ -8,6 +8,7 @@ export {
 } from "./bus.js";
 export { ConfigError, loadConfig } from "./config.js";
 export { AttributeCache } from "./core/attribute-cache.js";
+export { DEFAULT_EVENT_DELIVERY, type EventDeliveryLimits } from "./core/backoff.js";
 export {
   DURATION_BUCKETS_S,
   type InstrumentKind,
@@ -15,16 +16,16 @@ export {
   type MetricSpec,
   metricDocRows,
 } from "./core/metric-specs.js";
-export { DEFAULT_EVENT_DELIVERY, type EventDeliveryLimits } from "./core/backoff.js";
 export { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
 export type { EventLossReason, PublishEventOptions } from "./events.js";
 export {
-  EVENT_DUPLICATE_WINDOW_MS,
   type EnsureStreamConfig,
+  EVENT_DUPLICATE_WINDOW_MS,
   ensureEventsStream,
   ensureKv,
   ensureStream,
 } from "./jetstream.js";
+export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
 export {
   type AttributesOf,

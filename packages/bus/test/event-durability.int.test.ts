@@ -26,7 +26,11 @@ describe("events across a NATS outage", () => {
       level: "debug",
       destination: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) },
     });
-    const bus = await connectBus({ natsUrl: nats.url, service: { name: "durability", version: "1.0.0" }, logger });
+    const bus = await connectBus({
+      natsUrl: nats.url,
+      service: { name: "durability", version: "1.0.0" },
+      logger,
+    });
     const names = { name: "T_EVENTS", subjects: ["t.events.>"] };
     const jsm = await bus.jsm();
     const info = await ensureEventsStream(jsm, names, { maxAgeMs: 3_600_000, maxBytes: 64 * 1024 * 1024 });

@@ -183,8 +183,7 @@ const MemoryTable = z
     }),
   );
 
-const streamAgeSec = (min: number) =>
-  z.number().min(min, { error: `must be at least ${min} seconds` });
+const streamAgeSec = (min: number) => z.number().min(min, { error: `must be at least ${min} seconds` });
 const StreamBytes = z
   .int()
   .min(MIN_STREAM_MAX_BYTES, { error: `must be at least ${MIN_STREAM_MAX_BYTES} bytes (1 MiB)` });

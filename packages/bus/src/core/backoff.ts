@@ -34,17 +34,27 @@ export const DEFAULT_EVENT_DELIVERY: Readonly<EventDeliveryLimits> = Object.free
  * last attempt's ack wait), or a retry of an event stored without its ack reaching us would be
  * stored twice. Streams that take events use at least this.
  */
-export function eventDuplicateWindowMs(limits: Pick<EventDeliveryLimits, "retryBudgetMs">, ackWaitMs: number): number {
+export function eventDuplicateWindowMs(
+  limits: Pick<EventDeliveryLimits, "retryBudgetMs">,
+  ackWaitMs: number,
+): number {
   return limits.retryBudgetMs + ackWaitMs;
 }
 
 /** The delay before retry number `retry` (1-based). */
-export function retryDelayMs(limits: Pick<EventDeliveryLimits, "firstDelayMs" | "maxDelayMs">, retry: number): number {
+export function retryDelayMs(
+  limits: Pick<EventDeliveryLimits, "firstDelayMs" | "maxDelayMs">,
+  retry: number,
+): number {
   return Math.min(limits.firstDelayMs * 2 ** Math.max(0, retry - 1), limits.maxDelayMs);
 }
 
 /** True when an event first published at `firstAtMs` has used up its retries at `nowMs`. */
-export function retryBudgetSpent(limits: Pick<EventDeliveryLimits, "retryBudgetMs">, firstAtMs: number, nowMs: number): boolean {
+export function retryBudgetSpent(
+  limits: Pick<EventDeliveryLimits, "retryBudgetMs">,
+  firstAtMs: number,
+  nowMs: number,
+): boolean {
   return nowMs - firstAtMs >= limits.retryBudgetMs;
 }
 

@@ -42,13 +42,12 @@ describe("overHoldBound", () => {
     { held: { count: 3, bytes: 10 }, bytes: 1, over: true },
     { held: { count: 0, bytes: 0 }, bytes: 101, over: true },
     { held: { count: 1, bytes: 60 }, bytes: 41, over: true },
-  ])("holding $held.count events of $held.bytes bytes, one more of $bytes bytes is over: $over", ({
-    held,
-    bytes,
-    over,
-  }) => {
-    expect(overHoldBound(bound, held, bytes)).toBe(over);
-  });
+  ])(
+    "holding $held.count events of $held.bytes bytes, one more of $bytes bytes is over: $over",
+    ({ held, bytes, over }) => {
+      expect(overHoldBound(bound, held, bytes)).toBe(over);
+    },
+  );
 });
 
 describe("eventDuplicateWindowMs", () => {

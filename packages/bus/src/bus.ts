@@ -11,6 +11,7 @@ import type { z } from "zod";
 import { connectCoalescing } from "./coalescing-transport.js";
 import type { EventDeliveryLimits } from "./core/backoff.js";
 import { EventPublisher, type PublishEventOptions, storeInStream } from "./events.js";
+import { LargeReplies } from "./large-replies.js";
 import { BUS_METRICS, type BusInstruments } from "./metrics.js";
 import { MicroService } from "./micro-service.js";
 import { ReplyInbox } from "./reply-inbox.js";
@@ -140,6 +141,7 @@ class NatsBus implements Bus {
   readonly logger: Logger;
   readonly #inbox: ReplyInbox;
   readonly #events: EventPublisher;
+  readonly #largeReplies: LargeReplies;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #abort = new AbortController();
   #js: JetStreamClient | undefined;
@@ -159,6 +161,10 @@ class NatsBus implements Bus {
     this.logger = logger;
     this.#inbox = new ReplyInbox(nc);
     this.#events = new EventPublisher(storeInStream(this.#inbox), logger, { limits: events });
+    this.#largeReplies = new LargeReplies(
+      () => this.js(),
+      () => this.nc.info?.max_payload ?? 1024 * 1024,
+    );
   }
 
   js(): JetStreamClient {
@@ -190,6 +196,7 @@ class NatsBus implements Bus {
         signal: this.#abort.signal,
         maxPayload: () => this.nc.info?.max_payload ?? 1024 * 1024,
         metrics: this.#metrics,
+        largeReplies: this.#largeReplies,
       },
       spec,
       handler,
@@ -223,7 +230,7 @@ class NatsBus implements Bus {
     resultSchema: S,
     options?: RequestOptions,
   ): Promise<z.output<S>> {
-    return requestReply(this.#inbox, subject, body, resultSchema, options);
+    return requestReply(this.#inbox, subject, body, resultSchema, options, this.#largeReplies);
   }
 
   publish(subject: string, body: unknown): void {

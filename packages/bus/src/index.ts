@@ -26,6 +26,7 @@ export {
   ensureStream,
 } from "./jetstream.js";
 export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
+export { type LargeReplyOptions, largeReplyOptions, REPLY_OBJECT_HEADER } from "./large-replies.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
 export {
   type AttributesOf,

@@ -67,6 +67,11 @@ export interface BusConfig {
   memory: StreamLimits;
   /** The object store holding replies larger than one NATS message until their caller has read them. */
   largeReplies: StreamLimits;
+  /**
+   * The largest reply toolbus carries (a tool's result, read from its MCP server): one larger
+   * than NATS max_payload travels through the large-replies store; a larger one is refused.
+   */
+  maxReplyBytes: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -75,6 +80,7 @@ export const DEFAULT_BUS_CONFIG: Readonly<BusConfig> = Object.freeze({
   events: Object.freeze({ maxAgeMs: 7 * DAY_MS, maxBytes: GIB }),
   memory: Object.freeze({ maxAgeMs: 7 * DAY_MS, maxBytes: GIB }),
   largeReplies: Object.freeze({ maxAgeMs: 10 * 60 * 1000, maxBytes: GIB }),
+  maxReplyBytes: 16 * 1024 * 1024,
 });
 /** Streams that take events de-duplicate retries for 5 minutes: a shorter max age is refused by JetStream. */
 export const MIN_STREAM_MAX_AGE_SEC = 600;
@@ -196,6 +202,7 @@ const BusTable = z
     memory_max_bytes: StreamBytes.optional(),
     large_reply_ttl_sec: streamAgeSec(MIN_LARGE_REPLY_TTL_SEC).optional(),
     large_replies_max_bytes: StreamBytes.optional(),
+    max_reply_bytes: StreamBytes.optional(),
   })
   .transform((t): BusConfig => {
     const limits = (ageSec: number | undefined, bytes: number | undefined, defaults: StreamLimits) => ({
@@ -206,6 +213,7 @@ const BusTable = z
       events: limits(t.events_max_age_sec, t.events_max_bytes, DEFAULT_BUS_CONFIG.events),
       memory: limits(t.memory_max_age_sec, t.memory_max_bytes, DEFAULT_BUS_CONFIG.memory),
       largeReplies: limits(t.large_reply_ttl_sec, t.large_replies_max_bytes, DEFAULT_BUS_CONFIG.largeReplies),
+      maxReplyBytes: t.max_reply_bytes ?? DEFAULT_BUS_CONFIG.maxReplyBytes,
     };
   });
 

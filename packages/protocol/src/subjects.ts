@@ -121,6 +121,11 @@ export interface Subjects {
   /** `<prefix>.calls.<callId>.*`: every relay of one call. */
   callRelayAll(callId: string): string;
   readonly kv: { readonly catalog: string; readonly approvalGrants: string };
+  /**
+   * JetStream object stores. `largeReplies`: replies larger than one NATS message, stored by the
+   * service that answers and read (then deleted) by the caller the reply header names it to.
+   */
+  readonly objectStores: { readonly largeReplies: string };
   readonly streams: { readonly events: StreamNames; readonly memory: StreamNames };
 }
 
@@ -168,6 +173,7 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
     },
     callRelayAll: (callId: string) => `${p}.calls.${subjectToken(callId)}.*`,
     kv: Object.freeze({ catalog: `${p}_catalog`, approvalGrants: `${p}_approval_grants` }),
+    objectStores: Object.freeze({ largeReplies: `${p}_large_replies` }),
     streams: Object.freeze({
       events: Object.freeze({ name: jetStreamName(p, "EVENTS"), subjects: Object.freeze([`${p}.events.>`]) }),
       memory: Object.freeze({

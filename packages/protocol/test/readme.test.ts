@@ -56,6 +56,11 @@ describe("README.md", () => {
     expect(tableUnder("JetStream names")).toStrictEqual([
       { name: "`kv.catalog`", kind: "KV bucket", default: code(s.kv.catalog) },
       { name: "`kv.approvalGrants`", kind: "KV bucket", default: code(s.kv.approvalGrants) },
+      {
+        name: "`objectStores.largeReplies`",
+        kind: "object store",
+        default: code(s.objectStores.largeReplies),
+      },
       { name: "`streams.events`", kind: "stream", default: code(s.streams.events.name) },
       { name: "`streams.memory`", kind: "stream", default: code(s.streams.memory.name) },
     ]);

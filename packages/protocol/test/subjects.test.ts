@@ -118,6 +118,7 @@ describe("the default prefix", () => {
       memory: { name: "TOOLBUS_MEMORY", subjects: ["toolbus.memory.message"] },
     });
     expect(s.kv).toStrictEqual({ catalog: "toolbus_catalog", approvalGrants: "toolbus_approval_grants" });
+    expect(s.objectStores).toStrictEqual({ largeReplies: "toolbus_large_replies" });
   });
 });
 
@@ -155,6 +156,7 @@ describe("another prefix", () => {
       ...producedSubjects(tenant),
       tenant.kv.catalog,
       tenant.kv.approvalGrants,
+      tenant.objectStores.largeReplies,
       tenant.streams.events.name,
       tenant.streams.memory.name,
     ];

@@ -5,7 +5,7 @@
 
 import { type KV, KvWatchInclude } from "@nats-io/kv";
 import type { Bus, Handler, Logger } from "@toolbus/bus";
-import { ensureEventsStream, ensureKv } from "@toolbus/bus";
+import { ensureEventsStream, ensureKv, largeReplyOptions } from "@toolbus/bus";
 import { type McpServerConfig, resolveHttpHeaders, stdioChildEnv, type ToolbusConfig } from "@toolbus/config";
 import {
   CatalogGetRequestSchema,
@@ -85,8 +85,10 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   await store.putNaming(config.catalog);
   const now = () => new Date().toISOString();
   const metrics = catalogRecorder();
-  // Nothing bigger than one bus message can reach a caller, so no bigger MCP message is read.
-  const maxMessageBytes = bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+  // No MCP message bigger than the largest reply the bus carries is read (one bigger than a NATS
+  // message travels through the large-replies object store).
+  const maxMessageBytes = Math.max(bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD, config.bus.maxReplyBytes);
+  const largeReplies = largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies);
 
   const baseOf = (server: McpServerConfig) => ({
     server: server.name,
@@ -167,7 +169,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     timeoutMs: OWNER_TIMEOUT_MS,
   });
   await bus.serve(
-    { subject: subjects.catalogGet, name: "catalog-get", request: CatalogGetRequestSchema },
+    { subject: subjects.catalogGet, name: "catalog-get", request: CatalogGetRequestSchema, largeReplies },
     view.get,
   );
   await bus.serve(
@@ -240,6 +242,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         name: `connector-${name}-call`,
         queue,
         request: ConnectorCallRequestSchema,
+        largeReplies,
       },
       async (request, ctx) => {
         try {

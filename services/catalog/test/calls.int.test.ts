@@ -240,8 +240,8 @@ describe("connector calls", () => {
     const tooLarge = (server: string, size: string) =>
       failure(
         "payload_too_large",
-        `tool call failed for \`${server}/huge\`: the server's reply ${size}is larger than 1048576 bytes, ` +
-          "the most the bus carries in one message (NATS max_payload); ask the tool for less output",
+        `tool call failed for \`${server}/huge\`: the server's reply ${size}is larger than 16777216 bytes, ` +
+          "the most toolbus carries in one reply ([bus] max_reply_bytes); ask the tool for less output, or raise the limit",
         false,
       );
     // Over stdio the whole reply is counted (the text plus its JSON-RPC framing); HTTP stops reading.

@@ -5,7 +5,14 @@
  */
 import { readFile } from "node:fs/promises";
 import { type HooksConfig, NO_HOOKS, parseHooksFile } from "@toolbus/approvals";
-import { type Bus, ensureEventsStream, ensureKv, type Logger, secondsSince } from "@toolbus/bus";
+import {
+  type Bus,
+  ensureEventsStream,
+  ensureKv,
+  type Logger,
+  largeReplyOptions,
+  secondsSince,
+} from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
 import { type Subjects, ToolCallRequestSchema } from "@toolbus/protocol";
 import { createApprovalsClient } from "./adapters/nats/approvals-client.js";
@@ -80,6 +87,8 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
       name: "dispatch-call",
       request: ToolCallRequestSchema,
       spanName: "toolbus.dispatch.call",
+      // A raw result larger than one NATS message reaches the caller through the object store.
+      largeReplies: largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies),
     },
     (request, ctx) =>
       deduper.run(request.callId, async () => {

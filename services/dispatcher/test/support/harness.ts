@@ -59,6 +59,8 @@ export interface HarnessOptions {
   dispatcherProcess?: boolean;
   /** A hooks file (Claude Code's shape), named by `[approvals] hooks`. */
   hooks?: unknown;
+  /** More toolbus.toml tables, e.g. `[bus]` limits. */
+  tables?: string;
 }
 
 export type Envelope<T> =
@@ -180,6 +182,7 @@ export class DispatchHarness {
       writeFileSync(hooksPath, JSON.stringify(options.hooks));
       toml = `[approvals]\nhooks = ${JSON.stringify(hooksPath)}\n\n${toml}`;
     }
+    if (options.tables !== undefined) toml = `${options.tables}\n\n${toml}`;
     writeFileSync(this.configPath, toml);
 
     this.catalogProcess = await startServiceProcess({

@@ -27,15 +27,20 @@ import { injectTraceContext } from "./tracing.js";
 export interface PublishEventOptions {
   /** Deduplication id within the stream's duplicate window; default a fresh unique id. */
   msgID?: string;
+  /** Told the event's stream sequence once JetStream acknowledged it (the first copy's, for a duplicate). */
+  onStored?(sequence: number): void;
 }
 
-/** Publishes one message to JetStream; resolves once a stream stored it (or had it already). */
+/**
+ * Publishes one message to JetStream; resolves with its stream sequence once a stream stored
+ * it (or had it already).
+ */
 export type StoreInStream = (
   subject: string,
   payload: string,
   msgID: string,
   headers: MsgHdrs,
-) => Promise<void>;
+) => Promise<number>;
 
 /** How long JetStream may take to ack one publish (the nats.js default). */
 export const EVENT_ACK_TIMEOUT_MS = 5_000;
@@ -50,12 +55,16 @@ export function storeInStream(inbox: ReplyInbox): StoreInStream {
     const ack = await inbox.request(subject, payload, { timeoutMs: EVENT_ACK_TIMEOUT_MS, headers });
     const body = JSON.parse(ack.string()) as {
       stream?: string;
+      seq?: number;
       error?: { description?: string; code?: number };
     };
     if (body.error) {
       throw new Error(`JetStream refused the event: ${body.error.description ?? `code ${body.error.code}`}`);
     }
-    if (!body.stream) throw new Error("JetStream answered the event with an invalid ack");
+    if (!body.stream || typeof body.seq !== "number") {
+      throw new Error("JetStream answered the event with an invalid ack");
+    }
+    return body.seq;
   };
 }
 
@@ -70,6 +79,7 @@ interface HeldEvent {
   readonly headers: MsgHdrs;
   readonly bytes: number;
   readonly firstAtMs: number;
+  readonly onStored: ((sequence: number) => void) | undefined;
 }
 
 export interface EventPublisherOptions {
@@ -130,6 +140,7 @@ export class EventPublisher {
       headers: injectTraceContext(undefined, context.active()),
       bytes,
       firstAtMs: this.#now(),
+      onStored: options.onStored,
     };
     this.#held.set(event.seq, event);
     this.#heldBytes += bytes;
@@ -146,13 +157,18 @@ export class EventPublisher {
 
   #send(event: HeldEvent): void {
     this.#store(event.subject, event.payload, event.msgID, event.headers).then(
-      () => this.#stored(event),
+      (sequence) => this.#stored(event, sequence),
       (error: unknown) => this.#failed(event, error),
     );
   }
 
-  #stored(event: HeldEvent): void {
+  #stored(event: HeldEvent, sequence: number): void {
     this.#release(event);
+    try {
+      event.onStored?.(sequence);
+    } catch (error) {
+      this.#logger.error({ err: error, subject: event.subject }, "an event's onStored callback threw");
+    }
     if (this.#failingSince !== undefined || this.#lostInRun > 0) {
       this.#logger.warn(
         { lost: this.#lostInRun, waiting: this.#waiting.length },
@@ -195,8 +211,9 @@ export class EventPublisher {
       this.#expire();
       const probe = this.#waiting.shift();
       if (!probe) return;
+      let sequence: number;
       try {
-        await this.#store(probe.subject, probe.payload, probe.msgID, probe.headers);
+        sequence = await this.#store(probe.subject, probe.payload, probe.msgID, probe.headers);
       } catch (error) {
         if (error instanceof ClosedConnectionError) {
           this.#release(probe);
@@ -210,7 +227,7 @@ export class EventPublisher {
         this.#waiting.unshift(probe);
         continue;
       }
-      this.#stored(probe);
+      this.#stored(probe, sequence);
       for (const event of this.#waiting.splice(0)) this.#send(event);
       return;
     }

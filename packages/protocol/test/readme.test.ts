@@ -56,6 +56,7 @@ describe("README.md", () => {
     expect(tableUnder("JetStream names")).toStrictEqual([
       { name: "`kv.catalog`", kind: "KV bucket", default: code(s.kv.catalog) },
       { name: "`kv.approvalGrants`", kind: "KV bucket", default: code(s.kv.approvalGrants) },
+      { name: "`kv.callHistory`", kind: "KV bucket", default: code(s.kv.callHistory) },
       {
         name: "`objectStores.largeReplies`",
         kind: "object store",

@@ -14,14 +14,10 @@ import {
   secondsSince,
 } from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
-import { type Subjects, ToolCallRequestSchema } from "@toolbus/protocol";
+import { DispatchHistoryRequestSchema, type Subjects, ToolCallRequestSchema } from "@toolbus/protocol";
 import { createApprovalsClient } from "./adapters/nats/approvals-client.js";
 import { createCallEvents } from "./adapters/nats/call-events.js";
-import {
-  DispatchHistoryRequestSchema,
-  dispatchHistorySubject,
-  replayThreadItems,
-} from "./adapters/nats/call-history.js";
+import { openCallHistoryIndex, replayThreadItems } from "./adapters/nats/call-history.js";
 import { CatalogReplica } from "./adapters/nats/catalog-replica.js";
 import { createConnectorClient } from "./adapters/nats/connector-client.js";
 import { createCallDeduper } from "./core/index.js";
@@ -60,7 +56,8 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
     onError: (error) => logger.error({ err: error }, "the catalog watch failed; calls use the last copy"),
   });
   const hooks = await loadHooks(config, logger);
-  const events = createCallEvents(bus, subjects);
+  const history = await openCallHistoryIndex({ bus, subjects, events: config.bus.events, logger });
+  const events = createCallEvents(bus, subjects, history);
   const metrics = dispatcherRecorder();
   const call = dispatchCall({
     catalog,
@@ -100,7 +97,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   );
   await bus.serve(
     {
-      subject: dispatchHistorySubject(subjects),
+      subject: subjects.dispatchHistory,
       name: "dispatch-history",
       request: DispatchHistoryRequestSchema,
       spanName: "toolbus.dispatch.history",

@@ -35,7 +35,6 @@ import {
   startTestServer,
   type TestServerScript,
 } from "@toolbus/testkit/mcp-test-server";
-import { dispatchHistorySubject } from "../../src/adapters/nats/call-history.js";
 import { type DispatcherService, startDispatcherService } from "../../src/dispatcher-service.js";
 import { type ServiceProcess, startServiceProcess } from "./processes.js";
 
@@ -316,7 +315,7 @@ export class DispatchHarness {
   }
 
   async history(threadId: string): Promise<Envelope<{ items: McpToolCallItem[] }>> {
-    const reply = await this.nc.request(dispatchHistorySubject(this.subjects), JSON.stringify({ threadId }), {
+    const reply = await this.nc.request(this.subjects.dispatchHistory, JSON.stringify({ threadId }), {
       timeout: 10_000,
     });
     return reply.json<Envelope<{ items: McpToolCallItem[] }>>();

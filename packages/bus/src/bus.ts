@@ -11,7 +11,7 @@ import type { z } from "zod";
 import { connectCoalescing } from "./coalescing-transport.js";
 import type { EventDeliveryLimits } from "./core/backoff.js";
 import { EventPublisher, type PublishEventOptions, storeInStream } from "./events.js";
-import { LargeReplies } from "./large-replies.js";
+import { LargeReplies, lateReplyHandler } from "./large-replies.js";
 import { BUS_METRICS, type BusInstruments } from "./metrics.js";
 import { MicroService } from "./micro-service.js";
 import { ReplyInbox } from "./reply-inbox.js";
@@ -159,12 +159,12 @@ class NatsBus implements Bus {
     this.nc = nc;
     this.service = Object.freeze({ ...service });
     this.logger = logger;
-    this.#inbox = new ReplyInbox(nc);
-    this.#events = new EventPublisher(storeInStream(this.#inbox), logger, { limits: events });
     this.#largeReplies = new LargeReplies(
       () => this.js(),
       () => this.nc.info?.max_payload ?? 1024 * 1024,
     );
+    this.#inbox = new ReplyInbox(nc, lateReplyHandler(logger, this.#largeReplies));
+    this.#events = new EventPublisher(storeInStream(this.#inbox), logger, { limits: events });
   }
 
   js(): JetStreamClient {

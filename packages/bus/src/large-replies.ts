@@ -7,7 +7,10 @@
  */
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { type ObjectStore, Objm } from "@nats-io/obj";
-import { nanos, nuid } from "@nats-io/transport-node";
+import { type Msg, nanos, nuid } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { BUS_METRICS } from "./metrics.js";
+import type { LateReply } from "./reply-inbox.js";
 
 /** The header of a reply stored in the object store: `<bucket>/<object name>`. */
 export const REPLY_OBJECT_HEADER = "Toolbus-Reply-Object";
@@ -88,4 +91,25 @@ export class LargeReplies {
     }
     return opened;
   }
+}
+
+/**
+ * What the bus does with a reply that came after its caller gave up: counts it
+ * (`toolbus.bus.replies.late`), deletes the large reply it names, if any, and logs the first one.
+ */
+export function lateReplyHandler(logger: Logger, replies: Pick<LargeReplies, "take">): LateReply {
+  let counter: ReturnType<typeof BUS_METRICS.instrument<"lateReplies">> | undefined;
+  let logged = false;
+  return (msg: Msg, subject: string | undefined) => {
+    counter ??= BUS_METRICS.instrument("lateReplies");
+    counter.add(1);
+    const stored = msg.headers?.get(REPLY_OBJECT_HEADER);
+    if (stored) void replies.take(stored).catch(() => undefined);
+    if (logged) return;
+    logged = true;
+    logger.warn(
+      { subject },
+      `a reply on ${subject ?? "a request"} came after the caller had given up (timed out) and was dropped; later ones are counted in toolbus.bus.replies.late`,
+    );
+  };
 }

@@ -126,6 +126,14 @@ export const BUS_METRICS = defineMetrics("@toolbus/bus", {
     description: "Seconds from receiving a request to sending its reply, by subject and outcome.",
     attributes: ["messaging.destination.name", "toolbus.outcome"],
   },
+  lateReplies: {
+    kind: "counter",
+    name: "toolbus.bus.replies.late",
+    unit: "{reply}",
+    description:
+      "Replies that arrived after their request had timed out and were dropped (the caller had already answered `timeout`); a stored large reply among them is deleted.",
+    attributes: [],
+  },
   eventsUnacked: {
     kind: "gauge",
     name: "toolbus.bus.events.unacked",

@@ -197,10 +197,14 @@ export class EventPublisher {
       );
     }
     insertInOrder(this.#waiting, event);
+    this.#startRetrying();
+  }
+
+  #startRetrying(): void {
     this.#retrying ??= this.#retry().finally(() => {
       this.#retrying = undefined;
       // Failures that arrived after the loop's last look start it again.
-      if (this.#waiting.length > 0) this.#retrying = this.#retry();
+      if (this.#waiting.length > 0) this.#startRetrying();
     });
   }
 

@@ -23,6 +23,7 @@ export {
   EVENT_DUPLICATE_WINDOW_MS,
   ensureEventsStream,
   ensureKv,
+  ensureObjectStore,
   ensureStream,
 } from "./jetstream.js";
 export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Bus } from "../src/bus.js";
 import { EventPublisher, storeInStream } from "../src/events.js";
-import { ensureKv, ensureStream } from "../src/jetstream.js";
+import { ensureKv, ensureObjectStore, ensureStream } from "../src/jetstream.js";
 import { ReplyInbox } from "../src/reply-inbox.js";
 import { LEVEL, sleep, startBus, uniqueName } from "./support.js";
 
@@ -95,6 +95,22 @@ describe("ensureKv", () => {
     const kv = await ensureKv(bus, bucket, { history: 5, ttl: 60_000 });
     const status = await kv.status();
     expect({ history: status.history, ttl: status.ttl }).toEqual({ history: 5, ttl: 60_000 });
+  });
+});
+
+describe("ensureObjectStore", () => {
+  it("creates the store with its TTL and size, and brings them in line when they change", async () => {
+    const { bus } = await startBus();
+    const bucket = uniqueName("obj_");
+    const jsm = await bus.jsm();
+    cleanups.push(() => jsm.streams.delete(`OBJ_${bucket}`));
+    await ensureObjectStore(bus, { bucket, ttlMs: 60_000, maxBytes: 8 * 1024 * 1024 });
+    await ensureObjectStore(bus, { bucket, ttlMs: 120_000, maxBytes: 16 * 1024 * 1024 });
+    const { config } = await jsm.streams.info(`OBJ_${bucket}`);
+    expect({ maxAge: config.max_age, maxBytes: config.max_bytes }).toEqual({
+      maxAge: 120_000 * 1_000_000,
+      maxBytes: 16 * 1024 * 1024,
+    });
   });
 });
 

@@ -5,7 +5,7 @@
 
 import { type KV, KvWatchInclude } from "@nats-io/kv";
 import type { Bus, Handler, Logger } from "@toolbus/bus";
-import { ensureEventsStream, ensureKv, largeReplyOptions } from "@toolbus/bus";
+import { ensureEventsStream, ensureKv, ensureObjectStore, largeReplyOptions } from "@toolbus/bus";
 import { type McpServerConfig, resolveHttpHeaders, stdioChildEnv, type ToolbusConfig } from "@toolbus/config";
 import {
   CatalogGetRequestSchema,
@@ -89,6 +89,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   // message travels through the large-replies object store).
   const maxMessageBytes = Math.max(bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD, config.bus.maxReplyBytes);
   const largeReplies = largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies);
+  await ensureObjectStore(bus, largeReplies);
 
   const baseOf = (server: McpServerConfig) => ({
     server: server.name,

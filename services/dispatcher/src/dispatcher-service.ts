@@ -9,6 +9,7 @@ import {
   type Bus,
   ensureEventsStream,
   ensureKv,
+  ensureObjectStore,
   type Logger,
   largeReplyOptions,
   secondsSince,
@@ -48,6 +49,8 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   const { bus, subjects, config, logger } = deps;
   const jsm = await bus.jsm();
   await ensureEventsStream(jsm, subjects.streams.events, config.bus.events);
+  const largeReplies = largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies);
+  await ensureObjectStore(bus, largeReplies);
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
   const catalog = await CatalogReplica.open({
     kv,
@@ -85,7 +88,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
       request: ToolCallRequestSchema,
       spanName: "toolbus.dispatch.call",
       // A raw result larger than one NATS message reaches the caller through the object store.
-      largeReplies: largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies),
+      largeReplies,
     },
     (request, ctx) =>
       deduper.run(request.callId, async () => {

@@ -6,8 +6,17 @@
  * know the store gets a clear payload_too_large naming where the reply is.
  */
 import { Writable } from "node:stream";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { Objm } from "@nats-io/obj";
-import { type Bus, connectBus, createLogger, REPLY_OBJECT_HEADER } from "@toolbus/bus";
+import { nanos } from "@nats-io/transport-node";
+import {
+  type Bus,
+  connectBus,
+  createLogger,
+  DEFAULT_EVENT_DELIVERY,
+  EVENT_DUPLICATE_WINDOW_MS,
+  REPLY_OBJECT_HEADER,
+} from "@toolbus/bus";
 import { type CallEndEvent, ToolCallReplySchema } from "@toolbus/protocol";
 import { startThrowawayNats, type ThrowawayNats } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -25,6 +34,13 @@ beforeAll(async () => {
   h = await DispatchHarness.start({
     label: "large_results",
     natsUrl: nats.url,
+    tables: [
+      "[bus]",
+      "events_max_age_sec = 86400",
+      "events_max_bytes = 104857600",
+      "large_reply_ttl_sec = 120",
+      "large_replies_max_bytes = 52428800",
+    ].join("\n"),
     script: {
       tools: [{ name: "echo" }, { name: "big", behavior: { kind: "structured", value: { blob: BLOB } } }],
     },
@@ -44,6 +60,22 @@ afterAll(async () => {
   await client?.close();
   await h?.close();
   await nats?.destroy();
+});
+
+describe("the [bus] limits", () => {
+  it("bound the events stream, whose duplicate window covers the event retry budget, and the large-replies store", async () => {
+    const jsm = await jetstreamManager(h.nc);
+    const events = (await jsm.streams.info(h.subjects.streams.events.name)).config;
+    const replies = (await jsm.streams.info(`OBJ_${h.subjects.objectStores.largeReplies}`)).config;
+    expect({
+      events: { maxAge: events.max_age, maxBytes: events.max_bytes, window: events.duplicate_window },
+      replies: { maxAge: replies.max_age, maxBytes: replies.max_bytes },
+    }).toEqual({
+      events: { maxAge: nanos(86_400_000), maxBytes: 104_857_600, window: nanos(EVENT_DUPLICATE_WINDOW_MS) },
+      replies: { maxAge: nanos(120_000), maxBytes: 52_428_800 },
+    });
+    expect(EVENT_DUPLICATE_WINDOW_MS).toBeGreaterThanOrEqual(DEFAULT_EVENT_DELIVERY.retryBudgetMs);
+  });
 });
 
 describe("a result larger than max_payload", () => {

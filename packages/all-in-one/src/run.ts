@@ -135,6 +135,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       logger: loggerOf("memory"),
       natsAccess: nats.accessFor("memory"),
       warnUnauthenticated: false,
+      streamLimits: config.bus.memory,
     });
     stops.push(["memory", () => memory.stop()]);
     const gatewayLogger = loggerOf("gateway");

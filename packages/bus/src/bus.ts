@@ -21,8 +21,10 @@ import type { Role } from "@toolbus/protocol";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { connectCoalescing } from "./coalescing-transport.js";
+import type { EventDeliveryLimits } from "./core/backoff.js";
 import { maskUrl } from "./core/mask-url.js";
 import { EventPublisher, type PublishEventOptions, storeInStream } from "./events.js";
+import { LargeReplies, lateReplyHandler } from "./large-replies.js";
 import { BUS_METRICS, type BusInstruments } from "./metrics.js";
 import { MicroService } from "./micro-service.js";
 import { hasCredentials, type NatsAccess, natsAccessFromEnv, natsServers } from "./nats-identity.js";
@@ -48,6 +50,8 @@ export interface ConnectBusOptions {
   logger: Logger;
   /** Log once per process that the bus has no credentials (default true). */
   warnUnauthenticated?: boolean;
+  /** How unacknowledged events are retried and how many are held; default `DEFAULT_EVENT_DELIVERY`. */
+  events?: Partial<EventDeliveryLimits>;
 }
 
 export interface DrainOptions {
@@ -80,7 +84,12 @@ export interface Bus {
   publish(subject: string, body: unknown): void;
   /** JetStream publish; returns at once, the ack is tracked (see `flushEvents`). */
   publishEvent(subject: string, body: unknown, options?: PublishEventOptions): void;
-  /** Resolves when every event published so far has been acked or reported lost. */
+  /** Events published and not yet acknowledged (in flight or waiting to be retried). */
+  readonly pendingEvents: number;
+  /**
+   * Resolves when every event published so far has been acked or given up on (while JetStream
+   * is down, at most the retry budget after the last publish).
+   */
   flushEvents(): Promise<void>;
   /** Stops serving (queued requests are still delivered) and waits for in-flight handlers. */
   drain(options?: DrainOptions): Promise<void>;
@@ -113,7 +122,7 @@ export async function connectBus(options: ConnectBusOptions): Promise<Bus> {
   }
   logger.info({ natsUrl: shown, server: nc.getServer() }, "connected to NATS");
   void logStatus(nc, logger);
-  return new NatsBus(nc, options.service, logger, access.inboxPrefix);
+  return new NatsBus(nc, options.service, logger, access.inboxPrefix, options.events);
 }
 
 /** A toolbus service's bus: its role's identity read from `env` (see `natsAccessFromEnv`). */
@@ -261,6 +270,7 @@ class NatsBus implements Bus {
   readonly logger: Logger;
   readonly #inbox: ReplyInbox;
   readonly #events: EventPublisher;
+  readonly #largeReplies: LargeReplies;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #abort = new AbortController();
   #js: JetStreamClient | undefined;
@@ -269,12 +279,22 @@ class NatsBus implements Bus {
   #micro: MicroService | undefined;
   #metrics: BusInstruments | undefined;
 
-  constructor(nc: NatsConnection, service: ServiceIdentity, logger: Logger, inboxPrefix?: string) {
+  constructor(
+    nc: NatsConnection,
+    service: ServiceIdentity,
+    logger: Logger,
+    inboxPrefix?: string,
+    events: Partial<EventDeliveryLimits> = {},
+  ) {
     this.nc = nc;
     this.service = Object.freeze({ ...service });
     this.logger = logger;
-    this.#inbox = new ReplyInbox(nc, inboxPrefix);
-    this.#events = new EventPublisher(storeInStream(this.#inbox), logger);
+    this.#largeReplies = new LargeReplies(
+      () => this.js(),
+      () => this.nc.info?.max_payload ?? 1024 * 1024,
+    );
+    this.#inbox = new ReplyInbox(nc, inboxPrefix, lateReplyHandler(logger, this.#largeReplies));
+    this.#events = new EventPublisher(storeInStream(this.#inbox), logger, { limits: events });
   }
 
   get instance(): string {
@@ -310,6 +330,7 @@ class NatsBus implements Bus {
         signal: this.#abort.signal,
         maxPayload: () => this.nc.info?.max_payload ?? 1024 * 1024,
         metrics: this.#metrics,
+        largeReplies: this.#largeReplies,
       },
       spec,
       handler,
@@ -355,7 +376,7 @@ class NatsBus implements Bus {
     resultSchema: S,
     options?: RequestOptions,
   ): Promise<z.output<S>> {
-    return requestReply(this.#inbox, subject, body, resultSchema, options);
+    return requestReply(this.#inbox, subject, body, resultSchema, options, this.#largeReplies);
   }
 
   publish(subject: string, body: unknown): void {
@@ -368,6 +389,10 @@ class NatsBus implements Bus {
 
   flushEvents(): Promise<void> {
     return this.#events.flush();
+  }
+
+  get pendingEvents(): number {
+    return this.#events.pendingCount;
   }
 
   async drain(options: DrainOptions = {}): Promise<void> {

@@ -21,6 +21,7 @@ export {
 } from "./call-ledger.js";
 export { ConfigError, loadConfig } from "./config.js";
 export { AttributeCache } from "./core/attribute-cache.js";
+export { DEFAULT_EVENT_DELIVERY, type EventDeliveryLimits } from "./core/backoff.js";
 export type { CallRecord, Finding } from "./core/call-record.js";
 export { maskUrl } from "./core/mask-url.js";
 export {
@@ -31,8 +32,18 @@ export {
   metricDocRows,
 } from "./core/metric-specs.js";
 export { type AuthUser, renderAuthConf, TOOLBUS_ACCOUNT } from "./core/nats-auth-conf.js";
-export type { PublishEventOptions } from "./events.js";
-export { type EnsureStreamConfig, ensureKv, ensureStream } from "./jetstream.js";
+export { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
+export type { EventLossReason, PublishEventOptions } from "./events.js";
+export {
+  type EnsureStreamConfig,
+  EVENT_DUPLICATE_WINDOW_MS,
+  ensureEventsStream,
+  ensureKv,
+  ensureObjectStore,
+  ensureStream,
+} from "./jetstream.js";
+export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
+export { type LargeReplyOptions, largeReplyOptions, REPLY_OBJECT_HEADER } from "./large-replies.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
 export {
   type AttributesOf,

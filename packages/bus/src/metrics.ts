@@ -109,7 +109,7 @@ export function secondsSince(startedMs: number): number {
   return (performance.now() - startedMs) / 1000;
 }
 
-/** What every served endpoint records (packages/bus `serve`). */
+/** What every served endpoint records (packages/bus `serve`), and the JetStream event publisher. */
 export const BUS_METRICS = defineMetrics("@toolbus/bus", {
   requests: {
     kind: "counter",
@@ -125,6 +125,30 @@ export const BUS_METRICS = defineMetrics("@toolbus/bus", {
     unit: "s",
     description: "Seconds from receiving a request to sending its reply, by subject and outcome.",
     attributes: ["messaging.destination.name", "toolbus.outcome"],
+  },
+  lateReplies: {
+    kind: "counter",
+    name: "toolbus.bus.replies.late",
+    unit: "{reply}",
+    description:
+      "Replies that arrived after their request had timed out and were dropped (the caller had already answered `timeout`); a stored large reply among them is deleted.",
+    attributes: [],
+  },
+  eventsUnacked: {
+    kind: "gauge",
+    name: "toolbus.bus.events.unacked",
+    unit: "{event}",
+    description:
+      "JetStream events this process published that are not acknowledged yet: in flight, or waiting to be retried while JetStream does not answer.",
+    attributes: [],
+  },
+  eventsLost: {
+    kind: "counter",
+    name: "toolbus.bus.events.lost",
+    unit: "{event}",
+    description:
+      "JetStream events given up on, by reason: `retry_budget` (not acknowledged within the retry budget), `overflow` (published while the most events this process holds were waiting), `closed` (the NATS connection was closed).",
+    attributes: ["toolbus.reason"],
   },
 });
 

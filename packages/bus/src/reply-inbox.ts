@@ -2,8 +2,9 @@
  * Requests over one reply subscription per connection (`<inbox>.<token>`), as nats.js does, but
  * without its per-request costs: nats.js settles every request by also rejecting it with a new
  * Error, so each successful request pays for a stack trace. A reply that arrives after its
- * request timed out is dropped. A request the NATS server refuses to carry (this identity may not
- * publish its subject) fails at once with a `PermissionViolationError` instead of timing out.
+ * request timed out is dropped, and `onLate` is told of it (with the subject, while the inbox
+ * still remembers which request it was). A request the NATS server refuses to carry (this
+ * identity may not publish its subject) fails at once with a `PermissionViolationError`.
  */
 import {
   ClosedConnectionError,
@@ -31,6 +32,11 @@ interface Waiting {
 
 /** The status NATS answers on the reply subject when nobody subscribes to the request subject. */
 const NO_RESPONDERS_STATUS = 503;
+/** Timed-out requests whose subject is remembered, to name it when a late reply comes. */
+const REMEMBERED_TIMEOUTS = 1_000;
+
+/** A reply that came after its request had timed out. */
+export type LateReply = (msg: Msg, subject: string | undefined) => void;
 
 export class ReplyInbox {
   readonly #nc: NatsConnection;
@@ -39,10 +45,13 @@ export class ReplyInbox {
   #prefix = "";
   #subscription: Subscription | undefined;
   #sequence = 0;
+  readonly #timedOut = new Map<string, string>();
+  readonly #onLate: LateReply | undefined;
 
-  constructor(nc: NatsConnection, inboxPrefix?: string) {
+  constructor(nc: NatsConnection, inboxPrefix?: string, onLate?: LateReply) {
     this.#nc = nc;
     this.#inboxPrefix = inboxPrefix;
+    this.#onLate = onLate;
     void nc.closed().then(() => this.#rejectAll(new ClosedConnectionError()));
     void this.#failRefused();
   }
@@ -68,6 +77,10 @@ export class ReplyInbox {
     return new Promise<Msg>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#waiting.delete(token);
+        this.#timedOut.set(token, subject);
+        if (this.#timedOut.size > REMEMBERED_TIMEOUTS) {
+          this.#timedOut.delete(this.#timedOut.keys().next().value as string);
+        }
         reject(new TimeoutError());
       }, options.timeoutMs);
       this.#waiting.set(token, { subject, resolve, reject, timer });
@@ -100,7 +113,14 @@ export class ReplyInbox {
   #settle(msg: Msg): void {
     const token = msg.subject.slice(this.#prefix.length);
     const waiting = this.#waiting.get(token);
-    if (!waiting) return;
+    if (!waiting) {
+      const subject = this.#timedOut.get(token);
+      this.#timedOut.delete(token);
+      // A no-responders status is not an answer; anything else is a reply nobody waits for.
+      if (!(msg.data.length === 0 && msg.headers?.code === NO_RESPONDERS_STATUS))
+        this.#onLate?.(msg, subject);
+      return;
+    }
     this.#waiting.delete(token);
     clearTimeout(waiting.timer);
     if (msg.data.length === 0 && msg.headers?.code === NO_RESPONDERS_STATUS) {

@@ -4,6 +4,7 @@
  * closed set.
  */
 import {
+  type Msg,
   type MsgHdrs,
   NoRespondersError,
   PermissionViolationError,
@@ -12,6 +13,7 @@ import {
 } from "@nats-io/transport-node";
 import { type Envelope, envelopeSchema, formatZodIssues, WireError } from "@toolbus/protocol";
 import type { z } from "zod";
+import { type LargeReplies, REPLY_OBJECT_HEADER } from "./large-replies.js";
 import type { ReplyInbox } from "./reply-inbox.js";
 import { injectTraceContext } from "./tracing.js";
 
@@ -30,15 +32,29 @@ export async function requestReply<S extends z.ZodType>(
   body: unknown,
   resultSchema: S,
   options: RequestOptions = {},
+  largeReplies?: Pick<LargeReplies, "take">,
 ): Promise<z.output<S>> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const headers = injectTraceContext(options.headers);
-  let text: string;
+  let reply: Msg;
   try {
-    const reply = await inbox.request(subject, JSON.stringify(body), { timeoutMs, headers });
-    text = reply.string();
+    reply = await inbox.request(subject, JSON.stringify(body), { timeoutMs, headers });
   } catch (err) {
     throw requestFailure(err, subject, timeoutMs);
+  }
+  let text = reply.string();
+  // A reply too large for one message waits in the object store: read it in its place.
+  const stored = largeReplies ? reply.headers?.get(REPLY_OBJECT_HEADER) : undefined;
+  if (stored && largeReplies) {
+    try {
+      text = await largeReplies.take(stored);
+    } catch (err) {
+      throw new WireError(
+        "transport_error",
+        `the reply on ${subject} was too large for one NATS message and was stored as ${stored}, but it could not be read: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err, retryable: false },
+      );
+    }
   }
   let json: unknown;
   try {

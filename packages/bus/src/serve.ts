@@ -5,7 +5,7 @@
  */
 
 import type { Msg, MsgHdrs } from "@nats-io/transport-node";
-import { nuid } from "@nats-io/transport-node";
+import { headers as natsHeaders, nuid } from "@nats-io/transport-node";
 import { ROOT_CONTEXT, type Span, SpanKind } from "@opentelemetry/api";
 import { type Envelope, errorEnvelope, okEnvelope } from "@toolbus/protocol";
 import type { Logger } from "pino";
@@ -13,6 +13,7 @@ import type { z } from "zod";
 import { AttributeCache } from "./core/attribute-cache.js";
 import { decodeRequest } from "./core/decode-request.js";
 import { failureOf } from "./core/failure.js";
+import { type LargeReplies, type LargeReplyOptions, REPLY_OBJECT_HEADER } from "./large-replies.js";
 import type { BusInstruments } from "./metrics.js";
 import type { Outcome } from "./micro-service.js";
 import { permissionViolation, unauthorized } from "./request.js";
@@ -30,6 +31,11 @@ export interface EndpointSpec<S extends z.ZodType = z.ZodType> {
   metadata?: Record<string, string>;
   /** The handler span's name; default `<service>.<name>`. */
   spanName?: string;
+  /**
+   * Where a reply larger than NATS `max_payload` is stored for its caller (see `large-replies.ts`);
+   * without it such a reply is answered `payload_too_large`.
+   */
+  largeReplies?: LargeReplyOptions;
 }
 
 export interface HandlerContext {
@@ -53,6 +59,8 @@ export interface EndpointDeps {
   maxPayload: () => number;
   /** `toolbus.bus.requests` and `toolbus.bus.request.duration` (no-ops when nothing is exported). */
   metrics: BusInstruments;
+  /** Stores replies of endpoints with `largeReplies`. */
+  largeReplies?: Pick<LargeReplies, "store">;
 }
 
 /**
@@ -92,11 +100,11 @@ export function endpointCallback<S extends z.ZodType, Res>(
           subject: msg.subject,
           ...(decoded.callId === undefined ? {} : { callId: decoded.callId }),
         });
-        const reply = (envelope: Envelope<unknown>) => respond(msg, envelope, deps, spec, logger);
+        const reply = (envelope: Envelope<unknown>) => respond(msg, envelope, deps, spec, logger, span);
         if (!decoded.ok) {
           span.setAttribute("toolbus.error.code", "bad_request");
           logger.info({ code: "bad_request" }, `rejected request: ${decoded.message}`);
-          record(started, reply(errorEnvelope("bad_request", decoded.message)) ?? "bad_request");
+          record(started, (await reply(errorEnvelope("bad_request", decoded.message))) ?? "bad_request");
           return { error: `bad_request: ${decoded.message}` };
         }
         try {
@@ -109,7 +117,7 @@ export function endpointCallback<S extends z.ZodType, Res>(
             ...(decoded.callId === undefined ? {} : { callId: decoded.callId }),
           };
           const result = await handler(decoded.value, ctx);
-          record(started, reply(okEnvelope(result)) ?? "ok");
+          record(started, (await reply(okEnvelope(result))) ?? "ok");
           logger.debug({ durationMs: elapsed(started) }, `answered ${spec.name}`);
           return {};
         } catch (err) {
@@ -129,7 +137,7 @@ export function endpointCallback<S extends z.ZodType, Res>(
           } else {
             logger[failure.level]({ code, durationMs: elapsed(started) }, `answered ${code}: ${message}`);
           }
-          record(started, reply(failure.envelope) ?? code);
+          record(started, (await reply(failure.envelope)) ?? code);
           return { error: `${code}: ${message}` };
         }
       },
@@ -138,17 +146,22 @@ export function endpointCallback<S extends z.ZodType, Res>(
     );
 }
 
-/** Sends the envelope; answers the error code sent instead when it could not be sent as it was. */
-function respond(
+/**
+ * Sends the envelope; answers the error code sent instead when it could not be sent as it was.
+ * One larger than max_payload goes to the object store when the endpoint has one.
+ */
+async function respond(
   msg: Msg,
   envelope: Envelope<unknown>,
   deps: EndpointDeps,
   spec: EndpointSpec,
   logger: Logger,
-): string | undefined {
+  span: Span,
+): Promise<string | undefined> {
   if (!msg.reply) return undefined;
   let replacedBy: string | undefined;
   let payload: string;
+  let headers: MsgHdrs | undefined;
   try {
     payload = JSON.stringify(envelope);
   } catch (err) {
@@ -161,17 +174,53 @@ function respond(
   const bytes = Buffer.byteLength(payload);
   const limit = deps.maxPayload();
   if (bytes > limit) {
-    const message = `the reply of ${spec.name} is ${bytes} bytes, over the bus limit of ${limit} bytes (NATS max_payload); ask for less (a narrower request or a page)`;
-    logger.warn({ code: "payload_too_large", bytes, limit }, message);
-    payload = JSON.stringify(errorEnvelope("payload_too_large", message));
-    replacedBy = "payload_too_large";
+    const stored = await storeLarge(payload, bytes, limit, deps, spec, logger);
+    if (stored.ok) {
+      span.setAttribute("toolbus.reply.stored_bytes", bytes);
+      headers = natsHeaders();
+      headers.set(REPLY_OBJECT_HEADER, stored.reference);
+    } else {
+      replacedBy = "payload_too_large";
+    }
+    payload = JSON.stringify(errorEnvelope("payload_too_large", stored.message));
   }
   try {
-    msg.respond(payload);
+    msg.respond(payload, headers ? { headers } : undefined);
   } catch (err) {
     logger.error({ err }, `could not send the reply of ${spec.name}; the caller will time out`);
   }
   return replacedBy;
+}
+
+/** Stores an oversized reply for its caller; says why not (logged) when it cannot. */
+async function storeLarge(
+  payload: string,
+  bytes: number,
+  limit: number,
+  deps: EndpointDeps,
+  spec: EndpointSpec,
+  logger: Logger,
+): Promise<{ ok: true; reference: string; message: string } | { ok: false; message: string }> {
+  const over = `the reply of ${spec.name} is ${bytes} bytes, over the bus limit of ${limit} bytes (NATS max_payload)`;
+  if (!spec.largeReplies || !deps.largeReplies) {
+    const message = `${over}; ask for less (a narrower request or a page)`;
+    logger.warn({ code: "payload_too_large", bytes, limit }, message);
+    return { ok: false, message };
+  }
+  const options = spec.largeReplies;
+  try {
+    const reference = await deps.largeReplies.store(options, payload);
+    logger.debug({ bytes, limit, reference }, `stored the reply of ${spec.name} in the object store`);
+    return {
+      ok: true,
+      reference,
+      message: `${over}: it is stored in the JetStream object store as ${reference} for ${Math.round(options.ttlMs / 1000)} s; read it there (the ${REPLY_OBJECT_HEADER} header names it)`,
+    };
+  } catch (err) {
+    const message = `${over}, and storing it in the object store ${options.bucket} failed (${err instanceof Error ? err.message : String(err)}); retry, or ask for less`;
+    logger.error({ err, code: "payload_too_large", bytes, limit }, message);
+    return { ok: false, message };
+  }
 }
 
 function elapsed(started: number): number {

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Bus } from "../src/bus.js";
 import { EventPublisher, storeInStream } from "../src/events.js";
-import { ensureKv, ensureStream } from "../src/jetstream.js";
+import { ensureKv, ensureObjectStore, ensureStream } from "../src/jetstream.js";
 import { ReplyInbox } from "../src/reply-inbox.js";
-import { LEVEL, startBus, uniqueName } from "./support.js";
+import { LEVEL, sleep, startBus, uniqueName } from "./support.js";
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -98,6 +98,22 @@ describe("ensureKv", () => {
   });
 });
 
+describe("ensureObjectStore", () => {
+  it("creates the store with its TTL and size, and brings them in line when they change", async () => {
+    const { bus } = await startBus();
+    const bucket = uniqueName("obj_");
+    const jsm = await bus.jsm();
+    cleanups.push(() => jsm.streams.delete(`OBJ_${bucket}`));
+    await ensureObjectStore(bus, { bucket, ttlMs: 60_000, maxBytes: 8 * 1024 * 1024 });
+    await ensureObjectStore(bus, { bucket, ttlMs: 120_000, maxBytes: 16 * 1024 * 1024 });
+    const { config } = await jsm.streams.info(`OBJ_${bucket}`);
+    expect({ maxAge: config.max_age, maxBytes: config.max_bytes }).toEqual({
+      maxAge: 120_000 * 1_000_000,
+      maxBytes: 16 * 1024 * 1024,
+    });
+  });
+});
+
 describe("publishEvent", () => {
   it("stores every event in the stream once flushEvents resolves", async () => {
     const { bus } = await startBus();
@@ -123,25 +139,57 @@ describe("publishEvent", () => {
     expect((await jsm.streams.info(name)).state.messages).toBe(1);
   });
 
-  it("retries an event no stream stores a bounded number of times, then logs it as lost", async () => {
+  it("holds events no stream takes and stores each once, in order, when the stream appears", async () => {
+    const { bus } = await startBus();
+    const { name, prefix } = scratchStream(bus);
+    for (let i = 0; i < 20; i++) bus.publishEvent(`${prefix}.events.call`, { i }, { msgID: `m${i}` });
+    // Nothing captures the subject yet (as while a stream's leader is elected): JetStream answers
+    // "no responders" at once, and the events wait longer than a few quick retries would last.
+    await sleep(1_500);
+    expect(bus.pendingEvents).toBe(20);
+    const jsm = await bus.jsm();
+    await ensureStream(jsm, { name, subjects: [`${prefix}.events.>`] });
+    await bus.flushEvents();
+    const stored = [];
+    for (let seq = 1; seq <= (await jsm.streams.info(name)).state.messages; seq++) {
+      stored.push((await jsm.streams.getMessage(name, { seq }))?.json<{ i: number }>().i);
+    }
+    expect(stored).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  });
+
+  it("retries an event no stream stores until its retry budget is spent, then logs the loss once", async () => {
     const { bus, lines } = await startBus();
     const subject = `${uniqueName()}.nowhere`;
     const events = new EventPublisher(storeInStream(new ReplyInbox(bus.nc)), bus.logger, {
-      retries: 2,
-      firstDelayMs: 10,
-      maxDelayMs: 10,
+      limits: { retryBudgetMs: 300, firstDelayMs: 10, maxDelayMs: 50 },
     });
-    events.publish(subject, { lost: true }, { msgID: "m1" });
-    expect(events.pendingCount).toBe(1);
+    events.publish(subject, { lost: 1 }, { msgID: "m1" });
+    events.publish(subject, { lost: 2 }, { msgID: "m2" });
+    expect(events.pendingCount).toBe(2);
     await events.flush();
     expect(events.pendingCount).toBe(0);
     expect(lines.filter((line) => line.subject === subject).map((line) => [line.level, line.msg])).toEqual([
-      [LEVEL.warn, "event ack failed; retrying in 10 ms"],
-      [LEVEL.warn, "event ack failed; retrying in 10 ms"],
+      [
+        LEVEL.warn,
+        `JetStream did not acknowledge an event on ${subject}; holding events and retrying for up to 300 ms (check that JetStream is up and a stream captures ${subject})`,
+      ],
       [
         LEVEL.error,
-        `event on ${subject} was not stored by JetStream after 3 attempts and is lost; check that a stream captures ${subject} and that JetStream is up`,
+        `event on ${subject} was not acknowledged by JetStream within 300 ms of retries and is lost; further losses are counted in toolbus.bus.events.lost and logged when JetStream stores events again`,
       ],
     ]);
+  });
+
+  it("drops an event published while the most it holds wait, and logs that once", async () => {
+    const { bus, lines } = await startBus();
+    const subject = `${uniqueName()}.nowhere`;
+    const events = new EventPublisher(storeInStream(new ReplyInbox(bus.nc)), bus.logger, {
+      limits: { retryBudgetMs: 200, firstDelayMs: 10, maxDelayMs: 50, maxHeld: 2 },
+    });
+    for (let i = 0; i < 4; i++) events.publish(subject, { i }, { msgID: `m${i}` });
+    expect(events.pendingCount).toBe(2);
+    const overflow = lines.filter((line) => line.reason === "overflow");
+    expect(overflow.map((line) => [line.level, line.msgID])).toEqual([[LEVEL.error, "m2"]]);
+    await events.flush();
   });
 });

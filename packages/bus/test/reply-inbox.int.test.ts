@@ -5,20 +5,20 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { startBus, uniqueName } from "./support.js";
+import { LEVEL, startBus, uniqueName } from "./support.js";
 
 const Echo = z.object({ n: z.number(), delayMs: z.number() });
 
 /** A service that answers `{n}` after `delayMs`. */
 async function delayedEcho() {
   const server = await startBus();
-  const client = await startBus();
+  const { bus: client, lines } = await startBus();
   const subject = `${uniqueName()}.echo`;
   await server.bus.serve({ subject, name: "echo", request: Echo }, async ({ n, delayMs }) => {
     await new Promise((resolve) => setTimeout(resolve, delayMs));
     return { n };
   });
-  return { client: client.bus, subject };
+  return { client, subject, lines };
 }
 
 const Answer = z.object({ n: z.number() });
@@ -39,6 +39,24 @@ describe("requests over the reply inbox", () => {
     ).rejects.toMatchObject({ code: "timeout" });
     const next = client.request(subject, { n: 2, delayMs: 400 }, Answer);
     await expect(next).resolves.toEqual({ n: 2 });
+  });
+
+  it("logs the first reply that came after its caller gave up, naming the subject, and only counts the next", async () => {
+    const { client, subject, lines } = await delayedEcho();
+    for (const n of [5, 6]) {
+      await expect(
+        client.request(subject, { n, delayMs: 150 }, Answer, { timeoutMs: 20 }),
+      ).rejects.toMatchObject({ code: "timeout" });
+    }
+    // A later request's reply comes after both late ones: they have been seen by then.
+    await client.request(subject, { n: 7, delayMs: 300 }, Answer);
+    expect(lines.filter((line) => /came after the caller had given up/.test(line.msg))).toEqual([
+      expect.objectContaining({
+        level: LEVEL.warn,
+        subject,
+        msg: `a reply on ${subject} came after the caller had given up (timed out) and was dropped; later ones are counted in toolbus.bus.replies.late`,
+      }),
+    ]);
   });
 
   it("fails a request waiting for its reply as soon as the connection closes, not at its timeout", async () => {

@@ -43,16 +43,19 @@ export { ConfigFileError, type ConfigProblem, formatProblems } from "./problems.
 export { INHERITED_ENV_VARS, stdioChildEnv } from "./stdio-env.js";
 export {
   type ApprovalsConfig,
+  type BusConfig,
   type CatalogConfig,
   DEFAULT_ALLOWED_HOSTS,
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_APPROVALS_PORT,
+  DEFAULT_BUS_CONFIG,
   DEFAULT_EDGE_LIMITS,
   DEFAULT_GATEWAY_PORT,
   DEFAULT_MAX_CONCURRENT_HOOKS,
   DEFAULT_MEMORY_CONFIG,
   type GatewayConfig,
   type MemoryConfig,
+  type StreamLimits,
 } from "./tables.js";
 export type { ConfigSource, ToolbusConfig } from "./toolbus-config.js";
 export { type ParseOptions, parseToolbusToml } from "./toolbus-toml.js";

@@ -1,4 +1,4 @@
-/** The toolbus.toml tables besides `[mcp_servers]`: `[gateway]`, `[catalog]`, `[approvals]`, `[memory]`, with every default. */
+/** The toolbus.toml tables besides `[mcp_servers]`: `[gateway]`, `[catalog]`, `[approvals]`, `[memory]`, `[bus]`, with every default. */
 import { DEFAULT_NAME_LIMIT, MIN_NAME_LIMIT } from "@toolbus/protocol";
 import { z } from "zod";
 import { secondsToMs } from "./mcp-server.js";
@@ -80,6 +80,42 @@ export const DEFAULT_MEMORY_CONFIG: Readonly<MemoryConfig> = Object.freeze({
   redeliveryDelayMs: 1_000,
   ackWaitMs: 30_000,
 });
+
+/** How long a JetStream stream keeps a message, and how many bytes it keeps in all (older go first). */
+export interface StreamLimits {
+  maxAgeMs: number;
+  maxBytes: number;
+}
+
+/** Limits on what the bus keeps in JetStream, so no stream or store grows without end. */
+export interface BusConfig {
+  /** TOOLBUS_EVENTS: status and call lifecycle events (an end event carries up to 1 MiB). */
+  events: StreamLimits;
+  /** TOOLBUS_MEMORY: assistant messages waiting to be counted; an outage longer than maxAge loses them. */
+  memory: StreamLimits;
+  /** The object store holding replies larger than one NATS message until their caller has read them. */
+  largeReplies: StreamLimits;
+  /**
+   * The largest reply toolbus carries (a tool's result, read from its MCP server): one larger
+   * than NATS max_payload travels through the large-replies store; a larger one is refused.
+   */
+  maxReplyBytes: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const GIB = 1024 * 1024 * 1024;
+export const DEFAULT_BUS_CONFIG: Readonly<BusConfig> = Object.freeze({
+  events: Object.freeze({ maxAgeMs: 7 * DAY_MS, maxBytes: GIB }),
+  memory: Object.freeze({ maxAgeMs: 7 * DAY_MS, maxBytes: GIB }),
+  largeReplies: Object.freeze({ maxAgeMs: 10 * 60 * 1000, maxBytes: GIB }),
+  maxReplyBytes: 16 * 1024 * 1024,
+});
+/** Streams that take events de-duplicate retries for 5 minutes: a shorter max age is refused by JetStream. */
+export const MIN_STREAM_MAX_AGE_SEC = 600;
+/** A stream must hold at least one message of NATS's default max_payload. */
+export const MIN_STREAM_MAX_BYTES = 1024 * 1024;
+/** A large reply is read within moments of being stored; less than this risks losing it to a slow caller. */
+export const MIN_LARGE_REPLY_TTL_SEC = 10;
 
 export const DEFAULT_GATEWAY_PORT = 8080;
 export const DEFAULT_APPROVALS_PORT = 8081;
@@ -202,6 +238,34 @@ const MemoryTable = z
     }),
   );
 
+const streamAgeSec = (min: number) => z.number().min(min, { error: `must be at least ${min} seconds` });
+const StreamBytes = z
+  .int()
+  .min(MIN_STREAM_MAX_BYTES, { error: `must be at least ${MIN_STREAM_MAX_BYTES} bytes (1 MiB)` });
+
+const BusTable = z
+  .strictObject({
+    events_max_age_sec: streamAgeSec(MIN_STREAM_MAX_AGE_SEC).optional(),
+    events_max_bytes: StreamBytes.optional(),
+    memory_max_age_sec: streamAgeSec(MIN_STREAM_MAX_AGE_SEC).optional(),
+    memory_max_bytes: StreamBytes.optional(),
+    large_reply_ttl_sec: streamAgeSec(MIN_LARGE_REPLY_TTL_SEC).optional(),
+    large_replies_max_bytes: StreamBytes.optional(),
+    max_reply_bytes: StreamBytes.optional(),
+  })
+  .transform((t): BusConfig => {
+    const limits = (ageSec: number | undefined, bytes: number | undefined, defaults: StreamLimits) => ({
+      maxAgeMs: ageSec === undefined ? defaults.maxAgeMs : secondsToMs(ageSec),
+      maxBytes: bytes ?? defaults.maxBytes,
+    });
+    return {
+      events: limits(t.events_max_age_sec, t.events_max_bytes, DEFAULT_BUS_CONFIG.events),
+      memory: limits(t.memory_max_age_sec, t.memory_max_bytes, DEFAULT_BUS_CONFIG.memory),
+      largeReplies: limits(t.large_reply_ttl_sec, t.large_replies_max_bytes, DEFAULT_BUS_CONFIG.largeReplies),
+      maxReplyBytes: t.max_reply_bytes ?? DEFAULT_BUS_CONFIG.maxReplyBytes,
+    };
+  });
+
 /** The whole file except `[mcp_servers]`, which is parsed server by server so every server reports its problems. */
 export const TablesSchema = z.strictObject({
   mcp_servers: z.unknown().optional(),
@@ -209,10 +273,11 @@ export const TablesSchema = z.strictObject({
   catalog: CatalogTable.prefault({}),
   approvals: ApprovalsTable.prefault({}),
   memory: MemoryTable.prefault({}),
+  bus: BusTable.prefault({}),
 });
 export type Tables = Omit<z.output<typeof TablesSchema>, "mcp_servers">;
 
 export function defaultTables(): Tables {
-  const { gateway, catalog, approvals, memory } = TablesSchema.parse({});
-  return { gateway, catalog, approvals, memory };
+  const { gateway, catalog, approvals, memory, bus } = TablesSchema.parse({});
+  return { gateway, catalog, approvals, memory, bus };
 }

@@ -1,6 +1,6 @@
 /** The one config object every service reads, and how it is sealed once built. */
 import type { McpServerConfig } from "./mcp-server.js";
-import type { ApprovalsConfig, CatalogConfig, GatewayConfig, MemoryConfig } from "./tables.js";
+import type { ApprovalsConfig, BusConfig, CatalogConfig, GatewayConfig, MemoryConfig } from "./tables.js";
 
 /** Where the config came from, for the start-up log line. */
 export type ConfigSource = { kind: "file"; path: string; format: "toml" | "mcp_json" } | { kind: "demo" };
@@ -13,6 +13,7 @@ export interface ToolbusConfig {
   catalog: CatalogConfig;
   approvals: ApprovalsConfig;
   memory: MemoryConfig;
+  bus: BusConfig;
 }
 
 /** Freezes the whole tree: a service that tries to change its config at run time fails loudly. */

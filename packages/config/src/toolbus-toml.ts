@@ -41,7 +41,7 @@ export function parseToolbusToml(text: string, { path }: ParseOptions): ToolbusC
   else problems.push(...prefixListProblems(tables.data.catalog, rawServers));
 
   if (problems.length > 0 || !tables.success) throw new ConfigFileError(path, problems);
-  const { gateway, catalog, approvals, memory } = tables.data;
+  const { gateway, catalog, approvals, memory, bus } = tables.data;
   const { hooksPath } = approvals;
   return sealConfig({
     source: { kind: "file", path, format: "toml" },
@@ -55,6 +55,7 @@ export function parseToolbusToml(text: string, { path }: ParseOptions): ToolbusC
         : { hooksPath: isAbsolute(hooksPath) ? hooksPath : join(dirname(path), hooksPath) }),
     },
     memory,
+    bus,
   });
 }
 

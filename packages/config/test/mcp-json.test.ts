@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { parseMcpJson } from "../src/mcp-json.js";
 import type { McpServerConfig } from "../src/mcp-server.js";
+import { DEFAULT_BUS_CONFIG } from "../src/tables.js";
 import { parseToolbusToml } from "../src/toolbus-toml.js";
 import { problemsOf } from "./problems-of.js";
 
@@ -115,6 +116,7 @@ describe(".mcp.json (Claude Desktop, Claude Code, Cursor)", () => {
       catalog: { nameLimit: 64, prefixMcp: true },
       approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16 },
       memory: { batchSize: 500, maxDeliveries: 5, redeliveryDelayMs: 1_000, ackWaitMs: 30_000 },
+      bus: DEFAULT_BUS_CONFIG,
     });
   });
 

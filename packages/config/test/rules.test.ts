@@ -2,6 +2,7 @@ import { normalizeCatalog } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { demoConfig } from "../src/demo.js";
 import { bareTokenName, resolveGatewayTokens } from "../src/gateway-tokens.js";
+import { DEFAULT_BUS_CONFIG } from "../src/tables.js";
 import { parseToolbusToml } from "../src/toolbus-toml.js";
 
 describe("[catalog] feeds the protocol's naming rules as it is", () => {
@@ -128,6 +129,7 @@ describe("the built-in demo config", () => {
       catalog: { nameLimit: 64, prefixMcp: true },
       approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16 },
       memory: { batchSize: 500, maxDeliveries: 5, redeliveryDelayMs: 1_000, ackWaitMs: 30_000 },
+      bus: DEFAULT_BUS_CONFIG,
     });
   });
 });

@@ -8,6 +8,9 @@ const path = "/etc/toolbus/toolbus.toml";
 const parse = (toml: string) => parseToolbusToml(toml, { path });
 const problems = (toml: string) => problemsOf(() => parse(toml));
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+const GIB = 1024 * 1024 * 1024;
+
 const defaults: ToolbusConfig = {
   source: { kind: "file", path, format: "toml" },
   mcpServers: {},
@@ -26,6 +29,12 @@ const defaults: ToolbusConfig = {
   catalog: { nameLimit: 64, prefixMcp: true },
   approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16 },
   memory: { batchSize: 500, maxDeliveries: 5, redeliveryDelayMs: 1_000, ackWaitMs: 30_000 },
+  bus: {
+    events: { maxAgeMs: 7 * DAY_MS, maxBytes: GIB },
+    memory: { maxAgeMs: 7 * DAY_MS, maxBytes: GIB },
+    largeReplies: { maxAgeMs: 600_000, maxBytes: GIB },
+    maxReplyBytes: 16 * 1024 * 1024,
+  },
 };
 
 describe("toolbus.toml tables", () => {
@@ -64,6 +73,15 @@ batch_size = 10
 max_deliveries = 3
 redelivery_delay_sec = 0.5
 ack_wait_sec = 90
+
+[bus]
+events_max_age_sec = 86400
+events_max_bytes = 10485760
+memory_max_age_sec = 3600
+memory_max_bytes = 2097152
+large_reply_ttl_sec = 60
+large_replies_max_bytes = 4194304
+max_reply_bytes = 2097152
 
 [mcp_servers.docs]
 command = "docs-server"
@@ -110,6 +128,12 @@ command = "docs-server"
         maxConcurrentHooks: 4,
       },
       memory: { batchSize: 10, maxDeliveries: 3, redeliveryDelayMs: 500, ackWaitMs: 90_000 },
+      bus: {
+        events: { maxAgeMs: DAY_MS, maxBytes: 10 * 1024 * 1024 },
+        memory: { maxAgeMs: 3_600_000, maxBytes: 2 * 1024 * 1024 },
+        largeReplies: { maxAgeMs: 60_000, maxBytes: 4 * 1024 * 1024 },
+        maxReplyBytes: 2 * 1024 * 1024,
+      },
     });
   });
 
@@ -142,6 +166,9 @@ command = "docs-server"
     ["[memory]\nbatch_size = 0", "memory.batch_size", "must be from 1 to 10000"],
     ["[memory]\nack_wait_sec = 0.5", "memory.ack_wait_sec", "must be from 1 to 600 seconds"],
     ["[memory]\nbatch_wait_sec = 1", "memory", "unknown key `batch_wait_sec` (did you mean `ack_wait_sec`?)"],
+    ["[bus]\nevents_max_age_sec = 60", "bus.events_max_age_sec", "must be at least 600 seconds"],
+    ["[bus]\nmemory_max_bytes = 1000", "bus.memory_max_bytes", "must be at least 1048576 bytes (1 MiB)"],
+    ["[bus]\nlarge_reply_ttl_sec = 1", "bus.large_reply_ttl_sec", "must be at least 10 seconds"],
     ["[gatway]\nport = 1", "", "unknown key `gatway` (did you mean `gateway`?)"],
     ["[mcp_server.x]\ncommand = 'x'", "", "unknown key `mcp_server` (did you mean `mcp_servers`?)"],
     ["gateway = 5", "gateway", "expected a table, got 5"],

@@ -26,8 +26,6 @@ export function inboxPrefix(prefix: string, role: Role): string {
 /** The subjects the services keep among themselves: same shape as `SUBJECTS`, same prefix. */
 export function internalSubjects(prefix: string) {
   return Object.freeze({
-    /** Request/reply: the items of one thread's calls (the dispatcher reads its events stream). */
-    dispatchHistory: `${prefix}.dispatch.history`,
     /** Request/reply: the memory messages set aside instead of counted. */
     memoryParked: `${prefix}.memory.parked`,
     /** Request/reply subjects only the catalog replica that owns `server` answers. */
@@ -68,7 +66,6 @@ const internal = (
 /** Subjects outside the external contract, with the default prefix; the schemas live with their owner. */
 // biome-ignore format: a table reads best one row per line
 export const INTERNAL_SUBJECTS: readonly SubjectSpec[] = Object.freeze([
-  internal("toolbus.dispatch.history", "req/reply", "DispatchHistoryRequest", "DispatchHistoryResult", "dispatcher", ["gateway", "cli", "agent"], "The items of one thread's calls, in the order they began."),
   internal("toolbus.memory.parked", "req/reply", "MemoryParkedRequest", "MemoryParkedResult", "memory", ["cli"], "Memory messages set aside instead of counted."),
   internal("toolbus.connector.<server>.resources.list", "req/reply", "OwnerListRequest", "ResourcesListResult", "catalog", ["catalog"], "One server's resources, from the replica that owns it."),
   internal("toolbus.connector.<server>.resources.read", "req/reply", "OwnerReadRequest", "ResourcesReadResult", "catalog", ["catalog"], "Read a resource on the replica that owns its server."),

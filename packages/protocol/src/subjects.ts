@@ -68,6 +68,15 @@ export function subjectToken(value: string): string {
   return `~${btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "")}`;
 }
 
+/**
+ * A value as one KV key token: {@link subjectToken} with `=` in place of `~`, which KV keys do
+ * not allow (`=` they do, and a plain id never holds it).
+ */
+export function kvKeyToken(value: string): string {
+  const token = subjectToken(value);
+  return token.startsWith("~") ? `=${token.slice(1)}` : token;
+}
+
 function checkedServer(server: string): string {
   if (!SERVER_NAME_PATTERN.test(server) || server.length > MAX_SERVER_NAME_LENGTH) {
     throw new Error(
@@ -107,6 +116,7 @@ export interface Subjects {
   readonly catalogEvent: string;
   readonly promptsEvent: string;
   readonly dispatchCall: string;
+  readonly dispatchHistory: string;
   readonly callBegin: string;
   readonly callEnd: string;
   readonly approvalsDecide: string;
@@ -124,7 +134,17 @@ export interface Subjects {
   callRelay(callId: string, kind: CallRelayKind): string;
   /** `<prefix>.calls.<callId>.*`: every relay of one call. */
   callRelayAll(callId: string): string;
-  readonly kv: { readonly catalog: string; readonly approvalGrants: string };
+  /**
+   * KV buckets. `callHistory`: the dispatcher's index of call events by thread (key
+   * `<thread>.<callId>.<begin|end>`, each id through {@link kvKeyToken}; value: the event's
+   * sequence in the events stream), so `dispatch.history` reads a thread's events by key.
+   */
+  readonly kv: { readonly catalog: string; readonly approvalGrants: string; readonly callHistory: string };
+  /**
+   * JetStream object stores. `largeReplies`: replies larger than one NATS message, stored by the
+   * service that answers and read (then deleted) by the caller the reply header names it to.
+   */
+  readonly objectStores: { readonly largeReplies: string };
   readonly streams: { readonly events: StreamNames; readonly memory: StreamNames };
 }
 
@@ -149,6 +169,7 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
     catalogEvent: `${p}.events.catalog`,
     promptsEvent: `${p}.events.prompts`,
     dispatchCall: `${p}.dispatch.call`,
+    dispatchHistory: `${p}.dispatch.history`,
     callBegin: `${p}.events.call.begin`,
     callEnd: `${p}.events.call.end`,
     approvalsDecide: `${p}.approvals.decide`,
@@ -171,7 +192,12 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
       return `${p}.calls.${subjectToken(callId)}.${kind}`;
     },
     callRelayAll: (callId: string) => `${p}.calls.${subjectToken(callId)}.*`,
-    kv: Object.freeze({ catalog: `${p}_catalog`, approvalGrants: `${p}_approval_grants` }),
+    kv: Object.freeze({
+      catalog: `${p}_catalog`,
+      approvalGrants: `${p}_approval_grants`,
+      callHistory: `${p}_call_history`,
+    }),
+    objectStores: Object.freeze({ largeReplies: `${p}_large_replies` }),
     streams: Object.freeze({
       events: Object.freeze({ name: jetStreamName(p, "EVENTS"), subjects: Object.freeze([`${p}.events.>`]) }),
       memory: Object.freeze({
@@ -229,6 +255,7 @@ export const SUBJECTS: readonly SubjectSpec[] = Object.freeze([
   spec("toolbus.events.catalog", "stream", "CatalogEvent", null, "catalog", ["gateway", "cli"], "The catalog revision moved; names the servers whose tools changed."),
   spec("toolbus.events.prompts", "stream", "PromptsChangedEvent", null, "catalog", ["gateway", "cli"], "A server said its prompts changed (prompts/list_changed); list them again."),
   spec("toolbus.dispatch.call", "req/reply", "ToolCallRequest", "ToolCallReply", "dispatcher", ["gateway", "cli", "agent"], "Call a tool by its model-visible name: the whole call path, answered with the model projection."),
+  spec("toolbus.dispatch.history", "req/reply", "DispatchHistoryRequest", "DispatchHistoryResult", "dispatcher", ["gateway", "cli", "agent"], "The McpToolCallItems of one thread's calls, in the order they began, read from the events stream by the thread's index."),
   spec("toolbus.events.call.begin", "stream", "CallBeginEvent", null, "dispatcher", ["gateway", "cli"], "A call began (before its approval); one per call whose arguments parsed."),
   spec("toolbus.events.call.end", "stream", "CallEndEvent", null, "dispatcher", ["gateway", "cli"], "A call ended, same callId as its begin; the result copy is capped at 1 MiB."),
   spec("toolbus.approvals.decide", "req/reply", "ApprovalDecideRequest", "ApprovalDecideResult", "approvals", ["dispatcher"], "Decide a call: mode and annotations, remembered grants, PreToolUse and PermissionRequest hooks, a human."),

@@ -30,7 +30,6 @@ describe("the subject tables", () => {
     const owner = built.connectorOwner("<server>");
     expect(INTERNAL_SUBJECTS.map((row) => row.subject).sort()).toEqual(
       [
-        built.dispatchHistory,
         built.memoryParked,
         ...Object.values(owner),
         built.gatewaySessionClosed,

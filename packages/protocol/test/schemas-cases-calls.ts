@@ -259,6 +259,24 @@ export const CALL_CASES: MessageCases = {
       ],
     ],
   },
+  DispatchHistoryRequest: {
+    valid: { threadId: "thread-1" },
+    invalid: [
+      [
+        "the thread id is empty",
+        { threadId: "" },
+        "threadId: Too small: expected string to have >=1 characters",
+      ],
+    ],
+  },
+  DispatchHistoryResult: {
+    valid: {
+      items: [
+        { id: "call_1", server: "github", tool: "create-issue", arguments: null, status: "inProgress" },
+      ],
+    },
+    invalid: [["items is missing", {}, "items: Invalid input: expected array, received undefined"]],
+  },
   McpResourceOrigin: {
     valid: {
       callId: "call_1",

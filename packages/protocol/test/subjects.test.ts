@@ -6,6 +6,7 @@ import {
   catalogKey,
   createSubjects,
   DEFAULT_PREFIX,
+  kvKeyToken,
   prefixFromEnv,
   QueueGroup,
   SUBJECTS,
@@ -31,6 +32,7 @@ function producedSubjects(s: Subjects): string[] {
     s.catalogEvent,
     s.promptsEvent,
     s.dispatchCall,
+    s.dispatchHistory,
     s.callBegin,
     s.callEnd,
     s.approvalsDecide,
@@ -117,7 +119,12 @@ describe("the default prefix", () => {
       events: { name: "TOOLBUS_EVENTS", subjects: ["toolbus.events.>"] },
       memory: { name: "TOOLBUS_MEMORY", subjects: ["toolbus.memory.message"] },
     });
-    expect(s.kv).toStrictEqual({ catalog: "toolbus_catalog", approvalGrants: "toolbus_approval_grants" });
+    expect(s.kv).toStrictEqual({
+      catalog: "toolbus_catalog",
+      approvalGrants: "toolbus_approval_grants",
+      callHistory: "toolbus_call_history",
+    });
+    expect(s.objectStores).toStrictEqual({ largeReplies: "toolbus_large_replies" });
   });
 });
 
@@ -155,13 +162,19 @@ describe("another prefix", () => {
       ...producedSubjects(tenant),
       tenant.kv.catalog,
       tenant.kv.approvalGrants,
+      tenant.kv.callHistory,
+      tenant.objectStores.largeReplies,
       tenant.streams.events.name,
       tenant.streams.memory.name,
     ];
     expect(all.filter((name) => name.toLowerCase().startsWith("toolbus"))).toStrictEqual([]);
     expect({ call: tenant.dispatchCall, kv: tenant.kv, streams: tenant.streams }).toStrictEqual({
       call: "tenant-a.dispatch.call",
-      kv: { catalog: "tenant-a_catalog", approvalGrants: "tenant-a_approval_grants" },
+      kv: {
+        catalog: "tenant-a_catalog",
+        approvalGrants: "tenant-a_approval_grants",
+        callHistory: "tenant-a_call_history",
+      },
       streams: {
         events: { name: "TENANT_A_EVENTS", subjects: ["tenant-a.events.>"] },
         memory: { name: "TENANT_A_MEMORY", subjects: ["tenant-a.memory.message"] },
@@ -234,6 +247,19 @@ describe("subjects with a server or call in them", () => {
           const token = subjectToken(a);
           expect(token).toMatch(/^[^\s.*>]+$/);
           expect(subjectToken(a) === subjectToken(b)).toBe(a === b);
+        },
+      ),
+    );
+  });
+
+  it("turn any id into one KV key token, different for different ids", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1, unit: "binary" }),
+        fc.string({ minLength: 1, unit: "binary" }),
+        (a, b) => {
+          expect(kvKeyToken(a)).toMatch(/^[-=\w]+$/);
+          expect(kvKeyToken(a) === kvKeyToken(b)).toBe(a === b);
         },
       ),
     );

@@ -1,5 +1,13 @@
 export { freePort } from "./free-port.js";
-export { type Infra, startInfra, startThrowawayPostgres, type ThrowawayPostgres } from "./infra.js";
+export {
+  type Infra,
+  startInfra,
+  startThrowawayNats,
+  startThrowawayPostgres,
+  type ThrowawayNats,
+  type ThrowawayNatsOptions,
+  type ThrowawayPostgres,
+} from "./infra.js";
 export { cleanupJetStream, isolation, type PgSchema, withPgSchema } from "./isolation.js";
 export { type NatsServerProcess, startNatsServer } from "./nats-server.js";
 export {

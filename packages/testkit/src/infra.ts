@@ -5,7 +5,7 @@
  * answers; else a spawned `nats-server -js` and a throwaway Postgres cluster.
  */
 import { type ChildProcess, execFileSync, type StdioOptions, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -180,6 +180,65 @@ async function spawnNats(): Promise<{ url: string; stop(): Promise<void> }> {
     url,
     async stop() {
       child.kill("SIGTERM");
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A nats-server of a test's own, for tests that take the bus away and bring it back. */
+export interface ThrowawayNats {
+  /** `nats://127.0.0.1:<port>`. */
+  url: string;
+  /** Stops the server (SIGTERM, waits for the exit); its JetStream store stays. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port with the same JetStream store. */
+  start(): Promise<void>;
+  /** Stops it if running and deletes its store. */
+  destroy(): Promise<void>;
+}
+
+export interface ThrowawayNatsOptions {
+  /** The server's max_payload in bytes (default NATS's 1 MiB): small values make large-payload tests cheap. */
+  maxPayload?: number;
+}
+
+/** `nats-server -js` on a free loopback port with a fresh store directory. */
+export async function startThrowawayNats(options: ThrowawayNatsOptions = {}): Promise<ThrowawayNats> {
+  const binary = findBinary("nats-server", [
+    "/usr/sbin/nats-server",
+    "/usr/bin/nats-server",
+    "/usr/local/bin/nats-server",
+  ]);
+  const dir = mkdtempSync(join(tmpdir(), "toolbus-nats-"));
+  const port = await freePort();
+  const url = `nats://127.0.0.1:${port}`;
+  const args = ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir];
+  if (options.maxPayload !== undefined) {
+    // max_payload is a config-file setting only.
+    const conf = join(dir, "nats.conf");
+    writeFileSync(conf, `max_payload: ${options.maxPayload}\n`);
+    args.push("-c", conf);
+  }
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(binary, args, { stdio: "ignore" });
+    await waitFor(url, "nats-server", child);
+  };
+  const stop = async () => {
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null) return;
+    const exited = new Promise((resolve) => running.once("exit", resolve));
+    running.kill("SIGTERM");
+    await exited;
+  };
+  await start();
+  return {
+    url,
+    start,
+    stop,
+    async destroy() {
+      await stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

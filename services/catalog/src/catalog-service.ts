@@ -5,7 +5,7 @@
 
 import { type KV, KvWatchInclude } from "@nats-io/kv";
 import type { Bus, Handler, Logger } from "@toolbus/bus";
-import { CallLedger, ensureKv, ensureStream } from "@toolbus/bus";
+import { CallLedger, ensureEventsStream, ensureKv, ensureObjectStore, largeReplyOptions } from "@toolbus/bus";
 import { type McpServerConfig, resolveHttpHeaders, stdioChildEnv, type ToolbusConfig } from "@toolbus/config";
 import {
   CatalogGetRequestSchema,
@@ -82,10 +82,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   const { bus, subjects, config, logger } = deps;
   const owned = selectServers(config, deps.servers);
   const jsm = await bus.jsm();
-  await ensureStream(jsm, {
-    name: subjects.streams.events.name,
-    subjects: [...subjects.streams.events.subjects],
-  });
+  await ensureEventsStream(jsm, subjects.streams.events, config.bus.events);
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
   const store = new CatalogStore({ js: bus.js(), jsm, kv, bucket: subjects.kv.catalog });
   const origins = new ResourceOrigins(
@@ -103,8 +100,11 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   });
   const now = () => new Date().toISOString();
   const metrics = catalogRecorder();
-  // Nothing bigger than one bus message can reach a caller, so no bigger MCP message is read.
-  const maxMessageBytes = bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+  // No MCP message bigger than the largest reply the bus carries is read (one bigger than a NATS
+  // message travels through the large-replies object store).
+  const maxMessageBytes = Math.max(bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD, config.bus.maxReplyBytes);
+  const largeReplies = largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies);
+  await ensureObjectStore(bus, largeReplies);
 
   const baseOf = (server: McpServerConfig) => ({
     server: server.name,
@@ -181,7 +181,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     timeoutMs: OWNER_TIMEOUT_MS,
   });
   await bus.serve(
-    { subject: subjects.catalogGet, name: "catalog-get", request: CatalogGetRequestSchema },
+    { subject: subjects.catalogGet, name: "catalog-get", request: CatalogGetRequestSchema, largeReplies },
     view.get,
   );
   await bus.serve(
@@ -253,6 +253,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         name: `connector-${name}-call`,
         queue,
         request: ConnectorCallRequestSchema,
+        largeReplies,
       },
       call,
     );

@@ -56,7 +56,9 @@ beforeAll(async () => {
         web: { url: web.url },
         gone: { command: "/nonexistent/toolbus-test-command" },
       },
-    }),
+    }) +
+      // The smallest reply cap there is, so the 50 MB result stays over it without a large buffer.
+      "\n[bus]\nmax_reply_bytes = 1048576\n",
   );
   expect(await running.service.startup).toEqual({
     ready: ["fragile", "srv", "timed", "web"],
@@ -270,7 +272,7 @@ describe("connector calls", () => {
       failure(
         "payload_too_large",
         `tool call failed for \`${server}/huge\`: the server's reply ${size}is larger than 1048576 bytes, ` +
-          "the most the bus carries in one message (NATS max_payload); ask the tool for less output",
+          "the most toolbus carries in one reply ([bus] max_reply_bytes); ask the tool for less output, or raise the limit",
         false,
       );
     // Over stdio the whole reply is counted (the text plus its JSON-RPC framing); HTTP stops reading.

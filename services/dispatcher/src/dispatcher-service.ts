@@ -5,9 +5,19 @@
  */
 import { readFile } from "node:fs/promises";
 import { type HooksConfig, NO_HOOKS, parseHooksFile } from "@toolbus/approvals";
-import { type Bus, CallLedger, ensureKv, ensureStream, type Logger, secondsSince } from "@toolbus/bus";
+import {
+  type Bus,
+  CallLedger,
+  ensureEventsStream,
+  ensureKv,
+  ensureObjectStore,
+  type Logger,
+  largeReplyOptions,
+  secondsSince,
+} from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
 import {
+  DispatchHistoryRequestSchema,
   internalSubjects,
   type Subjects,
   type ToolCallReply,
@@ -15,11 +25,7 @@ import {
 } from "@toolbus/protocol";
 import { createApprovalsClient } from "./adapters/nats/approvals-client.js";
 import { createCallEvents } from "./adapters/nats/call-events.js";
-import {
-  DispatchHistoryRequestSchema,
-  dispatchHistorySubject,
-  replayThreadItems,
-} from "./adapters/nats/call-history.js";
+import { openCallHistoryIndex, replayThreadItems } from "./adapters/nats/call-history.js";
 import { CatalogReplica } from "./adapters/nats/catalog-replica.js";
 import { createConnectorClient } from "./adapters/nats/connector-client.js";
 import { callIdentity, createCallDeduper, parseToolArguments } from "./core/index.js";
@@ -61,10 +67,9 @@ const UNKNOWN_SERVER = "toolbus";
 export async function startDispatcherService(deps: DispatcherServiceDeps): Promise<DispatcherService> {
   const { bus, subjects, config, logger } = deps;
   const jsm = await bus.jsm();
-  await ensureStream(jsm, {
-    name: subjects.streams.events.name,
-    subjects: [...subjects.streams.events.subjects],
-  });
+  await ensureEventsStream(jsm, subjects.streams.events, config.bus.events);
+  const largeReplies = largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies);
+  await ensureObjectStore(bus, largeReplies);
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
   const catalog = await CatalogReplica.open({
     kv,
@@ -82,7 +87,8 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   // The catalog writes it; the dispatcher reads it to notice a connector that died mid-call.
   const executions = await bus.kvm().open(internal.kv.executions, { allow_direct: true } as never);
   const hooks = await loadHooks(config, logger);
-  const events = createCallEvents(bus, subjects);
+  const history = await openCallHistoryIndex({ bus, subjects, events: config.bus.events, logger });
+  const events = createCallEvents(bus, subjects, history);
   const metrics = dispatcherRecorder();
   const call = dispatchCall({
     catalog,
@@ -110,6 +116,8 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
       name: "dispatch-call",
       request: ToolCallRequestSchema,
       spanName: "toolbus.dispatch.call",
+      // A raw result larger than one NATS message reaches the caller through the object store.
+      largeReplies,
     },
     (request, ctx) => {
       const parsed = parseToolArguments(request.arguments);
@@ -138,7 +146,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   );
   await bus.serve(
     {
-      subject: dispatchHistorySubject(subjects),
+      subject: subjects.dispatchHistory,
       name: "dispatch-history",
       request: DispatchHistoryRequestSchema,
       spanName: "toolbus.dispatch.history",

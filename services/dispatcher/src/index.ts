@@ -1,12 +1,6 @@
 /** @toolbus/dispatcher: the tool-call path as a service others can start in-process (all-in-one, tests). */
-export {
-  type DispatchHistoryRequest,
-  DispatchHistoryRequestSchema,
-  type DispatchHistoryResult,
-  DispatchHistoryResultSchema,
-  dispatchHistorySubject,
-  replayThreadItems,
-} from "./adapters/nats/call-history.js";
+// dispatch.history's subject and schemas are the protocol's (`dispatchHistory`, `DispatchHistoryRequestSchema`).
+export { replayThreadItems } from "./adapters/nats/call-history.js";
 export {
   type DispatcherService,
   type DispatcherServiceDeps,

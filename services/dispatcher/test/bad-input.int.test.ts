@@ -21,6 +21,8 @@ beforeAll(async () => {
   h = await DispatchHarness.start({
     label: "bad_input",
     script: { tools: [{ name: "echo" }, { name: "huge", behavior: { kind: "huge", bytes: 1_500_000 } }] },
+    // The largest reply toolbus carries, at its minimum: the 1.5 MB result is over it.
+    tables: "[bus]\nmax_reply_bytes = 1048576",
   });
   revision = (await h.catalog()).revision;
   client = await connectBus({
@@ -265,7 +267,7 @@ describe("a result larger than the bus carries", () => {
     const message = reply.error ?? "";
     expect({
       reply,
-      frame: /^tool call error: .*NATS max_payload/.test(message),
+      frame: /^tool call error: .*\[bus\] max_reply_bytes/.test(message),
       events: phased(await h.endedEvents(callId)),
       serverCalls: (await h.scripted!.calls()).filter((call) => call._meta?.callId === callId).length,
     }).toEqual({

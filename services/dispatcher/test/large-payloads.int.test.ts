@@ -6,18 +6,18 @@
  */
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { CallEndEvent } from "@toolbus/protocol";
+import { startThrowawayNats, type ThrowawayNats } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DispatchHarness, wallTimeHeader } from "./support/harness.js";
-import { type OwnNats, startOwnNats } from "./support/processes.js";
 
 const MIB = 1024 * 1024;
 const BLOB = "z".repeat(1_200_000);
 
-let nats: OwnNats;
+let nats: ThrowawayNats;
 let h: DispatchHarness;
 
 beforeAll(async () => {
-  nats = await startOwnNats({ maxPayloadBytes: 32 * MIB });
+  nats = await startThrowawayNats({ maxPayload: 32 * MIB });
   h = await DispatchHarness.start({
     label: "large",
     natsUrl: nats.url,
@@ -28,7 +28,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await h?.close();
-  await nats?.stop();
+  await nats?.destroy();
 });
 
 describe("a result over 1 MiB (checklist 45)", () => {

@@ -40,8 +40,8 @@ export interface GatewayLimits {
   callTimeoutMs: number;
   /** How long a client may take to answer an elicitation (approval or relayed). */
   answerTimeoutMs: number;
-  /** The catalog is fetched this often even without a catalog event. */
-  catalogPollMs: number;
+  /** The longest wait between two attempts to follow the catalog bucket (after a failure). */
+  catalogRetryMaxMs: number;
   /** Bound of resource, prompt and completion requests to the catalog. */
   resourceTimeoutMs: number;
 }
@@ -52,7 +52,7 @@ export const DEFAULT_GATEWAY_LIMITS: Readonly<GatewayLimits> = Object.freeze({
   bodyLimitBytes: 4 * 1024 * 1024,
   callTimeoutMs: 16 * 60_000,
   answerTimeoutMs: 10 * 60_000,
-  catalogPollMs: 30_000,
+  catalogRetryMaxMs: 30_000,
   resourceTimeoutMs: 60_000,
 });
 
@@ -125,7 +125,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     subjects,
     naming: deps.gateway.naming,
     logger,
-    pollMs: limits.catalogPollMs,
+    retryMaxMs: limits.catalogRetryMaxMs,
     firstLoadWaitMs: 5_000,
     onListingChanged: () => registry?.notifyToolListChanged(),
   });

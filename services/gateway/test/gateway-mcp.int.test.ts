@@ -9,6 +9,8 @@ import {
   type Progress,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { Kvm } from "@nats-io/kv";
+import { type CatalogServerEntry, catalogKey } from "@toolbus/protocol";
 import {
   type StdioTestServer,
   serverEverythingCommand,
@@ -89,7 +91,7 @@ beforeAll(async () => {
   stack.defer(() => alpha.dispose());
   stack.defer(() => beta.dispose());
   prefixed = await stack.gateway({ naming: "prefixed" });
-  conditional = await stack.gateway({ naming: "conditional", limits: { catalogPollMs: 200 } });
+  conditional = await stack.gateway({ naming: "conditional" });
 }, 90_000);
 
 afterAll(async () => {
@@ -296,28 +298,25 @@ describe("notifications/tools/list_changed", () => {
     ).toEqual(["beta__echo", "fresh"]);
   });
 
-  it("is not sent when the catalog is fetched again and nothing a client lists changed", async () => {
+  it("is not sent when a server's entry changes and nothing a client lists changed", async () => {
     const connected = await client(conditional);
     let changes = 0;
     connected.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       changes += 1;
     });
-    let fetches = 0;
-    const watch = stack.nc.subscribe(stack.subjects.catalogGet, {
-      callback: () => {
-        fetches += 1;
-      },
-    });
+    const kv = await new Kvm(stack.nc).open(stack.subjects.kv.catalog);
+    const beta = (await kv.get(catalogKey("beta")))!.json<CatalogServerEntry>();
+    // The same tools, listed again later: the revision moves, the listing does not.
+    await kv.put(catalogKey("beta"), JSON.stringify({ ...beta, listedAt: new Date().toISOString() }));
+    // Then a change that does alter the listing: changes arrive in order, so its notification
+    // coming alone proves the first change was seen and not announced.
+    await kv.put(catalogKey("zeta"), JSON.stringify({ ...beta, server: "zeta" }));
     try {
-      await stack.nc.request(stack.subjects.catalogRefresh, JSON.stringify({ server: "beta" }), {
-        timeout: 10_000,
-      });
-      stack.nc.publish(stack.subjects.catalogEvent, JSON.stringify({ revision: 0, changed: [] }));
-      // The gateway polls every 200 ms here: three fetches after the re-list prove it looked again.
-      await eventually("the gateway to fetch the catalog again", () => (fetches >= 3 ? true : undefined));
-      expect(changes).toBe(0);
+      await eventually("tools/list_changed", () => (changes > 0 ? true : undefined));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(changes).toBe(1);
     } finally {
-      watch.unsubscribe();
+      await kv.delete(catalogKey("zeta"));
     }
   });
 });

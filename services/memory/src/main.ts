@@ -9,7 +9,7 @@ import {
   onShutdown,
   startTelemetry,
 } from "@toolbus/bus";
-import { ConfigFileError, loadToolbusConfig } from "@toolbus/config";
+import { ConfigFileError, loadToolbusConfig, type StreamLimits } from "@toolbus/config";
 import { loadMemoryConfig } from "./config.js";
 import { SERVICE_NAME, SERVICE_VERSION, startMemoryService } from "./memory-service.js";
 
@@ -20,10 +20,11 @@ function exitWith(message: string): never {
 
 let config: ReturnType<typeof loadMemoryConfig>;
 let natsAccess: NatsAccess;
+let streamLimits: StreamLimits;
 let stopTelemetry: () => Promise<void>;
 try {
   const { values } = parseArgs({ options: { config: { type: "string" } }, strict: true });
-  // Only the [memory] table matters here; with no file its defaults apply (the demo server is never started).
+  // Only the [memory] and [bus] tables matter here; with no file its defaults apply (the demo server is never started).
   const toolbus = await loadToolbusConfig({
     path: values.config,
     env: process.env,
@@ -32,6 +33,7 @@ try {
   });
   config = loadMemoryConfig(process.env, toolbus.memory);
   natsAccess = natsAccessFromEnv(process.env, { prefix: config.prefix, role: "memory" });
+  streamLimits = toolbus.bus.memory;
   stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
 } catch (err) {
   if (err instanceof ConfigError || err instanceof ConfigFileError) exitWith(err.message);
@@ -40,7 +42,7 @@ try {
 }
 const logger = createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION, level: config.logLevel });
 try {
-  const service = await startMemoryService(config, { logger, natsAccess });
+  const service = await startMemoryService(config, { logger, natsAccess, streamLimits });
   onShutdown(service.bus, { logger, closers: [() => service.close(), stopTelemetry] });
 } catch (err) {
   exitWithStartupError(SERVICE_NAME, err);

@@ -5,7 +5,15 @@
  * while Postgres is down; ingest then waits, and starts once the schema is migrated.
  */
 import { fileURLToPath } from "node:url";
-import { type Bus, connectBus, createLogger, type Logger, type NatsAccess } from "@toolbus/bus";
+import {
+  type Bus,
+  connectBus,
+  createLogger,
+  type Logger,
+  type NatsAccess,
+  type StreamLimits,
+} from "@toolbus/bus";
+import { DEFAULT_BUS_CONFIG } from "@toolbus/config";
 import {
   createSubjects,
   MemoryStripRequestSchema,
@@ -42,6 +50,8 @@ export interface MemoryServiceOptions {
   natsAccess?: NatsAccess;
   /** Log that the bus has no credentials (default true; `pnpm start` says it once itself). */
   warnUnauthenticated?: boolean;
+  /** Limits of TOOLBUS_MEMORY (the `[bus]` table's `memory_*`); default `DEFAULT_BUS_CONFIG.memory`. */
+  streamLimits?: StreamLimits;
 }
 
 export interface MemoryServiceStats extends IngestStats {
@@ -98,7 +108,7 @@ export async function startMemoryService(
   }
   try {
     const jsm = await bus.jsm();
-    await ensureMemoryStream(jsm, subjects);
+    await ensureMemoryStream(jsm, subjects, options.streamLimits ?? DEFAULT_BUS_CONFIG.memory);
     await ensureMemoryConsumer(jsm, subjects, consumerSettings);
     await serveEndpoints(bus, subjects, store);
   } catch (err) {

@@ -92,3 +92,10 @@ export const McpToolCallItemSchema = z.object({
   durationMs: DurationMsSchema.optional(),
 });
 export type McpToolCallItem = z.infer<typeof McpToolCallItemSchema>;
+
+/** `<prefix>.dispatch.history`: the items of one thread's calls, in the order they began. */
+export const DispatchHistoryRequestSchema = z.object({ threadId: IdSchema });
+export type DispatchHistoryRequest = z.infer<typeof DispatchHistoryRequestSchema>;
+
+export const DispatchHistoryResultSchema = z.object({ items: z.array(McpToolCallItemSchema) });
+export type DispatchHistoryResult = z.infer<typeof DispatchHistoryResultSchema>;

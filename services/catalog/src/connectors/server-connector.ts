@@ -24,7 +24,7 @@ export interface ConnectorSettings {
   /** `stdio`, or the URL origin for HTTP. */
   origin: string;
   maxTools: number;
-  /** The most one message from the server may hold (the bus's max_payload). */
+  /** The most one message from the server may hold (`[bus] max_reply_bytes`, at least max_payload). */
   maxMessageBytes: number;
 }
 

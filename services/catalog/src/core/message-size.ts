@@ -1,7 +1,8 @@
 /**
- * The cap on one message from an MCP server. Nothing bigger than the bus's max_payload can
- * reach a caller anyway, so a bigger message is never buffered: its bytes are counted and
- * dropped, and the request it answers gets a clean error of its own instead of a result.
+ * The cap on one message from an MCP server: the largest reply toolbus carries (`[bus]
+ * max_reply_bytes`, at least NATS max_payload; a reply over max_payload travels through the
+ * object store). A bigger message is never buffered: its bytes are counted and dropped, and the
+ * request it answers gets a clean error of its own instead of a result.
  * Here: splitting a byte stream into lines under that cap, finding which request an
  * oversized response answered, and the error it gets.
  */
@@ -104,7 +105,7 @@ function parseId(text: string): string | number {
 /** The message a caller reads; `size` when it is known (stdio counts it, HTTP stops reading). */
 export function oversizedMessageText(limit: number, size?: number): string {
   const what = size === undefined ? "the server's reply is" : `the server's reply of ${size} bytes is`;
-  return `${what} larger than ${limit} bytes, the most the bus carries in one message (NATS max_payload); ask the tool for less output`;
+  return `${what} larger than ${limit} bytes, the most toolbus carries in one reply ([bus] max_reply_bytes); ask the tool for less output, or raise the limit`;
 }
 
 /** The JSON-RPC error response that stands in for an oversized one. */

@@ -104,7 +104,7 @@ describe("the response an oversized message carried", () => {
       error: {
         code: OVERSIZED_MESSAGE_CODE,
         message:
-          "the server's reply of 50000073 bytes is larger than 1048576 bytes, the most the bus carries in one message (NATS max_payload); ask the tool for less output",
+          "the server's reply of 50000073 bytes is larger than 1048576 bytes, the most toolbus carries in one reply ([bus] max_reply_bytes); ask the tool for less output, or raise the limit",
       },
     });
   });

@@ -1,7 +1,8 @@
 /**
  * History: folding the begin/end lifecycle events of calls into `McpToolCallItem`s
  * (codex-mcp-behavior.md §6). Events may be redelivered, so a repeated begin or end changes
- * nothing; an end whose begin was never seen has nothing to complete and is ignored.
+ * nothing. An end carries every field of its begin, so an end whose begin is missing, or was
+ * stored after it (a begin retried across a JetStream outage), makes the finished item by itself.
  */
 import type { CallBeginEvent, CallEndEvent, McpToolCallItem } from "@toolbus/protocol";
 
@@ -16,8 +17,8 @@ export function reduceCallItems(events: Iterable<CallBeginEvent | CallEndEvent>)
     const item = items.get(event.callId);
     if (!isEndEvent(event)) {
       if (item === undefined) items.set(event.callId, startedItem(event));
-    } else if (item !== undefined && item.status === "inProgress") {
-      items.set(event.callId, completedItem(item, event));
+    } else if (item === undefined || item.status === "inProgress") {
+      items.set(event.callId, completedItem(item ?? startedItem(event), event));
     }
   }
   return [...items.values()];

@@ -71,7 +71,16 @@ describe("reduceCallItems (checklist 43)", () => {
         },
       ],
     },
-    { name: "an end without a begin is ignored", events: [end("a", { ok }, "completed")], items: [] },
+    {
+      name: "an end without a begin makes the finished item by itself",
+      events: [end("a", { ok }, "completed")],
+      items: [{ ...started("a"), status: "completed", result: ok, durationMs: 12 }],
+    },
+    {
+      name: "a begin stored after its end (retried across an outage) changes nothing",
+      events: [end("a", { ok }, "completed"), begin("a")],
+      items: [{ ...started("a"), status: "completed", result: ok, durationMs: 12 }],
+    },
     {
       name: "a repeated begin does not reset or duplicate the item",
       events: [begin("a"), end("a", { ok }, "completed"), begin("a")],

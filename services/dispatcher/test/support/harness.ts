@@ -35,7 +35,6 @@ import {
   startTestServer,
   type TestServerScript,
 } from "@toolbus/testkit/mcp-test-server";
-import { dispatchHistorySubject } from "../../src/adapters/nats/call-history.js";
 import { type DispatcherService, startDispatcherService } from "../../src/dispatcher-service.js";
 import { type ServiceProcess, startServiceProcess } from "./processes.js";
 
@@ -59,6 +58,8 @@ export interface HarnessOptions {
   dispatcherProcess?: boolean;
   /** A hooks file (Claude Code's shape), named by `[approvals] hooks`. */
   hooks?: unknown;
+  /** More toolbus.toml tables, e.g. `[bus]` limits. */
+  tables?: string;
 }
 
 export type Envelope<T> =
@@ -188,6 +189,7 @@ export class DispatchHarness {
       writeFileSync(hooksPath, JSON.stringify(options.hooks));
       toml = `[approvals]\nhooks = ${JSON.stringify(hooksPath)}\n\n${toml}`;
     }
+    if (options.tables !== undefined) toml = `${options.tables}\n\n${toml}`;
     writeFileSync(this.configPath, toml);
 
     this.catalogProcess = await startServiceProcess({
@@ -336,7 +338,7 @@ export class DispatchHarness {
   }
 
   async history(threadId: string): Promise<Envelope<{ items: McpToolCallItem[] }>> {
-    const reply = await this.nc.request(dispatchHistorySubject(this.subjects), JSON.stringify({ threadId }), {
+    const reply = await this.nc.request(this.subjects.dispatchHistory, JSON.stringify({ threadId }), {
       timeout: 10_000,
     });
     return reply.json<Envelope<{ items: McpToolCallItem[] }>>();

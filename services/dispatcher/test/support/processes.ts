@@ -1,17 +1,13 @@
 /**
  * toolbus services as child processes built from source (`node --conditions=@toolbus/source
  * --import tsx services/<name>/src/main.ts`): started with a prefix, a NATS URL and a config
- * file, ready once they log their ready line, stopped with SIGTERM. Also a nats-server of a
- * test's own, for tests that need a bus limit other than the shared server's.
+ * file, ready once they log their ready line, stopped with SIGTERM. (A nats-server of a test's
+ * own, with another max_payload: `startThrowawayNats` in @toolbus/testkit.)
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { connect as tcpConnect } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { freePort } from "@toolbus/testkit";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 
@@ -98,66 +94,5 @@ export function startServiceProcess(options: StartServiceOptions): Promise<Servi
     };
     if (child.stdout) createInterface({ input: child.stdout }).on("line", onLine);
     if (child.stderr) createInterface({ input: child.stderr }).on("line", onLine);
-  });
-}
-
-export interface OwnNats {
-  url: string;
-  stop(): Promise<void>;
-}
-
-/** A nats-server with JetStream of this test's own, e.g. with a larger `max_payload`. */
-export async function startOwnNats(options: { maxPayloadBytes: number }): Promise<OwnNats> {
-  const binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find(
-    existsSync,
-  );
-  if (!binary)
-    throw new Error("nats-server is not installed (apt-get install nats-server); this test needs one");
-  const dir = mkdtempSync(join(tmpdir(), "toolbus-dispatcher-nats-"));
-  const port = await freePort();
-  const config = join(dir, "nats.conf");
-  writeFileSync(
-    config,
-    [
-      `listen: 127.0.0.1:${port}`,
-      `max_payload: ${options.maxPayloadBytes}`,
-      `jetstream { store_dir: "${join(dir, "js")}" }`,
-    ].join("\n"),
-  );
-  const child = spawn(binary, ["-c", config], { stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString("utf8")).slice(-8_192);
-  });
-  const url = `nats://127.0.0.1:${port}`;
-  const deadline = Date.now() + 10_000;
-  while (!(await listening(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`nats-server did not start on port ${port}: ${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return {
-    url,
-    stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once("exit", resolve));
-        child.kill("SIGTERM");
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = tcpConnect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
   });
 }

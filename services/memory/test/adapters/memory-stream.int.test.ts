@@ -12,6 +12,9 @@ import {
   MEMORY_CONSUMER,
 } from "../../src/adapters/nats/memory-stream.js";
 
+/** The `[bus]` table's memory_max_age_sec / memory_max_bytes, as the service passes them. */
+const LIMITS = { maxAgeMs: 3 * 24 * 60 * 60 * 1000, maxBytes: 64 * 1024 * 1024 };
+
 const open: Array<{ nc: NatsConnection; prefix: string }> = [];
 
 afterEach(async () => {
@@ -32,13 +35,14 @@ describe("the memory stream and consumer", () => {
   it("are created once however often start-up runs, capturing only <prefix>.memory.message", async () => {
     const { jsm, subjects } = await setUp();
     const settings = { ackWaitMs: 30_000, maxAckPending: 1_000 };
-    await Promise.all([ensureMemoryStream(jsm, subjects), ensureMemoryStream(jsm, subjects)]);
+    await Promise.all([ensureMemoryStream(jsm, subjects, LIMITS), ensureMemoryStream(jsm, subjects, LIMITS)]);
     await ensureMemoryConsumer(jsm, subjects, settings);
     await ensureMemoryConsumer(jsm, subjects, settings);
     const stream = await jsm.streams.info(subjects.streams.memory.name);
     const consumers = await jsm.consumers.list(subjects.streams.memory.name).next();
     expect({
       subjects: stream.config.subjects,
+      limits: { maxAge: stream.config.max_age, maxBytes: stream.config.max_bytes },
       consumers: consumers.map((c) => ({
         name: c.name,
         ack: c.config.ack_policy,
@@ -47,6 +51,7 @@ describe("the memory stream and consumer", () => {
       })),
     }).toEqual({
       subjects: [`${subjects.prefix}.memory.message`],
+      limits: { maxAge: nanos(LIMITS.maxAgeMs), maxBytes: LIMITS.maxBytes },
       consumers: [
         { name: MEMORY_CONSUMER, ack: AckPolicy.Explicit, filter: subjects.memoryMessage, maxDeliver: -1 },
       ],
@@ -55,7 +60,7 @@ describe("the memory stream and consumer", () => {
 
   it("takes a changed ack wait and ack-pending limit on the next start", async () => {
     const { jsm, subjects } = await setUp();
-    await ensureMemoryStream(jsm, subjects);
+    await ensureMemoryStream(jsm, subjects, LIMITS);
     await ensureMemoryConsumer(jsm, subjects, { ackWaitMs: 30_000, maxAckPending: 1_000 });
     await ensureMemoryConsumer(jsm, subjects, { ackWaitMs: 5_000, maxAckPending: 2_000 });
     const { config } = await jsm.consumers.info(subjects.streams.memory.name, MEMORY_CONSUMER);

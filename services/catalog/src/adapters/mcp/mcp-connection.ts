@@ -44,7 +44,7 @@ export interface McpConnectionEvents {
 }
 
 export interface McpConnectionOptions {
-  /** The most one message from the server may hold: the bus's max_payload. */
+  /** The most one message from the server may hold (`[bus] max_reply_bytes`, at least max_payload). */
   maxMessageBytes: number;
 }
 

@@ -12,9 +12,10 @@
  */
 import { type Context, context } from "@opentelemetry/api";
 import type { Bus } from "@toolbus/bus";
-import type { CallEndEvent, Subjects } from "@toolbus/protocol";
+import type { CallBeginEvent, CallEndEvent, Subjects } from "@toolbus/protocol";
 import { EVENT_HEADER_ROOM_BYTES } from "../../core/index.js";
 import type { EventsPort } from "../../handlers/dispatch-call.js";
+import type { CallHistoryIndex, CallPhase } from "./call-history.js";
 
 /** NATS's default max_payload, for the moment before the server's INFO is known. */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -24,7 +25,14 @@ export interface CallEvents extends EventsPort {
   flush(): void;
 }
 
-export function createCallEvents(bus: Bus, subjects: Subjects): CallEvents {
+export function createCallEvents(bus: Bus, subjects: Subjects, history?: CallHistoryIndex): CallEvents {
+  // A thread's events are indexed by thread once stored, for dispatch.history.
+  const indexed = (event: CallBeginEvent | CallEndEvent, phase: CallPhase) => {
+    const { threadId } = event;
+    return history && threadId !== undefined
+      ? { onStored: (sequence: number) => history.record(threadId, event.callId, phase, sequence) }
+      : {};
+  };
   // Each end keeps the trace context of its call, so its headers name the right trace.
   let queued: Array<{ event: CallEndEvent; trace: Context }> = [];
   let scheduled: NodeJS.Immediate | undefined;
@@ -34,7 +42,9 @@ export function createCallEvents(bus: Bus, subjects: Subjects): CallEvents {
     const ends = queued;
     queued = [];
     for (const { event, trace } of ends) {
-      context.with(trace, () => bus.publishEvent(subjects.callEnd, event, { msgID: `${event.callId}:end` }));
+      context.with(trace, () =>
+        bus.publishEvent(subjects.callEnd, event, { msgID: `${event.callId}:end`, ...indexed(event, "end") }),
+      );
     }
   };
   return {
@@ -42,7 +52,10 @@ export function createCallEvents(bus: Bus, subjects: Subjects): CallEvents {
       return (bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) - EVENT_HEADER_ROOM_BYTES;
     },
     begin(event) {
-      bus.publishEvent(subjects.callBegin, event, { msgID: `${event.callId}:begin` });
+      bus.publishEvent(subjects.callBegin, event, {
+        msgID: `${event.callId}:begin`,
+        ...indexed(event, "begin"),
+      });
     },
     end(event) {
       queued.push({ event, trace: context.active() });

@@ -5,6 +5,7 @@
  */
 import type { JetStreamManager } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
+import { followKv } from "@toolbus/bus";
 import {
   buildCatalogSnapshot,
   CatalogIndex,
@@ -30,28 +31,25 @@ export class CatalogReplica {
 
   private constructor(private readonly kv: KV) {}
 
-  /** Reads the whole bucket, then follows every change after it. */
+  /** Reads the whole bucket, entry by entry, then follows every change after it. */
   static async open(deps: { kv: KV; jsm: JetStreamManager; bucket: string; onError(e: unknown): void }) {
     const replica = new CatalogReplica(deps.kv);
-    const info = await deps.jsm.streams.info(`KV_${deps.bucket}`);
-    replica.revisionSeen = info.state.last_seq;
-    for await (const key of await deps.kv.keys()) {
-      const entry = await deps.kv.get(key);
-      if (entry) replica.apply(entry.key, entry.operation, entry.operation === "PUT" ? entry.string() : "");
-    }
-    const watch = await deps.kv.watch({ resumeFromRevision: info.state.last_seq + 1 });
-    replica.stopWatch = () => watch.stop();
-    void (async () => {
-      try {
-        for await (const update of watch) {
-          replica.revisionSeen = Math.max(replica.revisionSeen, update.revision);
-          replica.apply(update.key, update.operation, update.operation === "PUT" ? update.string() : "");
-          replica.releaseRevisionWaiters();
-        }
-      } catch (error) {
-        deps.onError(error);
-      }
-    })();
+    let following = false;
+    const { revision, stop } = await followKv({
+      ...deps,
+      apply: (change) => {
+        replica.apply(change.key, change.operation, change.value);
+        if (!following) return;
+        replica.revisionSeen = Math.max(replica.revisionSeen, change.revision);
+        replica.releaseRevisionWaiters();
+      },
+      ended: (error) => {
+        if (error !== undefined) deps.onError(error);
+      },
+    });
+    replica.revisionSeen = revision;
+    following = true;
+    replica.stopWatch = stop;
     return replica;
   }
 

@@ -1,23 +1,34 @@
 /**
- * The gateway's copy of the catalog's model view: fetched with `<prefix>.catalog.get`, renamed
- * into the exposed-name table, and fetched again when `<prefix>.events.catalog` says the
- * revision moved (and on a slow poll, for an event missed while disconnected). Listeners hear
- * about a new state only when what `tools/list` answers actually changed.
+ * The gateway's copy of the catalog's model view, kept by following the catalog bucket entry by
+ * entry (as the dispatcher does) and normalizing locally with the protocol's pure code, so the
+ * catalog's size is never limited by what one NATS message carries. Renamed into the
+ * exposed-name table on every change; listeners hear about a new state only when what
+ * `tools/list` answers actually changed. A watch that ends is followed again, with backoff.
  */
-import type { Subscription } from "@nats-io/transport-node";
-import type { Bus, Logger } from "@toolbus/bus";
-import { CatalogSnapshotSchema, type Subjects } from "@toolbus/protocol";
+
+import { type Bus, followKv, type KvChange, type KvFollowing, type Logger } from "@toolbus/bus";
+import {
+  buildCatalogSnapshot,
+  type CatalogServerEntry,
+  CatalogServerEntrySchema,
+  type NamingOptions,
+  type Subjects,
+  serverFromCatalogKey,
+} from "@toolbus/protocol";
 import { buildExposedNames, type NamingMode } from "../../core/exposed-names.js";
 import { listedTools, listingKey } from "../../core/tool-listing.js";
 import type { CatalogPort, CatalogState } from "../../ports.js";
+
+/** The key the catalog writes its naming options under, once it has started. */
+const NAMING_KEY = "naming";
 
 export interface CatalogViewOptions {
   bus: Bus;
   subjects: Subjects;
   naming: NamingMode;
   logger: Logger;
-  /** Re-fetch this often even without an event. */
-  pollMs: number;
+  /** The longest wait between two attempts to follow the bucket again. */
+  retryMaxMs: number;
   /** How long `current()` waits for the first state before it gives up. */
   firstLoadWaitMs: number;
   /** Called after the tool listing changed (not on the first load). */
@@ -27,23 +38,21 @@ export interface CatalogViewOptions {
 export class CatalogView implements CatalogPort {
   #state: CatalogState | undefined;
   #key: string | undefined;
-  #running: Promise<void> | undefined;
-  #again = false;
+  readonly #entries = new Map<string, CatalogServerEntry>();
+  #namingOptions: NamingOptions | undefined;
+  #revision = 0;
+  #following: KvFollowing | undefined;
+  #rebuild: NodeJS.Immediate | undefined;
+  #retry: NodeJS.Timeout | undefined;
   #stopped = false;
-  #subscription: Subscription | undefined;
-  #timer: NodeJS.Timeout | undefined;
   #failures = 0;
   readonly #waiters = new Set<() => void>();
 
   constructor(private readonly options: CatalogViewOptions) {}
 
-  /** Starts listening and fetching; resolves without waiting for the catalog to answer. */
+  /** Starts following the bucket; resolves without waiting for it. */
   start(): void {
-    const { bus, subjects } = this.options;
-    this.#subscription = bus.nc.subscribe(subjects.catalogEvent, { callback: () => this.refresh() });
-    this.#timer = setInterval(() => this.refresh(), this.options.pollMs);
-    this.#timer.unref();
-    this.refresh();
+    void this.#follow();
   }
 
   get loaded(): boolean {
@@ -52,7 +61,6 @@ export class CatalogView implements CatalogPort {
 
   async current(): Promise<CatalogState> {
     if (this.#state) return this.#state;
-    this.refresh();
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -64,57 +72,92 @@ export class CatalogView implements CatalogPort {
     });
     if (this.#state) return this.#state;
     throw new Error(
-      `the toolbus catalog has not answered on ${this.options.subjects.catalogGet} yet; check that the catalog service runs with TOOLBUS_PREFIX=${this.options.subjects.prefix}, then retry`,
+      `the toolbus catalog has not published its bucket ${this.options.subjects.kv.catalog} yet; check that the catalog service runs with TOOLBUS_PREFIX=${this.options.subjects.prefix}, then retry`,
     );
-  }
-
-  /** Fetches now; a refresh asked for while one runs runs once more after it. */
-  refresh(): void {
-    if (this.#stopped) return;
-    if (this.#running) {
-      this.#again = true;
-      return;
-    }
-    this.#running = this.#fetch().finally(() => {
-      this.#running = undefined;
-      if (this.#again) {
-        this.#again = false;
-        this.refresh();
-      }
-    });
   }
 
   stop(): void {
     this.#stopped = true;
-    this.#subscription?.unsubscribe();
-    clearInterval(this.#timer);
+    this.#following?.stop();
+    clearImmediate(this.#rebuild);
+    clearTimeout(this.#retry);
     for (const waiter of [...this.#waiters]) waiter();
   }
 
-  async #fetch(): Promise<void> {
-    const { bus, subjects, naming, logger } = this.options;
-    let snapshot: import("@toolbus/protocol").CatalogSnapshot;
+  async #follow(): Promise<void> {
+    const { bus, subjects, logger } = this.options;
+    if (this.#stopped) return;
+    // A state is built only once the new read is whole.
+    this.#following?.stop();
+    this.#following = undefined;
     try {
-      snapshot = await bus.request(subjects.catalogGet, { exposure: "model" }, CatalogSnapshotSchema, {
-        timeoutMs: 10_000,
+      this.#entries.clear();
+      this.#following = await followKv({
+        kv: await bus.kvm().open(subjects.kv.catalog),
+        jsm: await bus.jsm(),
+        bucket: subjects.kv.catalog,
+        apply: (change) => this.#apply(change),
+        ended: (error) => {
+          logger.warn({ err: error }, "the catalog watch ended; following the bucket again");
+          this.#again();
+        },
       });
     } catch (error) {
       this.#failures += 1;
-      // Before the first load, retry with backoff (1 s doubling up to the poll interval).
-      const retryMs = Math.min(1_000 * 2 ** (this.#failures - 1), this.options.pollMs);
       logger.warn(
         { err: error, failures: this.#failures },
         this.#state
-          ? "could not fetch the catalog; keeping the last copy"
-          : `could not fetch the catalog; retrying in ${retryMs} ms`,
+          ? "could not follow the catalog bucket; keeping the last copy"
+          : "could not follow the catalog bucket; retrying",
       );
-      if (!this.#state && !this.#stopped) setTimeout(() => this.refresh(), retryMs).unref();
+      this.#again();
+      return;
+    }
+    if (this.#stopped) {
+      this.#following.stop();
       return;
     }
     this.#failures = 0;
-    // An older answer (a slow replica) never replaces a newer state.
-    if (this.#state && snapshot.revision < this.#state.revision) return;
-    const table = buildExposedNames(snapshot.tools, naming);
+    this.#revision = Math.max(this.#revision, this.#following.revision);
+    this.#build();
+  }
+
+  /** Follows again after a delay: 1 s doubling up to `retryMaxMs`. */
+  #again(): void {
+    if (this.#stopped) return;
+    const delay = Math.min(1_000 * 2 ** Math.max(0, this.#failures - 1), this.options.retryMaxMs);
+    this.#retry = setTimeout(() => void this.#follow(), delay);
+    this.#retry.unref();
+  }
+
+  #apply(change: KvChange): void {
+    this.#revision = Math.max(this.#revision, change.revision);
+    if (change.key === NAMING_KEY) {
+      if (change.operation === "PUT") this.#namingOptions = (parseJson(change.value) ?? {}) as NamingOptions;
+    } else {
+      const server = serverFromCatalogKey(change.key);
+      if (server === null) return;
+      const parsed =
+        change.operation === "PUT" ? CatalogServerEntrySchema.safeParse(parseJson(change.value)) : undefined;
+      // A value that fails its schema is skipped like a deletion: one bad write must not end the view.
+      if (parsed?.success) this.#entries.set(server, parsed.data);
+      else this.#entries.delete(server);
+    }
+    // Changes that arrive together are built into one state.
+    if (this.#following) this.#rebuild ??= setImmediate(() => this.#build());
+  }
+
+  #build(): void {
+    this.#rebuild = undefined;
+    // Until the catalog has written its naming options, it has not started: nothing to serve yet.
+    if (this.#namingOptions === undefined) return;
+    const { logger } = this.options;
+    const snapshot = buildCatalogSnapshot([...this.#entries.values()], {
+      naming: this.#namingOptions,
+      revision: this.#revision,
+      exposure: "model",
+    });
+    const table = buildExposedNames(snapshot.tools, this.options.naming);
     const tools = listedTools(table);
     const key = listingKey(tools);
     const first = this.#state === undefined;
@@ -131,5 +174,14 @@ export class CatalogView implements CatalogPort {
       logger.info({ revision: snapshot.revision, tools: tools.length }, "tool listing changed");
       this.options.onListingChanged(this.#state);
     }
+  }
+}
+
+/** A value that is not JSON counts as one that fails its schema. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }

@@ -14,23 +14,28 @@ import {
   StorageType,
 } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
-import { ensureStream } from "@toolbus/bus";
+import { ensureStream, type StreamLimits, streamLimitFields } from "@toolbus/bus";
 import type { Subjects } from "@toolbus/protocol";
 
 /** The durable consumer every replica shares (a work queue over the stream). */
 export const MEMORY_CONSUMER = "memory";
-/** Uncounted messages older than this are dropped by the stream: an outage longer than that loses them. */
-export const MEMORY_STREAM_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 export const MEMORY_DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
 
-export async function ensureMemoryStream(jsm: JetStreamManager, subjects: Subjects): Promise<void> {
+/**
+ * `limits` (the `[bus]` table's `memory_max_age_sec` / `memory_max_bytes`): uncounted messages
+ * older or beyond them are dropped by the stream, so an outage longer than the age loses them.
+ */
+export async function ensureMemoryStream(
+  jsm: JetStreamManager,
+  subjects: Subjects,
+  limits: StreamLimits,
+): Promise<void> {
   await ensureStream(jsm, {
     name: subjects.streams.memory.name,
     subjects: [...subjects.streams.memory.subjects],
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
-    max_age: nanos(MEMORY_STREAM_MAX_AGE_MS),
-    duplicate_window: nanos(MEMORY_DUPLICATE_WINDOW_MS),
+    ...streamLimitFields(limits, MEMORY_DUPLICATE_WINDOW_MS),
   });
 }
 

@@ -16,6 +16,7 @@ import { connect, nkeyAuthenticator } from "@nats-io/transport-node";
 import { type NatsIdentities, writeNatsIdentities } from "@toolbus/bus";
 import { createSubjects, inboxPrefix, MemoryUsageResultSchema } from "@toolbus/protocol";
 import { freePort, type NatsServerProcess, startNatsServer, withPgSchema } from "@toolbus/testkit";
+import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -42,11 +43,16 @@ describe("every service on its own identity, on a bus that enforces the matrix",
   let toolbus: RunningToolbus;
   let schema: Awaited<ReturnType<typeof withPgSchema>>;
   let url: string;
+  let big: StdioTestServer;
 
   beforeAll(async () => {
     identities = writeNatsIdentities({ dir: mkdtempSync(join(tmpdir(), "toolbus-ids-")), prefix: "toolbus" });
     server = await startNatsServer({ config: readFileSync(identities.authConf, "utf8") });
     schema = await withPgSchema(process.env.DATABASE_URL!, "leastpriv");
+    big = await startTestServer({
+      transport: "stdio",
+      script: { tools: [{ name: "payload", behavior: { kind: "huge", bytes: 1_500_000 } }] },
+    });
     const dir = mkdtempSync(join(tmpdir(), "toolbus-leastpriv-"));
     const port = await freePort();
     const config = join(dir, "toolbus.toml");
@@ -63,6 +69,12 @@ describe("every service on its own identity, on a bus that enforces the matrix",
         "",
         "[mcp_servers.everything.tools.get-sum]",
         'approval_mode = "prompt"',
+        "",
+        // A result larger than one NATS message travels through the large-replies object store.
+        "[mcp_servers.big]",
+        `command = ${JSON.stringify(big.command)}`,
+        `args = ${JSON.stringify(big.args)}`,
+        'default_tools_approval_mode = "approve"',
         "",
       ].join("\n"),
     );
@@ -91,6 +103,20 @@ describe("every service on its own identity, on a bus that enforces the matrix",
     }
     await server?.stop();
     await schema?.drop();
+    await big?.dispose();
+  });
+
+  it("delivers a result larger than one NATS message, whole", async () => {
+    const response = await fetch(`${url}/v1/calls`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ callId: "lp-big-1", tool: "mcp__big__payload", arguments: "{}" }),
+    });
+    const reply = (await response.json()) as { status: string; result: { content: Array<{ text: string }> } };
+    expect({ status: reply.status, bytes: reply.result.content[0]?.text.length }).toEqual({
+      status: "completed",
+      bytes: 1_500_000,
+    });
   });
 
   it("serves an MCP client: tools, a call, resources and prompts", async () => {
@@ -149,7 +175,10 @@ describe("every service on its own identity, on a bus that enforces the matrix",
       cwd: ROOT,
       env: { ...withoutNats(process.env), NATS_URL: server.url, NATS_NKEY_FILE: identities.seedFile("cli") },
     });
-    expect(JSON.parse(stdout)).toEqual([expect.objectContaining({ name: "everything", status: "ready" })]);
+    expect(JSON.parse(stdout)).toEqual([
+      expect.objectContaining({ name: "big", status: "ready" }),
+      expect.objectContaining({ name: "everything", status: "ready" }),
+    ]);
   });
 
   it("counts an agent's memory message, published on the bus with the agent's identity", async () => {

@@ -101,6 +101,7 @@ export const BUCKETS: readonly BucketSpec[] = Object.freeze([
   Object.freeze({ bucket: "toolbus_approval_grants", creators: ["approvals"], writers: ["approvals"], readers: [], description: "\"Allow for this session\" grants, bound to the tool's fingerprint." } as const),
   Object.freeze({ bucket: "toolbus_resource_origins", creators: ["catalog"], writers: ["catalog"], readers: [], description: "Which call produced a resource URI (24 h)." } as const),
   Object.freeze({ bucket: "toolbus_gateway_sessions", creators: ["gateway"], writers: ["gateway"], readers: [], description: "MCP session records shared by the gateway replicas." } as const),
+  Object.freeze({ bucket: "toolbus_call_history", creators: ["dispatcher"], writers: ["dispatcher"], readers: [], description: "Each thread's call events by stream sequence, for dispatch.history." } as const),
   Object.freeze({ bucket: "toolbus_calls", creators: ["dispatcher"], writers: ["dispatcher"], readers: ["gateway"], recordOwner: "dispatcher", description: "One record per dispatch callId, then its reply: a call runs once across replicas." } as const),
   Object.freeze({ bucket: "toolbus_executions", creators: ["catalog"], writers: ["catalog"], readers: ["dispatcher"], recordOwner: "catalog", description: "One record per connector callId, then its result: a tool runs once across replicas." } as const),
 ]);
@@ -109,18 +110,39 @@ export interface StreamSpec {
   /** `events` or `memory`: the key in `Subjects.streams`. */
   readonly stream: "events" | "memory";
   readonly creators: readonly Role[];
-  /** Roles that read it through a consumer, each with the one filter it may use. */
+  /**
+   * Roles that read it through a consumer, each with the one filter it may use; `bySequence`
+   * also lets it fetch one message by its sequence (not limited by subject).
+   */
   readonly readers: ReadonlyArray<{
     readonly role: Role;
     readonly filter: string;
     readonly durable?: string;
+    readonly bySequence?: boolean;
   }>;
 }
 
 // biome-ignore format: a table reads best one row per line
 export const STREAMS: readonly StreamSpec[] = Object.freeze([
-  Object.freeze({ stream: "events", creators: ["catalog", "dispatcher"], readers: [{ role: "dispatcher", filter: "toolbus.events.call.>" }] } as const),
+  Object.freeze({ stream: "events", creators: ["catalog", "dispatcher"], readers: [{ role: "dispatcher", filter: "toolbus.events.call.>", bySequence: true }] } as const),
   Object.freeze({ stream: "memory", creators: ["memory"], readers: [{ role: "memory", filter: "toolbus.memory.message", durable: "memory" }] } as const),
+]);
+
+/**
+ * JetStream object stores: `largeReplies` holds replies larger than one NATS message for a
+ * moment. Writers put them; readers (whoever makes requests that may get one) read and delete.
+ */
+export interface ObjectStoreSpec {
+  /** The key in `Subjects.objectStores`. */
+  readonly store: "largeReplies";
+  readonly creators: readonly Role[];
+  readonly writers: readonly Role[];
+  readonly readers: readonly Role[];
+}
+
+// biome-ignore format: a table reads best one row per line
+export const OBJECT_STORES: readonly ObjectStoreSpec[] = Object.freeze([
+  Object.freeze({ store: "largeReplies", creators: ["catalog", "dispatcher"], writers: ["catalog", "dispatcher"], readers: ["dispatcher", "gateway", "cli", "agent"] } as const),
 ]);
 
 export interface Permissions {
@@ -193,6 +215,9 @@ export function permissionsFor(role: Role, subjects: Subjects): Permissions {
     if (reads) {
       publish.add(`${jsApi}.STREAM.INFO.${stream}`);
       publish.add(`${jsApi}.DIRECT.GET.${stream}.$KV.${bucket}.>`);
+      // A bucket opened without direct gets reads by this subject (not limited by key: fine for
+      // a reader of the whole bucket, which is what every reader here is).
+      publish.add(`${jsApi}.STREAM.MSG.GET.${stream}`);
       // Watches, key listings and history: ordered consumers filtered to this bucket's keys.
       publish.add(`${jsApi}.CONSUMER.CREATE.${stream}.*.$KV.${bucket}.>`);
       publish.add(`${jsApi}.CONSUMER.INFO.${stream}.*`);
@@ -213,6 +238,30 @@ export function permissionsFor(role: Role, subjects: Subjects): Permissions {
       publish.add(`${jsApi}.CONSUMER.DELETE.${stream}.${name}`);
       publish.add(`${jsApi}.CONSUMER.MSG.NEXT.${stream}.${name}`);
       publish.add(`$JS.ACK.${stream}.${name}.>`);
+      publish.add(`$JS.FC.${stream}.>`);
+      if (reader.bySequence) {
+        publish.add(`${jsApi}.DIRECT.GET.${stream}`);
+        publish.add(`${jsApi}.STREAM.MSG.GET.${stream}`);
+      }
+    }
+  }
+  for (const spec of OBJECT_STORES) {
+    const bucket = subjects.objectStores[spec.store];
+    const stream = `OBJ_${bucket}`;
+    const writes = spec.writers.includes(role);
+    const reads = spec.readers.includes(role);
+    if (spec.creators.includes(role)) grantStreamAdmin(stream);
+    if (writes) publish.add(`$O.${bucket}.C.>`);
+    if (writes || reads) {
+      // Meta (a put, or a delete's marker), the object's info, its chunks through an ordered consumer.
+      publish.add(`$O.${bucket}.M.>`);
+      publish.add(`${jsApi}.STREAM.INFO.${stream}`);
+      publish.add(`${jsApi}.STREAM.PURGE.${stream}`);
+      publish.add(`${jsApi}.DIRECT.GET.${stream}.$O.${bucket}.M.>`);
+      publish.add(`${jsApi}.STREAM.MSG.GET.${stream}`);
+      publish.add(`${jsApi}.CONSUMER.CREATE.${stream}.*.$O.${bucket}.C.>`);
+      publish.add(`${jsApi}.CONSUMER.INFO.${stream}.*`);
+      publish.add(`${jsApi}.CONSUMER.DELETE.${stream}.*`);
       publish.add(`$JS.FC.${stream}.>`);
     }
   }

@@ -68,11 +68,18 @@ describe("permissionsFor", () => {
       for (const subject of [...publish, ...subscribe]) {
         expect(subject).not.toBe(">");
         expect(subject).not.toMatch(/^\$JS\.API\.>$|^_INBOX\.|^\$JS\.API\.CONSUMER\.CREATE\.[^.]+$/);
-        // A direct get must name the key space (pitfall: a bare DIRECT.GET reads any message).
-        if (subject.startsWith("$JS.API.DIRECT.GET.")) expect(subject).toMatch(/\.\$KV\./);
+        // A direct get names the key space (pitfall: a bare DIRECT.GET reads any message), but for
+        // the dispatcher's read of its own call events by sequence (checked below).
+        if (subject.startsWith("$JS.API.DIRECT.GET.")) {
+          expect(subject).toMatch(/\.\$(KV|O)\.|^\$JS\.API\.DIRECT\.GET\.TOOLBUS_EVENTS$/);
+        }
       }
       expect(subscribe.filter((s) => s.startsWith("_INBOX"))).toEqual([`${inboxPrefix("toolbus", role)}.>`]);
     }
+  });
+
+  it("lets only the dispatcher read the events stream by sequence (its history index)", () => {
+    expect(who("publish", "$JS.API.DIRECT.GET.TOOLBUS_EVENTS")).toEqual(["dispatcher"]);
   });
 
   it("answers requests only for the services (allow_responses)", () => {

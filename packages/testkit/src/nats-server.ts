@@ -35,7 +35,7 @@ export async function startNatsServer(
     conf,
     [
       `listen: "127.0.0.1:${port}"`,
-      `jetstream { store_dir: ${JSON.stringify(join(dir, "js"))}, max_memory_store: 64MB, max_file_store: 256MB }`,
+      `jetstream { store_dir: ${JSON.stringify(join(dir, "js"))}, max_memory_store: 1GB, max_file_store: 64GB }`,
       ...(options.maxPayload ? [`max_payload: ${options.maxPayload}`] : []),
       options.config ?? "",
     ].join("\n"),

@@ -122,7 +122,8 @@ describe("docker-compose.yml", () => {
     "mounts the auth.conf of toolbus nats-config read-only beside the config %s includes it from",
     (name) => {
       const entry = service(name);
-      const configDir = name === "nats" ? dirname(flagValue(entry.command ?? [], "--config") ?? "") : "/etc/nats";
+      const configDir =
+        name === "nats" ? dirname(flagValue(entry.command ?? [], "--config") ?? "") : "/etc/nats";
       const included = natsConf("deploy/nats/nats.conf").includes;
       expect(included).toEqual(["auth.conf"]);
       expect(mountsOf(entry)).toContainEqual({
@@ -329,7 +330,9 @@ function seedsOf(entry: ComposeService): string[] {
 
 describe("docker-compose.yml NATS identities", () => {
   it("gives each service the seed of its own role, and no container any other seed", () => {
-    const seeds = Object.fromEntries(Object.keys(compose.services).map((name) => [name, seedsOf(service(name))]));
+    const seeds = Object.fromEntries(
+      Object.keys(compose.services).map((name) => [name, seedsOf(service(name))]),
+    );
     expect(seeds).toEqual(
       Object.fromEntries(
         Object.keys(compose.services).map((name) => [
@@ -342,7 +345,9 @@ describe("docker-compose.yml NATS identities", () => {
 
   it.each(services)("points NATS_NKEY_FILE of %s at the secret holding its seed", (name) => {
     const entry = service(name);
-    const own = secretsOf(entry).find((secret) => secretFile(secret.name) === seedFileOf(NATS_AUTH, name as never));
+    const own = secretsOf(entry).find(
+      (secret) => secretFile(secret.name) === seedFileOf(NATS_AUTH, name as never),
+    );
     expect(own).toBeDefined();
     expect(entry.environment?.NATS_NKEY_FILE).toBe(own?.path);
   });
@@ -352,7 +357,9 @@ describe("docker-compose.yml NATS identities", () => {
     expect(files.filter((file) => !file.startsWith(`./${NATS_AUTH}/`))).toEqual([]);
     expect(readRepoFile(".gitignore").split("\n")).toContain(`${NATS_AUTH}/`);
     // Every secret is used by some container.
-    const used = new Set(Object.values(compose.services).flatMap((entry) => secretsOf(entry).map((s) => s.name)));
+    const used = new Set(
+      Object.values(compose.services).flatMap((entry) => secretsOf(entry).map((s) => s.name)),
+    );
     expect(Object.keys(compose.secrets ?? {}).filter((name) => !used.has(name))).toEqual([]);
   });
 
@@ -360,17 +367,27 @@ describe("docker-compose.yml NATS identities", () => {
     const header = readRepoFile("docker-compose.yml");
     expect(header).toContain(`node packages/cli/bin/toolbus.js nats-config --out ${NATS_AUTH}`);
     expect(header).toContain(`NATS_URL=nats://127.0.0.1:4222 NATS_NKEY_FILE=${seedFileOf(NATS_AUTH, "cli")}`);
-    expect(publishedPorts(service("nats"))).toContainEqual({ hostIp: "127.0.0.1", published: 4222, target: 4222 });
+    expect(publishedPorts(service("nats"))).toContainEqual({
+      hostIp: "127.0.0.1",
+      published: 4222,
+      target: 4222,
+    });
   });
 });
 
 /** What cluster-node.sh passes to nats-server, read through a stand-in `nats-server` on PATH. */
-function runClusterNode(node: string, password: string): { status: number | null; args: string[]; env: string; stderr: string } {
+function runClusterNode(
+  node: string,
+  password: string,
+): { status: number | null; args: string[]; env: string; stderr: string } {
   const dir = mkdtempSync(join(tmpdir(), "toolbus-cluster-node-"));
   try {
     writeFileSync(join(dir, "route-password"), `${password}\n`);
     const stub = join(dir, "nats-server");
-    writeFileSync(stub, `#!/bin/sh\nprintf '%s\\n' "$@" > "${dir}/args"\nprintf '%s' "$NATS_ROUTE_PASSWORD" > "${dir}/env"\n`);
+    writeFileSync(
+      stub,
+      `#!/bin/sh\nprintf '%s\\n' "$@" > "${dir}/args"\nprintf '%s' "$NATS_ROUTE_PASSWORD" > "${dir}/env"\n`,
+    );
     chmodSync(stub, 0o755);
     const entry = service(node);
     const script = entry.entrypoint?.[1] ?? "";
@@ -385,7 +402,12 @@ function runClusterNode(node: string, password: string): { status: number | null
       timeout: 10_000,
     });
     const read = (file: string) => (existsSync(join(dir, file)) ? readFileSync(join(dir, file), "utf8") : "");
-    return { status: run.status, args: read("args").split("\n").filter(Boolean), env: read("env"), stderr: run.stderr };
+    return {
+      status: run.status,
+      args: read("args").split("\n").filter(Boolean),
+      env: read("env"),
+      stderr: run.stderr,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -402,19 +424,28 @@ describe("docker-compose.yml cluster profile", () => {
     expect(CLUSTER.map((node) => service(node).image)).toEqual(CLUSTER.map(() => service("nats").image));
   });
 
-  it.each(CLUSTER)("starts %s from the committed cluster config, with JetStream on a volume of its own", (node) => {
-    const entry = service(node);
-    expect(entry.entrypoint).toEqual(["/bin/sh", "/etc/nats/cluster-node.sh"]);
-    expect(entry.command).toEqual([node]);
-    const mounts = mountsOf(entry);
-    for (const file of ["nats.conf", "cluster.conf", "cluster-node.sh"]) {
-      expect(mounts).toContainEqual({ source: `./deploy/nats/${file}`, target: `/etc/nats/${file}`, readOnly: true });
-    }
-    expect(natsConf("deploy/nats/cluster.conf").includes).toEqual(["nats.conf"]);
-    const storeDir = natsConf("deploy/nats/nats.conf").storeDir;
-    expect(mounts).toContainEqual({ source: `${node}-data`, target: storeDir, readOnly: false });
-    expect(entry.healthcheck?.test.join(" ")).toContain("http://127.0.0.1:8222/healthz?js-enabled-only=true");
-  });
+  it.each(CLUSTER)(
+    "starts %s from the committed cluster config, with JetStream on a volume of its own",
+    (node) => {
+      const entry = service(node);
+      expect(entry.entrypoint).toEqual(["/bin/sh", "/etc/nats/cluster-node.sh"]);
+      expect(entry.command).toEqual([node]);
+      const mounts = mountsOf(entry);
+      for (const file of ["nats.conf", "cluster.conf", "cluster-node.sh"]) {
+        expect(mounts).toContainEqual({
+          source: `./deploy/nats/${file}`,
+          target: `/etc/nats/${file}`,
+          readOnly: true,
+        });
+      }
+      expect(natsConf("deploy/nats/cluster.conf").includes).toEqual(["nats.conf"]);
+      const storeDir = natsConf("deploy/nats/nats.conf").storeDir;
+      expect(mounts).toContainEqual({ source: `${node}-data`, target: storeDir, readOnly: false });
+      expect(entry.healthcheck?.test.join(" ")).toContain(
+        "http://127.0.0.1:8222/healthz?js-enabled-only=true",
+      );
+    },
+  );
 
   it.each(CLUSTER)("routes %s to every node of the cluster, with the route password", (node) => {
     const run = runClusterNode(node, "0123abcd");
@@ -434,18 +465,26 @@ describe("docker-compose.yml cluster profile", () => {
   it("refuses to start a node without a route password it can put in a URL", () => {
     for (const password of ["", "has space", "a@b:c"]) {
       const run = runClusterNode("nats-1", password);
-      expect({ password, status: run.status, started: run.args.length > 0 }).toEqual({ password, status: 1, started: false });
+      expect({ password, status: run.status, started: run.args.length > 0 }).toEqual({
+        password,
+        status: 1,
+        started: false,
+      });
       expect(run.stderr).toContain("route-password must hold a password of letters and digits");
     }
   });
 
   it("gives the route password to the nodes only, and publishes no cluster port", () => {
     const holders = Object.entries(compose.services)
-      .filter(([, entry]) => secretsOf(entry).some(({ name }) => secretFile(name) === `${NATS_AUTH}/route-password`))
+      .filter(([, entry]) =>
+        secretsOf(entry).some(({ name }) => secretFile(name) === `${NATS_AUTH}/route-password`),
+      )
       .map(([name]) => name);
     expect(holders).toEqual(CLUSTER);
     const clusterPort = natsConf("deploy/nats/cluster.conf").clusterPort;
-    const published = Object.values(compose.services).flatMap((entry) => publishedPorts(entry).map((p) => p.target));
+    const published = Object.values(compose.services).flatMap((entry) =>
+      publishedPorts(entry).map((p) => p.target),
+    );
     expect(published).not.toContain(clusterPort);
     expect(clusterPort).toBe(6222);
   });

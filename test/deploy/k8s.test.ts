@@ -389,7 +389,9 @@ describe("deploy/k8s overlays", () => {
 
 /** The role a Deployment runs: the service of its compiled main (catalog for every connector group). */
 function roleOf(deployment: K8sObject): string {
-  return compiledMain(containerOf(deployment).args?.[0])?.service ?? `<no service: ${deployment.metadata.name}>`;
+  return (
+    compiledMain(containerOf(deployment).args?.[0])?.service ?? `<no service: ${deployment.metadata.name}>`
+  );
 }
 
 /** Every NATS seed Secret a Deployment's pods can read, through a volume or the environment. */
@@ -408,7 +410,9 @@ function seedSecretsOf(deployment: K8sObject): string[] {
 describe.each(layers)("deploy/k8s %s NATS identities", (_name, built) => {
   it("mounts into each Deployment the seed Secret of its own role and no other", () => {
     const view = deployments(built).map((d) => ({ name: d.metadata.name, seeds: seedSecretsOf(d) }));
-    expect(view).toEqual(deployments(built).map((d) => ({ name: d.metadata.name, seeds: [natsSecret(roleOf(d))] })));
+    expect(view).toEqual(
+      deployments(built).map((d) => ({ name: d.metadata.name, seeds: [natsSecret(roleOf(d))] })),
+    );
   });
 
   it("points NATS_NKEY_FILE at the seed, in a read-only volume only the pod's uid (through fsGroup) and root can read", () => {
@@ -451,7 +455,9 @@ describe.each(layers)("deploy/k8s %s NATS identities", (_name, built) => {
 
   it("keeps seeds out of its ConfigMaps", () => {
     const seedsInConfigMaps = [...built.configMaps].flatMap(([map, data]) => [
-      ...[...data.values].filter(([, value]) => /^SU[A-Z2-7]{50,}/.test(value)).map(([key]) => `${map}/${key}`),
+      ...[...data.values]
+        .filter(([, value]) => /^SU[A-Z2-7]{50,}/.test(value))
+        .map(([key]) => `${map}/${key}`),
       ...[...data.files].filter(([, path]) => path.endsWith(".nk")).map(([key]) => `${map}/${key}`),
     ]);
     expect(seedsInConfigMaps).toEqual([]);
@@ -481,7 +487,9 @@ describe("deploy/k8s NATS seed Secrets", () => {
         generator: built.kustomization.secretGenerator?.find((g) => g.name === natsSecret(role))?.behavior,
         file: built.secrets.get(natsSecret(role))?.files.get(SEED_KEY),
       }));
-      expect(files).toEqual(services.map((role) => ({ role, generator: "replace", file: seedFileOf(folder, role as Role) })));
+      expect(files).toEqual(
+        services.map((role) => ({ role, generator: "replace", file: seedFileOf(folder, role as Role) })),
+      );
       expect(readRepoFile(`${built.dir}/.gitignore`).split("\n")).toContain("nats-auth/");
       expect(readRepoFile("deploy/README.md")).toContain(`nats-config --out ${folder}`);
     },
@@ -506,12 +514,20 @@ describe("deploy/k8s components/nats-tls", () => {
   it("turns TLS on for every toolbus Deployment: a tls:// NATS_URL and the CA file the services read", () => {
     expect(component.kind).toBe("Component");
     expect(component.configMapGenerator).toEqual([
-      { name: "toolbus-env", behavior: "merge", literals: ["NATS_URL=tls://nats.nats.svc.cluster.local:4222"] },
+      {
+        name: "toolbus-env",
+        behavior: "merge",
+        literals: ["NATS_URL=tls://nats.nats.svc.cluster.local:4222"],
+      },
     ]);
     const target = component.patches[0]!.target;
     const [key, value] = target.labelSelector.split("=");
     const selected = deployments(builds.prod).filter((d) => d.metadata.labels?.[key!] === value);
-    expect(selected.map((d) => d.metadata.name).sort()).toEqual(deployments(builds.prod).map((d) => d.metadata.name).sort());
+    expect(selected.map((d) => d.metadata.name).sort()).toEqual(
+      deployments(builds.prod)
+        .map((d) => d.metadata.name)
+        .sort(),
+    );
   });
 
   it("mounts the CA where NATS_TLS_CA_FILE points, read-only, from a volume the patch adds", () => {
@@ -524,7 +540,11 @@ describe("deploy/k8s components/nats-tls", () => {
     expect(mount).toMatchObject({ readOnly: true });
     expect(volumes.map((v) => v.name)).toEqual([mount?.name]);
     // Its mount must not land inside another mount of the pods (/etc/toolbus is a ConfigMap).
-    const existing = deployments(builds.prod).flatMap((d) => containerOf(d).volumeMounts?.map((m) => m.mountPath) ?? []);
-    expect(existing.filter((path) => String(mount?.mountPath).startsWith(`${path}/`) || path === mount?.mountPath)).toEqual([]);
+    const existing = deployments(builds.prod).flatMap(
+      (d) => containerOf(d).volumeMounts?.map((m) => m.mountPath) ?? [],
+    );
+    expect(
+      existing.filter((path) => String(mount?.mountPath).startsWith(`${path}/`) || path === mount?.mountPath),
+    ).toEqual([]);
   });
 });

@@ -45,7 +45,12 @@ export interface K8sObject {
     template?: {
       metadata?: { labels?: Record<string, string> };
       spec: {
-        securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; runAsGroup?: number; fsGroup?: number };
+        securityContext?: {
+          runAsNonRoot?: boolean;
+          runAsUser?: number;
+          runAsGroup?: number;
+          fsGroup?: number;
+        };
         containers: Container[];
         volumes?: Volume[];
       };

@@ -18,7 +18,8 @@ export interface NatsConf {
   routePassword: string | undefined;
 }
 
-const portOf = (value: string | undefined) => (value === undefined ? undefined : Number(value.split(":").at(-1)));
+const portOf = (value: string | undefined) =>
+  value === undefined ? undefined : Number(value.split(":").at(-1));
 
 export function natsConf(path: string): NatsConf {
   const lines = readRepoFile(path)

@@ -21,7 +21,8 @@ const natsServer = BINARIES.find((candidate) => existsSync(candidate)) ?? "nats-
 /** deploy/nats's configs copied into a folder, with the auth.conf nats-config writes beside them when asked. */
 function configFolder(withAuth: boolean): string {
   const dir = mkdtempSync(join(tmpdir(), "toolbus-deploy-nats-"));
-  for (const file of ["nats.conf", "cluster.conf"]) copyFileSync(repoPath(`deploy/nats/${file}`), join(dir, file));
+  for (const file of ["nats.conf", "cluster.conf"])
+    copyFileSync(repoPath(`deploy/nats/${file}`), join(dir, file));
   if (withAuth) {
     const identities = writeNatsIdentities({ dir: join(dir, "identities"), prefix: "toolbus" });
     copyFileSync(identities.authConf, join(dir, "auth.conf"));
@@ -79,13 +80,18 @@ describe("the compose NATS, running its committed config", () => {
     // store_dir the config sets) moved to this test's own.
     const config = join(dir, "nats.conf");
     const storeDir = natsConf("deploy/nats/nats.conf").storeDir!;
-    writeFileSync(config, readFileSync(config, "utf8").replace(`store_dir: ${storeDir}`, `store_dir: ${join(dir, "js")}`));
+    writeFileSync(
+      config,
+      readFileSync(config, "utf8").replace(`store_dir: ${storeDir}`, `store_dir: ${join(dir, "js")}`),
+    );
     server = spawn(natsServer, ["-c", config, "-a", "127.0.0.1", "-p", String(port), "-m", String(monitor)], {
       stdio: "ignore",
     });
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
-      const answer = await fetch(`http://127.0.0.1:${monitor}/healthz?js-enabled-only=true`).catch(() => undefined);
+      const answer = await fetch(`http://127.0.0.1:${monitor}/healthz?js-enabled-only=true`).catch(
+        () => undefined,
+      );
       if (answer?.ok) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -139,7 +145,13 @@ describe("deploy/k8s/nats-values.yaml (the NATS Helm chart)", () => {
       jetstream: values.config?.jetstream?.enabled,
       fileStore: values.config?.jetstream?.fileStore?.enabled,
       pvc: values.config?.jetstream?.fileStore?.pvc?.size,
-    }).toEqual({ cluster: true, replicas: 3, jetstream: true, fileStore: true, pvc: expect.stringMatching(/^\d+Gi$/) });
+    }).toEqual({
+      cluster: true,
+      replicas: 3,
+      jetstream: true,
+      fileStore: true,
+      pvc: expect.stringMatching(/^\d+Gi$/),
+    });
   });
 
   it("includes the auth.conf the README's helm command puts in the chart's ConfigMap", () => {
@@ -148,10 +160,13 @@ describe("deploy/k8s/nats-values.yaml (the NATS Helm chart)", () => {
       .map(([, file]) => file);
     expect(includes).toEqual(["auth.conf"]);
     // The chart reads includes relative to its own nats.conf, in the ConfigMap it mounts beside it.
-    const setFile = [...readme.matchAll(/--set-file '?configMap\.merge\.data\.([\w\\.]+)=(\S+?)'?(\s|$)/g)].map(
-      (match) => ({ key: match[1]!.replaceAll("\\", ""), file: match[2] }),
-    );
-    expect(setFile).toContainEqual({ key: "auth.conf", file: "deploy/k8s/overlays/prod/nats-auth/auth.conf" });
+    const setFile = [
+      ...readme.matchAll(/--set-file '?configMap\.merge\.data\.([\w\\.]+)=(\S+?)'?(\s|$)/g),
+    ].map((match) => ({ key: match[1]!.replaceAll("\\", ""), file: match[2] }));
+    expect(setFile).toContainEqual({
+      key: "auth.conf",
+      file: "deploy/k8s/overlays/prod/nats-auth/auth.conf",
+    });
     expect(readme).toContain("-f deploy/k8s/nats-values.yaml");
   });
 

@@ -17,12 +17,19 @@ interface ComposeService {
   command?: string[];
   environment?: Record<string, string>;
   ports?: (string | { target: number; published?: string | number; host_ip?: string })[];
-  volumes?: string[];
+  volumes?: (string | LongVolume)[];
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string; required?: boolean }>;
   secrets?: (string | { source: string; target?: string })[];
   profiles?: string[];
   entrypoint?: string[];
+}
+interface LongVolume {
+  type: string;
+  source: string;
+  target: string;
+  read_only?: boolean;
+  bind?: { create_host_path?: boolean };
 }
 interface ComposeFile {
   services: Record<string, ComposeService>;
@@ -65,8 +72,12 @@ function publishedPorts(entry: ComposeService): Published[] {
   });
 }
 
+/** Short (`source:target[:ro]`) and long volume syntax. */
 function mountsOf(entry: ComposeService): { source: string; target: string; readOnly: boolean }[] {
   return (entry.volumes ?? []).map((volume) => {
+    if (typeof volume !== "string") {
+      return { source: volume.source, target: volume.target, readOnly: volume.read_only === true };
+    }
     const [source = "", target = "", mode = ""] = volume.split(":");
     return { source, target, readOnly: mode.split(",").includes("ro") };
   });
@@ -119,7 +130,7 @@ describe("docker-compose.yml", () => {
   });
 
   it.each(["nats", ...CLUSTER])(
-    "mounts the auth.conf of toolbus nats-config read-only beside the config %s includes it from",
+    "mounts the auth.conf of toolbus nats-config read-only beside the config %s includes it from, never creating it",
     (name) => {
       const entry = service(name);
       const configDir =
@@ -131,6 +142,12 @@ describe("docker-compose.yml", () => {
         target: `${configDir}/auth.conf`,
         readOnly: true,
       });
+      // Missing (nats-config not run), compose stops rather than create a folder named auth.conf.
+      const long = (entry.volumes ?? []).find(
+        (volume): volume is LongVolume =>
+          typeof volume !== "string" && volume.source === `./${NATS_AUTH}/auth.conf`,
+      );
+      expect(long?.bind?.create_host_path).toBe(false);
     },
   );
 

@@ -1,12 +1,13 @@
 /** deploy/k8s: the base and its overlays, checked against the services, the image and the config they run. */
-import { parseToolbusToml } from "@toolbus/config";
-import { parse as parseToml } from "smol-toml";
-import { describe, expect, it } from "vitest";
+
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readSeedFile, seedFileOf } from "@toolbus/bus";
+import { parseToolbusToml } from "@toolbus/config";
 import type { Role } from "@toolbus/protocol";
+import { parse as parseToml } from "smol-toml";
+import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import {
   type Build,

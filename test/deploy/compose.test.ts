@@ -1,9 +1,15 @@
 /** docker-compose.yml, checked as `docker compose config` would and against the services it runs. */
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { seedFileOf } from "@toolbus/bus";
 import { parseToolbusToml } from "@toolbus/config";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { compiledMain, existsInRepo, flagValue, readRepoFile, serviceNames } from "./repo.js";
+import { natsConf } from "./nats-conf.js";
+import { compiledMain, existsInRepo, flagValue, readRepoFile, repoPath, serviceNames } from "./repo.js";
 
 interface ComposeService {
   image?: string;
@@ -11,19 +17,33 @@ interface ComposeService {
   command?: string[];
   environment?: Record<string, string>;
   ports?: (string | { target: number; published?: string | number; host_ip?: string })[];
-  volumes?: string[];
+  volumes?: (string | LongVolume)[];
   healthcheck?: { test: string[] };
-  depends_on?: Record<string, { condition: string }>;
+  depends_on?: Record<string, { condition: string; required?: boolean }>;
+  secrets?: (string | { source: string; target?: string })[];
+  profiles?: string[];
+  entrypoint?: string[];
+}
+interface LongVolume {
+  type: string;
+  source: string;
+  target: string;
+  read_only?: boolean;
+  bind?: { create_host_path?: boolean };
 }
 interface ComposeFile {
   services: Record<string, ComposeService>;
   volumes?: Record<string, unknown>;
+  secrets?: Record<string, { file?: string; environment?: string }>;
 }
 
 // `merge: true`: the file shares settings through YAML merge keys (`<<: *anchor`), as compose reads them.
 const compose = parse(readRepoFile("docker-compose.yml"), { merge: true }) as ComposeFile;
 const services = serviceNames();
-const INFRA = ["nats", "postgres", "jaeger"];
+const CLUSTER = ["nats-1", "nats-2", "nats-3"];
+const INFRA = ["nats", ...CLUSTER, "postgres", "jaeger"];
+/** Where the operator writes the NATS identities (`toolbus nats-config --out deploy/nats-auth`). */
+const NATS_AUTH = "deploy/nats-auth";
 const WITH_DATABASE = ["approvals", "memory"];
 const HTTP_PORTS: Record<string, number> = { gateway: 8080, approvals: 8081 };
 
@@ -52,11 +72,39 @@ function publishedPorts(entry: ComposeService): Published[] {
   });
 }
 
-function mountsOf(entry: ComposeService): { source: string; target: string }[] {
+/** Short (`source:target[:ro]`) and long volume syntax. */
+function mountsOf(entry: ComposeService): { source: string; target: string; readOnly: boolean }[] {
   return (entry.volumes ?? []).map((volume) => {
-    const [source = "", target = ""] = volume.split(":");
-    return { source, target };
+    if (typeof volume !== "string") {
+      return { source: volume.source, target: volume.target, readOnly: volume.read_only === true };
+    }
+    const [source = "", target = "", mode = ""] = volume.split(":");
+    return { source, target, readOnly: mode.split(",").includes("ro") };
   });
+}
+
+/** `${NAME:-default}` and `${NAME:?message}` as compose reads them, with `env` as the shell's environment. */
+function interpolate(value: string, env: Record<string, string> = {}): string {
+  return value.replace(/\$\{(\w+)(?::([-?])([^}]*))?\}/g, (_match, name: string, kind, rest: string) => {
+    const set = env[name];
+    if (set !== undefined && set !== "") return set;
+    if (kind === "-") return rest;
+    throw new Error(`${name} is required: ${rest}`);
+  });
+}
+
+/** The secrets a service gets, as `{ name, path }`: compose mounts each at /run/secrets/<target or name>. */
+function secretsOf(entry: ComposeService): { name: string; path: string }[] {
+  return (entry.secrets ?? []).map((secret) => {
+    const name = typeof secret === "string" ? secret : secret.source;
+    const target = typeof secret === "string" ? name : (secret.target ?? name);
+    return { name, path: target.startsWith("/") ? target : `/run/secrets/${target}` };
+  });
+}
+
+/** The repository file a top-level secret reads. */
+function secretFile(name: string): string | undefined {
+  return compose.secrets?.[name]?.file?.replace(/^\.\//, "");
 }
 
 const exampleToml = readRepoFile("deploy/toolbus.example.toml");
@@ -66,14 +114,42 @@ describe("docker-compose.yml", () => {
     expect(Object.keys(compose.services).sort()).toEqual([...INFRA, ...services].sort());
   });
 
-  it("runs NATS with JetStream stored on a named volume and its monitoring port for the health check", () => {
+  it("runs NATS from the committed config, with its JetStream store on a named volume and its monitoring port for the health check", () => {
     const nats = service("nats");
     expect(nats.image).toBe("nats:2.10-alpine");
-    expect(nats.command).toEqual(expect.arrayContaining(["-js", "-m", "8222"]));
-    const storeDir = flagValue(nats.command ?? [], "-sd");
-    expect(mountsOf(nats)).toContainEqual({ source: "nats-data", target: storeDir });
+    const configPath = flagValue(nats.command ?? [], "--config");
+    expect(mountsOf(nats)).toContainEqual({
+      source: "./deploy/nats/nats.conf",
+      target: configPath,
+      readOnly: true,
+    });
+    const config = natsConf("deploy/nats/nats.conf");
+    expect(mountsOf(nats)).toContainEqual({ source: "nats-data", target: config.storeDir, readOnly: false });
+    expect(config.monitorPort).toBe(8222);
     expect(nats.healthcheck?.test.join(" ")).toContain("http://127.0.0.1:8222/healthz");
   });
+
+  it.each(["nats", ...CLUSTER])(
+    "mounts the auth.conf of toolbus nats-config read-only beside the config %s includes it from, never creating it",
+    (name) => {
+      const entry = service(name);
+      const configDir =
+        name === "nats" ? dirname(flagValue(entry.command ?? [], "--config") ?? "") : "/etc/nats";
+      const included = natsConf("deploy/nats/nats.conf").includes;
+      expect(included).toEqual(["auth.conf"]);
+      expect(mountsOf(entry)).toContainEqual({
+        source: `./${NATS_AUTH}/auth.conf`,
+        target: `${configDir}/auth.conf`,
+        readOnly: true,
+      });
+      // Missing (nats-config not run), compose stops rather than create a folder named auth.conf.
+      const long = (entry.volumes ?? []).find(
+        (volume): volume is LongVolume =>
+          typeof volume !== "string" && volume.source === `./${NATS_AUTH}/auth.conf`,
+      );
+      expect(long?.bind?.create_host_path).toBe(false);
+    },
+  );
 
   it("runs Postgres on a named volume, checked with pg_isready", () => {
     const postgres = service("postgres");
@@ -81,6 +157,7 @@ describe("docker-compose.yml", () => {
     expect(mountsOf(postgres)).toContainEqual({
       source: "postgres-data",
       target: "/var/lib/postgresql/data",
+      readOnly: false,
     });
     expect(postgres.healthcheck?.test.join(" ")).toContain("pg_isready");
   });
@@ -139,7 +216,7 @@ describe("docker-compose.yml", () => {
   it.each(services)("wires NATS, OTLP tracing and its own service name into %s", (name) => {
     const env = service(name).environment ?? {};
     expect({
-      NATS_URL: env.NATS_URL,
+      NATS_URL: interpolate(env.NATS_URL ?? ""),
       OTEL_EXPORTER_OTLP_ENDPOINT: env.OTEL_EXPORTER_OTLP_ENDPOINT,
       OTEL_SERVICE_NAME: env.OTEL_SERVICE_NAME,
     }).toEqual({
@@ -172,12 +249,16 @@ describe("docker-compose.yml", () => {
   });
 
   it.each(services)("starts %s once NATS (and Postgres, where it needs it) are healthy", (name) => {
-    const dependsOn = service(name).depends_on ?? {};
-    const healthy = Object.entries(dependsOn)
-      .filter(([, { condition }]) => condition === "service_healthy")
-      .map(([target]) => target)
-      .sort();
-    expect(healthy).toEqual(WITH_DATABASE.includes(name) ? ["nats", "postgres"] : ["nats"]);
+    const dependsOn = Object.entries(service(name).depends_on ?? {}).filter(
+      ([, { condition }]) => condition === "service_healthy",
+    );
+    const required = dependsOn.filter(([, dep]) => dep.required !== false).map(([target]) => target);
+    const optional = dependsOn.filter(([, dep]) => dep.required === false).map(([target]) => target);
+    expect({ required: required.sort(), optional: optional.sort() }).toEqual({
+      required: WITH_DATABASE.includes(name) ? ["nats", "postgres"] : ["nats"],
+      // The cluster profile's nodes, waited for only when that profile runs them.
+      optional: CLUSTER,
+    });
   });
 
   it("depends only on services that exist, and waits for health only where a health check is defined", () => {
@@ -222,16 +303,28 @@ describe("docker-compose.yml", () => {
       approvals: config.approvals.port,
       approvalsHost: flagValue(service("approvals").command ?? [], "--host"),
       tokens: config.gateway.tokensEnv,
-      // Without tokens, binding 0.0.0.0 must be allowed explicitly, or neither server starts.
+      // With tokens, binding 0.0.0.0 needs no escape hatch.
       allowUnauthenticated: config.gateway.allowUnauthenticated,
     }).toEqual({
       gateway: { host: "0.0.0.0", port: HTTP_PORTS.gateway },
       approvals: HTTP_PORTS.approvals,
       approvalsHost: "0.0.0.0",
-      tokens: undefined,
-      allowUnauthenticated: true,
+      tokens: "TOOLBUS_GATEWAY_TOKENS",
+      allowUnauthenticated: false,
     });
   });
+
+  it.each(Object.keys(HTTP_PORTS))(
+    "gives %s, which listens beyond loopback, the bearer tokens toolbus.toml names, required from the environment",
+    (name) => {
+      const { tokensEnv } = parseToolbusToml(exampleToml, { path: "deploy/toolbus.example.toml" }).gateway;
+      expect(tokensEnv).toBe("TOOLBUS_GATEWAY_TOKENS");
+      const value = service(name).environment?.[tokensEnv!] ?? "";
+      expect(interpolate(value, { TOOLBUS_GATEWAY_TOKENS: "t1,t2" })).toBe("t1,t2");
+      // Unset, compose refuses to start rather than run the HTTP services open.
+      expect(() => interpolate(value)).toThrow(/TOOLBUS_GATEWAY_TOKENS is required/);
+    },
+  );
 
   it("starts server-everything from the path where the image installs it", () => {
     const document = parseToml(exampleToml) as {
@@ -247,5 +340,185 @@ describe("docker-compose.yml", () => {
       "services/catalog/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
     );
     expect(existsInRepo(script)).toBe(true);
+  });
+});
+
+/** The seeds (`<role>.nk`) a compose service gets, through secrets or volumes, by the repository file. */
+function seedsOf(entry: ComposeService): string[] {
+  const fromSecrets = secretsOf(entry).map(({ name }) => secretFile(name) ?? `<undeclared secret ${name}>`);
+  const fromVolumes = mountsOf(entry).map(({ source }) => source.replace(/^\.\//, ""));
+  return [...fromSecrets, ...fromVolumes].filter((file) => file.endsWith(".nk") || file === NATS_AUTH);
+}
+
+describe("docker-compose.yml NATS identities", () => {
+  it("gives each service the seed of its own role, and no container any other seed", () => {
+    const seeds = Object.fromEntries(
+      Object.keys(compose.services).map((name) => [name, seedsOf(service(name))]),
+    );
+    expect(seeds).toEqual(
+      Object.fromEntries(
+        Object.keys(compose.services).map((name) => [
+          name,
+          services.includes(name) ? [seedFileOf(NATS_AUTH, name as never)] : [],
+        ]),
+      ),
+    );
+  });
+
+  it.each(services)("points NATS_NKEY_FILE of %s at the secret holding its seed", (name) => {
+    const entry = service(name);
+    const own = secretsOf(entry).find(
+      (secret) => secretFile(secret.name) === seedFileOf(NATS_AUTH, name as never),
+    );
+    expect(own).toBeDefined();
+    expect(entry.environment?.NATS_NKEY_FILE).toBe(own?.path);
+  });
+
+  it("reads the secrets from the folder toolbus nats-config writes, which git ignores", () => {
+    const files = Object.values(compose.secrets ?? {}).map((secret) => secret.file ?? "");
+    expect(files.filter((file) => !file.startsWith(`./${NATS_AUTH}/`))).toEqual([]);
+    expect(readRepoFile(".gitignore").split("\n")).toContain(`${NATS_AUTH}/`);
+    // Every secret is used by some container.
+    const used = new Set(
+      Object.values(compose.services).flatMap((entry) => secretsOf(entry).map((s) => s.name)),
+    );
+    expect(Object.keys(compose.secrets ?? {}).filter((name) => !used.has(name))).toEqual([]);
+  });
+
+  it("tells the operator how to write the identities and how the CLI on the host uses its own", () => {
+    const header = readRepoFile("docker-compose.yml");
+    expect(header).toContain(`node packages/cli/bin/toolbus.js nats-config --out ${NATS_AUTH}`);
+    expect(header).toContain(`NATS_URL=nats://127.0.0.1:4222 NATS_NKEY_FILE=${seedFileOf(NATS_AUTH, "cli")}`);
+    expect(publishedPorts(service("nats"))).toContainEqual({
+      hostIp: "127.0.0.1",
+      published: 4222,
+      target: 4222,
+    });
+  });
+});
+
+/** What cluster-node.sh passes to nats-server, read through a stand-in `nats-server` on PATH. */
+function runClusterNode(
+  node: string,
+  password: string,
+): { status: number | null; args: string[]; env: string; stderr: string } {
+  const dir = mkdtempSync(join(tmpdir(), "toolbus-cluster-node-"));
+  try {
+    writeFileSync(join(dir, "route-password"), `${password}\n`);
+    const stub = join(dir, "nats-server");
+    writeFileSync(
+      stub,
+      `#!/bin/sh\nprintf '%s\\n' "$@" > "${dir}/args"\nprintf '%s' "$NATS_ROUTE_PASSWORD" > "${dir}/env"\n`,
+    );
+    chmodSync(stub, 0o755);
+    const entry = service(node);
+    const script = entry.entrypoint?.[1] ?? "";
+    const mount = mountsOf(entry).find(({ target }) => target === script);
+    const run = spawnSync("sh", [repoPath(mount?.source ?? "missing"), ...(entry.command ?? [])], {
+      env: {
+        PATH: `${dir}:${process.env.PATH ?? ""}`,
+        NATS_ROUTE_PASSWORD_FILE: join(dir, "route-password"),
+        NATS_CLUSTER_NODES: entry.environment?.NATS_CLUSTER_NODES ?? "",
+      },
+      encoding: "utf8",
+      timeout: 10_000,
+    });
+    const read = (file: string) => (existsSync(join(dir, file)) ? readFileSync(join(dir, file), "utf8") : "");
+    return {
+      status: run.status,
+      args: read("args").split("\n").filter(Boolean),
+      env: read("env"),
+      stderr: run.stderr,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("docker-compose.yml cluster profile", () => {
+  const clusterUrl = CLUSTER.map((node) => `nats://${node}:4222`).join(",");
+
+  it("runs exactly three NATS nodes in the cluster profile, and nothing else there", () => {
+    const inProfile = Object.entries(compose.services)
+      .filter(([, entry]) => entry.profiles?.includes("cluster"))
+      .map(([name]) => name);
+    expect(inProfile).toEqual(CLUSTER);
+    expect(CLUSTER.map((node) => service(node).image)).toEqual(CLUSTER.map(() => service("nats").image));
+  });
+
+  it.each(CLUSTER)(
+    "starts %s from the committed cluster config, with JetStream on a volume of its own",
+    (node) => {
+      const entry = service(node);
+      expect(entry.entrypoint).toEqual(["/bin/sh", "/etc/nats/cluster-node.sh"]);
+      expect(entry.command).toEqual([node]);
+      const mounts = mountsOf(entry);
+      for (const file of ["nats.conf", "cluster.conf", "cluster-node.sh"]) {
+        expect(mounts).toContainEqual({
+          source: `./deploy/nats/${file}`,
+          target: `/etc/nats/${file}`,
+          readOnly: true,
+        });
+      }
+      expect(natsConf("deploy/nats/cluster.conf").includes).toEqual(["nats.conf"]);
+      const storeDir = natsConf("deploy/nats/nats.conf").storeDir;
+      expect(mounts).toContainEqual({ source: `${node}-data`, target: storeDir, readOnly: false });
+      expect(entry.healthcheck?.test.join(" ")).toContain(
+        "http://127.0.0.1:8222/healthz?js-enabled-only=true",
+      );
+    },
+  );
+
+  it.each(CLUSTER)("routes %s to every node of the cluster, with the route password", (node) => {
+    const run = runClusterNode(node, "0123abcd");
+    expect(run.status).toBe(0);
+    const routes = flagValue(run.args, "--routes")?.split(",");
+    const port = natsConf("deploy/nats/cluster.conf").clusterPort;
+    expect({ config: flagValue(run.args, "--config"), name: flagValue(run.args, "--name"), routes }).toEqual({
+      config: "/etc/nats/cluster.conf",
+      name: node,
+      routes: CLUSTER.map((other) => `nats://route:0123abcd@${other}:${port}`),
+    });
+    // cluster.conf's authorization block reads the same password from the environment.
+    expect(run.env).toBe("0123abcd");
+    expect(natsConf("deploy/nats/cluster.conf").routePassword).toBe("$NATS_ROUTE_PASSWORD");
+  });
+
+  it("refuses to start a node without a route password it can put in a URL", () => {
+    for (const password of ["", "has space", "a@b:c"]) {
+      const run = runClusterNode("nats-1", password);
+      expect({ password, status: run.status, started: run.args.length > 0 }).toEqual({
+        password,
+        status: 1,
+        started: false,
+      });
+      expect(run.stderr).toContain("route-password must hold a password of letters and digits");
+    }
+  });
+
+  it("gives the route password to the nodes only, and publishes no cluster port", () => {
+    const holders = Object.entries(compose.services)
+      .filter(([, entry]) =>
+        secretsOf(entry).some(({ name }) => secretFile(name) === `${NATS_AUTH}/route-password`),
+      )
+      .map(([name]) => name);
+    expect(holders).toEqual(CLUSTER);
+    const clusterPort = natsConf("deploy/nats/cluster.conf").clusterPort;
+    const published = Object.values(compose.services).flatMap((entry) =>
+      publishedPorts(entry).map((p) => p.target),
+    );
+    expect(published).not.toContain(clusterPort);
+    expect(clusterPort).toBe(6222);
+  });
+
+  it("points the services at the three nodes with the TOOLBUS_NATS_URL the header and deploy/README.md give", () => {
+    const documented = [readRepoFile("docker-compose.yml"), readRepoFile("deploy/README.md")].map((text) =>
+      [...text.matchAll(/TOOLBUS_NATS_URL=(\S+)/g)].map((match) => match[1]),
+    );
+    expect(documented).toEqual([[clusterUrl], [clusterUrl]]);
+    const urls = services.map((name) =>
+      interpolate(service(name).environment?.NATS_URL ?? "", { TOOLBUS_NATS_URL: clusterUrl }),
+    );
+    expect(urls).toEqual(services.map(() => clusterUrl));
   });
 });

@@ -200,6 +200,17 @@ describe(".dockerignore", () => {
     expect(paths.filter((path) => !ignored(path))).toEqual([]);
   });
 
+  it("keeps the NATS seeds, secrets files and the gateway tokens out of the build context", () => {
+    const secrets = [
+      "deploy/nats-auth/gateway.nk",
+      "deploy/nats-auth/route-password",
+      "deploy/k8s/overlays/prod/nats-auth/catalog.nk",
+      "deploy/k8s/overlays/prod/secrets.env",
+      ".env",
+    ];
+    expect(secrets.filter((path) => !ignored(path))).toEqual([]);
+  });
+
   it("keeps everything the build and the image need", () => {
     const needed = [
       "package.json",

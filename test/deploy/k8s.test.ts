@@ -1,5 +1,11 @@
 /** deploy/k8s: the base and its overlays, checked against the services, the image and the config they run. */
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { readSeedFile, seedFileOf } from "@toolbus/bus";
 import { parseToolbusToml } from "@toolbus/config";
+import type { Role } from "@toolbus/protocol";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -13,6 +19,10 @@ import {
   type Probe,
 } from "./kustomize.js";
 import { compiledMain, existsInRepo, flagValue, readRepoFile, serviceNames } from "./repo.js";
+
+/** The Secret holding a role's NATS seed, under the key `nkey`. */
+const natsSecret = (role: string) => `toolbus-nats-${role}`;
+const SEED_KEY = "nkey";
 
 const BASE = "deploy/k8s/base";
 const DEV = "deploy/k8s/overlays/dev";
@@ -103,7 +113,9 @@ describe("deploy/k8s kustomizations", () => {
     "%s generates the toolbus-config, toolbus-env and toolbus-secrets the pods use",
     (_name, built) => {
       expect([...built.configMaps.keys()].sort()).toEqual(["toolbus-config", "toolbus-env"]);
-      expect([...built.secrets.keys()]).toEqual(["toolbus-secrets"]);
+      expect([...built.secrets.keys()].sort()).toEqual(
+        ["toolbus-secrets", ...services.map(natsSecret)].sort(),
+      );
       const env = built.configMaps.get("toolbus-env")!.values;
       expect(env.get("NATS_URL")).toMatch(/^nats:\/\/\S+:4222$/);
       expect(env.get("OTEL_EXPORTER_OTLP_ENDPOINT")).toMatch(/^http:\/\/\S+:4318$/);
@@ -367,9 +379,11 @@ describe("deploy/k8s overlays", () => {
   });
 
   it("prod builds its Secret from a git-ignored file whose committed example lists every key", () => {
-    expect(builds.prod.kustomization.secretGenerator).toEqual([
-      { name: "toolbus-secrets", behavior: "replace", envs: ["secrets.env"] },
-    ]);
+    expect(builds.prod.kustomization.secretGenerator?.find((g) => g.name === "toolbus-secrets")).toEqual({
+      name: "toolbus-secrets",
+      behavior: "replace",
+      envs: ["secrets.env"],
+    });
     expect(readRepoFile(`${PROD}/.gitignore`).split("\n")).toContain("secrets.env");
     expect([...(builds.prod.secrets.get("toolbus-secrets")?.values.keys() ?? [])].sort()).toEqual([
       "APPROVALS_DATABASE_URL",
@@ -377,5 +391,167 @@ describe("deploy/k8s overlays", () => {
       "MEMORY_DATABASE_URL",
       "TOOLBUS_GATEWAY_TOKENS",
     ]);
+  });
+});
+
+/** The role a Deployment runs: the service of its compiled main (catalog for every connector group). */
+function roleOf(deployment: K8sObject): string {
+  return (
+    compiledMain(containerOf(deployment).args?.[0])?.service ?? `<no service: ${deployment.metadata.name}>`
+  );
+}
+
+/** Every NATS seed Secret a Deployment's pods can read, through a volume or the environment. */
+function seedSecretsOf(deployment: K8sObject): string[] {
+  const spec = deployment.spec?.template?.spec;
+  const fromVolumes = (spec?.volumes ?? []).map((v) => v.secret?.secretName);
+  const fromEnv = (spec?.containers ?? []).flatMap((c) => [
+    ...(c.env ?? []).map((e) => e.valueFrom?.secretKeyRef?.name),
+    ...(c.envFrom ?? []).map((e) => e.secretRef?.name),
+  ]);
+  return [...fromVolumes, ...fromEnv].filter(
+    (name): name is string => name?.startsWith("toolbus-nats-") === true,
+  );
+}
+
+describe.each(layers)("deploy/k8s %s NATS identities", (_name, built) => {
+  it("mounts into each Deployment the seed Secret of its own role and no other", () => {
+    const view = deployments(built).map((d) => ({ name: d.metadata.name, seeds: seedSecretsOf(d) }));
+    expect(view).toEqual(
+      deployments(built).map((d) => ({ name: d.metadata.name, seeds: [natsSecret(roleOf(d))] })),
+    );
+  });
+
+  it("points NATS_NKEY_FILE at the seed, in a read-only volume only the pod's uid (through fsGroup) and root can read", () => {
+    const view = deployments(built).map((d) => {
+      const spec = d.spec!.template!.spec;
+      const container = containerOf(d);
+      const volume = spec.volumes?.find((v) => v.secret?.secretName === natsSecret(roleOf(d)));
+      const mount = container.volumeMounts?.find((m) => m.name === volume?.name);
+      return {
+        name: d.metadata.name,
+        file: container.env?.find((e) => e.name === "NATS_NKEY_FILE")?.value,
+        readOnly: mount?.readOnly,
+        mode: volume?.secret?.defaultMode?.toString(8),
+        fsGroup: spec.securityContext?.fsGroup,
+      };
+    });
+    const expected = deployments(built).map((d) => {
+      const spec = d.spec!.template!.spec;
+      const volume = spec.volumes?.find((v) => v.secret?.secretName === natsSecret(roleOf(d)));
+      const mount = containerOf(d).volumeMounts?.find((m) => m.name === volume?.name);
+      return {
+        name: d.metadata.name,
+        file: `${mount?.mountPath}/${SEED_KEY}`,
+        readOnly: true,
+        mode: "440",
+        fsGroup: spec.securityContext?.runAsGroup,
+      };
+    });
+    expect(view).toEqual(expected);
+    expect(new Set(expected.map((e) => e.fsGroup))).toEqual(new Set([dockerfileUid()]));
+  });
+
+  it("generates each seed Secret with the one key the pods read", () => {
+    const keys = services.map((role) => {
+      const data = built.secrets.get(natsSecret(role));
+      return { role, keys: [...(data?.values.keys() ?? []), ...(data?.files.keys() ?? [])] };
+    });
+    expect(keys).toEqual(services.map((role) => ({ role, keys: [SEED_KEY] })));
+  });
+
+  it("keeps seeds out of its ConfigMaps", () => {
+    const seedsInConfigMaps = [...built.configMaps].flatMap(([map, data]) => [
+      ...[...data.values]
+        .filter(([, value]) => /^SU[A-Z2-7]{50,}/.test(value))
+        .map(([key]) => `${map}/${key}`),
+      ...[...data.files].filter(([, path]) => path.endsWith(".nk")).map(([key]) => `${map}/${key}`),
+    ]);
+    expect(seedsInConfigMaps).toEqual([]);
+  });
+});
+
+describe("deploy/k8s NATS seed Secrets", () => {
+  it("has placeholders in the base, which a service refuses as its seed, naming the file", () => {
+    const values = services.map((role) => builds.base.secrets.get(natsSecret(role))?.values.get(SEED_KEY));
+    expect(values).toEqual(services.map(() => "CHANGE_ME"));
+    const dir = mkdtempSync(join(tmpdir(), "toolbus-placeholder-"));
+    try {
+      const file = join(dir, SEED_KEY);
+      writeFileSync(file, "CHANGE_ME");
+      expect(() => readSeedFile(file)).toThrow(/is not an NKey user seed/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each(overlays)(
+    "the %s overlay replaces each with the seed toolbus nats-config writes into its git-ignored nats-auth/",
+    (_name, built) => {
+      const folder = `${built.dir}/nats-auth`;
+      const files = services.map((role) => ({
+        role,
+        generator: built.kustomization.secretGenerator?.find((g) => g.name === natsSecret(role))?.behavior,
+        file: built.secrets.get(natsSecret(role))?.files.get(SEED_KEY),
+      }));
+      expect(files).toEqual(
+        services.map((role) => ({ role, generator: "replace", file: seedFileOf(folder, role as Role) })),
+      );
+      expect(readRepoFile(`${built.dir}/.gitignore`).split("\n")).toContain("nats-auth/");
+      expect(readRepoFile("deploy/README.md")).toContain(`nats-config --out ${folder}`);
+    },
+  );
+});
+
+interface JsonPatchOp {
+  op: string;
+  path: string;
+  value: Record<string, unknown> & { name: string };
+}
+
+describe("deploy/k8s components/nats-tls", () => {
+  const component = parse(readRepoFile("deploy/k8s/components/nats-tls/kustomization.yaml")) as {
+    kind: string;
+    configMapGenerator: { name: string; behavior: string; literals: string[] }[];
+    patches: { target: { kind: string; labelSelector: string }; patch: string }[];
+  };
+  const ops = component.patches.flatMap((p) => parse(p.patch) as JsonPatchOp[]);
+  const added = (path: string) => ops.filter((o) => o.op === "add" && o.path === path).map((o) => o.value);
+
+  it("turns TLS on for every toolbus Deployment: a tls:// NATS_URL and the CA file the services read", () => {
+    expect(component.kind).toBe("Component");
+    expect(component.configMapGenerator).toEqual([
+      {
+        name: "toolbus-env",
+        behavior: "merge",
+        literals: ["NATS_URL=tls://nats.nats.svc.cluster.local:4222"],
+      },
+    ]);
+    const target = component.patches[0]!.target;
+    const [key, value] = target.labelSelector.split("=");
+    const selected = deployments(builds.prod).filter((d) => d.metadata.labels?.[key!] === value);
+    expect(selected.map((d) => d.metadata.name).sort()).toEqual(
+      deployments(builds.prod)
+        .map((d) => d.metadata.name)
+        .sort(),
+    );
+  });
+
+  it("mounts the CA where NATS_TLS_CA_FILE points, read-only, from a volume the patch adds", () => {
+    const env = added("/spec/template/spec/containers/0/env/-");
+    const mounts = added("/spec/template/spec/containers/0/volumeMounts/-");
+    const volumes = added("/spec/template/spec/volumes/-");
+    expect(env.map((e) => e.name)).toEqual(["NATS_TLS_CA_FILE"]);
+    const file = String(env[0]!.value);
+    const mount = mounts.find((m) => file.startsWith(`${String(m.mountPath)}/`));
+    expect(mount).toMatchObject({ readOnly: true });
+    expect(volumes.map((v) => v.name)).toEqual([mount?.name]);
+    // Its mount must not land inside another mount of the pods (/etc/toolbus is a ConfigMap).
+    const existing = deployments(builds.prod).flatMap(
+      (d) => containerOf(d).volumeMounts?.map((m) => m.mountPath) ?? [],
+    );
+    expect(
+      existing.filter((path) => String(mount?.mountPath).startsWith(`${path}/`) || path === mount?.mountPath),
+    ).toEqual([]);
   });
 });

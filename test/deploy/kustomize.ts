@@ -23,6 +23,12 @@ export interface Container {
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 }
+export interface Volume {
+  name: string;
+  configMap?: { name: string };
+  secret?: { secretName: string; defaultMode?: number };
+  emptyDir?: object;
+}
 export interface Probe {
   httpGet?: { path: string; port: number | string };
   exec?: { command: string[] };
@@ -39,9 +45,14 @@ export interface K8sObject {
     template?: {
       metadata?: { labels?: Record<string, string> };
       spec: {
-        securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+        securityContext?: {
+          runAsNonRoot?: boolean;
+          runAsUser?: number;
+          runAsGroup?: number;
+          fsGroup?: number;
+        };
         containers: Container[];
-        volumes?: { name: string; configMap?: { name: string }; emptyDir?: object }[];
+        volumes?: Volume[];
       };
     };
   };
@@ -68,6 +79,15 @@ export interface GeneratedData {
   /** Literal and env-file keys → values; files → their repository path. */
   values: Map<string, string>;
   files: Map<string, string>;
+}
+
+/** True when the .gitignore beside a kustomization lists `relative` or its top folder (`nats-auth/`). */
+function ignoredByGit(dir: string, relative: string): boolean {
+  const ignore = join(dir, ".gitignore");
+  if (!existsInRepo(ignore)) return false;
+  const lines = readRepoFile(ignore).split("\n");
+  const top = relative.split("/")[0];
+  return lines.includes(relative) || (relative.includes("/") && lines.includes(`${top}/`));
 }
 
 export interface Build {
@@ -120,7 +140,10 @@ function generate(dir: string, generator: Generator, problems: string[]): Genera
   for (const file of generator.files ?? []) {
     const [key, path] = file.includes("=") ? file.split("=", 2) : [basename(file), file];
     const full = join(dir, path!);
-    if (!existsInRepo(full)) problems.push(`${full} does not exist`);
+    // A file the operator writes before building (the NATS seeds) is kept out of git, like secrets.env.
+    if (!existsInRepo(full) && !ignoredByGit(dir, path!)) {
+      problems.push(`${full} does not exist (nor is it a git-ignored file the operator writes)`);
+    }
     files.set(key!, full);
   }
   return { values, files };

@@ -9,6 +9,7 @@ import { runApprovalsBench } from "./approvals-decide.js";
 import { type BenchRow, formatTable } from "./bench-table.js";
 import { runCatalogListChangedBench } from "./catalog-list-changed.js";
 import { runCatalogNormalizeBench } from "./catalog-normalize.js";
+import { runChaosBench } from "./chaos.js";
 import { runDispatchBench } from "./dispatch-call.js";
 import { runGatewayBench } from "./gateway-peers.js";
 import { runMemoryBench } from "./memory-ingest.js";
@@ -22,6 +23,7 @@ const BENCHES: ReadonlyArray<{ name: string; run: () => Promise<BenchRow[]> }> =
   { name: "memory-ingest", run: runMemoryBench },
   { name: "gateway-peers", run: runGatewayBench },
   { name: "metrics-overhead", run: runMetricsBench },
+  { name: "chaos", run: runChaosBench },
 ];
 const GUARD_MS = 30 * 60 * 1000;
 

@@ -194,6 +194,14 @@ describe("every service on its own identity, on a bus that enforces the matrix",
       // Usage is counted for rollouts the memory tables know (written by Codex's memory pipeline).
       const db = new pg.Client(schema.poolConfig);
       await db.connect();
+      // The memory service migrates its tables once it runs; under load that may still be under way.
+      for (let i = 0; i < 150; i++) {
+        const { rows } = await db.query<{ table: string | null }>(
+          "SELECT to_regclass('stage1_outputs') AS table",
+        );
+        if (rows[0]?.table) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
       await db.query(
         `INSERT INTO stage1_outputs (thread_id, source_updated_at, raw_memory, rollout_summary, generated_at)
          VALUES ($1, 1, 'raw', 'summary', 1)`,
@@ -202,12 +210,13 @@ describe("every service on its own identity, on a bus that enforces the matrix",
       await db.end();
       const text = `done\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:1-2|note=[x]\n</citation_entries>\n<rollout_ids>\n${rollout}\n</rollout_ids>\n</oai-mem-citation>`;
       await jetstream(nc).publish(subjects.memoryMessage, JSON.stringify({ messageId: "lp-m1", text }));
-      let usage: unknown[] = [];
-      for (let i = 0; i < 100 && usage.length === 0; i++) {
+      // The row is there from the insert above (count null) until the message is counted.
+      let usage: Array<{ usageCount: number | null }> = [];
+      for (let i = 0; i < 100 && usage[0]?.usageCount !== 1; i++) {
         const reply = await nc.request(subjects.memoryUsage, JSON.stringify({ rolloutIds: [rollout] }));
         const body = JSON.parse(reply.string()) as { ok: boolean; result: unknown };
         usage = MemoryUsageResultSchema.parse(body.result).usage;
-        if (usage.length === 0) await new Promise((r) => setTimeout(r, 100));
+        if (usage[0]?.usageCount !== 1) await new Promise((r) => setTimeout(r, 100));
       }
       expect(usage).toEqual([expect.objectContaining({ rolloutId: rollout, usageCount: 1 })]);
     } finally {

@@ -1,0 +1,236 @@
+/**
+ * The chaos scenarios of issue 16, each a fault injected into a running cluster under a steady
+ * load, ending with the client's view set against the server's executions and the events stream.
+ * `runChaos` runs them one after another on one cluster (restoring what each took away) and
+ * returns one row per scenario; the CI test asserts on the rows, `pnpm bench chaos` prints them.
+ */
+import { createSubjects } from "@toolbus/protocol";
+import type { ToolbusCluster } from "@toolbus/testkit/cluster";
+import { callEvents, runLoad, type ScenarioRow, tally } from "./load.js";
+
+export interface ChaosSettings {
+  /** Calls per second, and for how long each scenario's load runs. */
+  rate: number;
+  durationMs: number;
+  /** When, into the load, the fault strikes. */
+  faultAtMs: number;
+  /** How many approvals are pending when an approvals replica dies. */
+  pendingApprovals: number;
+}
+
+/** CI: short and light. `pnpm bench chaos`: the issue's 100+ calls/s for 30 s and 100 approvals. */
+export const CI_SETTINGS: ChaosSettings = {
+  rate: 15,
+  durationMs: 12_000,
+  faultAtMs: 4_000,
+  pendingApprovals: 20,
+};
+export const BENCH_SETTINGS: ChaosSettings = {
+  rate: 100,
+  durationMs: 30_000,
+  faultAtMs: 10_000,
+  pendingApprovals: 100,
+};
+
+/** The test server's tools: `work` takes a moment, so calls are in flight when a fault strikes. */
+export const CHAOS_SCRIPT = {
+  tools: [
+    { name: "work", behavior: { kind: "delay" as const, ms: 200 } },
+    { name: "guarded", behavior: { kind: "echo" as const } },
+  ],
+};
+
+/** toolbus.toml additions: `guarded` is put to an approver. */
+export const CHAOS_TOML = {
+  mcp_servers: { test: { tools: { guarded: { approval_mode: "prompt" } } } },
+};
+
+interface Fault {
+  name: string;
+  inject(cluster: ToolbusCluster): Promise<void>;
+  restore(cluster: ToolbusCluster): Promise<void>;
+}
+
+const FAULTS: readonly Fault[] = [
+  {
+    name: "kill -9 a dispatcher",
+    inject: (c) => c.services.dispatcher[0]!.kill(),
+    restore: (c) => c.services.dispatcher[0]!.restart(),
+  },
+  {
+    name: "kill -9 a catalog replica of the server called",
+    inject: (c) => c.services.catalog[0]!.kill(),
+    restore: (c) => c.services.catalog[0]!.restart(),
+  },
+  {
+    name: "kill -9 a gateway",
+    inject: (c) => c.services.gateway[0]!.kill(),
+    restore: (c) => c.services.gateway[0]!.restart(),
+  },
+  {
+    name: "kill -9 a NATS node, restart it 5 s later",
+    inject: async (c) => {
+      await c.nats[1]!.kill();
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      await c.nats[1]!.restart();
+    },
+    restore: async () => {},
+  },
+];
+
+/** Every load scenario's row, in order, on one running cluster. */
+export async function runChaos(cluster: ToolbusCluster, settings: ChaosSettings): Promise<ScenarioRow[]> {
+  const subjects = createSubjects(cluster.prefix);
+  const gateways = cluster.services.gateway.map((g) => g.url as string);
+  const tool = await flatName(gateways[0] as string, "test", "work");
+  const admin = await cluster.adminConnection();
+  const rows: ScenarioRow[] = [];
+  for (const fault of [undefined, ...FAULTS]) {
+    const load = await runLoad({
+      gateways,
+      tool,
+      rate: settings.rate,
+      durationMs: settings.durationMs,
+      attemptTimeoutMs: 10_000,
+      giveUpMs: 60_000,
+      maxInFlight: 64,
+      ...(fault ? { fault: { atMs: settings.faultAtMs, inject: () => fault.inject(cluster) } } : {}),
+    });
+    if (fault) await fault.restore(cluster);
+    const executions = (await cluster.executions())
+      .map((line) => (line._meta as { callId?: string } | undefined)?.callId)
+      .filter((callId): callId is string => callId !== undefined);
+    const events = await eventuallyComplete(admin, subjects.streams.events.name, cluster.prefix, executions);
+    rows.push(tally(fault?.name ?? "no fault (baseline)", load, executions, events));
+  }
+  rows.push(
+    await runApprovalsScenario(
+      cluster,
+      settings,
+      "kill -9 an approvals replica with approvals pending",
+      async (c) => {
+        await c.services.approvals[0]!.kill();
+      },
+    ),
+  );
+  await cluster.services.approvals[0]!.restart();
+  rows.push(
+    await runApprovalsScenario(cluster, settings, "restart Postgres with approvals pending", async (c) => {
+      await c.postgres.stop();
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      await c.postgres.start();
+    }),
+  );
+  return rows;
+}
+
+/** The flat name the dispatcher knows a server's tool by, from the gateway's catalog. */
+async function flatName(gateway: string, server: string, rawName: string): Promise<string> {
+  const catalog = (await (await fetch(`${gateway}/v1/catalog`)).json()) as {
+    tools: Array<{ server: string; rawName: string; flatName: string }>;
+  };
+  const entry = catalog.tools.find((tool) => tool.server === server && tool.rawName === rawName);
+  if (!entry) throw new Error(`${server}/${rawName} is not in the catalog`);
+  return entry.flatName;
+}
+
+/** The events stream's counts once every executed call has both events, or after 30 s. */
+async function eventuallyComplete(
+  admin: Parameters<typeof callEvents>[0],
+  stream: string,
+  prefix: string,
+  executions: readonly string[],
+) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const events = await callEvents(admin, stream, prefix);
+    const complete = executions.every((callId) => {
+      const seen = events.get(callId);
+      return seen !== undefined && seen.begin >= 1 && seen.end >= 1;
+    });
+    if (complete || Date.now() > deadline) return events;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}
+
+/**
+ * Approvals under faults: `settings.pendingApprovals` calls of the `guarded` tool wait for a
+ * human; then `fault` strikes (an approvals replica killed, or Postgres restarted); then every
+ * request is answered through a gateway, and each call must complete, once.
+ */
+export async function runApprovalsScenario(
+  cluster: ToolbusCluster,
+  settings: ChaosSettings,
+  scenario: string,
+  fault: (cluster: ToolbusCluster) => Promise<void>,
+): Promise<ScenarioRow> {
+  const subjects = createSubjects(cluster.prefix);
+  const gateways = cluster.services.gateway.map((g) => g.url as string);
+  const tool = await flatName(gateways[0] as string, "test", "guarded");
+  const admin = await cluster.adminConnection();
+  let faultAt = 0;
+  const load = runLoad({
+    gateways,
+    tool,
+    rate: 50,
+    durationMs: (settings.pendingApprovals * 1_000) / 50,
+    attemptTimeoutMs: 120_000,
+    giveUpMs: 180_000,
+    maxInFlight: settings.pendingApprovals,
+  });
+  const pending = await untilPending(gateways, settings.pendingApprovals);
+  faultAt = Date.now();
+  await fault(cluster);
+  // Every request stays decidable: answered through either gateway, served by whichever replica lives.
+  for (const [i, requestId] of pending.entries()) {
+    await answer(gateways, i, requestId);
+  }
+  const result = await load;
+  const executions = (await cluster.executions())
+    .map((line) => (line._meta as { callId?: string } | undefined)?.callId)
+    .filter((callId): callId is string => callId !== undefined);
+  const events = await eventuallyComplete(admin, subjects.streams.events.name, cluster.prefix, executions);
+  return tally(scenario, { ...result, faultAt }, executions, events);
+}
+
+/** The request ids of `count` pending approvals, read page by page from a gateway. */
+async function untilPending(gateways: readonly string[], count: number): Promise<string[]> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const url = `${gateways[0]}/v1/approvals?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+      const page = (await (await fetch(url)).json()) as {
+        pending: Array<{ requestId: string }>;
+        nextCursor?: string;
+      };
+      ids.push(...page.pending.map((request) => request.requestId));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    if (ids.length >= count) return ids;
+    if (Date.now() > deadline) throw new Error(`only ${ids.length} of ${count} approvals became pending`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** Allows one request, trying the gateways in turn while toolbus cannot answer (a replica gone). */
+async function answer(gateways: readonly string[], i: number, requestId: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (let attempt = 0; Date.now() < deadline; attempt++) {
+    const gateway = gateways[(i + attempt) % gateways.length];
+    try {
+      const response = await fetch(`${gateway}/v1/approvals/${encodeURIComponent(requestId)}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ choice: "allow" }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (response.status < 500) return;
+    } catch {
+      // The next gateway.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`approval ${requestId} could not be answered within 60 s`);
+}

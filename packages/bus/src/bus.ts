@@ -58,6 +58,11 @@ export interface Bus {
   readonly nc: NatsConnection;
   readonly service: Readonly<ServiceIdentity>;
   readonly logger: Logger;
+  /**
+   * Replicas every stream and KV bucket this process creates asks for (`TOOLBUS_JS_REPLICAS`, see
+   * `natsAccessFromEnv`): 1 on a single nats-server, the node count on a cluster.
+   */
+  readonly replicas: number;
   js(): JetStreamClient;
   jsm(): Promise<JetStreamManager>;
   kvm(): Kvm;
@@ -107,7 +112,7 @@ export async function connectBus(options: ConnectBusOptions): Promise<Bus> {
   }
   logger.info({ natsUrl: shown, server: nc.getServer() }, "connected to NATS");
   void logStatus(nc, logger);
-  return new NatsBus(nc, options.service, logger, access.inboxPrefix);
+  return new NatsBus(nc, options.service, logger, access.inboxPrefix, access.jetStreamReplicas ?? 1);
 }
 
 /** A toolbus service's bus: its role's identity read from `env` (see `natsAccessFromEnv`). */
@@ -252,6 +257,7 @@ class NatsBus implements Bus {
   readonly nc: NatsConnection;
   readonly service: Readonly<ServiceIdentity>;
   readonly logger: Logger;
+  readonly replicas: number;
   readonly #inbox: ReplyInbox;
   readonly #events: EventPublisher;
   readonly #inFlight = new Set<Promise<void>>();
@@ -262,8 +268,15 @@ class NatsBus implements Bus {
   #micro: MicroService | undefined;
   #metrics: BusInstruments | undefined;
 
-  constructor(nc: NatsConnection, service: ServiceIdentity, logger: Logger, inboxPrefix?: string) {
+  constructor(
+    nc: NatsConnection,
+    service: ServiceIdentity,
+    logger: Logger,
+    inboxPrefix: string | undefined,
+    replicas: number,
+  ) {
     this.nc = nc;
+    this.replicas = replicas;
     this.service = Object.freeze({ ...service });
     this.logger = logger;
     this.#inbox = new ReplyInbox(nc, inboxPrefix);

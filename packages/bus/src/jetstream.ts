@@ -37,12 +37,16 @@ export async function ensureStream(jsm: JetStreamManager, config: EnsureStreamCo
   }
 }
 
-/** Opens the bucket, creating it when missing and updating its limits when they differ from `opts`. */
+/**
+ * Opens the bucket, creating it when missing and updating its limits when they differ from `opts`.
+ * Its replicas are the bus's (`bus.replicas`) unless `opts` says otherwise.
+ */
 export async function ensureKv(
-  bus: Pick<Bus, "kvm" | "jsm">,
+  bus: Pick<Bus, "kvm" | "jsm" | "replicas">,
   bucket: string,
-  opts: Partial<KvOptions> = {},
+  kvOptions: Partial<KvOptions> = {},
 ): Promise<KV> {
+  const opts = { replicas: bus.replicas, ...kvOptions };
   const kv = await bus.kvm().create(bucket, opts);
   const stream = `KV_${bucket}`;
   const jsm = await bus.jsm();

@@ -79,6 +79,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   await ensureStream(jsm, {
     name: subjects.streams.events.name,
     subjects: [...subjects.streams.events.subjects],
+    num_replicas: bus.replicas,
   });
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
   const store = new CatalogStore({ js: bus.js(), jsm, kv, bucket: subjects.kv.catalog });

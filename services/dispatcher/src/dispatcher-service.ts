@@ -50,6 +50,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   await ensureStream(jsm, {
     name: subjects.streams.events.name,
     subjects: [...subjects.streams.events.subjects],
+    num_replicas: bus.replicas,
   });
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
   const catalog = await CatalogReplica.open({

@@ -98,7 +98,7 @@ export async function startMemoryService(
   }
   try {
     const jsm = await bus.jsm();
-    await ensureMemoryStream(jsm, subjects);
+    await ensureMemoryStream(jsm, subjects, bus.replicas);
     await ensureMemoryConsumer(jsm, subjects, consumerSettings);
     await serveEndpoints(bus, subjects, store);
   } catch (err) {

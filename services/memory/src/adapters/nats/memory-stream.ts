@@ -23,7 +23,8 @@ export const MEMORY_CONSUMER = "memory";
 export const MEMORY_STREAM_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 export const MEMORY_DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
 
-export async function ensureMemoryStream(jsm: JetStreamManager, subjects: Subjects): Promise<void> {
+/** `replicas`: the bus's (`TOOLBUS_JS_REPLICAS`), so the stream survives a node's loss on a cluster. */
+export async function ensureMemoryStream(jsm: JetStreamManager, subjects: Subjects, replicas = 1): Promise<void> {
   await ensureStream(jsm, {
     name: subjects.streams.memory.name,
     subjects: [...subjects.streams.memory.subjects],
@@ -31,6 +32,7 @@ export async function ensureMemoryStream(jsm: JetStreamManager, subjects: Subjec
     storage: StorageType.File,
     max_age: nanos(MEMORY_STREAM_MAX_AGE_MS),
     duplicate_window: nanos(MEMORY_DUPLICATE_WINDOW_MS),
+    num_replicas: replicas,
   });
 }
 

@@ -222,7 +222,8 @@ export function natsAccessFromEnv(
   const replicas = env.TOOLBUS_JS_REPLICAS || undefined;
   if (replicas !== undefined) {
     const count = Number(replicas);
-    if (Number.isInteger(count) && count >= 1 && count <= MAX_JETSTREAM_REPLICAS) access.jetStreamReplicas = count;
+    if (Number.isInteger(count) && count >= 1 && count <= MAX_JETSTREAM_REPLICAS)
+      access.jetStreamReplicas = count;
     else
       problems.push(
         `TOOLBUS_JS_REPLICAS: ${JSON.stringify(replicas)} is not a whole number from 1 to ${MAX_JETSTREAM_REPLICAS}; ` +

@@ -24,7 +24,11 @@ export const MEMORY_STREAM_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 export const MEMORY_DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
 
 /** `replicas`: the bus's (`TOOLBUS_JS_REPLICAS`), so the stream survives a node's loss on a cluster. */
-export async function ensureMemoryStream(jsm: JetStreamManager, subjects: Subjects, replicas = 1): Promise<void> {
+export async function ensureMemoryStream(
+  jsm: JetStreamManager,
+  subjects: Subjects,
+  replicas = 1,
+): Promise<void> {
   await ensureStream(jsm, {
     name: subjects.streams.memory.name,
     subjects: [...subjects.streams.memory.subjects],

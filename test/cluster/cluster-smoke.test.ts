@@ -1,0 +1,142 @@
+// The cluster harness as a whole: toolbus on a 3-node JetStream cluster with every service
+// replica its own process answers MCP calls through either gateway, keeps every stream and bucket
+// on 3 nodes, and keeps answering when one NATS node is SIGKILLed and after it rejoins.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { jetstreamManager, type StreamInfo } from "@nats-io/jetstream";
+import { createSubjects } from "@toolbus/protocol";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCluster, type ToolbusCluster, untilJetStreamAnswers } from "./harness/index.js";
+
+/** The test server's `echo` as the gateway names it (`<server>__<tool>`). */
+const TOOL = "test__echo";
+/** A call that fails in toolbus (not in the tool) during a node's loss is tried again, at most this often. */
+const ATTEMPTS = 5;
+
+let cluster: ToolbusCluster;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  cluster = await startCluster();
+  for (const url of cluster.gatewayMcpUrls) {
+    const client = new Client({ name: "cluster-smoke", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    clients.push(client);
+  }
+}, 150_000);
+
+afterAll(async () => {
+  await Promise.allSettled(clients.map((client) => client.close()));
+  await cluster?.stop();
+}, 60_000);
+
+/** The echo tool's answer (the arguments as JSON), trying again while toolbus itself fails. */
+async function echo(client: Client, message: string): Promise<{ text: string; attempts: number }> {
+  let last: unknown;
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    try {
+      const result = await client.callTool({ name: TOOL, arguments: { message } }, undefined, {
+        timeout: 10_000,
+      });
+      const text = (result.content as Array<{ type: string; text?: string }>)[0]?.text ?? "";
+      if (result.isError !== true) return { text, attempts: attempt };
+      last = new Error(text);
+      // A failure of the tool itself is an answer; one of toolbus's (a node gone mid-call) is tried again.
+      if (!text.startsWith(`toolbus could not run ${TOOL}`)) break;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  throw new Error(`${TOOL} was not answered in ${ATTEMPTS} attempts`, { cause: last });
+}
+
+async function executedMessages(): Promise<unknown[]> {
+  return (await cluster.executions())
+    .filter((line) => line.tool === "echo")
+    .map((line) => line.arguments?.message);
+}
+
+/** Every stream of this cluster's prefix (KV buckets are streams too) with where it is kept. */
+async function streams(): Promise<StreamInfo[]> {
+  const jsm = await jetstreamManager(await cluster.adminConnection(), { timeout: 10_000 });
+  const all = await jsm.streams.list().next();
+  return all.filter((info) => info.config.name.toLowerCase().includes(cluster.prefix.toLowerCase()));
+}
+
+describe("toolbus on a 3-node NATS cluster", () => {
+  it("answers a call through each gateway, and the test server executes each once", async () => {
+    expect(await echo(clients[0] as Client, "through gateway 1")).toEqual({
+      text: JSON.stringify({ message: "through gateway 1" }),
+      attempts: 1,
+    });
+    expect(await echo(clients[1] as Client, "through gateway 2")).toEqual({
+      text: JSON.stringify({ message: "through gateway 2" }),
+      attempts: 1,
+    });
+    expect(await executedMessages()).toEqual(["through gateway 1", "through gateway 2"]);
+  });
+
+  it("keeps the events and memory streams and the catalog and grants buckets on 3 nodes", async () => {
+    const subjects = createSubjects(cluster.prefix);
+    const placement = Object.fromEntries(
+      (await streams()).map((info) => [
+        info.config.name,
+        { replicas: info.config.num_replicas, nodes: 1 + (info.cluster?.replicas?.length ?? 0) },
+      ]),
+    );
+    const onThree = { replicas: 3, nodes: 3 };
+    expect(placement).toMatchObject({
+      [subjects.streams.events.name]: onThree,
+      [subjects.streams.memory.name]: onThree,
+      [`KV_${subjects.kv.catalog}`]: onThree,
+      [`KV_${subjects.kv.approvalGrants}`]: onThree,
+    });
+    // And every other stream or bucket a service created (sessions, resource origins, …).
+    expect(Object.values(placement).filter((where) => where.replicas !== 3 || where.nodes !== 3)).toEqual([]);
+  });
+
+  it("keeps answering when a NATS node is SIGKILLed, and the node rejoins when started again", async () => {
+    const [lost] = cluster.nats;
+    if (!lost) throw new Error("the cluster has no NATS node");
+    await lost.kill();
+    expect(lost.running).toBe(false);
+
+    const whileDown = ["node down, gateway 1", "node down, gateway 2"];
+    expect((await echo(clients[0] as Client, whileDown[0] as string)).text).toBe(
+      JSON.stringify({ message: whileDown[0] }),
+    );
+    expect((await echo(clients[1] as Client, whileDown[1] as string)).text).toBe(
+      JSON.stringify({ message: whileDown[1] }),
+    );
+    // Every service moved to another node instead of exiting.
+    expect(
+      Object.values(cluster.services)
+        .flat()
+        .filter((service) => !service.running),
+    ).toEqual([]);
+
+    await lost.restart();
+    const admin = await cluster.adminConnection();
+    await untilJetStreamAnswers(admin);
+    // Rejoined: the events stream is kept on all three nodes again, each replica current.
+    const events = createSubjects(cluster.prefix).streams.events.name;
+    const jsm = await jetstreamManager(admin, { timeout: 10_000 });
+    let peers: string[] = [];
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const { cluster: where } = await jsm.streams.info(events);
+      const current = (where?.replicas ?? []).filter((replica) => replica.current && !replica.offline);
+      peers = [where?.leader ?? "", ...current.map((replica) => replica.name)].sort();
+      if (peers.length === 3) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(peers).toEqual(["n1", "n2", "n3"]);
+
+    expect((await echo(clients[0] as Client, "node back")).text).toBe(
+      JSON.stringify({ message: "node back" }),
+    );
+    const executed = await executedMessages();
+    for (const message of [...whileDown, "node back"]) expect(executed).toContain(message);
+  });
+});

@@ -1,0 +1,51 @@
+/**
+ * Nothing the harness starts outlives the process that started it: when that process exits
+ * (normally, on an uncaught error, or after `process.exit`), every child still running is
+ * SIGKILLed and every registered clean-up runs. Exit handlers must be synchronous, so the
+ * clean-ups are too.
+ */
+
+class ExitGuard {
+  readonly #pids = new Set<number>();
+  readonly #cleanups = new Set<() => void>();
+  #installed = false;
+
+  adopt(pid: number): void {
+    this.#install();
+    this.#pids.add(pid);
+  }
+
+  release(pid: number): void {
+    this.#pids.delete(pid);
+  }
+
+  /** Runs `cleanup` at exit unless the returned function is called first (the orderly stop did the work). */
+  onExit(cleanup: () => void): () => void {
+    this.#install();
+    this.#cleanups.add(cleanup);
+    return () => this.#cleanups.delete(cleanup);
+  }
+
+  #install(): void {
+    if (this.#installed) return;
+    this.#installed = true;
+    process.once("exit", () => {
+      for (const pid of this.#pids) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // Already gone.
+        }
+      }
+      for (const cleanup of this.#cleanups) {
+        try {
+          cleanup();
+        } catch {
+          // Best effort: the process is ending.
+        }
+      }
+    });
+  }
+}
+
+export const exitGuard = new ExitGuard();

@@ -50,6 +50,8 @@ export class ManagedProcess implements ClusterProcess {
   readonly #spec: ProcessSpec;
   #child: ChildProcess | undefined;
   #output = "";
+  /** Set by stop(): a start still waiting gives up instead of starting the process again. */
+  #stopped = false;
 
   constructor(spec: ProcessSpec) {
     this.name = spec.name;
@@ -76,7 +78,7 @@ export class ManagedProcess implements ClusterProcess {
       try {
         return await this.#startOnce();
       } catch (error) {
-        if (attempt >= retries || !(error instanceof ExitedBeforeReady)) throw error;
+        if (attempt >= retries || this.#stopped || !(error instanceof ExitedBeforeReady)) throw error;
         this.#append(`--- ${this.name} exited before it was ready; starting it again ---\n`);
       }
     }
@@ -84,6 +86,7 @@ export class ManagedProcess implements ClusterProcess {
 
   async #startOnce(): Promise<void> {
     if (this.running) throw new Error(`${this.name} is already running`);
+    if (this.#stopped) throw new Error(`${this.name} was stopped with the cluster`);
     const { command, args, env, readyLine, probe } = this.#spec;
     const timeoutMs = this.#spec.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
     if (this.#output !== "") this.#append(`--- ${this.name} started again ---\n`);
@@ -137,8 +140,9 @@ export class ManagedProcess implements ClusterProcess {
     await this.start();
   }
 
-  /** SIGTERM, then SIGKILL after 3 s: how the harness ends a process it is done with. */
+  /** SIGTERM, then SIGKILL after 3 s: how the harness ends a process it is done with, for good. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     const child = this.#child;
     if (child === undefined || !this.running) return;
     const exited = new Promise((resolve) => child.once("exit", resolve));

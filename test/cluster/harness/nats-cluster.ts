@@ -12,6 +12,8 @@ import { type ClusterProcess, ManagedProcess } from "./managed-process.js";
 const BINARIES = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];
 
 export interface NatsNode extends ClusterProcess {
+  /** Its `server_name` (`n1`, `n2`, …), as JetStream names leaders and replicas. */
+  readonly serverName: string;
   /** `nats://127.0.0.1:<port>` */
   readonly url: string;
   /** The monitoring endpoint, `http://127.0.0.1:<port>` (`/healthz`, `/jsz`, `/routez`). */
@@ -80,6 +82,7 @@ export async function startNatsCluster(options: NatsClusterOptions): Promise<Man
       readyLine: /Server is ready/,
       probe: () => healthy(`http://127.0.0.1:${port.monitor}`),
       readyTimeoutMs: options.readyTimeoutMs,
+      serverName: name,
       url: `nats://127.0.0.1:${port.client}`,
       monitorUrl: `http://127.0.0.1:${port.monitor}`,
     });
@@ -95,11 +98,19 @@ export async function startNatsCluster(options: NatsClusterOptions): Promise<Man
 }
 
 export class ManagedNatsNode extends ManagedProcess implements NatsNode {
+  readonly serverName: string;
   readonly url: string;
   readonly monitorUrl: string;
 
-  constructor(spec: ConstructorParameters<typeof ManagedProcess>[0] & { url: string; monitorUrl: string }) {
+  constructor(
+    spec: ConstructorParameters<typeof ManagedProcess>[0] & {
+      serverName: string;
+      url: string;
+      monitorUrl: string;
+    },
+  ) {
     super(spec);
+    this.serverName = spec.serverName;
     this.url = spec.url;
     this.monitorUrl = spec.monitorUrl;
   }

@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -112,7 +112,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Toolbu
   try {
     const identities = writeNatsIdentities({ dir: join(dir, "identities"), prefix });
     const admin: AdminUser = { user: "admin", password: randomBytes(18).toString("base64url") };
-    const [nats, postgres, testServer] = await Promise.all([
+    const starting = [
       startNatsCluster({
         dir: join(dir, "nats"),
         nodes: natsNodes,
@@ -133,10 +133,19 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Toolbu
         return pg;
       }),
       startTestServer({ transport: "stdio", script: options.testServer ?? DEFAULT_SCRIPT }).then((server) => {
-        stops.push(() => server.dispose());
+        const forget = exitGuard.onExit(() =>
+          rmSync(dirname(server.scriptPath), { recursive: true, force: true }),
+        );
+        stops.push(async () => {
+          await server.dispose();
+          forget();
+        });
         return server;
       }),
-    ]);
+    ] as const;
+    // Every part settles (and registers its clean-up) before a failure of another is thrown.
+    await Promise.allSettled(starting);
+    const [nats, postgres, testServer] = await Promise.all(starting);
     const natsUrls = nats.map((node) => node.url);
 
     const configPath = join(dir, "toolbus.toml");
@@ -185,7 +194,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Toolbu
       ),
     );
     stops.push(() => Promise.all(handles.map(({ proc }) => proc.stop())));
-    await Promise.all(handles.map(({ proc }) => proc.start()));
+    const starts = handles.map(({ proc }) => proc.start());
+    await Promise.allSettled(starts);
+    await Promise.all(starts);
     const upstreams = ["test", ...(options.everything === false ? [] : ["everything"])];
     await Promise.all(
       handles

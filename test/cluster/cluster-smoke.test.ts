@@ -77,6 +77,16 @@ describe("toolbus on a 3-node NATS cluster", () => {
     expect(await executedMessages()).toEqual(["through gateway 1", "through gateway 2"]);
   });
 
+  it("gives a connection as the agent identity, which the memory service answers", async () => {
+    const agent = await cluster.agentConnection();
+    const reply = await agent.request(
+      createSubjects(cluster.prefix).memoryStrip,
+      JSON.stringify({ text: "no citations here" }),
+      { timeout: 10_000 },
+    );
+    expect(reply.json()).toEqual({ ok: true, result: { visibleText: "no citations here", citation: null } });
+  });
+
   it("keeps the events and memory streams and the catalog and grants buckets on 3 nodes", async () => {
     const subjects = createSubjects(cluster.prefix);
     const placement = Object.fromEntries(

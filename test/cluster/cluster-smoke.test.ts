@@ -17,7 +17,8 @@ let cluster: ToolbusCluster;
 const clients: Client[] = [];
 
 beforeAll(async () => {
-  cluster = await startCluster();
+  // Within the hook's 90 s, so a process that does not come up is named with its output.
+  cluster = await startCluster({ readyTimeoutMs: 75_000 });
   for (const url of cluster.gatewayMcpUrls) {
     const client = new Client({ name: "cluster-smoke", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));

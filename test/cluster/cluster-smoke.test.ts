@@ -5,8 +5,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { jetstreamManager, type StreamInfo } from "@nats-io/jetstream";
 import { createSubjects } from "@toolbus/protocol";
+import { startCluster, type ToolbusCluster, untilJetStreamAnswers } from "@toolbus/testkit/cluster";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCluster, type ToolbusCluster, untilJetStreamAnswers } from "./harness/index.js";
 
 /** The test server's `echo` as the gateway names it (`<server>__<tool>`). */
 const TOOL = "test__echo";
@@ -49,7 +49,11 @@ async function echo(client: Client, message: string): Promise<{ text: string; at
     }
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
-  throw new Error(`${TOOL} was not answered in ${ATTEMPTS} attempts`, { cause: last });
+  // What the services said meanwhile, for whoever reads the failure.
+  const said = Object.values(cluster.services)
+    .flat()
+    .map((service) => `${service.name}:\n${service.output().split("\n").slice(-8).join("\n")}`);
+  throw new Error(`${TOOL} was not answered in ${ATTEMPTS} attempts\n${said.join("\n")}`, { cause: last });
 }
 
 async function executedMessages(): Promise<unknown[]> {

@@ -6,7 +6,6 @@
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { seedFileOf } from "@toolbus/bus";
 import type { QueueGroup } from "@toolbus/protocol";
 import type { ProcessSpec } from "./managed-process.js";
 
@@ -14,7 +13,8 @@ import type { ProcessSpec } from "./managed-process.js";
 export const SERVICE_ROLES = ["catalog", "dispatcher", "approvals", "memory", "gateway"] as const;
 export type ServiceRole = (typeof SERVICE_ROLES)[number] & QueueGroup;
 
-export const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+/** The checkout (from src/cluster/ or dist/cluster/ of packages/testkit). */
+export const ROOT = fileURLToPath(new URL("../../../..", import.meta.url));
 /** tsx's loader by URL, resolved from the checkout's root (where it is a dependency). */
 const TSX = pathToFileURL(createRequire(join(ROOT, "package.json")).resolve("tsx")).href;
 
@@ -74,7 +74,7 @@ function serviceEnv(launch: ServiceLaunch): NodeJS.ProcessEnv {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     NATS_URL: launch.natsUrls.join(","),
-    NATS_NKEY_FILE: seedFileOf(launch.identitiesDir, launch.role),
+    NATS_NKEY_FILE: join(launch.identitiesDir, `${launch.role}.nk`),
     TOOLBUS_PREFIX: launch.prefix,
     TOOLBUS_JS_REPLICAS: String(launch.replicas),
     // The ready lines are logged at info.

@@ -2,8 +2,8 @@
  * `pnpm cluster`: starts the cluster harness for a person (README "Running on a cluster"), prints
  * where everything is, and stops it all on Ctrl-C.
  */
-import { seedFileOf } from "@toolbus/bus";
-import { startCluster } from "./harness/index.js";
+import { join } from "node:path";
+import { startCluster } from "./index.js";
 
 const started = Date.now();
 process.stdout.write("starting a 3-node NATS cluster, Postgres and every service (2 of each)…\n");
@@ -28,7 +28,7 @@ const lines = [
   `toolbus.toml: ${cluster.configPath}`,
   "",
   "The CLI, as the operator's identity:",
-  `  NATS_URL=${natsUrl} NATS_NKEY_FILE=${seedFileOf(cluster.identitiesDir, "cli")} TOOLBUS_PREFIX=${cluster.prefix} node packages/cli/bin/toolbus.js tools`,
+  `  NATS_URL=${natsUrl} NATS_NKEY_FILE=${join(cluster.identitiesDir, "cli.nk")} TOOLBUS_PREFIX=${cluster.prefix} node packages/cli/bin/toolbus.js tools`,
   "",
   "processes:",
   ...Object.values(cluster.services)

@@ -11,17 +11,20 @@ import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { natsAccessFromEnv, natsConnectionOptions, seedFileOf, writeNatsIdentities } from "@toolbus/bus";
-import { freePort, isolation, startThrowawayPostgres } from "@toolbus/testkit";
+import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transport-node";
+import { inboxPrefix } from "@toolbus/protocol";
+import { stringify } from "smol-toml";
+import { freePort } from "../free-port.js";
+import { startThrowawayPostgres } from "../infra.js";
+import { isolation } from "../isolation.js";
 import {
   type CallLogLine,
   serverEverythingCommand,
   startTestServer,
   type TestServerScript,
-} from "@toolbus/testkit/mcp-test-server";
-import { stringify } from "smol-toml";
+} from "../mcp-test-server/index.js";
 import { exitGuard } from "./exit-guard.js";
+import { writeClusterIdentities } from "./identities.js";
 import { type ClusterProcess, ManagedProcess, sleep } from "./managed-process.js";
 import { type AdminUser, type NatsNode, startNatsCluster } from "./nats-cluster.js";
 import { SERVICE_ROLES, type ServiceRole, serviceSpec } from "./services.js";
@@ -110,7 +113,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Toolbu
   };
 
   try {
-    const identities = writeNatsIdentities({ dir: join(dir, "identities"), prefix });
+    const identities = await writeClusterIdentities(join(dir, "identities"), prefix);
     const admin: AdminUser = { user: "admin", password: randomBytes(18).toString("base64url") };
     const starting = [
       startNatsCluster({
@@ -236,14 +239,12 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Toolbu
       testServer: { setScript: (script) => testServer.setScript(script) },
       executions: () => testServer.calls(),
       agentConnection: () =>
-        open(
-          natsConnectionOptions(
-            natsAccessFromEnv(
-              { NATS_URL: natsUrls.join(","), NATS_NKEY_FILE: seedFileOf(identities.dir, "agent") },
-              { prefix, role: "agent" },
-            ),
-          ),
-        ),
+        open({
+          servers: [...natsUrls],
+          authenticator: nkeyAuthenticator(new TextEncoder().encode(identities.seed("agent"))),
+          // The agent may receive replies only under its own inbox prefix.
+          inboxPrefix: inboxPrefix(prefix, "agent"),
+        }),
       adminConnection: () => open({ servers: [...natsUrls], user: admin.user, pass: admin.password }),
       stop: stopAll,
     };

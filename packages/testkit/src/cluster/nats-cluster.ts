@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort } from "@toolbus/testkit";
+import { freePort } from "../free-port.js";
 import { type ClusterProcess, ManagedProcess } from "./managed-process.js";
 
 const BINARIES = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];

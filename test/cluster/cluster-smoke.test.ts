@@ -180,4 +180,8 @@ describe("toolbus on a 3-node NATS cluster", () => {
     const executed = await executedMessages();
     for (const message of [...whileDown, "node back"]) expect(executed).toContain(message);
   }, 85_000);
+
+  it("never refused a service or the agent anything on any node, through all of the above", () => {
+    expect(cluster.nats.flatMap((node) => node.violations())).toEqual([]);
+  });
 });

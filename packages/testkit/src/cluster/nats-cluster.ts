@@ -18,6 +18,8 @@ export interface NatsNode extends ClusterProcess {
   readonly url: string;
   /** The monitoring endpoint, `http://127.0.0.1:<port>` (`/healthz`, `/jsz`, `/routez`). */
   readonly monitorUrl: string;
+  /** The lines where this node refused a client's publish or subscription ("Permissions Violation"). */
+  violations(): string[];
 }
 
 /** The harness's own user, outside the generated permissions: it may inspect and change anything. */
@@ -114,6 +116,12 @@ export class ManagedNatsNode extends ManagedProcess implements NatsNode {
     this.url = spec.url;
     this.monitorUrl = spec.monitorUrl;
   }
+
+  violations(): string[] {
+    return this.output()
+      .split("\n")
+      .filter((line) => line.includes("Permissions Violation"));
+  }
 }
 
 /** `/healthz` answers 200 once the node serves clients and its JetStream is current with the cluster. */
@@ -127,7 +135,7 @@ const USERS_LINE = "    users: [\n";
 /** The generated accounts block with the admin user added to the TOOLBUS account (no permissions: all allowed). */
 export function withAdminUser(authConf: string, admin: AdminUser): string {
   if (!authConf.includes(USERS_LINE)) {
-    throw new Error("auth.conf from writeNatsIdentities has no `users: [` line to add the admin user to");
+    throw new Error("auth.conf from toolbus nats-config has no `users: [` line to add the admin user to");
   }
   const line = `      { user: ${JSON.stringify(admin.user)}, password: ${JSON.stringify(admin.password)} }\n`;
   return authConf.replace(USERS_LINE, `${USERS_LINE}${line}`);

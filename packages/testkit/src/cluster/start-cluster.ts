@@ -217,9 +217,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Toolbu
     const open = async (connectionOptions: Parameters<typeof connect>[0]) => {
       const nc = await connect({
         ...connectionOptions,
+        // Reconnects across nodes forever once connected; the first connect fails within 5 s.
         maxReconnectAttempts: -1,
         reconnectTimeWait: 250,
-        waitOnFirstConnect: true,
         timeout: 5_000,
       });
       connections.push(nc);

@@ -39,6 +39,7 @@ export interface ServiceLaunch {
   /** The gateway's and the approvals inbox's HTTP port. */
   httpPort?: number;
   readyTimeoutMs: number;
+  startupRetries: number;
 }
 
 export function serviceSpec(launch: ServiceLaunch): ProcessSpec {
@@ -63,7 +64,7 @@ export function serviceSpec(launch: ServiceLaunch): ProcessSpec {
     readyTimeoutMs: launch.readyTimeoutMs,
     // Creating a replicated stream can outlast the JetStream API timeout while a busy cluster
     // elects its leaders; the service then exits, and a deployment would start it again.
-    startupRetries: 2,
+    startupRetries: launch.startupRetries,
   };
 }
 

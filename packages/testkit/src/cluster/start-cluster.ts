@@ -51,6 +51,11 @@ export interface ClusterOptions {
   toml?: Record<string, unknown>;
   /** How long one process may take to become ready (default 90 s). */
   readyTimeoutMs?: number;
+  /**
+   * How often a service that exits before it is ready is started again (default 2), as a
+   * deployment's restart policy would; 0 makes such an exit fail the start.
+   */
+  startupRetries?: number;
 }
 
 /** One service process, and for the gateway and approvals, its HTTP address. */
@@ -91,6 +96,7 @@ export interface ToolbusCluster {
 const DEFAULT_COUNT = 2;
 const DEFAULT_NATS_NODES = 3;
 const DEFAULT_READY_TIMEOUT_MS = 90_000;
+const DEFAULT_STARTUP_RETRIES = 2;
 const DEFAULT_SCRIPT: TestServerScript = { tools: [{ name: "echo" }] };
 
 export async function startCluster(options: ClusterOptions = {}): Promise<ToolbusCluster> {
@@ -185,6 +191,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Toolbu
               databaseUrl: postgres.url,
               ...(httpPort === undefined ? {} : { httpPort }),
               readyTimeoutMs,
+              startupRetries: options.startupRetries ?? DEFAULT_STARTUP_RETRIES,
             }),
           );
           return {

@@ -68,6 +68,11 @@ export interface Bus {
    */
   readonly instance: string;
   readonly logger: Logger;
+  /**
+   * Replicas every stream and KV bucket this process creates asks for (`TOOLBUS_JS_REPLICAS`, see
+   * `natsAccessFromEnv`): 1 on a single nats-server, the node count on a cluster.
+   */
+  readonly replicas: number;
   js(): JetStreamClient;
   jsm(): Promise<JetStreamManager>;
   kvm(): Kvm;
@@ -122,7 +127,14 @@ export async function connectBus(options: ConnectBusOptions): Promise<Bus> {
   }
   logger.info({ natsUrl: shown, server: nc.getServer() }, "connected to NATS");
   void logStatus(nc, logger);
-  return new NatsBus(nc, options.service, logger, access.inboxPrefix, options.events);
+  return new NatsBus(
+    nc,
+    options.service,
+    logger,
+    access.inboxPrefix,
+    access.jetStreamReplicas ?? 1,
+    options.events,
+  );
 }
 
 /** A toolbus service's bus: its role's identity read from `env` (see `natsAccessFromEnv`). */
@@ -268,6 +280,7 @@ class NatsBus implements Bus {
   readonly service: Readonly<ServiceIdentity>;
   readonly #instanceId = nuid.next();
   readonly logger: Logger;
+  readonly replicas: number;
   readonly #inbox: ReplyInbox;
   readonly #events: EventPublisher;
   readonly #largeReplies: LargeReplies;
@@ -283,10 +296,12 @@ class NatsBus implements Bus {
     nc: NatsConnection,
     service: ServiceIdentity,
     logger: Logger,
-    inboxPrefix?: string,
+    inboxPrefix: string | undefined,
+    replicas: number,
     events: Partial<EventDeliveryLimits> = {},
   ) {
     this.nc = nc;
+    this.replicas = replicas;
     this.service = Object.freeze({ ...service });
     this.logger = logger;
     this.#largeReplies = new LargeReplies(

@@ -33,11 +33,14 @@ export function ensureEventsStream(
   jsm: JetStreamManager,
   names: { name: string; subjects: readonly string[] },
   limits: StreamLimits,
+  /** The bus's (`bus.replicas`): kept on that many nodes. */
+  replicas = 1,
 ): Promise<StreamInfo> {
   return ensureStream(jsm, {
     name: names.name,
     subjects: [...names.subjects],
     ...streamLimitFields(limits, EVENT_DUPLICATE_WINDOW_MS),
+    num_replicas: replicas,
   });
 }
 
@@ -63,12 +66,16 @@ export async function ensureStream(jsm: JetStreamManager, config: EnsureStreamCo
   }
 }
 
-/** Opens the bucket, creating it when missing and updating its limits when they differ from `opts`. */
+/**
+ * Opens the bucket, creating it when missing and updating its limits when they differ from `opts`.
+ * Its replicas are the bus's (`bus.replicas`) unless `opts` says otherwise.
+ */
 export async function ensureKv(
-  bus: Pick<Bus, "kvm" | "jsm">,
+  bus: Pick<Bus, "kvm" | "jsm" | "replicas">,
   bucket: string,
-  opts: Partial<KvOptions> = {},
+  kvOptions: Partial<KvOptions> = {},
 ): Promise<KV> {
+  const opts = { replicas: bus.replicas, ...kvOptions };
   const kv = await bus.kvm().create(bucket, opts);
   const stream = `KV_${bucket}`;
   const jsm = await bus.jsm();
@@ -93,12 +100,16 @@ export async function ensureKv(
  * with `options` (its stream is `OBJ_<bucket>`).
  */
 export async function ensureObjectStore(
-  bus: Pick<Bus, "js" | "jsm">,
+  bus: Pick<Bus, "js" | "jsm" | "replicas">,
   options: LargeReplyOptions,
 ): Promise<void> {
   const limits = { max_age: nanos(options.ttlMs), max_bytes: options.maxBytes };
   try {
-    await new Objm(bus.js()).create(options.bucket, { ttl: limits.max_age, max_bytes: limits.max_bytes });
+    await new Objm(bus.js()).create(options.bucket, {
+      ttl: limits.max_age,
+      max_bytes: limits.max_bytes,
+      replicas: bus.replicas,
+    });
   } catch {
     // It exists with other limits: brought in line below.
   }

@@ -9,6 +9,8 @@
  * - `NATS_USER` / `NATS_PASSWORD`: user and password instead of an NKey.
  * - `NATS_TLS_CA_FILE`, `NATS_TLS_CERT_FILE`, `NATS_TLS_KEY_FILE`: TLS to NATS (a `tls://` URL
  *   or a CA file turns TLS on; cert and key are for servers that verify clients).
+ * - `TOOLBUS_JS_REPLICAS`: how many JetStream nodes keep each stream and KV bucket the process
+ *   creates (default 1, for a single nats-server; 3 on a 3-node cluster).
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -37,7 +39,12 @@ export interface NatsAccess {
   inboxPrefix?: string;
   /** Where the credentials came from, for messages (`NATS_NKEY_FILE=/run/secrets/…`); never the secret. */
   credentialSource?: string;
+  /** Replicas of every stream and KV bucket this process creates (`TOOLBUS_JS_REPLICAS`); default 1. */
+  jetStreamReplicas?: number;
 }
+
+/** JetStream keeps a stream on at most 5 nodes. */
+export const MAX_JETSTREAM_REPLICAS = 5;
 
 export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
 
@@ -212,6 +219,17 @@ export function natsAccessFromEnv(
     );
   }
   if (Object.keys(tls).length > 0) access.tls = tls;
+  const replicas = env.TOOLBUS_JS_REPLICAS || undefined;
+  if (replicas !== undefined) {
+    const count = Number(replicas);
+    if (Number.isInteger(count) && count >= 1 && count <= MAX_JETSTREAM_REPLICAS)
+      access.jetStreamReplicas = count;
+    else
+      problems.push(
+        `TOOLBUS_JS_REPLICAS: ${JSON.stringify(replicas)} is not a whole number from 1 to ${MAX_JETSTREAM_REPLICAS}; ` +
+          "use 1 on a single nats-server, the cluster's node count (3 or 5) on a cluster",
+      );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return access;
 }

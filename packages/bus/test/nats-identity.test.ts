@@ -58,6 +58,17 @@ describe("natsAccessFromEnv", () => {
       "NATS_TLS_CA_FILE: /no/ca.pem does not exist; give the path of a PEM file",
     ]);
   });
+
+  it("reads how many replicas streams and buckets get, refusing what JetStream cannot keep", () => {
+    expect(natsAccessFromEnv({ TOOLBUS_JS_REPLICAS: "3" }, identity).jetStreamReplicas).toBe(3);
+    expect(natsAccessFromEnv({ TOOLBUS_JS_REPLICAS: "" }, identity).jetStreamReplicas).toBeUndefined();
+    const advice = "use 1 on a single nats-server, the cluster's node count (3 or 5) on a cluster";
+    for (const bad of ["0", "6", "2.5", "three"]) {
+      expect(problemsOf({ TOOLBUS_JS_REPLICAS: bad })).toEqual([
+        `TOOLBUS_JS_REPLICAS: "${bad}" is not a whole number from 1 to 5; ${advice}`,
+      ]);
+    }
+  });
 });
 
 describe("renderAuthConf", () => {

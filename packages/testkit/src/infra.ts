@@ -257,7 +257,7 @@ export interface ThrowawayPostgres {
   stop(): Promise<void>;
   /** Starts it again on the same port with the same data. */
   start(): Promise<void>;
-  /** Stops it if running and deletes its data directory. */
+  /** Stops it if running and deletes its data directory. Synchronous inside, so it may run in an exit handler. */
   destroy(): Promise<void>;
 }
 
@@ -297,7 +297,11 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
     stop,
     start,
     async destroy() {
-      if (running) run(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "stop"]);
+      try {
+        if (running) run(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "stop"]);
+      } catch {
+        // Already gone (a signal to the process group reached the server too): the folder still goes.
+      }
       running = false;
       rmSync(dir, { recursive: true, force: true });
     },

@@ -82,7 +82,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   const { bus, subjects, config, logger } = deps;
   const owned = selectServers(config, deps.servers);
   const jsm = await bus.jsm();
-  await ensureEventsStream(jsm, subjects.streams.events, config.bus.events);
+  await ensureEventsStream(jsm, subjects.streams.events, config.bus.events, bus.replicas);
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
   const store = new CatalogStore({ js: bus.js(), jsm, kv, bucket: subjects.kv.catalog });
   const origins = new ResourceOrigins(

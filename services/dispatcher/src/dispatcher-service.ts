@@ -67,7 +67,7 @@ const UNKNOWN_SERVER = "toolbus";
 export async function startDispatcherService(deps: DispatcherServiceDeps): Promise<DispatcherService> {
   const { bus, subjects, config, logger } = deps;
   const jsm = await bus.jsm();
-  await ensureEventsStream(jsm, subjects.streams.events, config.bus.events);
+  await ensureEventsStream(jsm, subjects.streams.events, config.bus.events, bus.replicas);
   const largeReplies = largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies);
   await ensureObjectStore(bus, largeReplies);
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });

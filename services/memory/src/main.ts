@@ -44,6 +44,7 @@ const logger = createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION, l
 try {
   const service = await startMemoryService(config, { logger, natsAccess, streamLimits });
   onShutdown(service.bus, { logger, closers: [() => service.close(), stopTelemetry] });
+  logger.info("memory ready");
 } catch (err) {
   exitWithStartupError(SERVICE_NAME, err);
 }

@@ -108,7 +108,7 @@ export async function startMemoryService(
   }
   try {
     const jsm = await bus.jsm();
-    await ensureMemoryStream(jsm, subjects, options.streamLimits ?? DEFAULT_BUS_CONFIG.memory);
+    await ensureMemoryStream(jsm, subjects, options.streamLimits ?? DEFAULT_BUS_CONFIG.memory, bus.replicas);
     await ensureMemoryConsumer(jsm, subjects, consumerSettings);
     await serveEndpoints(bus, subjects, store);
   } catch (err) {

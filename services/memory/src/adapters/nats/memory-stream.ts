@@ -29,6 +29,8 @@ export async function ensureMemoryStream(
   jsm: JetStreamManager,
   subjects: Subjects,
   limits: StreamLimits,
+  /** The bus's (`TOOLBUS_JS_REPLICAS`), so the stream survives a node's loss on a cluster. */
+  replicas = 1,
 ): Promise<void> {
   await ensureStream(jsm, {
     name: subjects.streams.memory.name,
@@ -36,6 +38,7 @@ export async function ensureMemoryStream(
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
     ...streamLimitFields(limits, MEMORY_DUPLICATE_WINDOW_MS),
+    num_replicas: replicas,
   });
 }
 

@@ -1,0 +1,142 @@
+/**
+ * A JetStream cluster of real nats-server processes on loopback: each node with its own client,
+ * route and monitoring port and its own store directory, all routed to each other, all with the
+ * same accounts block (the identities `toolbus nats-config` writes, plus the harness's own admin
+ * user). A killed node restarts on the same ports and store, and rejoins.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { freePort } from "../free-port.js";
+import { type ClusterProcess, ManagedProcess } from "./managed-process.js";
+
+const BINARIES = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];
+
+export interface NatsNode extends ClusterProcess {
+  /** Its `server_name` (`n1`, `n2`, …), as JetStream names leaders and replicas. */
+  readonly serverName: string;
+  /** `nats://127.0.0.1:<port>` */
+  readonly url: string;
+  /** The monitoring endpoint, `http://127.0.0.1:<port>` (`/healthz`, `/jsz`, `/routez`). */
+  readonly monitorUrl: string;
+  /** The lines where this node refused a client's publish or subscription ("Permissions Violation"). */
+  violations(): string[];
+}
+
+/** The harness's own user, outside the generated permissions: it may inspect and change anything. */
+export interface AdminUser {
+  user: string;
+  password: string;
+}
+
+export interface NatsClusterOptions {
+  /** Where each node keeps its config and store (`<dir>/n<i>/`). */
+  dir: string;
+  nodes: number;
+  /** The file holding the `accounts { TOOLBUS … }` block (`writeNatsIdentities`' authConf). */
+  authConfFile: string;
+  admin: AdminUser;
+  readyTimeoutMs: number;
+}
+
+export async function startNatsCluster(options: NatsClusterOptions): Promise<ManagedNatsNode[]> {
+  const binary = BINARIES.find((candidate) => existsSync(candidate));
+  if (!binary)
+    throw new Error(`nats-server not found (looked in ${BINARIES.join(", ")}); apt-get install nats-server`);
+  const ports = await Promise.all(
+    Array.from({ length: options.nodes }, async () => ({
+      client: await freePort(),
+      route: await freePort(),
+      monitor: await freePort(),
+    })),
+  );
+  const auth = withAdminUser(readFileSync(options.authConfFile, "utf8"), options.admin);
+  const nodes = ports.map((port, index) => {
+    const name = `n${index + 1}`;
+    const dir = join(options.dir, name);
+    mkdirSync(dir, { recursive: true });
+    const routes = ports
+      .filter((other) => other !== port)
+      .map((other) => `nats-route://127.0.0.1:${other.route}`);
+    // nats-server resolves `include` against the config's own folder, so the block sits beside it.
+    writeFileSync(join(dir, "auth.conf"), auth, { mode: 0o600 });
+    const conf = join(dir, "nats.conf");
+    writeFileSync(
+      conf,
+      [
+        `server_name: ${name}`,
+        `listen: "127.0.0.1:${port.client}"`,
+        `http: "127.0.0.1:${port.monitor}"`,
+        `jetstream { store_dir: ${JSON.stringify(join(dir, "js"))}, max_memory_store: 64MB, max_file_store: 1GB }`,
+        "cluster {",
+        "  name: toolbus",
+        `  listen: "127.0.0.1:${port.route}"`,
+        `  routes: [${routes.map((route) => JSON.stringify(route)).join(", ")}]`,
+        "}",
+        'include "auth.conf"',
+        "",
+      ].join("\n"),
+    );
+    return new ManagedNatsNode({
+      name: `nats ${name}`,
+      command: binary,
+      args: ["-c", conf],
+      env: {},
+      readyLine: /Server is ready/,
+      probe: () => healthy(`http://127.0.0.1:${port.monitor}`),
+      readyTimeoutMs: options.readyTimeoutMs,
+      serverName: name,
+      url: `nats://127.0.0.1:${port.client}`,
+      monitorUrl: `http://127.0.0.1:${port.monitor}`,
+    });
+  });
+  // JetStream needs a quorum before any node reports healthy: start all, then wait for all.
+  const started = await Promise.allSettled(nodes.map((node) => node.start()));
+  const failed = started.find((result) => result.status === "rejected");
+  if (failed) {
+    await Promise.all(nodes.map((node) => node.kill()));
+    throw failed.reason;
+  }
+  return nodes;
+}
+
+export class ManagedNatsNode extends ManagedProcess implements NatsNode {
+  readonly serverName: string;
+  readonly url: string;
+  readonly monitorUrl: string;
+
+  constructor(
+    spec: ConstructorParameters<typeof ManagedProcess>[0] & {
+      serverName: string;
+      url: string;
+      monitorUrl: string;
+    },
+  ) {
+    super(spec);
+    this.serverName = spec.serverName;
+    this.url = spec.url;
+    this.monitorUrl = spec.monitorUrl;
+  }
+
+  violations(): string[] {
+    return this.output()
+      .split("\n")
+      .filter((line) => line.includes("Permissions Violation"));
+  }
+}
+
+/** `/healthz` answers 200 once the node serves clients and its JetStream is current with the cluster. */
+async function healthy(monitorUrl: string): Promise<boolean> {
+  const response = await fetch(`${monitorUrl}/healthz`, { signal: AbortSignal.timeout(2_000) });
+  return response.ok;
+}
+
+const USERS_LINE = "    users: [\n";
+
+/** The generated accounts block with the admin user added to the TOOLBUS account (no permissions: all allowed). */
+export function withAdminUser(authConf: string, admin: AdminUser): string {
+  if (!authConf.includes(USERS_LINE)) {
+    throw new Error("auth.conf from toolbus nats-config has no `users: [` line to add the admin user to");
+  }
+  const line = `      { user: ${JSON.stringify(admin.user)}, password: ${JSON.stringify(admin.password)} }\n`;
+  return authConf.replace(USERS_LINE, `${USERS_LINE}${line}`);
+}

@@ -1,0 +1,208 @@
+// The cluster harness as a whole: toolbus on a 3-node JetStream cluster with every service
+// replica its own process answers MCP calls through either gateway, keeps every stream and bucket
+// on 3 nodes, and keeps answering when one NATS node is SIGKILLed and after it rejoins.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { jetstream, jetstreamManager, type StreamInfo } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import { ensureKv, ensureStream } from "@toolbus/bus";
+import { createSubjects } from "@toolbus/protocol";
+import { startCluster, type ToolbusCluster, untilJetStreamAnswers } from "@toolbus/testkit/cluster";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/** The test server's `echo` as the gateway names it (`<server>__<tool>`). */
+const TOOL = "test__echo";
+/** A call that fails during a node's loss is tried again, at most this often, each within CALL_TIMEOUT_MS. */
+const ATTEMPTS = 5;
+const CALL_TIMEOUT_MS = 8_000;
+
+let cluster: ToolbusCluster;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  // Within the hook's 90 s, so a process that does not come up is named with its output.
+  cluster = await startCluster({ readyTimeoutMs: 75_000 });
+  for (const url of cluster.gatewayMcpUrls) {
+    const client = new Client({ name: "cluster-smoke", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    clients.push(client);
+  }
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.allSettled(clients.map((client) => client.close()));
+  await cluster?.stop();
+}, 60_000);
+
+/**
+ * The echo tool's answer (the arguments as JSON), trying again while toolbus fails: echo itself
+ * never fails, so every failure is toolbus's. While a node is lost, a call can time out, or come
+ * back as a tool error naming a subject nobody answers (a service still reconnecting).
+ */
+async function echo(client: Client, message: string): Promise<{ text: string; attempts: number }> {
+  const failures: string[] = [];
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    try {
+      const result = await client.callTool({ name: TOOL, arguments: { message } }, undefined, {
+        timeout: CALL_TIMEOUT_MS,
+      });
+      const text = (result.content as Array<{ type: string; text?: string }>)[0]?.text ?? "";
+      if (result.isError !== true) return { text, attempts: attempt };
+      failures.push(`error result: ${text}`);
+    } catch (error) {
+      failures.push(`thrown: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  // What the services said meanwhile, for whoever reads the failure.
+  const said = Object.values(cluster.services)
+    .flat()
+    .map((service) => `${service.name}:\n${service.output().split("\n").slice(-8).join("\n")}`);
+  throw new Error(
+    `${TOOL} was not answered in ${ATTEMPTS} attempts:\n${failures.join("\n")}\n\n${said.join("\n")}`,
+  );
+}
+
+async function executedMessages(): Promise<unknown[]> {
+  return (await cluster.executions())
+    .filter((line) => line.tool === "echo")
+    .map((line) => line.arguments?.message);
+}
+
+/** Every stream of this cluster's prefix (KV buckets are streams too) with where it is kept. */
+async function streams(): Promise<StreamInfo[]> {
+  const jsm = await jetstreamManager(await cluster.adminConnection(), { timeout: 10_000 });
+  const all = await jsm.streams.list().next();
+  return all.filter((info) => info.config.name.toLowerCase().includes(cluster.prefix.toLowerCase()));
+}
+
+describe("toolbus on a 3-node NATS cluster", () => {
+  it("answers a call through each gateway, and the test server executes each once", async () => {
+    expect(await echo(clients[0] as Client, "through gateway 1")).toEqual({
+      text: JSON.stringify({ message: "through gateway 1" }),
+      attempts: 1,
+    });
+    expect(await echo(clients[1] as Client, "through gateway 2")).toEqual({
+      text: JSON.stringify({ message: "through gateway 2" }),
+      attempts: 1,
+    });
+    expect(await executedMessages()).toEqual(["through gateway 1", "through gateway 2"]);
+  });
+
+  it("gives a connection as the agent identity, which the memory service answers", async () => {
+    const agent = await cluster.agentConnection();
+    const reply = await agent.request(
+      createSubjects(cluster.prefix).memoryStrip,
+      JSON.stringify({ text: "no citations here" }),
+      { timeout: 10_000 },
+    );
+    expect(reply.json()).toEqual({ ok: true, result: { visibleText: "no citations here", citation: null } });
+  });
+
+  it("keeps the events and memory streams and the catalog and grants buckets on 3 nodes", async () => {
+    const subjects = createSubjects(cluster.prefix);
+    const placement = Object.fromEntries(
+      (await streams()).map((info) => [
+        info.config.name,
+        { replicas: info.config.num_replicas, nodes: 1 + (info.cluster?.replicas?.length ?? 0) },
+      ]),
+    );
+    const onThree = { replicas: 3, nodes: 3 };
+    expect(placement).toMatchObject({
+      [subjects.streams.events.name]: onThree,
+      [subjects.streams.memory.name]: onThree,
+      [`KV_${subjects.kv.catalog}`]: onThree,
+      [`KV_${subjects.kv.approvalGrants}`]: onThree,
+    });
+    // And every other stream or bucket a service created (sessions, resource origins, …).
+    expect(Object.values(placement).filter((where) => where.replicas !== 3 || where.nodes !== 3)).toEqual([]);
+  });
+
+  it("brings a stream and a bucket kept on 1 node up to 3 (a deployment moving onto a cluster)", async () => {
+    const admin = await cluster.adminConnection();
+    const jsm = await jetstreamManager(admin, { timeout: 10_000 });
+    const kvm = new Kvm(jetstream(admin, { timeout: 10_000 }));
+    const stream = `${cluster.prefix}_UPGRADE`;
+    const bucket = `${cluster.prefix}_upgrade`;
+    await jsm.streams.add({ name: stream, subjects: [`${cluster.prefix}.upgrade.>`], num_replicas: 1 });
+    await kvm.create(bucket, { replicas: 1 });
+
+    await ensureStream(jsm, { name: stream, subjects: [`${cluster.prefix}.upgrade.>`], num_replicas: 3 });
+    await ensureKv({ kvm: () => kvm, jsm: async () => jsm, replicas: 3 }, bucket);
+
+    const replicas = async (name: string) => (await jsm.streams.info(name)).config.num_replicas;
+    expect({ stream: await replicas(stream), bucket: await replicas(`KV_${bucket}`) }).toEqual({
+      stream: 3,
+      bucket: 3,
+    });
+  });
+
+  it("keeps answering while a dispatcher is SIGKILLed, and the dispatcher comes back as a new process", async () => {
+    const [dispatcher] = cluster.services.dispatcher;
+    if (!dispatcher) throw new Error("the cluster has no dispatcher");
+    const before = dispatcher.pid;
+    await dispatcher.kill();
+    expect({ running: dispatcher.running, pid: dispatcher.pid }).toEqual({ running: false, pid: undefined });
+    expect((await echo(clients[0] as Client, "one dispatcher left")).text).toBe(
+      JSON.stringify({ message: "one dispatcher left" }),
+    );
+    await dispatcher.restart();
+    expect(dispatcher.running).toBe(true);
+    expect(dispatcher.pid).not.toBe(before);
+    expect(dispatcher.output()).toContain(`--- ${dispatcher.name} started again ---`);
+  });
+
+  it("keeps answering when the events stream's leader node is SIGKILLed, and the node rejoins", async () => {
+    const admin = await cluster.adminConnection();
+    const jsm = await jetstreamManager(admin, { timeout: 10_000 });
+    const events = createSubjects(cluster.prefix).streams.events.name;
+    const leader = (await jsm.streams.info(events)).cluster?.leader;
+    const lost = cluster.nats.find((node) => node.serverName === leader);
+    if (!lost) throw new Error(`no node of the cluster leads ${events} (leader ${leader})`);
+    await lost.kill();
+    expect(lost.running).toBe(false);
+
+    const whileDown = ["node down, gateway 1", "node down, gateway 2"];
+    expect((await echo(clients[0] as Client, whileDown[0] as string)).text).toBe(
+      JSON.stringify({ message: whileDown[0] }),
+    );
+    expect((await echo(clients[1] as Client, whileDown[1] as string)).text).toBe(
+      JSON.stringify({ message: whileDown[1] }),
+    );
+    // Every service moved to another node instead of exiting.
+    expect(
+      Object.values(cluster.services)
+        .flat()
+        .filter((service) => !service.running)
+        .map((service) => service.name),
+    ).toEqual([]);
+
+    await lost.restart();
+    await untilJetStreamAnswers(admin);
+    // Rejoined: the events stream is kept on all three nodes again, each replica current.
+    let peers: string[] = [];
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      // While leaders are elected again, JetStream may not answer for a moment.
+      const where = await jsm.streams.info(events).then(
+        (info) => info.cluster,
+        () => undefined,
+      );
+      const current = (where?.replicas ?? []).filter((replica) => replica.current && !replica.offline);
+      peers = [where?.leader ?? "", ...current.map((replica) => replica.name)].sort();
+      if (peers.length === 3 && !peers.includes("")) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(peers).toEqual(["n1", "n2", "n3"]);
+
+    expect((await echo(clients[0] as Client, "node back")).text).toBe(
+      JSON.stringify({ message: "node back" }),
+    );
+    const executed = await executedMessages();
+    for (const message of [...whileDown, "node back"]) expect(executed).toContain(message);
+  }, 85_000);
+
+  it("never refused a service or the agent anything on any node, through all of the above", () => {
+    expect(cluster.nats.flatMap((node) => node.violations())).toEqual([]);
+  });
+});

@@ -233,3 +233,25 @@ describe("a call put to a human", () => {
     });
   });
 });
+
+describe("a bounded wait (waitMs)", () => {
+  it("answers timeout while the human has not answered, and the same callId sent again re-attaches to the same request", async () => {
+    const { client, subjects, resolve } = await started("longpoll", { timeoutMs: 60_000 });
+    const request = { ...decideRequest({ arguments: { q: "bounded" } }), waitMs: 300 };
+    const first = await decide(client, subjects, request).then(
+      () => "decided",
+      (error: unknown) =>
+        error instanceof WireError ? `${error.code} ${error.retryable}: ${error.message}` : String(error),
+    );
+    const requestId = `mcp_tool_call_approval_${request.callId}`;
+    expect(first).toBe(
+      `timeout true: ${requestId} is still waiting for a human; send decide again with the same callId to keep waiting for the same request`,
+    );
+    // Waiting again (as the dispatcher does), with the human answering meanwhile: the same request, approved.
+    const again = decide(client, subjects, { ...request, waitMs: 30_000 });
+    await waitForPending(client, subjects, request.callId);
+    await resolve(requestId, "allow");
+    expect(await again).toMatchObject({ decision: "approved", source: "human" });
+    expect((await listPending(client, subjects)).filter((p) => p.callId === request.callId)).toEqual([]);
+  });
+});

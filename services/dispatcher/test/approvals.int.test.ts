@@ -86,6 +86,8 @@ describe("asking the approvals service", () => {
         fingerprint: tool.fingerprint,
         catalogRevision: revision,
         strictAutoReview: true,
+        // Each send waits for a human at most this long, then is sent again (re-attaching).
+        waitMs: 20_000,
       },
     });
   });

@@ -33,6 +33,8 @@ export interface CallRecord {
   /** `completed`, another reply status (an answer that is an error), or `lost` (no answer). */
   outcome: string;
   answeredAt?: number;
+  /** What the last unanswered attempt got (an HTTP status and body, or the error). */
+  lastProblem?: string;
 }
 
 export interface LoadResult {
@@ -91,9 +93,10 @@ async function callUntilAnswered(options: LoadOptions, record: CallRecord, n: nu
         record.answeredAt = Date.now();
         return;
       }
-      await response.body?.cancel();
-    } catch {
+      record.lastProblem = `${response.status} ${(await response.text()).slice(0, 200)}`;
+    } catch (error) {
       // No answer in time, or the gateway is gone: the next gateway, same callId.
+      record.lastProblem = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     }
     gateway = (gateway + 1) % options.gateways.length;
     await sleep(250);
@@ -141,6 +144,8 @@ export interface ScenarioRow {
   "executed twice": number;
   "events missing": number;
   "recovery s": number | string;
+  /** What a lost call last got, when one was lost. */
+  note?: string;
 }
 
 /**
@@ -167,6 +172,7 @@ export function tally(
           (call) =>
             call.startedAt >= (load.faultAt as number) && call.outcome === "completed" && call.attempts === 1,
         );
+  const lostCall = load.calls.find((call) => call.outcome === "lost");
   return {
     scenario,
     sent: load.calls.length,
@@ -182,6 +188,7 @@ export function tally(
           ? "—"
           : "never"
         : Math.round(((recovered.answeredAt as number) - (load.faultAt as number)) / 100) / 10,
+    ...(lostCall ? { note: `${lostCall.callId}: ${lostCall.lastProblem ?? "no attempt answered"}` } : {}),
   };
 }
 

@@ -178,12 +178,13 @@ export async function runApprovalsScenario(
     giveUpMs: 180_000,
     maxInFlight: settings.pendingApprovals,
   });
-  const pending = await untilPending(gateways, settings.pendingApprovals);
+  // The approvals inboxes (each replica's HTTP); a request is answered on whichever still runs.
+  const inboxes = cluster.services.approvals.map((a) => a.url as string);
+  const pending = await untilPending(inboxes, settings.pendingApprovals);
   faultAt = Date.now();
   await fault(cluster);
-  // Every request stays decidable: answered through either gateway, served by whichever replica lives.
   for (const [i, requestId] of pending.entries()) {
-    await answer(gateways, i, requestId);
+    await answer(inboxes, i, requestId);
   }
   const result = await load;
   const executions = (await cluster.executions())
@@ -193,18 +194,19 @@ export async function runApprovalsScenario(
   return tally(scenario, { ...result, faultAt }, executions, events);
 }
 
-/** The request ids of `count` pending approvals, read page by page from a gateway. */
-async function untilPending(gateways: readonly string[], count: number): Promise<string[]> {
+/** The request ids of `count` pending approvals, read page by page from an approvals inbox. */
+async function untilPending(inboxes: readonly string[], count: number): Promise<string[]> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     const ids: string[] = [];
     let cursor: string | undefined;
     do {
-      const url = `${gateways[0]}/v1/approvals?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
-      const page = (await (await fetch(url)).json()) as {
-        pending: Array<{ requestId: string }>;
-        nextCursor?: string;
-      };
+      const url = `${inboxes[0]}/v1/approvals?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+      const response = await fetch(url);
+      const page = (await response.json()) as { pending?: Array<{ requestId: string }>; nextCursor?: string };
+      if (page.pending === undefined) {
+        throw new Error(`GET /v1/approvals answered ${response.status}: ${JSON.stringify(page)}`);
+      }
       ids.push(...page.pending.map((request) => request.requestId));
       cursor = page.nextCursor;
     } while (cursor !== undefined);
@@ -214,13 +216,13 @@ async function untilPending(gateways: readonly string[], count: number): Promise
   }
 }
 
-/** Allows one request, trying the gateways in turn while toolbus cannot answer (a replica gone). */
-async function answer(gateways: readonly string[], i: number, requestId: string): Promise<void> {
+/** Allows one request, trying the inboxes in turn while one cannot answer (its replica gone). */
+async function answer(inboxes: readonly string[], i: number, requestId: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (let attempt = 0; Date.now() < deadline; attempt++) {
-    const gateway = gateways[(i + attempt) % gateways.length];
+    const inbox = inboxes[(i + attempt) % inboxes.length];
     try {
-      const response = await fetch(`${gateway}/v1/approvals/${encodeURIComponent(requestId)}`, {
+      const response = await fetch(`${inbox}/v1/approvals/${encodeURIComponent(requestId)}`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ choice: "allow" }),
@@ -228,7 +230,7 @@ async function answer(gateways: readonly string[], i: number, requestId: string)
       });
       if (response.status < 500) return;
     } catch {
-      // The next gateway.
+      // The next inbox.
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }

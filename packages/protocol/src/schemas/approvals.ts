@@ -43,6 +43,12 @@ export type ApprovalSource = (typeof ApprovalSource)[keyof typeof ApprovalSource
 
 /** `<prefix>.approvals.decide`. `arguments` is the parsed JSON, `null` when there were none. */
 export const ApprovalDecideRequestSchema = z.object({
+  /**
+   * How long the service waits for a human on this request before answering `timeout`
+   * (retryable): the caller sends decide again with the same callId and re-attaches. Keeps every
+   * wait short, so a caller whose approvals replica died notices within this and asks another.
+   */
+  waitMs: z.number().int().positive().optional(),
   callId: IdSchema,
   threadId: IdSchema.optional(),
   turnId: IdSchema.optional(),

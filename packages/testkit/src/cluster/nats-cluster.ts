@@ -66,7 +66,7 @@ export async function startNatsCluster(options: NatsClusterOptions): Promise<Man
         `server_name: ${name}`,
         `listen: "127.0.0.1:${port.client}"`,
         `http: "127.0.0.1:${port.monitor}"`,
-        `jetstream { store_dir: ${JSON.stringify(join(dir, "js"))}, max_memory_store: 64MB, max_file_store: 1GB }`,
+        `jetstream { store_dir: ${JSON.stringify(join(dir, "js"))}, max_memory_store: 1GB, max_file_store: 64GB }`,
         "cluster {",
         "  name: toolbus",
         `  listen: "127.0.0.1:${port.route}"`,

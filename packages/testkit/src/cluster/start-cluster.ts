@@ -47,7 +47,10 @@ export interface ClusterOptions {
    * anyone; `prompt` puts every call to an approver).
    */
   approvalMode?: "auto" | "prompt" | "writes" | "approve";
-  /** Extra toolbus.toml tables merged over the generated ones, e.g. `{ approvals: { timeout_sec: 5 } }`. */
+  /**
+   * Extra toolbus.toml tables merged over the generated ones, table by table, e.g.
+   * `{ approvals: { timeout_sec: 5 } }` or `{ mcp_servers: { test: { tools: { x: { approval_mode: "prompt" } } } } }`.
+   */
   toml?: Record<string, unknown>;
   /** How long one process may take to become ready (default 90 s). */
   readyTimeoutMs?: number;
@@ -160,19 +163,25 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Toolbu
     const configPath = join(dir, "toolbus.toml");
     writeFileSync(
       configPath,
-      stringify({
-        mcp_servers: {
-          test: {
-            command: testServer.command,
-            args: testServer.args,
-            default_tools_approval_mode: approvalMode,
+      stringify(
+        mergeTables(
+          {
+            mcp_servers: {
+              test: {
+                command: testServer.command,
+                args: testServer.args,
+                default_tools_approval_mode: approvalMode,
+              },
+              ...(options.everything === false
+                ? {}
+                : {
+                    everything: { ...serverEverythingCommand(), default_tools_approval_mode: approvalMode },
+                  }),
+            },
           },
-          ...(options.everything === false
-            ? {}
-            : { everything: { ...serverEverythingCommand(), default_tools_approval_mode: approvalMode } }),
-        },
-        ...options.toml,
-      }),
+          options.toml ?? {},
+        ),
+      ),
     );
 
     const handles = await Promise.all(
@@ -330,4 +339,18 @@ async function untilGatewayLists(
   } finally {
     await client.close();
   }
+}
+
+/** `over` merged into `base`: tables (plain objects) key by key, any other value replaced. */
+function mergeTables(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const current = merged[key];
+    merged[key] = isTable(current) && isTable(value) ? mergeTables(current, value) : value;
+  }
+  return merged;
+}
+
+function isTable(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -70,10 +70,15 @@ export async function handleDecide(
     signal ??= ctx.signal === undefined ? ports.closing : AbortSignal.any([ports.closing, ctx.signal]);
     return signal;
   };
+  // A human's wait, bounded by the caller's `waitMs` (hooks are not: they have their own timeouts).
+  const humanWaitSignal = () =>
+    request.waitMs === undefined
+      ? waitSignal()
+      : AbortSignal.any([waitSignal(), AbortSignal.timeout(request.waitMs)]);
   const reattach = (existing: WatchedRequest) => {
     refuseAnotherCall(existing, request.callId, callDigest());
     ctx.logger.info({ requestId, state: existing.record.state }, REATTACHED);
-    return awaitDecision(requestId, ports, waitSignal(), existing);
+    return awaitDecision(requestId, ports, humanWaitSignal(), existing);
   };
 
   for (;;) {
@@ -125,7 +130,7 @@ export async function handleDecide(
             ...(step.updatedArguments === undefined ? {} : { updatedArguments: step.updatedArguments }),
           },
           ports,
-          { logger: ctx.logger, signal: waitSignal() },
+          { logger: ctx.logger, signal: humanWaitSignal() },
         );
     }
   }

@@ -95,7 +95,7 @@ export async function awaitDecision(
     const wake = known?.wake ?? ports.signals.next(requestId);
     const stop = new AbortController();
     try {
-      if (signal.aborted) throw replicaStopping(requestId);
+      if (signal.aborted) throw waitEnded(requestId, signal);
       const record = known?.record ?? (await ports.pending.find(requestId));
       known = undefined;
       if (record === undefined) throw new Error(`approval request ${requestId} is missing from the store`);
@@ -128,6 +128,19 @@ export async function expireRequest(
   if (settled === undefined) return false;
   ports.events.resolved({ requestId, callId, decision: result.decision, by: "timeout" });
   return true;
+}
+
+/** Why a wait ended without a decision: the caller's `waitMs` ran out, or this replica stops. */
+function waitEnded(requestId: string, signal: AbortSignal): WireError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof DOMException && reason.name === "TimeoutError") {
+    return new WireError(
+      "timeout",
+      `${requestId} is still waiting for a human; send decide again with the same callId to keep waiting for the same request`,
+      { retryable: true },
+    );
+  }
+  return replicaStopping(requestId);
 }
 
 function replicaStopping(requestId: string): WireError {

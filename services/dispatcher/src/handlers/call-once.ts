@@ -33,6 +33,8 @@ export interface CallLedgerPort {
     | { kind: "timeout" }
   >;
   finish(callId: string, identity: string, outcome: ToolCallReply): Promise<void>;
+  /** Forgets a claim: the call did not get a reply here, so a retry runs it again. */
+  release(callId: string): Promise<void>;
 }
 
 export function callOnce(deps: {
@@ -89,7 +91,15 @@ export function callOnce(deps: {
     }
 
     async function runAndRecord(): Promise<ToolCallReply> {
-      const reply = await deps.run();
+      let reply: ToolCallReply;
+      try {
+        reply = await deps.run();
+      } catch (error) {
+        // No reply to remember (e.g. approvals did not answer): a retry runs the call again, which
+        // is safe, since its approval re-attaches by callId and the connector runs a callId once.
+        await ledger.release(request.callId).catch(() => undefined);
+        throw error;
+      }
       // Sent with the reply, not before it: a retry that comes first waits for it.
       void ledger.finish(request.callId, identity, reply).catch((error: unknown) => {
         deps.logger.warn(

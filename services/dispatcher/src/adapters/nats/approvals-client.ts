@@ -8,6 +8,7 @@ import {
   decide,
   decisionCounter,
   type HooksConfig,
+  hookTimeoutMs,
   matchingHooks,
   resolveApprovalMode,
 } from "@toolbus/approvals";
@@ -25,6 +26,14 @@ import {
 import type { ApprovalsPort } from "../../handlers/dispatch-call.js";
 
 const DECIDE_SPAN = "toolbus.approvals.decide";
+/**
+ * How long one decide waits for a human before the service answers `timeout` and it is sent
+ * again (re-attaching to the same request): an approvals replica that dies mid-wait is noticed
+ * within this, and the wait goes on on another replica.
+ */
+const DECIDE_WAIT_MS = 20_000;
+/** Room for the round trip and the service's own reads, on top of the wait and the hooks. */
+const ATTEMPT_GRACE_MS = 10_000;
 /** How long `server_unavailable` answers are retried (a replica restarting, another taking over). */
 const UNAVAILABLE_RETRY_MS = 5_000;
 const RETRY_DELAYS_MS = [100, 250, 500, 1_000];
@@ -54,6 +63,20 @@ export function createApprovalsClient(deps: {
     );
     return step.kind === "decided" ? step.result : undefined;
   };
+  /**
+   * The time the PreToolUse and PermissionRequest hooks of a call may take at the service, so a
+   * send is not given up while its hooks still run (and they never run twice). Unknown hooks: the
+   * whole approval timeout.
+   */
+  const hookBudgetMs = (hookName: string): number => {
+    if (hooks === undefined) return decideTimeoutMs;
+    return [
+      ...matchingHooks(hooks, "PreToolUse", hookName),
+      ...matchingHooks(hooks, "PermissionRequest", hookName),
+    ]
+      .map(hookTimeoutMs)
+      .reduce((sum, ms) => sum + ms, 0);
+  };
   return {
     decide(request: ApprovalDecideRequest): ApprovalDecideResult | Promise<ApprovalDecideResult> {
       const local = hooks ? decideLocally(request, hooks) : undefined;
@@ -65,23 +88,32 @@ export function createApprovalsClient(deps: {
         return local;
       }
       return withSpan(DECIDE_SPAN, { "mcp.call_id": request.callId }, async () => {
-        // Counted from the first unavailable answer, not the first send: a decide that waited
-        // minutes for a human before its replica stopped still gets its retries.
-        let retryUntil: number | undefined;
+        // Each send waits for a human at most DECIDE_WAIT_MS; the whole approval, its timeout.
+        const deadline = Date.now() + decideTimeoutMs;
+        const attemptMs = DECIDE_WAIT_MS + hookBudgetMs(request.hookName) + ATTEMPT_GRACE_MS;
+        // Counted from the first unavailable answer: no approvals service at all fails closed soon.
+        let unavailableUntil: number | undefined;
         for (let attempt = 0; ; attempt++) {
           try {
-            return await bus.request(subjects.approvalsDecide, request, ApprovalDecideResultSchema, {
-              timeoutMs: decideTimeoutMs,
-            });
+            return await bus.request(
+              subjects.approvalsDecide,
+              { ...request, waitMs: DECIDE_WAIT_MS },
+              ApprovalDecideResultSchema,
+              { timeoutMs: Math.max(1, Math.min(attemptMs, deadline - Date.now())) },
+            );
           } catch (error) {
             // Refused for what it asks (its callId is bound to another call): no retry, no run.
             if (error instanceof WireError && error.code === "bad_request") throw error;
-            // A replica that stops (or none yet) answers server_unavailable: the same callId sent
-            // again re-attaches to the same pending request on another replica.
+            // Still waiting for a human, a replica that stopped or died, or none yet: the same
+            // callId sent again re-attaches to the same pending request on whichever replica lives.
             const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)]!;
             const unavailable = error instanceof WireError && error.code === "server_unavailable";
-            if (unavailable) retryUntil ??= Date.now() + UNAVAILABLE_RETRY_MS;
-            if (unavailable && Date.now() + delay <= (retryUntil ?? 0)) {
+            if (unavailable) unavailableUntil ??= Date.now() + UNAVAILABLE_RETRY_MS;
+            else unavailableUntil = undefined;
+            const again =
+              (error instanceof WireError && error.code === "timeout") ||
+              (unavailable && Date.now() + delay <= (unavailableUntil ?? 0));
+            if (again && Date.now() + delay < deadline) {
               await new Promise((resolve) => setTimeout(resolve, delay));
               continue;
             }

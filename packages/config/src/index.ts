@@ -38,6 +38,7 @@ export {
   type StdioCommand,
   type StdioServerConfig,
   type StreamableHttpServerConfig,
+  serverNameProblem,
 } from "./mcp-server.js";
 export { ConfigFileError, type ConfigProblem, formatProblems } from "./problems.js";
 export { INHERITED_ENV_VARS, stdioChildEnv } from "./stdio-env.js";

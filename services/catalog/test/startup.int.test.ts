@@ -1,6 +1,6 @@
 // Start-up against real server processes: status events, the summary, display errors,
 // required servers, disabled servers, defaults and filters from the config, and the stdio
-// child's environment (codex-mcp-behavior.md §1–2, checklist 2, 4–7, 10–12).
+// child's environment (codex-mcp-behavior.md §1–2, checklist 2–7, 10–12).
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -138,6 +138,29 @@ describe("catalog start-up", () => {
         revision: expect.any(Number),
       },
     ]);
+  });
+
+  it("fails only a server whose name is invalid, with the reference's message, and starts the rest (checklist 3)", async () => {
+    harness = await CatalogHarness.create("startup");
+    const good = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });
+    harness.defer(() => good.dispose());
+    const { service } = await harness.start(
+      toolbusToml({
+        servers: {
+          good: { command: good.command, args: good.args },
+          "bad name": { command: good.command, args: good.args, required: true },
+        },
+      }),
+    );
+
+    const error = "Invalid MCP server name 'bad name': must match pattern ^[a-zA-Z0-9_-]+$";
+    const summary = { ready: ["good"], failed: [{ server: "bad name", error }], cancelled: [] };
+    expect(await service.startup).toEqual(summary);
+    expect(await summaryEvent()).toEqual(summary);
+    expect(await service.requiredFailure()).toBe(
+      `required MCP servers failed to initialize: bad name: ${error}`,
+    );
+    expect((await harness.catalog()).tools.map((tool) => tool.server)).toEqual(["good"]);
   });
 
   it("names every required server that failed, in sorted order, and ignores optional ones", async () => {

@@ -186,7 +186,7 @@ describe("pnpm start and toolbus start with a required server that fails", () =>
   const expected = `toolbus could not start: required MCP servers failed to initialize: docs: spawn ${MISSING} ENOENT`;
 
   it.each([
-    ["pnpm start", [] as string[]],
+    ["pnpm start", [join(ROOT, "packages/all-in-one/src/main.ts")]],
     ["toolbus start", [join(ROOT, "packages/cli/src/main.ts"), "start"]],
   ])(
     "%s stops with the reference's message and a non-zero exit (checklist 10)",
@@ -194,18 +194,11 @@ describe("pnpm start and toolbus start with a required server that fails", () =>
       const { prefix } = isolation("required");
       const schema = await withPgSchema(process.env.DATABASE_URL!, "required");
       try {
-        const toolbus =
-          entry.length === 0
-            ? startToolbus(["--config", config], {
-                TOOLBUS_PREFIX: prefix,
-                NATS_URL: natsUrl,
-                DATABASE_URL: schema.url,
-              })
-            : startEntry(entry, ["--config", config], {
-                TOOLBUS_PREFIX: prefix,
-                NATS_URL: natsUrl,
-                DATABASE_URL: schema.url,
-              });
+        const toolbus = startEntry(entry, ["--config", config], {
+          TOOLBUS_PREFIX: prefix,
+          NATS_URL: natsUrl,
+          DATABASE_URL: schema.url,
+        });
         const code = await exited(toolbus.child);
         expect({
           failed: code !== 0,

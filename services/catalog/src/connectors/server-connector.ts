@@ -160,7 +160,7 @@ export class ServerConnector {
     try {
       const info = await raceAbort(
         (async () => {
-          const serverInfo = await connection.connect(abort);
+          const serverInfo = await connection.connect(abort, startupTimeoutMs);
           const tools = await connection.listTools(startupTimeoutMs, this.settings.maxTools);
           return { serverInfo, tools };
         })(),
@@ -189,7 +189,9 @@ export class ServerConnector {
         return { state: "cancelled" };
       }
       // Errors may quote the server's URL (fetch refuses one with credentials, naming it): masked.
-      const error = timeout.aborted ? startupTimeoutError(startupTimeoutMs) : maskUrl(errorChain(cause));
+      // The SDK's own request timeout (set to the start-up timeout) may fire first: the same timeout.
+      const timedOut = timeout.aborted || isRequestTimeout(cause);
+      const error = timedOut ? startupTimeoutError(startupTimeoutMs) : maskUrl(errorChain(cause));
       const display = startupFailureDisplay({
         server,
         error,

@@ -104,8 +104,11 @@ export class McpConnection {
     this.router = new CallRouter((info) => this.events.unrelated?.(info));
   }
 
-  /** Connects and initializes; the caller bounds it with the start-up timeout. */
-  async connect(signal: AbortSignal): Promise<ServerInfo> {
+  /**
+   * Connects and initializes within `timeoutMs` (the start-up timeout: without it the SDK's own
+   * 60 s default would cap `initialize` whatever `startup_timeout_sec` says).
+   */
+  async connect(signal: AbortSignal, timeoutMs: number): Promise<ServerInfo> {
     const spec = this.spec;
     if (spec.transport === "streamable_http") {
       const options = {
@@ -113,16 +116,20 @@ export class McpConnection {
         fetch: boundedFetch(this.cap, fetch, this.router.relatedNonce),
       };
       try {
-        await this.connectWith(new StreamableHTTPClientTransport(new URL(spec.url), options), signal);
+        await this.connectWith(
+          new StreamableHTTPClientTransport(new URL(spec.url), options),
+          signal,
+          timeoutMs,
+        );
       } catch (error) {
         // Servers that only speak the 2024-11-05 HTTP+SSE transport answer the POST with 4xx;
         // one that wants credentials says so the same way on both, so that answer stands.
         if (!isHttpClientError(error) || isAuthRequired(error)) throw error;
-        await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal);
+        await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal, timeoutMs);
       }
     } else if (spec.transport === "sse") {
       const options = { requestInit: { headers: spec.headers } };
-      await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal);
+      await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal, timeoutMs);
     } else {
       const transport = new BoundedStdioClientTransport(
         {
@@ -140,7 +147,7 @@ export class McpConnection {
       };
       transport.stderr?.on("data", (chunk: Buffer) => emit(limiter.push(chunk, Date.now())));
       transport.stderr?.on("end", () => emit(limiter.end(Date.now())));
-      await this.connectWith(transport, signal);
+      await this.connectWith(transport, signal, timeoutMs);
     }
     const client = this.client!;
     return {
@@ -262,7 +269,7 @@ export class McpConnection {
     await client?.close().catch(() => {});
   }
 
-  private async connectWith(transport: Transport, signal: AbortSignal): Promise<void> {
+  private async connectWith(transport: Transport, signal: AbortSignal, timeoutMs: number): Promise<void> {
     const client = new Client(CLIENT_INFO, { capabilities: CLIENT_CAPABILITIES });
     this.installHandlers(client);
     this.transport = this.interceptIncoming(transport);
@@ -274,7 +281,7 @@ export class McpConnection {
     // event stream, a refused or session-less POST) are the only sign, so each one is checked.
     if (this.spec.transport !== "stdio") client.onerror = () => void this.checkLiveness(client);
     try {
-      await client.connect(this.transport, { signal });
+      await client.connect(this.transport, { signal, timeout: timeoutMs });
     } catch (error) {
       await client.close().catch(() => {});
       throw error;

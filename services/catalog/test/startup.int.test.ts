@@ -313,6 +313,35 @@ describe("catalog start-up", () => {
     ]);
   });
 
+  it("says a server that refuses the credentials it was sent requires OAuth reauthentication, with the reason (checklist 8)", async () => {
+    harness = await CatalogHarness.create("startup");
+    const http = createServer((_req, res) => {
+      res.writeHead(401, { "www-authenticate": 'Bearer realm="test"', "content-type": "text/plain" });
+      res.end("Unauthorized");
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    harness.defer(() => new Promise((resolve) => http.close(resolve)));
+    const address = http.address();
+    const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/mcp`;
+    await harness.start(
+      toolbusToml({ servers: { locked: { url, http_headers: { Authorization: "Bearer expired" } } } }),
+    );
+
+    await eventually("the failed status", () => (states("locked").length === 2 ? true : undefined));
+    const display =
+      "The locked MCP server requires OAuth reauthentication. Use your client's MCP OAuth sign-in flow.";
+    expect(harness.eventsOn(harness.subjects.serverStatus("locked")).map((e) => e.status)).toEqual([
+      { state: "starting" },
+      { state: "failed", error: display, reason: "reauthentication_required" },
+    ]);
+    // The entry is written after the status event is published.
+    const entry = await eventually("the failed entry", async () => {
+      const stored = await harness.entry("locked");
+      return stored?.status === "failed" ? stored : undefined;
+    });
+    expect(entry).toMatchObject({ statusError: display, statusReason: "reauthentication_required" });
+  });
+
   it("stores each server's timeouts with the reference's defaults, `_sec` winning over `_ms`", async () => {
     harness = await CatalogHarness.create("startup");
     const { service } = await harness.start(

@@ -9,7 +9,13 @@ import type { ServerRequestRelay } from "../adapters/mcp/call-router.js";
 import { type ConnectSpec, isAuthRequired, McpConnection } from "../adapters/mcp/mcp-connection.js";
 import { errorChain, isOversized, isRequestTimeout, oversizedText } from "../adapters/mcp/mcp-errors.js";
 import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
-import { formatDuration, startupFailureDisplay, startupTimeoutError } from "../core/startup-messages.js";
+import {
+  formatDuration,
+  type StartupFailureFacts,
+  startupFailureDisplay,
+  startupFailureReason,
+  startupTimeoutError,
+} from "../core/startup-messages.js";
 import { acceptTools, isToolAllowed } from "../core/tool-filter.js";
 
 export interface ConnectorSettings {
@@ -57,6 +63,7 @@ export type EntryUpdate = Partial<
     ServerEntry,
     | "status"
     | "statusError"
+    | "statusReason"
     | "tools"
     | "instructions"
     | "resourcesSupported"
@@ -192,20 +199,33 @@ export class ServerConnector {
       // The SDK's own request timeout (set to the start-up timeout) may fire first: the same timeout.
       const timedOut = timeout.aborted || isRequestTimeout(cause);
       const error = timedOut ? startupTimeoutError(startupTimeoutMs) : maskUrl(errorChain(cause));
-      const display = startupFailureDisplay({
+      const { spec } = this.settings;
+      const facts: StartupFailureFacts = {
         server,
         error,
         startupTimeoutMs,
-        local: this.settings.spec.transport === "stdio",
+        local: spec.transport === "stdio",
         authRequired: isAuthRequired(cause),
-        ...(this.settings.spec.transport !== "stdio" ? { url: this.settings.spec.url } : {}),
-        hasHeaders:
-          this.settings.spec.transport !== "stdio" && Object.keys(this.settings.spec.headers).length > 0,
-      });
+        ...(spec.transport !== "stdio"
+          ? {
+              url: spec.url,
+              hasHeaders: Object.keys(spec.headers).length > 0,
+              // toolbus keeps no OAuth store: credentials it sent and the server refused are the
+              // stored login that needs renewing, so the reference's reauthentication reason.
+              hasStoredOAuth: sendsCredentials(spec.headers),
+            }
+          : {}),
+      };
+      const display = startupFailureDisplay(facts);
+      const reason = startupFailureReason(facts);
       const shown = failureNote ? failureNote(display) : display;
-      this.setStatus({ state: "failed", error: shown });
+      this.setStatus({ state: "failed", error: shown, ...(reason ? { reason } : {}) });
       await this.ports
-        .writeEntry(server, { status: "failed", statusError: shown })
+        .writeEntry(server, {
+          status: "failed",
+          statusError: shown,
+          ...(reason ? { statusReason: reason } : {}),
+        })
         .catch((e) => this.logWriteFailure(e));
       return { state: "failed", error };
     }
@@ -430,4 +450,9 @@ function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** An `Authorization` header goes with every request: the server was sent a login. */
+function sendsCredentials(headers: Readonly<Record<string, string>>): boolean {
+  return Object.keys(headers).some((name) => name.toLowerCase() === "authorization");
 }

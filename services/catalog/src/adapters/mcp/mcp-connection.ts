@@ -19,6 +19,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { declinedOutright } from "../../core/elicitation-rules.js";
 import { type Page, paginate } from "../../core/pagination.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
 import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
@@ -342,6 +343,7 @@ export class McpConnection {
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.events.promptsChanged());
     // A request that belongs to no call in flight gets an error at once, never a hang.
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      if (declinedOutright(request.params)) return { action: "decline" };
       const relay = this.router.relayFor("elicitation/create", request);
       return (await relay.elicit(request.params as Record<string, unknown>)) as { action: "decline" };
     });

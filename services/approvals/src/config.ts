@@ -27,6 +27,7 @@ import {
   type ApprovalMode,
   HookEventsSchema,
   type HooksConfig,
+  PERMISSION_PROFILES,
   parseHooksFile,
 } from "./core/index.js";
 
@@ -57,6 +58,8 @@ export const ApprovalsServiceConfigSchema = z.object({
     }),
   /** `never`: no human is ever asked; a call that would need one is denied. */
   policy: z.enum(APPROVAL_POLICIES).default("on-request"),
+  /** `full-access` with policy `never`: every call runs without asking anyone. */
+  permissionProfile: z.enum(PERMISSION_PROFILES).default("restricted"),
   /** How long a human has to answer (`[approvals] timeout_sec`). */
   timeoutMs: z.int().positive().default(DEFAULT_APPROVAL_TIMEOUT_MS),
   /** Command hooks running at once across the service (`[approvals] max_concurrent_hooks`). */
@@ -135,6 +138,7 @@ export async function loadApprovalsConfig(options: LoadOptions): Promise<Readonl
     databaseUrl: nonEmpty(env.DATABASE_URL),
     prefix: nonEmpty(env.TOOLBUS_PREFIX),
     policy: nonEmpty(env.TOOLBUS_APPROVAL_POLICY),
+    permissionProfile: nonEmpty(env.TOOLBUS_PERMISSION_PROFILE),
     timeoutMs: toolbus?.approvals.timeoutMs,
     maxConcurrentHooks: toolbus?.approvals.maxConcurrentHooks,
     hooks,
@@ -252,6 +256,7 @@ const ENV_NAMES: Record<string, string> = {
   databaseUrl: "DATABASE_URL",
   prefix: "TOOLBUS_PREFIX",
   policy: "TOOLBUS_APPROVAL_POLICY",
+  permissionProfile: "TOOLBUS_PERMISSION_PROFILE",
 };
 
 function envNames(problems: readonly string[]): string[] {

@@ -35,6 +35,14 @@ export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 export const APPROVAL_POLICIES = ["on-request", "never"] as const;
 export type ApprovalPolicy = (typeof APPROVAL_POLICIES)[number];
 
+/**
+ * What the agent may touch, in the reference's terms: `restricted` (a sandbox) or `full-access`
+ * (no sandbox, or an external one). With policy `never`, full access runs every call without
+ * asking anyone (reference §5.2 step 1); with `on-request` it changes nothing. Default `restricted`.
+ */
+export const PERMISSION_PROFILES = ["restricted", "full-access"] as const;
+export type PermissionProfile = (typeof PERMISSION_PROFILES)[number];
+
 /** MCP `ToolAnnotations`; only the hints matter to approvals. */
 export type ToolAnnotations = McpToolAnnotations;
 

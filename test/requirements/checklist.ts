@@ -296,8 +296,6 @@ export const CHECKLIST: readonly Requirement[] = [
   {
     id: 62,
     text: "Inbound elicitation: an empty form under never + full access → accept `{}`; never + restricted → decline; `tool_suggestion` → always decline.",
-    covered: false,
-    reason:
-      "Partly: a `tool_suggestion` elicitation is always declined (services/catalog/test/calls.int.test.ts). The policy-based answers are not: the catalog, which receives server elicitations, does not read the approvals service's policy and permission profile, so it relays them to the caller (catalog and gateway relay tests), declining when nobody answers.",
+    covered: true,
   },
 ];

@@ -1,5 +1,16 @@
 /** @toolbus/config: the toolbus.toml schema (and .mcp.json), its loader, and the pure rules that read it. */
 export { effectiveApprovalMode } from "./approval-mode.js";
+export {
+  APPROVAL_POLICIES,
+  type ApprovalPolicy,
+  ApprovalPolicySchema,
+  PERMISSION_PROFILES,
+  type PermissionProfile,
+  PermissionProfileSchema,
+  type PolicySettings,
+  policyAutoApproves,
+  policySettingsFromEnv,
+} from "./approval-policy.js";
 export { DEMO_SERVER_NAME, demoConfig } from "./demo.js";
 export {
   bareTokenName,

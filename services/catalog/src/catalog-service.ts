@@ -8,6 +8,7 @@ import type { Bus, Handler, Logger } from "@toolbus/bus";
 import { CallLedger, ensureEventsStream, ensureKv, ensureObjectStore, largeReplyOptions } from "@toolbus/bus";
 import {
   type McpServerConfig,
+  policySettingsFromEnv,
   resolveHttpHeaders,
   serverNameProblem,
   stdioChildEnv,
@@ -91,6 +92,8 @@ const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 export async function startCatalogService(deps: CatalogServiceDeps): Promise<CatalogService> {
   const { bus, subjects, config, logger } = deps;
   const owned = selectServers(config, deps.servers);
+  // Read as the approvals service reads them: server elicitations follow the same policy (§5.7).
+  const policy = policySettingsFromEnv(deps.env);
   const jsm = await bus.jsm();
   await ensureEventsStream(jsm, subjects.streams.events, config.bus.events);
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
@@ -166,6 +169,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         origin: base.origin,
         maxTools: MAX_TOOLS,
         maxMessageBytes,
+        policy,
         ...(server.enabledTools ? { enabledTools: server.enabledTools } : {}),
         ...(server.disabledTools ? { disabledTools: server.disabledTools } : {}),
       },

@@ -17,6 +17,7 @@
  * A dispatcher holding the published policy, hooks and session grants can run this locally: a
  * `decided` step needs no bus hop, and any other step means "ask the approvals service".
  */
+import { policyAutoApproves } from "@toolbus/config";
 import { buildApprovalRequest } from "./approval-prompt.js";
 import { approvalRequired } from "./approval-required.js";
 import { callDigestOf } from "./call-binding.js";
@@ -109,7 +110,7 @@ export function decide(input: DecideInput, state: ApprovalState, verdicts: HookV
 
   if (!review) {
     if (mode === "approve") return settle({ decision: "approved", source: "mode" });
-    if (state.policy === "never" && state.permissionProfile === "full-access") {
+    if (policyAutoApproves(state)) {
       return settle({ decision: "approved", source: "policy" });
     }
     if (!approvalRequired(mode, request.annotations)) {

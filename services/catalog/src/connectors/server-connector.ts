@@ -4,6 +4,7 @@
  * the connection dies, and the raw calls behind the revision barrier.
  */
 import { maskUrl } from "@toolbus/bus";
+import type { PolicySettings } from "@toolbus/config";
 import type { Tool } from "@toolbus/protocol";
 import type { ServerRequestRelay } from "../adapters/mcp/call-router.js";
 import { type ConnectSpec, isAuthRequired, McpConnection } from "../adapters/mcp/mcp-connection.js";
@@ -32,6 +33,8 @@ export interface ConnectorSettings {
   maxTools: number;
   /** The most one message from the server may hold (`[bus] max_reply_bytes`, at least max_payload). */
   maxMessageBytes: number;
+  /** The deployment's approval policy (TOOLBUS_APPROVAL_POLICY, TOOLBUS_PERMISSION_PROFILE), for server elicitations. */
+  policy?: PolicySettings;
 }
 
 export interface StatusUpdate {
@@ -162,7 +165,10 @@ export class ServerConnector {
             "dropped an oversized message from the MCP server that answered none of our requests",
           ),
       },
-      { maxMessageBytes: this.settings.maxMessageBytes },
+      {
+        maxMessageBytes: this.settings.maxMessageBytes,
+        ...(this.settings.policy ? { policy: this.settings.policy } : {}),
+      },
     );
     try {
       const info = await raceAbort(

@@ -18,8 +18,9 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { PolicySettings } from "@toolbus/config";
 import { z } from "zod";
-import { declinedOutright } from "../../core/elicitation-rules.js";
+import { autoAnswer } from "../../core/elicitation-rules.js";
 import { type Page, paginate } from "../../core/pagination.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
 import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
@@ -47,6 +48,8 @@ export interface McpConnectionEvents {
 export interface McpConnectionOptions {
   /** The most one message from the server may hold (`[bus] max_reply_bytes`, at least max_payload). */
   maxMessageBytes: number;
+  /** The deployment's approval policy, which answers some server elicitations itself. */
+  policy?: PolicySettings;
 }
 
 export const CLIENT_INFO = { name: "toolbus", title: "toolbus", version: "0.1.0" } as const;
@@ -92,6 +95,7 @@ export class McpConnection {
   private checkingLiveness = false;
   private readonly cap: MessageCap;
   private readonly router: CallRouter;
+  private readonly policy: Partial<PolicySettings>;
 
   constructor(
     private readonly spec: ConnectSpec,
@@ -103,6 +107,7 @@ export class McpConnection {
       dropped: (info) => this.events.dropped?.(info),
     };
     this.router = new CallRouter((info) => this.events.unrelated?.(info));
+    this.policy = options.policy ?? {};
   }
 
   /**
@@ -343,7 +348,8 @@ export class McpConnection {
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.events.promptsChanged());
     // A request that belongs to no call in flight gets an error at once, never a hang.
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      if (declinedOutright(request.params)) return { action: "decline" };
+      const answer = autoAnswer(request.params, this.policy);
+      if (answer !== undefined) return answer;
       const relay = this.router.relayFor("elicitation/create", request);
       return (await relay.elicit(request.params as Record<string, unknown>)) as { action: "decline" };
     });

@@ -1,7 +1,11 @@
 // Server elicitations the deployment's approval policy answers itself (codex-mcp-behavior.md
 // §5.7, checklist 62): under `never` with full access an empty form is accepted with `{}`; under
 // `never` with a restricted profile it is declined. Whoever answers the call is never asked.
-import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
+import {
+  type StdioTestServer,
+  startTestServer,
+  type TestServerScript,
+} from "@toolbus/testkit/mcp-test-server";
 import { afterEach, expect, it } from "vitest";
 import { CatalogHarness, type Envelope, toolbusToml } from "./support/harness.js";
 
@@ -10,7 +14,7 @@ afterEach(async () => {
   await harness?.close();
 });
 
-const script = {
+const script: TestServerScript = {
   tools: [
     { name: "confirm", behavior: { kind: "elicit", message: "Go ahead?" } },
     {
@@ -22,7 +26,7 @@ const script = {
       },
     },
   ],
-} as const;
+};
 
 /** Starts the catalog with this policy; each call's elicitations would be accepted by a listener. */
 async function withPolicy(env: Record<string, string>) {

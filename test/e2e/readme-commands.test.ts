@@ -4,6 +4,7 @@
  * so in a second). Each runs exactly as written where it ends by itself and does not run this very
  * suite; `pnpm test`, `pnpm build`, `pnpm lint` and `bash .ci/run` are what CI runs, so they are
  * checked as `.ci/run`'s own lines. A command added to the README without a check here fails.
+ * The clone is of the last commit (as CI's checkout is): uncommitted changes are not in it.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";

@@ -12,7 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { cleanupJetStream, freePort, isolation, withPgSchema } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVERYTHING, exited, natsUrl, ROOT, startToolbus, until } from "./support/pnpm-start.js";
+import { EVERYTHING, exited, natsUrl, ROOT, startEntry, startToolbus, until } from "./support/pnpm-start.js";
 
 const run = promisify(execFile);
 
@@ -159,4 +159,92 @@ describe("pnpm start with bad input", () => {
     expect(toolbus.output()).toContain("or unset DATABASE_URL to use an embedded PGlite");
     expect(toolbus.output()).not.toContain("secret");
   });
+});
+
+/** A config with these servers, on a free gateway port, in a folder of its own. */
+function configWith(lines: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), "toolbus-servers-"));
+  const config = join(dir, "toolbus.toml");
+  writeFileSync(config, ["[gateway]", "port = 0", "", ...lines, ""].join("\n"));
+  return config;
+}
+
+const EVERYTHING_SERVER = [
+  "[mcp_servers.everything]",
+  `command = ${JSON.stringify(process.execPath)}`,
+  `args = [${JSON.stringify(EVERYTHING)}, "stdio"]`,
+];
+
+describe("pnpm start and toolbus start with a required server that fails", () => {
+  const MISSING = "/nonexistent/toolbus-test-command";
+  const config = configWith([
+    ...EVERYTHING_SERVER,
+    "[mcp_servers.docs]",
+    `command = ${JSON.stringify(MISSING)}`,
+    "required = true",
+  ]);
+  const expected = `toolbus could not start: required MCP servers failed to initialize: docs: spawn ${MISSING} ENOENT`;
+
+  it.each([
+    ["pnpm start", [join(ROOT, "packages/all-in-one/src/main.ts")]],
+    ["toolbus start", [join(ROOT, "packages/cli/src/main.ts"), "start"]],
+  ])(
+    "%s stops with the reference's message and a non-zero exit (checklist 10)",
+    async (_, entry) => {
+      const { prefix } = isolation("required");
+      const schema = await withPgSchema(process.env.DATABASE_URL!, "required");
+      try {
+        const toolbus = startEntry(entry, ["--config", config], {
+          TOOLBUS_PREFIX: prefix,
+          NATS_URL: natsUrl,
+          DATABASE_URL: schema.url,
+        });
+        const code = await exited(toolbus.child);
+        expect({
+          failed: code !== 0,
+          lines: toolbus
+            .output()
+            .split("\n")
+            .filter((line) => line.startsWith("toolbus could not start")),
+        }).toEqual({
+          failed: true,
+          lines: [expected],
+        });
+        expect(toolbus.output()).not.toContain("toolbus is running");
+      } finally {
+        await cleanupJetStream(natsUrl, prefix);
+        await schema.drop();
+      }
+    },
+    120_000,
+  );
+});
+
+describe("pnpm start with a server whose name is invalid", () => {
+  it("fails only that server, with the reference's message, and starts the rest (checklist 3)", async () => {
+    const { prefix } = isolation("badname");
+    const schema = await withPgSchema(process.env.DATABASE_URL!, "badname");
+    const config = configWith([...EVERYTHING_SERVER, '[mcp_servers."bad name"]', 'command = "x"']);
+    const toolbus = startToolbus(["--config", config], {
+      TOOLBUS_PREFIX: prefix,
+      NATS_URL: natsUrl,
+      DATABASE_URL: schema.url,
+      LOG_LEVEL: "info",
+    });
+    try {
+      await until(() => toolbus.output().includes("MCP endpoint"), "the start-up announcement");
+      expect(toolbus.output()).toContain("toolbus is running (1 server(s) ready, 1 failed)");
+      expect(toolbus.output()).toContain(
+        "MCP client for `bad name` failed to start: Invalid MCP server name 'bad name': must match pattern ^[a-zA-Z0-9_-]+$",
+      );
+      const url = toolbus.output().match(/MCP endpoint {3}(\S+)\/mcp/)![1];
+      const servers = (await fetch(`${url}/v1/servers`).then((r) => r.json())) as { servers: unknown[] };
+      expect(servers.servers).toEqual([expect.objectContaining({ name: "everything", status: "ready" })]);
+    } finally {
+      toolbus.child.kill("SIGKILL");
+      await exited(toolbus.child);
+      await cleanupJetStream(natsUrl, prefix);
+      await schema.drop();
+    }
+  }, 120_000);
 });

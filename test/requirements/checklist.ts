@@ -296,8 +296,6 @@ export const CHECKLIST: readonly Requirement[] = [
   {
     id: 62,
     text: "Inbound elicitation: an empty form under never + full access → accept `{}`; never + restricted → decline; `tool_suggestion` → always decline.",
-    covered: false,
-    reason:
-      "toolbus has no sandbox or approval-policy profile to auto-answer inbound elicitations; it relays them to the caller (catalog and gateway relay tests), declining when nobody answers.",
+    covered: true,
   },
 ];

@@ -55,7 +55,7 @@ export async function ensureNats(options: {
   if (!binary) {
     throw new SetupError(
       "nats-server is not installed, and pnpm start runs its own (with credentials) when NATS_URL is not set. Install it " +
-        "(Debian/Ubuntu: apt-get install nats-server; macOS: brew install nats-server; or see https://nats.io/download), " +
+        "(`bash scripts/setup.sh` in the toolbus checkout does; or Debian/Ubuntu: apt-get install nats-server; macOS: brew install nats-server; or see https://nats.io/download), " +
         "or point NATS_URL at a running server with JetStream.",
     );
   }

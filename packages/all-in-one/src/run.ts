@@ -155,6 +155,9 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     stops.push(["gateway", () => gateway.stop()]);
 
     const summary = await catalog.startup;
+    // A required server that did not come up stops start-up, as it stops a Codex thread (§2.5).
+    const requiredFailure = await catalog.requiredFailure();
+    if (requiredFailure !== undefined) throw new Error(requiredFailure);
     const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
     announce(`toolbus is running (${summary.ready.length} server(s) ready, ${summary.failed.length} failed)`);
     announce(`  console        ${gateway.url}/`);

@@ -1,5 +1,16 @@
 /** @toolbus/config: the toolbus.toml schema (and .mcp.json), its loader, and the pure rules that read it. */
 export { effectiveApprovalMode } from "./approval-mode.js";
+export {
+  APPROVAL_POLICIES,
+  type ApprovalPolicy,
+  ApprovalPolicySchema,
+  PERMISSION_PROFILES,
+  type PermissionProfile,
+  PermissionProfileSchema,
+  type PolicySettings,
+  policyAutoApproves,
+  policySettingsFromEnv,
+} from "./approval-policy.js";
 export { DEMO_SERVER_NAME, demoConfig } from "./demo.js";
 export {
   bareTokenName,
@@ -38,6 +49,7 @@ export {
   type StdioCommand,
   type StdioServerConfig,
   type StreamableHttpServerConfig,
+  serverNameProblem,
 } from "./mcp-server.js";
 export { ConfigFileError, type ConfigProblem, formatProblems } from "./problems.js";
 export { INHERITED_ENV_VARS, stdioChildEnv } from "./stdio-env.js";

@@ -4,13 +4,7 @@
  * read when the server starts, never baked into the config.
  */
 import { z } from "zod";
-import {
-  commonDefaults,
-  type EnvVarSpec,
-  type McpServerConfig,
-  type McpTransport,
-  serverNameProblem,
-} from "./mcp-server.js";
+import { commonDefaults, type EnvVarSpec, type McpServerConfig, type McpTransport } from "./mcp-server.js";
 import {
   ConfigFileError,
   type ConfigProblem,
@@ -82,8 +76,7 @@ export function parseMcpJson(text: string, { path }: ParseOptions): ToolbusConfi
 
 function parseJsonServer(name: string, value: unknown, at: readonly PathSegment[]): ServerParse {
   const problems: ConfigProblem[] = [];
-  const badName = serverNameProblem(name);
-  if (badName !== undefined) problems.push(problem(at, badName));
+  // A bad name is not the config's problem: the catalog fails that server alone at start-up (§2.1).
   if (!isTable(value)) {
     problems.push(problem(at, `expected an object, got ${describeValue(value, "an object")}`));
     return { ok: false, problems };

@@ -12,7 +12,6 @@ import {
   type McpTransport,
   OMIT_TOOLS_FROM,
   secondsToMs,
-  serverNameProblem,
 } from "./mcp-server.js";
 import {
   type ConfigProblem,
@@ -165,8 +164,7 @@ function envVarSourceProblems(table: Record<string, unknown>, at: readonly PathS
 /** Parses `[mcp_servers.<name>]`; `at` is where the table sits, for problem paths. */
 export function parseTomlServer(name: string, value: unknown, at: readonly PathSegment[]): ServerParse {
   const problems: ConfigProblem[] = [];
-  const badName = serverNameProblem(name);
-  if (badName !== undefined) problems.push(problem(at, badName));
+  // A bad name is not the config's problem: the catalog fails that server alone at start-up (§2.1).
   if (!isTable(value)) {
     problems.push(problem(at, `expected a table, got ${describeValue(value, "a table")}`));
     return { ok: false, problems };

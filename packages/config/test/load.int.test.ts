@@ -82,16 +82,13 @@ describe("loadToolbusConfig", () => {
   it("stops with every problem of a file that has three bad servers", async () => {
     await writeFile(
       join(dir, "toolbus.toml"),
-      '[mcp_servers.a]\nenabled = true\n[mcp_servers.b]\nurl = "https://x.example"\nargs = []\n[mcp_servers."c d"]\ncommand = "x"',
+      '[mcp_servers.a]\nenabled = true\n[mcp_servers.b]\nurl = "https://x.example"\nargs = []\n[mcp_servers.c]\ncommand = 5',
     );
     const error = await rejection(loadToolbusConfig({ env: {}, cwd: dir }));
     expect((error as ConfigFileError).problems).toEqual([
       { at: "mcp_servers.a", message: "invalid transport" },
       { at: "mcp_servers.b", message: "args is not supported for streamable_http" },
-      {
-        at: 'mcp_servers."c d"',
-        message: "Invalid MCP server name 'c d': must match pattern ^[a-zA-Z0-9_-]+$",
-      },
+      { at: "mcp_servers.c.command", message: "expected a string, got 5" },
     ]);
   });
 });

@@ -1,3 +1,4 @@
+export { chromiumPath } from "./chromium.js";
 export { freePort } from "./free-port.js";
 export {
   type Infra,

@@ -168,6 +168,7 @@ async function spawnNats(): Promise<{ url: string; stop(): Promise<void> }> {
     "/usr/sbin/nats-server",
     "/usr/bin/nats-server",
     "/usr/local/bin/nats-server",
+    "/opt/homebrew/bin/nats-server",
   ]);
   const dir = mkdtempSync(join(tmpdir(), "toolbus-nats-"));
   const port = await freePort();
@@ -208,6 +209,7 @@ export async function startThrowawayNats(options: ThrowawayNatsOptions = {}): Pr
     "/usr/sbin/nats-server",
     "/usr/bin/nats-server",
     "/usr/local/bin/nats-server",
+    "/opt/homebrew/bin/nats-server",
   ]);
   const dir = mkdtempSync(join(tmpdir(), "toolbus-nats-"));
   const port = await freePort();

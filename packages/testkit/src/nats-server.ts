@@ -19,7 +19,12 @@ export interface NatsServerProcess {
   stop(): Promise<void>;
 }
 
-const BINARIES = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];
+const BINARIES = [
+  "/usr/sbin/nats-server",
+  "/usr/bin/nats-server",
+  "/usr/local/bin/nats-server",
+  "/opt/homebrew/bin/nats-server",
+];
 
 /** `config` is appended to a base that sets the port, JetStream and its store. */
 export async function startNatsServer(
@@ -27,7 +32,9 @@ export async function startNatsServer(
 ): Promise<NatsServerProcess> {
   const binary = BINARIES.find((candidate) => existsSync(candidate));
   if (!binary)
-    throw new Error(`nats-server not found (looked in ${BINARIES.join(", ")}); apt-get install nats-server`);
+    throw new Error(
+      `nats-server not found (looked in ${BINARIES.join(", ")}); run \`bash scripts/setup.sh\``,
+    );
   const dir = mkdtempSync(join(tmpdir(), "toolbus-nats-"));
   const port = await freePort();
   const conf = join(dir, "nats.conf");

@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "@toolbus/bus";
 import {
+  ApprovalPolicySchema,
   ConfigFileError,
   DEFAULT_ALLOWED_HOSTS,
   DEFAULT_APPROVAL_TIMEOUT_MS,
@@ -16,6 +17,7 @@ import {
   DEFAULT_MAX_CONCURRENT_HOOKS,
   GATEWAY_ROLES,
   loadToolbusConfig,
+  PermissionProfileSchema,
   resolveGatewayTokens,
   type ToolbusConfig,
 } from "@toolbus/config";
@@ -23,7 +25,6 @@ import { DEFAULT_PREFIX, validatePrefix } from "@toolbus/protocol";
 import { z } from "zod";
 import {
   APPROVAL_MODES,
-  APPROVAL_POLICIES,
   type ApprovalMode,
   HookEventsSchema,
   type HooksConfig,
@@ -56,7 +57,9 @@ export const ApprovalsServiceConfigSchema = z.object({
       }
     }),
   /** `never`: no human is ever asked; a call that would need one is denied. */
-  policy: z.enum(APPROVAL_POLICIES).default("on-request"),
+  policy: ApprovalPolicySchema,
+  /** `full-access` with policy `never`: every call runs without asking anyone. */
+  permissionProfile: PermissionProfileSchema,
   /** How long a human has to answer (`[approvals] timeout_sec`). */
   timeoutMs: z.int().positive().default(DEFAULT_APPROVAL_TIMEOUT_MS),
   /** Command hooks running at once across the service (`[approvals] max_concurrent_hooks`). */
@@ -135,6 +138,7 @@ export async function loadApprovalsConfig(options: LoadOptions): Promise<Readonl
     databaseUrl: nonEmpty(env.DATABASE_URL),
     prefix: nonEmpty(env.TOOLBUS_PREFIX),
     policy: nonEmpty(env.TOOLBUS_APPROVAL_POLICY),
+    permissionProfile: nonEmpty(env.TOOLBUS_PERMISSION_PROFILE),
     timeoutMs: toolbus?.approvals.timeoutMs,
     maxConcurrentHooks: toolbus?.approvals.maxConcurrentHooks,
     hooks,
@@ -252,6 +256,7 @@ const ENV_NAMES: Record<string, string> = {
   databaseUrl: "DATABASE_URL",
   prefix: "TOOLBUS_PREFIX",
   policy: "TOOLBUS_APPROVAL_POLICY",
+  permissionProfile: "TOOLBUS_PERMISSION_PROFILE",
 };
 
 function envNames(problems: readonly string[]): string[] {

@@ -18,6 +18,7 @@ import type {
   HooksConfig,
   JsonValue,
   ListPosition,
+  PermissionProfile,
 } from "./core/index.js";
 
 export interface HookRunner {
@@ -118,6 +119,7 @@ export interface ApprovalEventSink {
 
 export interface ApprovalPorts {
   policy: ApprovalPolicy;
+  permissionProfile: PermissionProfile;
   hooks: HooksConfig;
   /** How long a human has to answer. */
   timeoutMs: number;

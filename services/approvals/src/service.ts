@@ -149,6 +149,7 @@ export async function startApprovalsService(
     const countDecision = decisionCounter();
     const ports: ApprovalPorts = {
       policy: config.policy,
+      permissionProfile: config.permissionProfile,
       hooks: config.hooks,
       timeoutMs: config.timeoutMs,
       pollIntervalMs: config.pollIntervalMs,

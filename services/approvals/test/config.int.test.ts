@@ -46,6 +46,7 @@ describe("loadApprovalsConfig", () => {
         DATABASE_URL: "postgres://db/toolbus",
         TOOLBUS_PREFIX: "tenant_a",
         TOOLBUS_APPROVAL_POLICY: "never",
+        TOOLBUS_PERMISSION_PROFILE: "full-access",
         TOOLBUS_TOKENS: "alice:approver:a-secret",
       },
       argv: ["--host", "0.0.0.0"],
@@ -56,6 +57,7 @@ describe("loadApprovalsConfig", () => {
       databaseUrl: "postgres://db/toolbus",
       prefix: "tenant_a",
       policy: "never",
+      permissionProfile: "full-access",
       timeoutMs: 90_000,
       maxConcurrentHooks: 3,
       hooks: { PreToolUse: HOOKS.hooks.PreToolUse, PermissionRequest: [], PostToolUse: [] },
@@ -114,7 +116,11 @@ describe("loadApprovalsConfig", () => {
       "hooks.json": JSON.stringify({ PreToolUse: [{ matcher: "mcp__(", hooks: [{ type: "prompt" }] }] }),
     });
     const failure = await loadApprovalsConfig({
-      env: { TOOLBUS_PREFIX: "bad.prefix", TOOLBUS_APPROVAL_POLICY: "sometimes" },
+      env: {
+        TOOLBUS_PREFIX: "bad.prefix",
+        TOOLBUS_APPROVAL_POLICY: "sometimes",
+        TOOLBUS_PERMISSION_PROFILE: "yolo",
+      },
       argv: ["--port", "http"],
       cwd: dir,
     }).catch((error: unknown) => error);
@@ -126,6 +132,7 @@ describe("loadApprovalsConfig", () => {
       "DATABASE_URL: missing; set it (expected string)",
       expect.stringMatching(/^TOOLBUS_PREFIX: Invalid toolbus subject prefix "bad\.prefix"/),
       'TOOLBUS_APPROVAL_POLICY: Invalid option: expected one of "on-request"|"never"',
+      'TOOLBUS_PERMISSION_PROFILE: Invalid option: expected one of "restricted"|"full-access"',
     ]);
   });
 });

@@ -1,8 +1,10 @@
 /**
- * The inbox page in a real browser (Debian's /usr/bin/chromium driven by playwright-core): a call
+ * The inbox page in a real browser (Debian's or Homebrew's Chromium, or CHROMIUM_PATH, driven by playwright-core): a call
  * put to a human appears live, shows its prompt, arguments, options and the digest of the call it
  * is bound to, and clicking Allow releases the waiting decide. Leaves a screenshot at /tmp/inbox.png.
  */
+
+import { chromiumPath } from "@toolbus/testkit";
 import { type Browser, chromium } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { callDigestOf } from "../src/core/index.js";
@@ -19,7 +21,7 @@ describe("the approvals inbox page", () => {
     const env = await testEnv("inbox browser");
     const service = await env.start({ http: { port: 0 } });
     browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
+      executablePath: chromiumPath(),
       args: [
         "--headless",
         "--no-sandbox",

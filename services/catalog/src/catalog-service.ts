@@ -6,7 +6,14 @@
 import { type KV, KvWatchInclude } from "@nats-io/kv";
 import type { Bus, Handler, Logger } from "@toolbus/bus";
 import { CallLedger, ensureEventsStream, ensureKv, ensureObjectStore, largeReplyOptions } from "@toolbus/bus";
-import { type McpServerConfig, resolveHttpHeaders, stdioChildEnv, type ToolbusConfig } from "@toolbus/config";
+import {
+  type McpServerConfig,
+  policySettingsFromEnv,
+  resolveHttpHeaders,
+  serverNameProblem,
+  stdioChildEnv,
+  type ToolbusConfig,
+} from "@toolbus/config";
 import {
   CatalogGetRequestSchema,
   CatalogRefreshRequestSchema,
@@ -29,7 +36,11 @@ import { CatalogStore, serverKey } from "./adapters/nats/catalog-store.js";
 import { ResourceOrigins } from "./adapters/nats/resource-origins.js";
 import { ServerConnector, type StartupOutcome } from "./connectors/server-connector.js";
 import { nextServerEntry, type ServerEntry, shouldReportStatus } from "./core/catalog-entry.js";
-import { type RequiredServerOutcome, requiredServersFailure } from "./core/startup-messages.js";
+import {
+  type RequiredServerOutcome,
+  requiredServersFailure,
+  startupFailureDisplay,
+} from "./core/startup-messages.js";
 import { catalogViewHandlers, ownerRefreshHandler } from "./handlers/catalog-view.js";
 import { connectorCallHandler } from "./handlers/connector-call.js";
 import { type ExecutionOutcome, executeOnce, orphanedOutcome } from "./handlers/execute-once.js";
@@ -81,6 +92,8 @@ const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 export async function startCatalogService(deps: CatalogServiceDeps): Promise<CatalogService> {
   const { bus, subjects, config, logger } = deps;
   const owned = selectServers(config, deps.servers);
+  // Read as the approvals service reads them: server elicitations follow the same policy (§5.7).
+  const policy = policySettingsFromEnv(deps.env);
   const jsm = await bus.jsm();
   await ensureEventsStream(jsm, subjects.streams.events, config.bus.events, bus.replicas);
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
@@ -117,13 +130,31 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     ...(server.omitToolsFrom.length > 0 ? { omitToolsFrom: server.omitToolsFrom } : {}),
   });
 
-  for (const server of owned.filter((s) => !s.enabled)) {
+  // A name is checked when its server starts (§2.1): a bad one fails that server alone. It can
+  // name no subject or catalog key, so it is reported in the log and the start-up summary only.
+  const badNames = new Map<string, string>();
+  for (const server of owned.filter((s) => s.enabled)) {
+    const problem = serverNameProblem(server.name);
+    if (problem === undefined) continue;
+    badNames.set(server.name, problem);
+    logger.error(
+      { server: server.name },
+      startupFailureDisplay({
+        server: server.name,
+        error: problem,
+        startupTimeoutMs: server.startupTimeoutMs,
+      }),
+    );
+  }
+  const startable = owned.filter((s) => serverNameProblem(s.name) === undefined);
+
+  for (const server of startable.filter((s) => !s.enabled)) {
     await store.apply(baseOf(server), { status: "disabled", tools: [] }, now);
   }
 
   const connectors = new Map<string, ServerConnector>();
   const startFailures = new Map<string, string>();
-  for (const server of owned.filter((s) => s.enabled)) {
+  for (const server of startable.filter((s) => s.enabled)) {
     const spec = connectSpec(server, deps.env);
     if (!spec.ok) startFailures.set(server.name, spec.message);
     const base = baseOf(server);
@@ -138,6 +169,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         origin: base.origin,
         maxTools: MAX_TOOLS,
         maxMessageBytes,
+        policy,
         ...(server.enabledTools ? { enabledTools: server.enabledTools } : {}),
         ...(server.disabledTools ? { disabledTools: server.disabledTools } : {}),
       },
@@ -296,11 +328,14 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     revision: () => store.revision(),
     *statuses() {
       for (let i = 0; i < disabledCount; i++) yield "disabled";
+      for (let i = 0; i < badNames.size; i++) yield "failed";
       for (const connector of connectors.values()) yield connector.status;
     },
   });
 
-  const outcomes = new Map<string, StartupOutcome>();
+  const outcomes = new Map<string, StartupOutcome>(
+    [...badNames].map(([name, error]) => [name, { state: "failed", error }]),
+  );
   const startup = Promise.all(
     [...connectors].map(async ([name, connector]) => {
       const failure = startFailures.get(name);

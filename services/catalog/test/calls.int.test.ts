@@ -1,6 +1,6 @@
 // The connector's raw calls against real servers: the result untouched, request _meta, the
 // revision barrier, the tool timeout (checklist 28–30), relays of progress, log messages and
-// elicitations, a crashing server's restart, and a 50 MB result.
+// elicitations (a tool_suggestion declined, checklist 62), a crashing server's restart, and a 50 MB result.
 import {
   type HttpTestServer,
   type StdioTestServer,
@@ -28,6 +28,14 @@ const script: TestServerScript = {
     { name: "work", behavior: { kind: "progress", count: 3, intervalMs: 5 } },
     { name: "note", behavior: { kind: "log", level: "warning", data: { disk: "low" }, text: "noted" } },
     { name: "ask", behavior: { kind: "elicit", message: "Pick a colour" } },
+    {
+      name: "suggest",
+      behavior: {
+        kind: "elicit",
+        message: "Install the linter tool?",
+        _meta: { codex_approval_kind: "tool_suggestion" },
+      },
+    },
     { name: "huge", behavior: { kind: "huge", bytes: FIFTY_MB } },
     { name: "crash", behavior: { kind: "crash" } },
   ],
@@ -257,6 +265,26 @@ describe("connector calls", () => {
         },
       },
     ]);
+  });
+
+  it("declines a tool_suggestion elicitation at once, never asking whoever answers the call (checklist 62)", async () => {
+    const asked: unknown[] = [];
+    const answerer = harness.nc.subscribe(harness.subjects.callRelay("call-suggest", "elicitation"), {
+      callback: (_error, msg) => {
+        asked.push(msg.json());
+        msg.respond(JSON.stringify({ ok: true, result: { action: "accept", content: {} } }));
+      },
+    });
+    await harness.nc.flush();
+    try {
+      expect(await call("srv", { callId: "call-suggest", tool: "suggest" })).toEqual({
+        ok: true,
+        result: { result: { content: [{ type: "text", text: '{"action":"decline"}' }] } },
+      });
+    } finally {
+      answerer.unsubscribe();
+    }
+    expect(asked).toEqual([]);
   });
 
   it("declines an elicitation for the server when nobody is there to answer", async () => {

@@ -1,6 +1,6 @@
 // Start-up against real server processes: status events, the summary, display errors,
 // required servers, disabled servers, defaults and filters from the config, and the stdio
-// child's environment (codex-mcp-behavior.md §1–2, checklist 2, 4–7, 10–12).
+// child's environment (codex-mcp-behavior.md §1–2, checklist 2–7, 10–12).
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -138,6 +138,29 @@ describe("catalog start-up", () => {
         revision: expect.any(Number),
       },
     ]);
+  });
+
+  it("fails only a server whose name is invalid, with the reference's message, and starts the rest (checklist 3)", async () => {
+    harness = await CatalogHarness.create("startup");
+    const good = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });
+    harness.defer(() => good.dispose());
+    const { service } = await harness.start(
+      toolbusToml({
+        servers: {
+          good: { command: good.command, args: good.args },
+          "bad name": { command: good.command, args: good.args, required: true },
+        },
+      }),
+    );
+
+    const error = "Invalid MCP server name 'bad name': must match pattern ^[a-zA-Z0-9_-]+$";
+    const summary = { ready: ["good"], failed: [{ server: "bad name", error }], cancelled: [] };
+    expect(await service.startup).toEqual(summary);
+    expect(await summaryEvent()).toEqual(summary);
+    expect(await service.requiredFailure()).toBe(
+      `required MCP servers failed to initialize: bad name: ${error}`,
+    );
+    expect((await harness.catalog()).tools.map((tool) => tool.server)).toEqual(["good"]);
   });
 
   it("names every required server that failed, in sorted order, and ignores optional ones", async () => {
@@ -288,6 +311,35 @@ describe("catalog start-up", () => {
         error: "The locked MCP server is not logged in. Use your client's MCP OAuth sign-in flow.",
       },
     ]);
+  });
+
+  it("says a server that refuses the credentials it was sent requires OAuth reauthentication, with the reason (checklist 8)", async () => {
+    harness = await CatalogHarness.create("startup");
+    const http = createServer((_req, res) => {
+      res.writeHead(401, { "www-authenticate": 'Bearer realm="test"', "content-type": "text/plain" });
+      res.end("Unauthorized");
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    harness.defer(() => new Promise((resolve) => http.close(resolve)));
+    const address = http.address();
+    const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/mcp`;
+    await harness.start(
+      toolbusToml({ servers: { locked: { url, http_headers: { Authorization: "Bearer expired" } } } }),
+    );
+
+    await eventually("the failed status", () => (states("locked").length === 2 ? true : undefined));
+    const display =
+      "The locked MCP server requires OAuth reauthentication. Use your client's MCP OAuth sign-in flow.";
+    expect(harness.eventsOn(harness.subjects.serverStatus("locked")).map((e) => e.status)).toEqual([
+      { state: "starting" },
+      { state: "failed", error: display, reason: "reauthentication_required" },
+    ]);
+    // The entry is written after the status event is published.
+    const entry = await eventually("the failed entry", async () => {
+      const stored = await harness.entry("locked");
+      return stored?.status === "failed" ? stored : undefined;
+    });
+    expect(entry).toMatchObject({ statusError: display, statusReason: "reauthentication_required" });
   });
 
   it("stores each server's timeouts with the reference's defaults, `_sec` winning over `_ms`", async () => {

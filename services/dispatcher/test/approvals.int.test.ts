@@ -109,9 +109,16 @@ describe("asking the approvals service", () => {
       message: "user cancelled MCP tool call",
     },
     {
-      name: "an approval nobody answered",
-      result: { decision: "timed_out", source: "timeout" },
-      message: "MCP tool call approval timed out",
+      name: "an approval nobody answered, in the reference's words (§4 step 5)",
+      result: {
+        decision: "timed_out",
+        source: "timeout",
+        message: "MCP tool call approval timed out after 600 s without an answer",
+      },
+      message:
+        "The automatic permission approval review did not finish before its deadline. " +
+        "Do not assume the action is unsafe based on the timeout alone. " +
+        "You may retry once, or ask the user for guidance or explicit approval.",
     },
   ] as const)("skips the call on $name, server untouched", async (row) => {
     answer = () => approved(row.result);

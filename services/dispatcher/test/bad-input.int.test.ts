@@ -104,7 +104,7 @@ describe("oversize and deep arguments", () => {
       reply: {
         callId,
         status: "invalid_arguments",
-        output: { success: false, body: errorBody(reply, message) },
+        output: { success: false, body: message },
         error: message,
         durationMs: 0,
         wallTimeMs: reply.wallTimeMs,

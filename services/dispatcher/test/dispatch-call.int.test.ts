@@ -55,14 +55,14 @@ beforeAll(async () => {
 afterAll(async () => h?.close());
 
 describe("arguments (checklist 25–26)", () => {
-  it("answers invalid JSON with the parse error and publishes no events (25)", async () => {
+  it("answers invalid JSON with exactly `err: <parse error>` as the model output, and publishes no events (25)", async () => {
     const before = (await h.scripted!.calls()).length;
     const callId = h.callId();
     const reply = await h.ok({ callId, tool: "mcp__scripted__echo", arguments: '{"a":' });
     expect(reply).toEqual({
       callId,
       status: "invalid_arguments",
-      output: { success: false, body: errorBody(reply, "err: Unexpected end of JSON input") },
+      output: { success: false, body: "err: Unexpected end of JSON input" },
       error: "err: Unexpected end of JSON input",
       durationMs: 0,
       wallTimeMs: reply.wallTimeMs,

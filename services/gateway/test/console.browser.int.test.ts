@@ -1,5 +1,5 @@
 /**
- * The console page in a real browser (Debian's /usr/bin/chromium driven by playwright-core)
+ * The console page in a real browser (Debian's or Homebrew's Chromium, or CHROMIUM_PATH, driven by playwright-core)
  * against a gateway with the real catalog and dispatcher behind it: servers with their status
  * and errors, the catalog search, calls made through REST appearing live with status and
  * duration, the approvals section when the inbox is not mounted, the bearer-token prompt, and the
@@ -10,7 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { Readable } from "node:stream";
 import { routeAccess } from "@toolbus/http-guard";
-import { withPgSchema } from "@toolbus/testkit";
+import { chromiumPath, withPgSchema } from "@toolbus/testkit";
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { type Browser, chromium, type Page } from "playwright-core";
@@ -58,7 +58,7 @@ afterAll(async () => {
 
 async function openConsole(url: string): Promise<Page> {
   browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
+    executablePath: chromiumPath(),
     args: [
       "--headless",
       "--no-sandbox",

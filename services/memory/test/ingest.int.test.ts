@@ -33,7 +33,8 @@ describe("counting citations from toolbus.memory.message", () => {
     const second = await usageRows(h.db);
     const after = unixSeconds();
     expect(first[A]?.[0]).toBe(1);
-    expect(second).toEqual({ [A]: [3, second[A]?.[1]], [B]: [6, second[B]?.[1]] });
+    // m2 names A twice: one message counts each distinct id once (checklist 57).
+    expect(second).toEqual({ [A]: [2, second[A]?.[1]], [B]: [6, second[B]?.[1]] });
     for (const stamp of [first[A]?.[1], second[A]?.[1], second[B]?.[1]]) {
       expect(stamp).toBeGreaterThanOrEqual(before);
       expect(stamp).toBeLessThanOrEqual(after);

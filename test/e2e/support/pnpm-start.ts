@@ -26,10 +26,24 @@ const TSX = pathToFileURL(createRequire(join(ROOT, "package.json")).resolve("tsx
  * otherwise, in the checkout or in `cwd` (where it keeps its `.toolbus/`).
  */
 export function startToolbus(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): RunningToolbus {
+  return startEntry([join(ROOT, "packages/all-in-one/src/main.ts")], args, env, cwd);
+}
+
+/** Runs a TypeScript entry (and its leading arguments, e.g. the CLI's `start`) from source, as startToolbus does. */
+export function startEntry(
+  entry: string[],
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd = ROOT,
+): RunningToolbus {
   const child = spawn(
     process.execPath,
-    ["--conditions=@toolbus/source", "--import", TSX, join(ROOT, "packages/all-in-one/src/main.ts"), ...args],
-    { cwd, env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] },
+    ["--conditions=@toolbus/source", "--import", TSX, ...entry, ...args],
+    {
+      cwd,
+      env: { ...process.env, LOG_LEVEL: "warn", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
   );
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));

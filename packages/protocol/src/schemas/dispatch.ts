@@ -34,6 +34,8 @@ export const DEFAULT_MODEL_TRUNCATION: Readonly<TruncationPolicy> = Object.freez
 export const ModelCapabilitiesSchema = z.object({
   images: z.boolean().optional(),
   audio: z.boolean().optional(),
+  /** The model takes `detail: "original"` images; else that detail is dropped (default false). */
+  imageDetailOriginal: z.boolean().optional(),
   truncation: TruncationPolicySchema.optional(),
 });
 export type ModelCapabilities = z.infer<typeof ModelCapabilitiesSchema>;

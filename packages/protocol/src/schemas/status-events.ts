@@ -4,7 +4,7 @@
  * server's prompts changed".
  */
 import { z } from "zod";
-import { RevisionSchema, ServerNameSchema, TimestampSchema } from "./primitives.js";
+import { MAX_SERVER_NAME_LENGTH, RevisionSchema, ServerNameSchema, TimestampSchema } from "./primitives.js";
 
 /** The states a started server passes through: `starting`, then exactly one of the others. */
 export const StartupState = {
@@ -40,7 +40,8 @@ export const ServerStatusEventSchema = z.object({
 export type ServerStatusEvent = z.infer<typeof ServerStatusEventSchema>;
 
 export const StartupFailureSchema = z.object({
-  server: ServerNameSchema,
+  /** Any configured name: a server whose name breaks the pattern fails start-up for that reason (§2.1). */
+  server: z.string().max(MAX_SERVER_NAME_LENGTH),
   /** The raw error, not the display string of the status event. */
   error: z.string(),
 });

@@ -6,7 +6,8 @@
  * Order:
  * 0. PreToolUse hooks (when any match): deny settles; allow settles unless strict; ask forces review;
  *    a rewrite of the input carries through every later step.
- * 1. Unless strict or forced: mode `approve` → approved (source mode).
+ * 1. Unless strict or forced: mode `approve` → approved (source mode); policy `never` with
+ *    full access → approved (source policy), whatever the mode and annotations.
  * 2. Unless strict or forced: not required by mode and annotations → approved (source annotations).
  * 3. Unless strict or forced: a session grant for this tool definition → approved_for_session, and
  *    PermissionRequest hooks do not run; then a persistent grant → approved_always.
@@ -16,6 +17,7 @@
  * A dispatcher holding the published policy, hooks and session grants can run this locally: a
  * `decided` step needs no bus hop, and any other step means "ask the approvals service".
  */
+import { policyAutoApproves } from "@toolbus/config";
 import { buildApprovalRequest } from "./approval-prompt.js";
 import { approvalRequired } from "./approval-required.js";
 import { callDigestOf } from "./call-binding.js";
@@ -30,6 +32,7 @@ import type {
   DecideRequest,
   DecideResult,
   JsonValue,
+  PermissionProfile,
 } from "./types.js";
 
 export const POLICY_NEVER_MESSAGE = "MCP tool call requires approval, but approval policy is never";
@@ -44,6 +47,8 @@ export interface DecideInput {
 
 export interface ApprovalState {
   policy: ApprovalPolicy;
+  /** Default `restricted`. */
+  permissionProfile?: PermissionProfile;
   hooks: HooksConfig;
   /** How long a human has to answer. */
   timeoutMs: number;
@@ -105,6 +110,9 @@ export function decide(input: DecideInput, state: ApprovalState, verdicts: HookV
 
   if (!review) {
     if (mode === "approve") return settle({ decision: "approved", source: "mode" });
+    if (policyAutoApproves(state)) {
+      return settle({ decision: "approved", source: "policy" });
+    }
     if (!approvalRequired(mode, request.annotations)) {
       return settle({ decision: "approved", source: "annotations" });
     }

@@ -27,13 +27,13 @@ export type {
 export const APPROVAL_MODES = ["auto", "prompt", "writes", "approve"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
-/**
- * Per-deployment approval policy. toolbus has no sandbox, so only the two words that matter for
- * MCP calls remain: `on-request` (ask a human when needed) and `never` (no human is ever asked;
- * a call that would need one is denied). Default `on-request`.
- */
-export const APPROVAL_POLICIES = ["on-request", "never"] as const;
-export type ApprovalPolicy = (typeof APPROVAL_POLICIES)[number];
+/** The deployment's policy and permission profile: one rule, shared with the catalog (@toolbus/config). */
+export {
+  APPROVAL_POLICIES,
+  type ApprovalPolicy,
+  PERMISSION_PROFILES,
+  type PermissionProfile,
+} from "@toolbus/config";
 
 /** MCP `ToolAnnotations`; only the hints matter to approvals. */
 export type ToolAnnotations = McpToolAnnotations;

@@ -55,7 +55,12 @@ export async function handleDecide(
   ctx: DecideContext,
 ): Promise<DecideResult> {
   const mode = ports.modeOf(request.server, request.tool);
-  const state: ApprovalState = { policy: ports.policy, hooks: ports.hooks, timeoutMs: ports.timeoutMs };
+  const state: ApprovalState = {
+    policy: ports.policy,
+    permissionProfile: ports.permissionProfile,
+    hooks: ports.hooks,
+    timeoutMs: ports.timeoutMs,
+  };
   const verdicts: HookVerdicts = {};
   const requestId = approvalRequestId(request.callId);
   // Taken only once a stored request is looked for: a call the configuration settles needs none.

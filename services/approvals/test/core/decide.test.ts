@@ -248,6 +248,32 @@ describe("the order of approval checks (checklist 31, 32, 34, 39, 41, 42)", () =
       },
     },
     {
+      name: "policy never with full access runs a call that would need a human, asking nobody (checklist 34)",
+      mode: "prompt",
+      request: { annotations: { destructiveHint: true } },
+      state: { policy: "never", permissionProfile: "full-access", hooks: permissionHooks },
+      step: { kind: "decided", result: { decision: "approved", source: "policy" } },
+    },
+    {
+      name: "full access alone changes nothing under on-request: the human is still asked",
+      mode: "prompt",
+      state: { policy: "on-request", permissionProfile: "full-access" },
+      step: human(["allow", "cancel"]),
+    },
+    {
+      name: "policy never with a restricted profile still denies (checklist 34)",
+      mode: "prompt",
+      state: { policy: "never", permissionProfile: "restricted" },
+      step: {
+        kind: "decided",
+        result: {
+          decision: "denied",
+          source: "policy",
+          message: "MCP tool call requires approval, but approval policy is never",
+        },
+      },
+    },
+    {
       name: "policy never still runs an approve-mode tool",
       mode: "approve",
       state: { policy: "never" },

@@ -4,12 +4,19 @@
  * the connection dies, and the raw calls behind the revision barrier.
  */
 import { maskUrl } from "@toolbus/bus";
+import type { PolicySettings } from "@toolbus/config";
 import type { Tool } from "@toolbus/protocol";
 import type { ServerRequestRelay } from "../adapters/mcp/call-router.js";
 import { type ConnectSpec, isAuthRequired, McpConnection } from "../adapters/mcp/mcp-connection.js";
 import { errorChain, isOversized, isRequestTimeout, oversizedText } from "../adapters/mcp/mcp-errors.js";
 import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
-import { formatDuration, startupFailureDisplay, startupTimeoutError } from "../core/startup-messages.js";
+import {
+  formatDuration,
+  type StartupFailureFacts,
+  startupFailureDisplay,
+  startupFailureReason,
+  startupTimeoutError,
+} from "../core/startup-messages.js";
 import { acceptTools, isToolAllowed } from "../core/tool-filter.js";
 
 export interface ConnectorSettings {
@@ -26,6 +33,8 @@ export interface ConnectorSettings {
   maxTools: number;
   /** The most one message from the server may hold (`[bus] max_reply_bytes`, at least max_payload). */
   maxMessageBytes: number;
+  /** The deployment's approval policy (TOOLBUS_APPROVAL_POLICY, TOOLBUS_PERMISSION_PROFILE), for server elicitations. */
+  policy?: PolicySettings;
 }
 
 export interface StatusUpdate {
@@ -57,6 +66,7 @@ export type EntryUpdate = Partial<
     ServerEntry,
     | "status"
     | "statusError"
+    | "statusReason"
     | "tools"
     | "instructions"
     | "resourcesSupported"
@@ -155,12 +165,15 @@ export class ServerConnector {
             "dropped an oversized message from the MCP server that answered none of our requests",
           ),
       },
-      { maxMessageBytes: this.settings.maxMessageBytes },
+      {
+        maxMessageBytes: this.settings.maxMessageBytes,
+        ...(this.settings.policy ? { policy: this.settings.policy } : {}),
+      },
     );
     try {
       const info = await raceAbort(
         (async () => {
-          const serverInfo = await connection.connect(abort);
+          const serverInfo = await connection.connect(abort, startupTimeoutMs);
           const tools = await connection.listTools(startupTimeoutMs, this.settings.maxTools);
           return { serverInfo, tools };
         })(),
@@ -189,21 +202,36 @@ export class ServerConnector {
         return { state: "cancelled" };
       }
       // Errors may quote the server's URL (fetch refuses one with credentials, naming it): masked.
-      const error = timeout.aborted ? startupTimeoutError(startupTimeoutMs) : maskUrl(errorChain(cause));
-      const display = startupFailureDisplay({
+      // The SDK's own request timeout (set to the start-up timeout) may fire first: the same timeout.
+      const timedOut = timeout.aborted || isRequestTimeout(cause);
+      const error = timedOut ? startupTimeoutError(startupTimeoutMs) : maskUrl(errorChain(cause));
+      const { spec } = this.settings;
+      const facts: StartupFailureFacts = {
         server,
         error,
         startupTimeoutMs,
-        local: this.settings.spec.transport === "stdio",
+        local: spec.transport === "stdio",
         authRequired: isAuthRequired(cause),
-        ...(this.settings.spec.transport !== "stdio" ? { url: this.settings.spec.url } : {}),
-        hasHeaders:
-          this.settings.spec.transport !== "stdio" && Object.keys(this.settings.spec.headers).length > 0,
-      });
+        ...(spec.transport !== "stdio"
+          ? {
+              url: spec.url,
+              hasHeaders: Object.keys(spec.headers).length > 0,
+              // toolbus keeps no OAuth store: credentials it sent and the server refused are the
+              // stored login that needs renewing, so the reference's reauthentication reason.
+              hasStoredOAuth: sendsCredentials(spec.headers),
+            }
+          : {}),
+      };
+      const display = startupFailureDisplay(facts);
+      const reason = startupFailureReason(facts);
       const shown = failureNote ? failureNote(display) : display;
-      this.setStatus({ state: "failed", error: shown });
+      this.setStatus({ state: "failed", error: shown, ...(reason ? { reason } : {}) });
       await this.ports
-        .writeEntry(server, { status: "failed", statusError: shown })
+        .writeEntry(server, {
+          status: "failed",
+          statusError: shown,
+          ...(reason ? { statusReason: reason } : {}),
+        })
         .catch((e) => this.logWriteFailure(e));
       return { state: "failed", error };
     }
@@ -428,4 +456,9 @@ function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** An `Authorization` header goes with every request: the server was sent a login. */
+function sendsCredentials(headers: Readonly<Record<string, string>>): boolean {
+  return Object.keys(headers).some((name) => name.toLowerCase() === "authorization");
 }

@@ -42,7 +42,10 @@ export function nextServerEntry(
     revision: toolsChanged ? nextRevision : current.revision,
     listedAt: change.listedAt ?? current?.listedAt ?? now,
   };
-  if (candidate.status !== "failed") delete candidate.statusError;
+  if (candidate.status !== "failed") {
+    delete candidate.statusError;
+    delete candidate.statusReason;
+  }
   if (current && sameIgnoringListedAt(current, candidate)) return undefined;
   return candidate;
 }

@@ -15,10 +15,14 @@ export function staleCatalogMessage(server: string, rawTool: string): string {
 export const USER_REJECTED_MESSAGE = "user rejected MCP tool call";
 export const USER_CANCELLED_MESSAGE = "user cancelled MCP tool call";
 /**
- * The reference's reviewer timeout text comes from its guardian reviewer, which toolbus does
- * not have; an approval here times out waiting for a human, so it says so.
+ * What the model reads when an approval was not answered in time: the reference's reviewer
+ * timeout text (§4 step 5), word for word, whoever was asked. The approvals service's own
+ * message (how long it waited) stays in its records; the model is told what to do next.
  */
-export const APPROVAL_TIMED_OUT_MESSAGE = "MCP tool call approval timed out";
+export const APPROVAL_TIMED_OUT_MESSAGE =
+  "The automatic permission approval review did not finish before its deadline. " +
+  "Do not assume the action is unsafe based on the timeout alone. " +
+  "You may retry once, or ask the user for guidance or explicit approval.";
 
 export type ApprovalOutcome =
   | { kind: "run" }
@@ -34,7 +38,7 @@ export function approvalOutcome(reply: { decision: ApprovalDecision; message?: s
     case "denied":
       return { kind: "skip", reason: "denied", message: reply.message ?? USER_REJECTED_MESSAGE };
     case "timed_out":
-      return { kind: "skip", reason: "timed_out", message: reply.message ?? APPROVAL_TIMED_OUT_MESSAGE };
+      return { kind: "skip", reason: "timed_out", message: APPROVAL_TIMED_OUT_MESSAGE };
     case "abort":
       return { kind: "skip", reason: "cancelled", message: USER_CANCELLED_MESSAGE };
   }

@@ -28,7 +28,7 @@ export function wallTimeHeader(wallTimeMs: number): string {
 /** `ToolCallReply.output`. */
 export function projectForModel(outcome: ResultOrError, options: ProjectionOptions): ModelOutput {
   const model = options.model ?? {};
-  const { success, body } = selectOutputBody(omitUnsupportedMedia(asCallToolResult(outcome), model));
+  const { success, body } = selectOutputBody(omitUnsupportedMedia(asCallToolResult(outcome), model), model);
   const header = wallTimeHeader(options.wallTimeMs);
   const policy = scalePolicy(model.truncation ?? DEFAULT_TRUNCATION, MODEL_BUDGET_FACTOR);
   if (typeof body === "string") {
@@ -39,7 +39,8 @@ export function projectForModel(outcome: ResultOrError, options: ProjectionOptio
 
 /** The header and the untruncated text; media and encrypted items are left out. */
 export function logOutput(outcome: ResultOrError, options: ProjectionOptions): string {
-  const { body } = selectOutputBody(omitUnsupportedMedia(asCallToolResult(outcome), options.model ?? {}));
+  const model = options.model ?? {};
+  const { body } = selectOutputBody(omitUnsupportedMedia(asCallToolResult(outcome), model), model);
   const text =
     typeof body === "string"
       ? body

@@ -3,7 +3,13 @@
  * model reads, as plain text or as content items. No header and no truncation here.
  */
 
-import type { CallToolResult, ContentItem, ImageDetail, ModelOutput } from "@toolbus/protocol";
+import type {
+  CallToolResult,
+  ContentItem,
+  ImageDetail,
+  ModelCapabilities,
+  ModelOutput,
+} from "@toolbus/protocol";
 import { resultSucceeded } from "./call-outcome.js";
 import { isRecord } from "./json.js";
 
@@ -18,9 +24,12 @@ const IMAGE_DETAILS: readonly string[] = ["auto", "low", "high", "original"];
  * 3. else content items if any image, audio or encrypted item exists, else the compact JSON
  *    of the raw content array.
  */
-export function selectOutputBody(result: CallToolResult): ModelOutput {
+export function selectOutputBody(
+  result: CallToolResult,
+  model: Pick<ModelCapabilities, "imageDetailOriginal"> = {},
+): ModelOutput {
   const success = resultSucceeded(result);
-  const items = result.content.map(toOutputItem);
+  const items = result.content.map((block) => toOutputItem(block, model.imageDetailOriginal === true));
   if (items.some((item) => item.type === "encrypted_content")) return { success, body: items };
   if (result.structuredContent !== undefined && result.structuredContent !== null) {
     return { success, body: JSON.stringify(result.structuredContent) };
@@ -29,7 +38,8 @@ export function selectOutputBody(result: CallToolResult): ModelOutput {
   return { success, body: JSON.stringify(result.content) };
 }
 
-function toOutputItem(block: unknown): ContentItem {
+/** `originalDetail`: the model takes `detail: "original"`; without it that detail is dropped, as the reference does. */
+function toOutputItem(block: unknown, originalDetail: boolean): ContentItem {
   const fields = isRecord(block) ? block : {};
   const meta = isRecord(fields._meta) ? fields._meta : undefined;
   switch (fields.type) {
@@ -41,15 +51,15 @@ function toOutputItem(block: unknown): ContentItem {
     case "image": {
       const mimeType = mimeTypeOf(fields);
       if (typeof fields.data !== "string" || mimeType === false) break;
-      const detail = meta?.[IMAGE_DETAIL_META_KEY];
-      return {
-        type: "input_image",
-        imageUrl: dataUrl(fields.data, mimeType),
-        detail:
-          typeof detail === "string" && IMAGE_DETAILS.includes(detail)
-            ? (detail as ImageDetail)
-            : DEFAULT_IMAGE_DETAIL,
-      };
+      const asked = meta?.[IMAGE_DETAIL_META_KEY];
+      const detail =
+        typeof asked === "string" && IMAGE_DETAILS.includes(asked)
+          ? (asked as ImageDetail)
+          : DEFAULT_IMAGE_DETAIL;
+      const imageUrl = dataUrl(fields.data, mimeType);
+      return detail === "original" && !originalDetail
+        ? { type: "input_image", imageUrl }
+        : { type: "input_image", imageUrl, detail };
     }
     case "audio": {
       const mimeType = mimeTypeOf(fields);

@@ -156,12 +156,14 @@ export function dispatchCall(deps: CallPathDeps) {
       ...(request.turnId !== undefined ? { turnId: request.turnId } : {}),
     };
 
-    // 1. Arguments. Invalid JSON reaches nobody and publishes no events.
+    // 1. Arguments. Invalid JSON reaches nobody and publishes no events; the model reads the
+    // bare `err: <parse error>`, with no wall-time header and no result around it (§4.1).
     if (parsed.kind === "invalid_json") {
       return {
         callId,
         status: "invalid_arguments",
-        ...project({ error: parsed.message }),
+        wallTimeMs: deps.now() - started,
+        output: { success: false, body: parsed.message },
         error: parsed.message,
         durationMs: 0,
         catalogRevision: deps.catalog.revision,

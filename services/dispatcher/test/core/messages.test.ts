@@ -6,6 +6,12 @@ import {
   toolCallErrorMessage,
 } from "../../src/core/messages.js";
 
+/** The reference's reviewer timeout text (codex-mcp-behavior.md §4 step 5), as the model reads it. */
+const REVIEW_TIMEOUT_TEXT =
+  "The automatic permission approval review did not finish before its deadline. " +
+  "Do not assume the action is unsafe based on the timeout alone. " +
+  "You may retry once, or ask the user for guidance or explicit approval.";
+
 describe("fixed messages", () => {
   it("says a tool absent from the catalog is not available to the model (checklist 27)", () => {
     expect(notAvailableMessage("s", "t")).toBe("MCP tool `s/t` is not available to the model");
@@ -43,12 +49,12 @@ describe("approvalOutcome", () => {
     },
     {
       decision: "timed_out",
-      outcome: { kind: "skip", reason: "timed_out", message: "MCP tool call approval timed out" },
+      outcome: { kind: "skip", reason: "timed_out", message: REVIEW_TIMEOUT_TEXT },
     },
     {
       decision: "timed_out",
       message: "nobody answered within 120 seconds",
-      outcome: { kind: "skip", reason: "timed_out", message: "nobody answered within 120 seconds" },
+      outcome: { kind: "skip", reason: "timed_out", message: REVIEW_TIMEOUT_TEXT },
     },
   ] as const)("$decision with message $message → $outcome.kind (checklist 38, 42)", (row) => {
     const reply =

@@ -119,3 +119,30 @@ describe("selectOutputBody (§7 body selection)", () => {
     expect(selectOutputBody(result)).toEqual(output);
   });
 });
+
+describe('`codex/imageDetail: "original"` (§7, checklist 48)', () => {
+  const image = (detail: string): CallToolResult => ({
+    content: [{ type: "image", data: "Zm9v", mimeType: "image/png", _meta: { "codex/imageDetail": detail } }],
+  });
+  const url = "data:image/png;base64,Zm9v";
+
+  it("is dropped when the model cannot take original detail, as the reference does", () => {
+    expect([
+      selectOutputBody(image("original")),
+      selectOutputBody(image("original"), { imageDetailOriginal: false }),
+    ]).toEqual([
+      { success: true, body: [{ type: "input_image", imageUrl: url }] },
+      { success: true, body: [{ type: "input_image", imageUrl: url }] },
+    ]);
+  });
+
+  it("is kept for a model that takes it; other details never depend on it", () => {
+    expect([
+      selectOutputBody(image("original"), { imageDetailOriginal: true }),
+      selectOutputBody(image("low")),
+    ]).toEqual([
+      { success: true, body: [{ type: "input_image", imageUrl: url, detail: "original" }] },
+      { success: true, body: [{ type: "input_image", imageUrl: url, detail: "low" }] },
+    ]);
+  });
+});

@@ -1,13 +1,14 @@
 /**
  * One message from the memory stream, decoded: either the thread ids whose usage it counts
- * (every valid-UUID mention in its citations' id blocks, repeats kept, checklist 58) or the
+ * (each distinct cited id that is a valid UUID, once, checklist 57–58) or the
  * reason it can never be counted (poison: not JSON, or not a `MemoryMessage`).
  */
 import {
   createCitationStripper,
   MemoryMessageSchema,
+  parseCitationBodies,
   parseWith,
-  usageIdsFromBodies,
+  usageThreadIds,
 } from "@toolbus/protocol";
 
 export type DecodedMessage =
@@ -39,7 +40,9 @@ export function decodeMemoryMessage(text: string): DecodedMessage {
 }
 
 /**
- * Thread ids a message's citations name, canonical, one per mention. `<proposed_plan>`
+ * Thread ids a message's citations name, canonical. As in the reference, the ids are parsed
+ * first, which de-duplicates them across all spans (first seen, by their text), and the UUIDs
+ * among them are counted: a message that names an id twice counts it once. `<proposed_plan>`
  * stripping in plan mode only changes the visible text, never the citations, so it is not
  * applied here.
  */
@@ -47,7 +50,7 @@ export function citedThreadIds(text: string): string[] {
   const stripper = createCitationStripper();
   stripper.push(text);
   stripper.finish();
-  return usageIdsFromBodies(stripper.bodies);
+  return usageThreadIds(parseCitationBodies(stripper.bodies));
 }
 
 function messageIdOf(body: unknown): string | null {

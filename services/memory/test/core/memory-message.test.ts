@@ -7,14 +7,14 @@ const json = (value: unknown) => JSON.stringify(value);
 describe("decodeMemoryMessage", () => {
   const cases: Array<{ name: string; text: string; decoded: DecodedMessage }> = [
     {
-      name: "counts every UUID mention of a cited id block, repeats kept",
+      name: "counts each distinct cited id once per message, as the reference's parse de-duplicates (checklist 57)",
       text: json({ messageId: "m1", text: answer([A, A, B]) }),
-      decoded: { ok: true, messageId: "m1", threadIds: [A, A, B] },
+      decoded: { ok: true, messageId: "m1", threadIds: [A, B] },
     },
     {
-      name: "counts mentions across several spans of one message",
-      text: json({ messageId: "m1", text: `${citation([A])} and later ${citation([A, B])}` }),
-      decoded: { ok: true, messageId: "m1", threadIds: [A, A, B] },
+      name: "de-duplicates ids across several spans of one message, in first-seen order (checklist 57)",
+      text: json({ messageId: "m1", text: `${citation([B])} and later ${citation([A, B])}` }),
+      decoded: { ok: true, messageId: "m1", threadIds: [B, A] },
     },
     {
       name: "accepts the legacy <thread_ids> block",

@@ -45,12 +45,12 @@ describe("ingestBatch", () => {
     expect(outcome).toEqual({
       kind: "settled",
       settlements: Array(5).fill({ kind: "ack" }),
-      tally: { counted: 2, duplicates: 2, parked: 1, citations: 2 },
+      tally: { counted: 2, duplicates: 2, parked: 1, citations: 1 },
     });
     expect(store.writes).toEqual([
       {
         count: [
-          { messageId: "m1", threadIds: [A, A] },
+          { messageId: "m1", threadIds: [A] },
           { messageId: "seen-before", threadIds: [B] },
           { messageId: "m2", threadIds: [] },
         ],

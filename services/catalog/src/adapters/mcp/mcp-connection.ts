@@ -18,7 +18,9 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { PolicySettings } from "@toolbus/config";
 import { z } from "zod";
+import { autoAnswer } from "../../core/elicitation-rules.js";
 import { type Page, paginate } from "../../core/pagination.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
 import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
@@ -46,6 +48,8 @@ export interface McpConnectionEvents {
 export interface McpConnectionOptions {
   /** The most one message from the server may hold (`[bus] max_reply_bytes`, at least max_payload). */
   maxMessageBytes: number;
+  /** The deployment's approval policy, which answers some server elicitations itself. */
+  policy?: PolicySettings;
 }
 
 export const CLIENT_INFO = { name: "toolbus", title: "toolbus", version: "0.1.0" } as const;
@@ -91,6 +95,7 @@ export class McpConnection {
   private checkingLiveness = false;
   private readonly cap: MessageCap;
   private readonly router: CallRouter;
+  private readonly policy: Partial<PolicySettings>;
 
   constructor(
     private readonly spec: ConnectSpec,
@@ -102,10 +107,14 @@ export class McpConnection {
       dropped: (info) => this.events.dropped?.(info),
     };
     this.router = new CallRouter((info) => this.events.unrelated?.(info));
+    this.policy = options.policy ?? {};
   }
 
-  /** Connects and initializes; the caller bounds it with the start-up timeout. */
-  async connect(signal: AbortSignal): Promise<ServerInfo> {
+  /**
+   * Connects and initializes within `timeoutMs` (the start-up timeout: without it the SDK's own
+   * 60 s default would cap `initialize` whatever `startup_timeout_sec` says).
+   */
+  async connect(signal: AbortSignal, timeoutMs: number): Promise<ServerInfo> {
     const spec = this.spec;
     if (spec.transport === "streamable_http") {
       const options = {
@@ -113,16 +122,20 @@ export class McpConnection {
         fetch: boundedFetch(this.cap, fetch, this.router.relatedNonce),
       };
       try {
-        await this.connectWith(new StreamableHTTPClientTransport(new URL(spec.url), options), signal);
+        await this.connectWith(
+          new StreamableHTTPClientTransport(new URL(spec.url), options),
+          signal,
+          timeoutMs,
+        );
       } catch (error) {
         // Servers that only speak the 2024-11-05 HTTP+SSE transport answer the POST with 4xx;
         // one that wants credentials says so the same way on both, so that answer stands.
         if (!isHttpClientError(error) || isAuthRequired(error)) throw error;
-        await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal);
+        await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal, timeoutMs);
       }
     } else if (spec.transport === "sse") {
       const options = { requestInit: { headers: spec.headers } };
-      await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal);
+      await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal, timeoutMs);
     } else {
       const transport = new BoundedStdioClientTransport(
         {
@@ -140,7 +153,7 @@ export class McpConnection {
       };
       transport.stderr?.on("data", (chunk: Buffer) => emit(limiter.push(chunk, Date.now())));
       transport.stderr?.on("end", () => emit(limiter.end(Date.now())));
-      await this.connectWith(transport, signal);
+      await this.connectWith(transport, signal, timeoutMs);
     }
     const client = this.client!;
     return {
@@ -262,7 +275,7 @@ export class McpConnection {
     await client?.close().catch(() => {});
   }
 
-  private async connectWith(transport: Transport, signal: AbortSignal): Promise<void> {
+  private async connectWith(transport: Transport, signal: AbortSignal, timeoutMs: number): Promise<void> {
     const client = new Client(CLIENT_INFO, { capabilities: CLIENT_CAPABILITIES });
     this.installHandlers(client);
     this.transport = this.interceptIncoming(transport);
@@ -274,7 +287,7 @@ export class McpConnection {
     // event stream, a refused or session-less POST) are the only sign, so each one is checked.
     if (this.spec.transport !== "stdio") client.onerror = () => void this.checkLiveness(client);
     try {
-      await client.connect(this.transport, { signal });
+      await client.connect(this.transport, { signal, timeout: timeoutMs });
     } catch (error) {
       await client.close().catch(() => {});
       throw error;
@@ -335,6 +348,8 @@ export class McpConnection {
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.events.promptsChanged());
     // A request that belongs to no call in flight gets an error at once, never a hang.
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      const answer = autoAnswer(request.params, this.policy);
+      if (answer !== undefined) return answer;
       const relay = this.router.relayFor("elicitation/create", request);
       return (await relay.elicit(request.params as Record<string, unknown>)) as { action: "decline" };
     });

@@ -1,0 +1,206 @@
+/**
+ * Every command the root README shows, checked from a fresh clone of this checkout: no build, no
+ * `.toolbus/`, no node_modules but what the README's own `pnpm install` lays (from pnpm's store,
+ * so in a second). Each runs exactly as written where it ends by itself and does not run this very
+ * suite; `pnpm test`, `pnpm build`, `pnpm lint` and `bash .ci/run` are what CI runs, so they are
+ * checked as `.ci/run`'s own lines. A command added to the README without a check here fails.
+ * The clone is of the last commit (as CI's checkout is): uncommitted changes are not in it.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isolation, withPgSchema } from "@toolbus/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, until } from "./support/pnpm-start.js";
+
+/** The commands a reader is shown: every line of a `sh` block, and every inline command. */
+export function readmeCommands(markdown: string): string[] {
+  const commands = new Set<string>();
+  for (const block of markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)) {
+    for (const line of block[1]!.split("\n")) if (line.trim() !== "") commands.add(line.trim());
+  }
+  for (const span of markdown.matchAll(/`((?:pnpm|npm|npx|bash|node|toolbus) [^`]*)`/g))
+    commands.add(span[1]!);
+  return [...commands];
+}
+
+/** The lines of .ci/run that run a command (comments and blank lines left out). */
+const ciLines = () =>
+  readFileSync(join(ROOT, ".ci/run"), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "" && !line.trim().startsWith("#"));
+
+interface Ran {
+  code: number | null;
+  output: string;
+}
+
+let clone: string;
+let env: NodeJS.ProcessEnv;
+let installed: Ran;
+
+/** Runs `command` through sh in the clone's root, as a reader types it. */
+function run(command: string, timeoutMs = 120_000, extraEnv: NodeJS.ProcessEnv = {}): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("sh", ["-c", command], {
+      cwd: clone,
+      env: { ...env, ...extraEnv },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`\`${command}\` did not end within ${timeoutMs / 1000} s:\n${output.slice(-2_000)}`));
+    }, timeoutMs);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+/** Whether any process of the group `pid` leads is still running. */
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** How each README command is checked. */
+const CHECKS: Record<string, string> = {
+  "bash scripts/setup.sh && pnpm start": "runs it: a running toolbus the CLI reaches, stopped by Ctrl-C",
+  "pnpm start": "the same run as `bash scripts/setup.sh && pnpm start`",
+  "pnpm install": "runs it first (the clone has no node_modules)",
+  "pnpm exec toolbus --help": "runs it",
+  "toolbus nats-config --out <dir>": "runs it through pnpm exec, with a folder for <dir>",
+  "toolbus nats-config": "the same run as `toolbus nats-config --out <dir>`",
+  "bash scripts/setup.sh --tests": "runs it",
+  "pnpm bench": "runs it with a name that selects no benchmark (the benchmarks themselves take minutes)",
+  "pnpm test": "a line of .ci/run: CI runs it",
+  "pnpm build": "a line of .ci/run: CI runs it",
+  "pnpm lint": "a line of .ci/run: CI runs it",
+  "bash .ci/run": "CI's own entry; its lines are checked",
+};
+
+beforeAll(async () => {
+  clone = mkdtempSync(join(tmpdir(), "toolbus-clone-"));
+  execFileSync("git", ["clone", "--quiet", ROOT, clone]);
+  // What a reader's shell has: none of the test run's own services or prefix.
+  env = { ...process.env, CI: "true", NO_COLOR: "1", LOG_LEVEL: "warn" };
+  for (const name of ["NATS_URL", "DATABASE_URL", "TOOLBUS_PREFIX", "TOOLBUS_CONFIG", "NODE_OPTIONS"]) {
+    delete env[name];
+  }
+  // First, as in the README: every other command needs the packages.
+  installed = await run("pnpm install");
+}, 180_000);
+
+afterAll(() => {
+  if (clone) rmSync(clone, { recursive: true, force: true });
+});
+
+describe("the README's commands, from a fresh clone", () => {
+  it("each has a check here", () => {
+    const commands = readmeCommands(readFileSync(join(clone, "README.md"), "utf8"));
+    expect(commands.filter((command) => !(command in CHECKS))).toEqual([]);
+    expect(Object.keys(CHECKS).filter((command) => !commands.includes(command))).toEqual([]);
+  });
+
+  it("`pnpm install` lays the workspace, the CLI's command included", () => {
+    expect({ code: installed.code, bin: existsSync(join(clone, "node_modules/.bin/toolbus")) }).toEqual({
+      code: 0,
+      bin: true,
+    });
+  });
+
+  it("`pnpm exec toolbus --help` prints the CLI's usage", async () => {
+    const ran = await run("pnpm exec toolbus --help");
+    expect({ code: ran.code, usage: ran.output.includes("Usage: toolbus <command> [options]") }).toEqual({
+      code: 0,
+      usage: true,
+    });
+  });
+
+  it("`toolbus nats-config --out <dir>` writes every identity and the server's accounts", async () => {
+    const ran = await run("pnpm exec toolbus nats-config --out identities");
+    expect(ran.code).toBe(0);
+    for (const file of ["auth.conf", "catalog.nk", "dispatcher.nk", "gateway.nk", "cli.nk"]) {
+      expect(existsSync(join(clone, "identities", file)), file).toBe(true);
+    }
+  });
+
+  it("`bash scripts/setup.sh --tests` finds what the tests need here and installs the packages", async () => {
+    const ran = await run("bash scripts/setup.sh --tests", 300_000);
+    expect({ code: ran.code, last: ran.output.includes("== pnpm install") }).toEqual({ code: 0, last: true });
+  }, 320_000);
+
+  it("`pnpm bench` runs the benchmarks' entry (here with a name that selects none)", async () => {
+    const ran = await run("pnpm bench no-such-benchmark");
+    expect(ran.code).not.toBe(0);
+    expect(ran.output).toContain("no benchmark matches no-such-benchmark; there are: catalog-normalize");
+  });
+
+  it("`pnpm test`, `pnpm build`, `pnpm lint` and the set-up are what `bash .ci/run` runs", () => {
+    const lines = ciLines();
+    for (const command of ["bash scripts/setup.sh --tests", "pnpm build", "pnpm lint", "pnpm test"]) {
+      expect(
+        lines.some((line) => new RegExp(`(^|[\\s=])${command.replace(/ /g, "\\s+")}(\\s|$)`).test(line)),
+        command,
+      ).toBe(true);
+    }
+    expect(lines.join("\n")).toMatch(/\} passed, \$\{r\.numFailedTests\} failed/);
+  });
+
+  describe("`bash scripts/setup.sh && pnpm start`", () => {
+    const { prefix } = isolation("readme");
+    let schema: Awaited<ReturnType<typeof withPgSchema>>;
+    let toolbus: ChildProcess;
+    let output = "";
+
+    beforeAll(async () => {
+      schema = await withPgSchema(process.env.DATABASE_URL!, "readme");
+      // Its own process group: Ctrl-C reaches pnpm, node and the nats-server it starts, as in a terminal.
+      toolbus = spawn("sh", ["-c", "bash scripts/setup.sh && pnpm start"], {
+        cwd: clone,
+        // A free port, and the test's Postgres instead of a PGlite (slower to create); NATS as written.
+        env: { ...env, TOOLBUS_PREFIX: prefix, TOOLBUS_HTTP_PORT: "0", DATABASE_URL: schema.url },
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      });
+      toolbus.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      toolbus.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      await until(() => output.includes("toolbus is running") || toolbus.exitCode !== null, "pnpm start");
+    }, 180_000);
+
+    afterAll(async () => {
+      if (toolbus?.pid !== undefined && groupAlive(toolbus.pid)) process.kill(-toolbus.pid, "SIGKILL");
+      await schema?.drop();
+    });
+
+    it("ends in a running toolbus on its own authenticated nats-server", () => {
+      expect(output).toContain("toolbus is running (1 server(s) ready, 0 failed)");
+      expect(output).toContain("(started here; clients need an identity from .toolbus/nats/identities)");
+    });
+
+    it("is reached by `pnpm exec toolbus` from the same folder", async () => {
+      const ran = await run("pnpm exec toolbus servers --json", 60_000, { TOOLBUS_PREFIX: prefix });
+      expect({ code: ran.code, servers: JSON.parse(ran.output.slice(ran.output.indexOf("["))) }).toEqual({
+        code: 0,
+        servers: [expect.objectContaining({ name: "everything", status: "ready" })],
+      });
+    });
+
+    it("stops cleanly on Ctrl-C, its nats-server and MCP server with it", async () => {
+      // As a terminal's Ctrl-C does: to the whole group (the shell dies of it; toolbus stops).
+      process.kill(-toolbus.pid!, "SIGINT");
+      await until(() => !groupAlive(toolbus.pid!), "every process of the group to end", 30_000);
+      expect(output).toContain("stopping toolbus");
+      expect(output).not.toMatch(/stopping \S+ failed|could not/);
+    }, 40_000);
+  });
+});

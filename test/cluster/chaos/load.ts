@@ -88,8 +88,9 @@ async function callUntilAnswered(options: LoadOptions, record: CallRecord, n: nu
       });
       // 5xx: toolbus could not answer this time (a node or a service gone); the callId makes a resend safe.
       if (response.status < 500) {
-        const reply = (await response.json()) as { status?: string };
+        const reply = (await response.json()) as { status?: string; error?: string };
         record.outcome = reply.status ?? `http ${response.status}`;
+        if (reply.error !== undefined) record.lastProblem = reply.error.slice(0, 300);
         record.answeredAt = Date.now();
         return;
       }
@@ -144,7 +145,7 @@ export interface ScenarioRow {
   "executed twice": number;
   "events missing": number;
   "recovery s": number | string;
-  /** What a lost call last got, when one was lost. */
+  /** What a lost call last got (else what an errored one was told), when there was one. */
   note?: string;
 }
 
@@ -172,7 +173,9 @@ export function tally(
           (call) =>
             call.startedAt >= (load.faultAt as number) && call.outcome === "completed" && call.attempts === 1,
         );
-  const lostCall = load.calls.find((call) => call.outcome === "lost");
+  const lostCall =
+    load.calls.find((call) => call.outcome === "lost") ??
+    load.calls.find((call) => call.outcome !== "completed");
   return {
     scenario,
     sent: load.calls.length,

@@ -96,7 +96,16 @@ export async function awaitDecision(
     const stop = new AbortController();
     try {
       if (signal.aborted) throw waitEnded(requestId, signal);
-      const record = known?.record ?? (await ports.pending.find(requestId));
+      let record: PendingRecord | undefined;
+      try {
+        record = known?.record ?? (await ports.pending.find(requestId));
+      } catch {
+        // The store is out of reach (Postgres restarting): no news yet. Wait and read again; the
+        // caller's waitMs (or this replica stopping) still ends the wait, so nothing hangs.
+        known = undefined;
+        await delay(ports.pollIntervalMs, AbortSignal.any([signal, stop.signal]));
+        continue;
+      }
       known = undefined;
       if (record === undefined) throw new Error(`approval request ${requestId} is missing from the store`);
       if (record.state === "resolved" && record.result !== undefined) return record.result;

@@ -50,9 +50,22 @@ export default defineConfig({
           name: "e2e",
           root,
           include: ["test/**/*.test.ts"],
+          exclude: ["test/cluster/**"],
           testTimeout: 60_000,
           hookTimeout: 180_000,
           expect: { poll: EVENTUALLY },
+        },
+      },
+      {
+        ssr,
+        test: {
+          name: "cluster",
+          root,
+          include: ["test/cluster/**/*.test.ts"],
+          // Each file starts a whole cluster (3 nodes, 10 services): one at a time on 2 cores.
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 400_000,
         },
       },
     ],

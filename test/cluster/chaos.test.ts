@@ -8,7 +8,7 @@
 import { startCluster, type ToolbusCluster } from "@toolbus/testkit/cluster";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ScenarioRow } from "./chaos/load.js";
-import { CHAOS_SCRIPT, CHAOS_TOML, CI_SETTINGS, runChaos } from "./chaos/scenarios.js";
+import { CHAOS_SCRIPT, CHAOS_TOML, CI_SETTINGS, memoryCounts, runChaos } from "./chaos/scenarios.js";
 
 let cluster: ToolbusCluster;
 let rows: ScenarioRow[];
@@ -45,5 +45,12 @@ describe("under a steady load", () => {
     // Every call was answered or got an error; the server ran each answered call once.
     expect(row!.answered + row!.errors).toBe(row!.sent);
     expect(row!.executed).toBeGreaterThanOrEqual(row!.answered);
+  });
+});
+
+describe("memory messages published while Postgres restarts", () => {
+  it("are each counted once after it is back", () => {
+    expect(memoryCounts).toBeDefined();
+    expect(memoryCounts!.counted).toBe(memoryCounts!.published);
   });
 });

@@ -86,6 +86,8 @@ const CHECKS: Record<string, string> = {
   "pnpm build": "a line of .ci/run: CI runs it",
   "pnpm lint": "a line of .ci/run: CI runs it",
   "bash .ci/run": "CI's own entry; its lines are checked",
+  "pnpm cluster":
+    "is the cluster harness's entry, whose clusters test/cluster starts in CI (too heavy to start a third here)",
 };
 
 beforeAll(async () => {
@@ -143,6 +145,16 @@ describe("the README's commands, from a fresh clone", () => {
     const ran = await run("pnpm bench no-such-benchmark");
     expect(ran.code).not.toBe(0);
     expect(ran.output).toContain("no benchmark matches no-such-benchmark; there are: catalog-normalize");
+  });
+
+  it("`pnpm cluster` runs the cluster harness's entry, the one the cluster tests use", () => {
+    const { scripts } = JSON.parse(readFileSync(join(clone, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    };
+    expect(scripts.cluster).toBe(
+      "node --conditions=@toolbus/source --import tsx packages/testkit/src/cluster/main.ts",
+    );
+    expect(existsSync(join(clone, "packages/testkit/src/cluster/main.ts"))).toBe(true);
   });
 
   it("`pnpm test`, `pnpm build`, `pnpm lint` and the set-up are what `bash .ci/run` runs", () => {

@@ -4,8 +4,10 @@
  * `runChaos` runs them one after another on one cluster (restoring what each took away) and
  * returns one row per scenario; the CI test asserts on the rows, `pnpm bench chaos` prints them.
  */
+import { jetstream } from "@nats-io/jetstream";
 import { createSubjects } from "@toolbus/protocol";
 import type { ToolbusCluster } from "@toolbus/testkit/cluster";
+import pg from "pg";
 import { callEvents, runLoad, type ScenarioRow, tally } from "./load.js";
 
 export interface ChaosSettings {
@@ -114,14 +116,85 @@ export async function runChaos(cluster: ToolbusCluster, settings: ChaosSettings)
     ),
   );
   await cluster.services.approvals[0]!.restart();
-  rows.push(
-    await runApprovalsScenario(cluster, settings, "restart Postgres with approvals pending", async (c) => {
+  // Memory messages flow while Postgres restarts: each is counted once, none lost.
+  const memory = await memoryFlow(cluster, settings.pendingApprovals);
+  const restarted = await runApprovalsScenario(
+    cluster,
+    settings,
+    "restart Postgres with approvals pending",
+    async (c) => {
+      await memory.publishSome();
       await c.postgres.stop();
+      await memory.publishSome();
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       await c.postgres.start();
-    }),
+      await memory.publishSome();
+    },
   );
+  const counted = await memory.countedAfterRecovery();
+  rows.push({
+    ...restarted,
+    note: `memory: ${counted.counted} of ${counted.published} messages counted once`,
+  });
+  memoryCounts = counted;
   return rows;
+}
+
+/** The memory messages of the last Postgres restart: published, and counted once recovered. */
+export let memoryCounts: { published: number; counted: number } | undefined;
+
+/**
+ * An agent publishing memory messages that each cite one rollout; the usage count the memory
+ * service keeps for it must end equal to the messages published (each counted once).
+ */
+async function memoryFlow(cluster: ToolbusCluster, perBurst: number) {
+  const subjects = createSubjects(cluster.prefix);
+  const rollout = "019c6e27-e55b-73d1-87d8-4e01f1f75099";
+  const db = new pg.Client({ connectionString: cluster.postgres.url });
+  await db.connect();
+  await db.query(
+    `INSERT INTO stage1_outputs (thread_id, source_updated_at, raw_memory, rollout_summary, generated_at)
+     VALUES ($1, 1, 'raw', 'summary', 1)`,
+    [rollout],
+  );
+  await db.end();
+  const agent = await cluster.agentConnection();
+  const js = jetstream(agent);
+  let published = 0;
+  const text = [
+    "done",
+    "<oai-mem-citation>",
+    "<citation_entries>",
+    "MEMORY.md:1-2|note=[x]",
+    "</citation_entries>",
+    "<rollout_ids>",
+    rollout,
+    "</rollout_ids>",
+    "</oai-mem-citation>",
+  ].join("\n");
+  return {
+    async publishSome() {
+      for (let i = 0; i < perBurst; i++) {
+        // JetStream keeps them while the memory service cannot count (Postgres down).
+        await js.publish(subjects.memoryMessage, JSON.stringify({ messageId: `chaos-m-${published}`, text }));
+        published++;
+      }
+    },
+    async countedAfterRecovery() {
+      const deadline = Date.now() + 120_000;
+      let counted = 0;
+      while (Date.now() < deadline) {
+        const reply = await agent.request(subjects.memoryUsage, JSON.stringify({ rolloutIds: [rollout] }), {
+          timeout: 5_000,
+        });
+        const body = reply.json<{ ok: boolean; result?: { usage: Array<{ usageCount: number | null }> } }>();
+        counted = body.result?.usage[0]?.usageCount ?? 0;
+        if (counted >= published) break;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+      return { published, counted };
+    },
+  };
 }
 
 /** The flat name the dispatcher knows a server's tool by, from the gateway's catalog. */

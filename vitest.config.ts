@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 // Workspace packages resolve to their TypeScript source under this condition, so tests
 // need no build. Only ssr conditions count for node tests, and `module` must stay out of
@@ -50,7 +50,8 @@ export default defineConfig({
           name: "e2e",
           root,
           include: ["test/**/*.test.ts"],
-          exclude: ["test/cluster/**"],
+          // The defaults (node_modules above all) stay excluded; the cluster tests have their own project.
+          exclude: [...configDefaults.exclude, "test/cluster/**"],
           testTimeout: 60_000,
           hookTimeout: 180_000,
           expect: { poll: EVENTUALLY },

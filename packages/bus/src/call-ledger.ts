@@ -51,7 +51,7 @@ export type Claim<T> =
   | { kind: "running"; owner: string };
 
 /** What waiting for another instance's run came to. */
-export type Awaited<T> =
+export type WaitOutcome<T> =
   | { kind: "done"; outcome: T }
   | { kind: "reused" }
   /** Its owner died; this instance now owns the record and must run the call. */
@@ -122,7 +122,7 @@ export class CallLedger<T> {
     identity: string,
     timeoutMs: number,
     signal?: AbortSignal,
-  ): Promise<Awaited<T>> {
+  ): Promise<WaitOutcome<T>> {
     const key = callKey(callId);
     const deadline = Date.now() + timeoutMs;
     const pollMs = this.#options.pollMs ?? 250;

@@ -9,12 +9,12 @@ export {
   type ServiceIdentity,
 } from "./bus.js";
 export {
-  type Awaited as LedgerAwaited,
   CallLedger,
   type CallLedgerOptions,
   type Claim,
   callKey,
   instanceAlive,
+  type WaitOutcome,
   type WatchedRecord,
   watchedRecord,
   watchedRequest,

@@ -94,7 +94,8 @@ export async function runChaos(cluster: ToolbusCluster, settings: ChaosSettings)
       rate: settings.rate,
       durationMs: settings.durationMs,
       attemptTimeoutMs: 10_000,
-      giveUpMs: 60_000,
+      // Generous: CI runs this beside the rest of the suite on 2 cores.
+      giveUpMs: 120_000,
       maxInFlight: 64,
       ...(fault ? { fault: { atMs: settings.faultAtMs, inject: () => fault.inject(cluster) } } : {}),
     });

@@ -22,10 +22,10 @@ export interface ChaosSettings {
 
 /** CI: short and light. `pnpm bench chaos`: the issue's 100+ calls/s for 30 s and 100 approvals. */
 export const CI_SETTINGS: ChaosSettings = {
-  rate: 15,
-  durationMs: 12_000,
-  faultAtMs: 4_000,
-  pendingApprovals: 20,
+  rate: 10,
+  durationMs: 8_000,
+  faultAtMs: 3_000,
+  pendingApprovals: 10,
 };
 export const BENCH_SETTINGS: ChaosSettings = {
   rate: 100,

@@ -42,13 +42,7 @@ export async function startNatsCluster(options: NatsClusterOptions): Promise<Man
   const binary = BINARIES.find((candidate) => existsSync(candidate));
   if (!binary)
     throw new Error(`nats-server not found (looked in ${BINARIES.join(", ")}); apt-get install nats-server`);
-  const ports = await Promise.all(
-    Array.from({ length: options.nodes }, async () => ({
-      client: await freePort(),
-      route: await freePort(),
-      monitor: await freePort(),
-    })),
-  );
+  const ports = await distinctPorts(options.nodes);
   const auth = withAdminUser(readFileSync(options.authConfFile, "utf8"), options.admin);
   const nodes = ports.map((port, index) => {
     const name = `n${index + 1}`;
@@ -139,4 +133,28 @@ export function withAdminUser(authConf: string, admin: AdminUser): string {
   }
   const line = `      { user: ${JSON.stringify(admin.user)}, password: ${JSON.stringify(admin.password)} }\n`;
   return authConf.replace(USERS_LINE, `${USERS_LINE}${line}`);
+}
+
+/**
+ * Three ports per node, all different: asked one at a time, and asked again when the OS hands
+ * back one already taken here (a freed port may be handed out twice; two nodes on one route
+ * port make one of them exit).
+ */
+async function distinctPorts(
+  nodes: number,
+): Promise<Array<{ client: number; route: number; monitor: number }>> {
+  const taken = new Set<number>();
+  const next = async (): Promise<number> => {
+    for (;;) {
+      const port = await freePort();
+      if (!taken.has(port)) {
+        taken.add(port);
+        return port;
+      }
+    }
+  };
+  const ports: Array<{ client: number; route: number; monitor: number }> = [];
+  for (let i = 0; i < nodes; i++)
+    ports.push({ client: await next(), route: await next(), monitor: await next() });
+  return ports;
 }

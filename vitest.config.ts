@@ -67,7 +67,7 @@ export default defineConfig({
           fileParallelism: false,
           testTimeout: 60_000,
           // The chaos file's scenarios run in its hook: bounded, but long beside the rest of the suite.
-          hookTimeout: 900_000,
+          hookTimeout: 1_500_000,
         },
       },
     ],

@@ -17,7 +17,7 @@ beforeAll(async () => {
   cluster = await startCluster({ readyTimeoutMs: 75_000, testServer: CHAOS_SCRIPT, toml: CHAOS_TOML });
   rows = await runChaos(cluster, CI_SETTINGS);
   console.log(rows);
-}, 900_000);
+}, 1_500_000);
 
 afterAll(async () => {
   await cluster?.stop();

@@ -60,6 +60,14 @@ export type WaitOutcome<T> =
   | { kind: "orphaned"; outcome: T }
   | { kind: "timeout" };
 
+/** What a handler needs of a ledger (a port: `CallLedger` implements it). */
+export interface CallLedgerPort<T> {
+  claim(callId: string, identity: string): Promise<Claim<T>>;
+  await(callId: string, identity: string, timeoutMs: number, signal?: AbortSignal): Promise<WaitOutcome<T>>;
+  finish(callId: string, identity: string, outcome: T): Promise<void>;
+  release(callId: string): Promise<void>;
+}
+
 export interface CallLedgerOptions<T> {
   bus: Bus;
   kv: KV;
@@ -73,7 +81,7 @@ export interface CallLedgerOptions<T> {
   pingEveryMs?: number;
 }
 
-export class CallLedger<T> {
+export class CallLedger<T> implements CallLedgerPort<T> {
   readonly #bus: Bus;
   readonly #kv: KV;
   readonly #options: CallLedgerOptions<T>;

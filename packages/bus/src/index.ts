@@ -11,6 +11,7 @@ export {
 export {
   CallLedger,
   type CallLedgerOptions,
+  type CallLedgerPort,
   type Claim,
   callKey,
   instanceAlive,

@@ -6,7 +6,7 @@
  * If that replica died mid-call, nobody knows whether the tool ran: the call is answered with an
  * error saying so, for good, and never run again.
  */
-import type { HandlerContext } from "@toolbus/bus";
+import type { CallLedgerPort, Claim, HandlerContext } from "@toolbus/bus";
 import {
   type ConnectorCallRequest,
   type ConnectorCallResult,
@@ -21,31 +21,8 @@ export type ExecutionOutcome =
   | { result: ConnectorCallResult["result"] }
   | { error: { code: ErrorCode; message: string } };
 
-export interface ExecutionLedgerPort {
-  claim(
-    callId: string,
-    identity: string,
-  ): Promise<
-    | { kind: "claimed" }
-    | { kind: "reused" }
-    | { kind: "done"; outcome: ExecutionOutcome }
-    | { kind: "running"; owner: string }
-  >;
-  await(
-    callId: string,
-    identity: string,
-    timeoutMs: number,
-    signal?: AbortSignal,
-  ): Promise<
-    | { kind: "done"; outcome: ExecutionOutcome }
-    | { kind: "reused" }
-    | { kind: "taken_over" }
-    | { kind: "orphaned"; outcome: ExecutionOutcome }
-    | { kind: "timeout" }
-  >;
-  finish(callId: string, identity: string, outcome: ExecutionOutcome): Promise<void>;
-  release(callId: string): Promise<void>;
-}
+/** The executions ledger, as the connector needs it. */
+export type ExecutionLedgerPort = CallLedgerPort<ExecutionOutcome>;
 
 /** Outcomes after which the server certainly did not see the call: a retry may run it. */
 const NOT_RUN: ReadonlySet<ErrorCode> = new Set([
@@ -76,7 +53,7 @@ export function executeOnce(deps: {
   return async (request: ConnectorCallRequest, ctx: HandlerContext): Promise<ConnectorCallResult> => {
     const { ledger } = deps;
     const identity = canonicalDigest({ tool: request.tool, arguments: request.arguments ?? null });
-    let claim: Awaited<ReturnType<ExecutionLedgerPort["claim"]>>;
+    let claim: Claim<ExecutionOutcome>;
     try {
       claim = await ledger.claim(request.callId, identity);
     } catch (error) {

@@ -6,36 +6,11 @@
  * that replica died (safe: its approval re-attaches by callId and the connector runs a callId
  * once). The same callId for another call is refused.
  */
-import type { HandlerContext, Logger } from "@toolbus/bus";
+import type { CallLedgerPort as BusCallLedgerPort, Claim, HandlerContext, Logger } from "@toolbus/bus";
 import { type ToolCallReply, type ToolCallRequest, WireError } from "@toolbus/protocol";
 
-/** The ledger as the call path needs it (`CallLedger<ToolCallReply>` from @toolbus/bus). */
-export interface CallLedgerPort {
-  claim(
-    callId: string,
-    identity: string,
-  ): Promise<
-    | { kind: "claimed" }
-    | { kind: "reused" }
-    | { kind: "done"; outcome: ToolCallReply }
-    | { kind: "running"; owner: string }
-  >;
-  await(
-    callId: string,
-    identity: string,
-    timeoutMs: number,
-    signal?: AbortSignal,
-  ): Promise<
-    | { kind: "done"; outcome: ToolCallReply }
-    | { kind: "reused" }
-    | { kind: "taken_over" }
-    | { kind: "orphaned"; outcome: ToolCallReply }
-    | { kind: "timeout" }
-  >;
-  finish(callId: string, identity: string, outcome: ToolCallReply): Promise<void>;
-  /** Forgets a claim: the call did not get a reply here, so a retry runs it again. */
-  release(callId: string): Promise<void>;
-}
+/** The dispatch calls' ledger, as the call path needs it. */
+export type CallLedgerPort = BusCallLedgerPort<ToolCallReply>;
 
 export function callOnce(deps: {
   ledger: CallLedgerPort;
@@ -47,7 +22,7 @@ export function callOnce(deps: {
 }) {
   return async (request: ToolCallRequest, identity: string, ctx: HandlerContext): Promise<ToolCallReply> => {
     const { ledger } = deps;
-    let claim: Awaited<ReturnType<CallLedgerPort["claim"]>>;
+    let claim: Claim<ToolCallReply>;
     try {
       claim = await ledger.claim(request.callId, identity);
     } catch (error) {

@@ -82,6 +82,8 @@ const CHECKS: Record<string, string> = {
   "toolbus nats-config": "the same run as `toolbus nats-config --out <dir>`",
   "bash scripts/setup.sh --tests": "runs it",
   "pnpm bench": "runs it with a name that selects no benchmark (the benchmarks themselves take minutes)",
+  "pnpm bench chaos":
+    "checks `chaos` is a benchmark's name (it runs for many minutes; test/cluster/chaos.test.ts runs its scenarios at CI size)",
   "pnpm test": "a line of .ci/run: CI runs it",
   "pnpm build": "a line of .ci/run: CI runs it",
   "pnpm lint": "a line of .ci/run: CI runs it",
@@ -145,6 +147,8 @@ describe("the README's commands, from a fresh clone", () => {
     const ran = await run("pnpm bench no-such-benchmark");
     expect(ran.code).not.toBe(0);
     expect(ran.output).toContain("no benchmark matches no-such-benchmark; there are: catalog-normalize");
+    // `pnpm bench chaos` selects by that name.
+    expect(ran.output.split("there are: ")[1]?.trim().split(", ")).toContain("chaos");
   });
 
   it("`pnpm cluster` runs the cluster harness's entry, the one the cluster tests use", () => {

@@ -15,7 +15,13 @@ import { NoRespondersError } from "@nats-io/transport-node";
 import { WireError } from "@toolbus/protocol";
 import type { z } from "zod";
 import type { Bus } from "./bus.js";
-import { type CallRecord, type Finding, findingOf, parseCallRecord } from "./core/call-record.js";
+import {
+  type CallRecord,
+  type DoneRecord,
+  type Finding,
+  findingOf,
+  parseCallRecord,
+} from "./core/call-record.js";
 import type { RequestOptions } from "./request.js";
 
 /** JetStream's "wrong last sequence": a `create` found the key, an `update` lost the race. */
@@ -79,12 +85,27 @@ export interface CallLedgerOptions<T> {
   /** How often a waiting request polls the record and pings its owner (default 250 ms, 2 s). */
   pollMs?: number;
   pingEveryMs?: number;
+  /**
+   * How long an owner must go unanswered before it counts as dead (default 6 s): a process whose
+   * NATS node died is out of reach while it reconnects to another, yet alive and running its calls.
+   */
+  deadAfterMs?: number;
+  /** How long this instance keeps trying to record an outcome or drop a claim (default 5 min). */
+  recordForMs?: number;
 }
 
 export class CallLedger<T> implements CallLedgerPort<T> {
   readonly #bus: Bus;
   readonly #kv: KV;
   readonly #options: CallLedgerOptions<T>;
+  /**
+   * The keys of the calls this instance runs now. A record that names this instance as its owner
+   * but is not here is stale — a `create` whose answer was lost, a release that did not reach
+   * JetStream — and the call in it never ran here: it may be claimed again.
+   */
+  readonly #running = new Set<string>();
+  /** Outcomes not yet recorded (JetStream did not take them yet): answered from here meanwhile. */
+  readonly #unrecorded = new Map<string, DoneRecord<T>>();
 
   constructor(options: CallLedgerOptions<T>) {
     this.#bus = options.bus;
@@ -94,16 +115,31 @@ export class CallLedger<T> implements CallLedgerPort<T> {
 
   /** Claims the call for this instance, or says what another instance's record holds. */
   async claim(callId: string, identity: string): Promise<Claim<T>> {
+    const key = callKey(callId);
+    const remembered = this.#remembered(key, identity);
+    if (remembered) return remembered;
     const record: CallRecord<T> = { state: "running", identity, owner: this.#bus.instance };
     try {
-      await this.#kv.create(callKey(callId), JSON.stringify(record));
+      await this.#kv.create(key, JSON.stringify(record));
+      this.#running.add(key);
       return { kind: "claimed" };
     } catch (error) {
-      if (!isWrongLastSequence(error)) throw error;
+      if (!isWrongLastSequence(error)) {
+        // The create may have been stored though its answer was lost: drop it if it was.
+        this.#dropStaleClaim(key);
+        throw error;
+      }
     }
-    const finding = await this.read(callId, identity);
+    const entry = await this.#kv.get(key);
+    const found = entry && entry.operation === "PUT" ? parseCallRecord<T>(entry.string()) : undefined;
+    const finding = findingOf(found, identity);
     // Expired between the create and the read: claim again (bounded: a record lives for minutes).
     if (finding.kind === "absent") return this.claim(callId, identity);
+    if (finding.kind === "running" && entry && this.#isStale(key, finding.owner)) {
+      return (await this.#takeOver(key, identity, entry.revision))
+        ? { kind: "claimed" }
+        : this.claim(callId, identity);
+    }
     return finding;
   }
 
@@ -113,15 +149,88 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     return findingOf(record, identity);
   }
 
-  /** Records the outcome of a call this instance claimed. */
+  /**
+   * Records the outcome of a call this instance claimed: tried until JetStream takes it (a node
+   * lost, a leader being elected), answering a repeat of the call from memory meanwhile.
+   */
   async finish(callId: string, identity: string, outcome: T): Promise<void> {
-    const record: CallRecord<T> = { state: "done", identity, owner: this.#bus.instance, outcome };
-    await this.#kv.put(callKey(callId), JSON.stringify(record));
+    const key = callKey(callId);
+    const record: DoneRecord<T> = { state: "done", identity, owner: this.#bus.instance, outcome };
+    this.#unrecorded.set(key, record);
+    try {
+      await this.#untilStored(() => this.#kv.put(key, JSON.stringify(record)));
+    } finally {
+      this.#unrecorded.delete(key);
+      this.#running.delete(key);
+    }
   }
 
-  /** Forgets a claim whose call never ran (so a retry may run it). */
+  /**
+   * Forgets a claim whose call never ran (so a retry may run it), tried until JetStream takes it.
+   * Until then the record is stale, and a repeat of the call sent here claims it again at once.
+   */
   async release(callId: string): Promise<void> {
-    await this.#kv.delete(callKey(callId));
+    const key = callKey(callId);
+    this.#running.delete(key);
+    await this.#dropIfStale(key);
+  }
+
+  /** Deletes the key's record if it is this instance's and stale, tried until JetStream answers. */
+  async #dropIfStale(key: string): Promise<void> {
+    await this.#untilStored(async () => {
+      const entry = await this.#kv.get(key);
+      const record = entry && entry.operation === "PUT" ? parseCallRecord<T>(entry.string()) : undefined;
+      if (!entry || record?.state !== "running" || !this.#isStale(key, record.owner)) return;
+      try {
+        await this.#kv.delete(key, { previousSeq: entry.revision });
+      } catch (error) {
+        // Changed since it was read: claimed again, so no longer this instance's to drop.
+        if (!isWrongLastSequence(error)) throw error;
+      }
+    });
+  }
+
+  /** An outcome this instance holds but JetStream does not have yet, as the record would say it. */
+  #remembered(key: string, identity: string): { kind: "done"; outcome: T } | { kind: "reused" } | undefined {
+    const record = this.#unrecorded.get(key);
+    if (!record) return undefined;
+    return record.identity === identity ? { kind: "done", outcome: record.outcome } : { kind: "reused" };
+  }
+
+  #isStale(key: string, owner: string): boolean {
+    return owner === this.#bus.instance && !this.#running.has(key);
+  }
+
+  /** Claims a record by its revision (a stale one, or a dead owner's); false when another got there first. */
+  async #takeOver(key: string, identity: string, revision: number): Promise<boolean> {
+    const mine: CallRecord<T> = { state: "running", identity, owner: this.#bus.instance };
+    try {
+      await this.#kv.update(key, JSON.stringify(mine), revision);
+    } catch (error) {
+      if (isWrongLastSequence(error)) return false;
+      throw error;
+    }
+    this.#running.add(key);
+    return true;
+  }
+
+  #dropStaleClaim(key: string): void {
+    void this.#dropIfStale(key).catch(() => undefined);
+  }
+
+  /** Runs `write` until it succeeds, backing off, for at most `recordForMs`; then throws its error. */
+  async #untilStored(write: () => Promise<unknown>): Promise<void> {
+    const deadline = Date.now() + (this.#options.recordForMs ?? 5 * 60_000);
+    for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 5_000)) {
+      try {
+        await write();
+        return;
+      } catch (error) {
+        if (isWrongLastSequence(error) || Date.now() + delayMs > deadline || this.#bus.nc.isClosed())
+          throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
   }
 
   /** Waits while another instance runs the call; takes it over (or records it orphaned) if that one died. */
@@ -135,42 +244,78 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     const deadline = Date.now() + timeoutMs;
     const pollMs = this.#options.pollMs ?? 250;
     const pingEveryMs = this.#options.pingEveryMs ?? 2_000;
+    const deadAfterMs = this.#options.deadAfterMs ?? 6_000;
     let lastPing = Date.now();
+    /** When the owner first went unanswered, in the current run of unanswered pings. */
+    let unansweredSince: number | undefined;
     while (Date.now() < deadline && !signal?.aborted) {
-      const entry = await this.#kv.get(key);
+      const remembered = this.#remembered(key, identity);
+      if (remembered) return remembered;
+      // JetStream out of reach for a moment (a node lost, a leader being elected): keep waiting.
+      const entry = await this.#kv.get(key).catch(() => undefined);
+      if (entry === undefined) {
+        await sleep(pollMs);
+        continue;
+      }
       const record = entry && entry.operation === "PUT" ? parseCallRecord<T>(entry.string()) : undefined;
       const finding = findingOf(record, identity);
       if (finding.kind === "done" || finding.kind === "reused") return finding;
       if (finding.kind === "absent") {
         // Expired or released: whoever claims it now runs it.
-        const claim = await this.claim(callId, identity);
-        if (claim.kind === "claimed") return { kind: "taken_over" };
-        if (claim.kind !== "running") return claim;
+        const claim = await this.claim(callId, identity).catch(() => undefined);
+        if (claim?.kind === "claimed") return { kind: "taken_over" };
+        if (claim !== undefined && claim.kind !== "running") return claim;
+        await sleep(pollMs);
         continue;
       }
-      if (Date.now() - lastPing >= pingEveryMs) {
+      if (entry && this.#isStale(key, finding.owner)) {
+        if (await this.#takeOver(key, identity, entry.revision).catch(() => false))
+          return { kind: "taken_over" };
+        continue;
+      }
+      if (entry && Date.now() - lastPing >= pingEveryMs) {
         lastPing = Date.now();
-        if ((await instanceAlive(this.#bus, finding.owner)) === "dead" && entry) {
-          const orphan = this.#options.onOrphan;
-          const mine: CallRecord<T> =
-            orphan === "take over"
-              ? { state: "running", identity, owner: this.#bus.instance }
-              : { state: "done", identity, owner: finding.owner, outcome: orphan(finding.owner) };
-          try {
-            await this.#kv.update(key, JSON.stringify(mine), entry.revision);
-          } catch (error) {
-            if (isWrongLastSequence(error)) continue; // another replica got there first
-            throw error;
-          }
-          return mine.state === "running"
-            ? { kind: "taken_over" }
-            : { kind: "orphaned", outcome: mine.outcome };
+        const alive = await instanceAlive(this.#bus, finding.owner);
+        if (alive !== "dead") unansweredSince = undefined;
+        else unansweredSince ??= Date.now();
+        if (unansweredSince !== undefined && Date.now() - unansweredSince >= deadAfterMs) {
+          const outcome = await this.#orphan(key, identity, finding.owner, entry.revision).catch(
+            () => undefined,
+          );
+          if (outcome !== undefined) return outcome;
+          continue;
         }
       }
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      await sleep(pollMs);
     }
     return { kind: "timeout" };
   }
+
+  /** A dead owner's record, taken over or closed with `onOrphan`'s outcome; undefined if another replica came first. */
+  async #orphan(
+    key: string,
+    identity: string,
+    owner: string,
+    revision: number,
+  ): Promise<WaitOutcome<T> | undefined> {
+    const orphan = this.#options.onOrphan;
+    if (orphan === "take over") {
+      return (await this.#takeOver(key, identity, revision)) ? { kind: "taken_over" } : undefined;
+    }
+    const outcome = orphan(owner);
+    const closed: CallRecord<T> = { state: "done", identity, owner, outcome };
+    try {
+      await this.#kv.update(key, JSON.stringify(closed), revision);
+    } catch (error) {
+      if (isWrongLastSequence(error)) return undefined;
+      throw error;
+    }
+    return { kind: "orphaned", outcome };
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function isWrongLastSequence(error: unknown): boolean {

@@ -135,7 +135,16 @@ export function endpointCallback<S extends z.ZodType, Res>(
             markFailed(span, err);
             logger.error({ err, errorId, code, durationMs: elapsed(started) }, `${spec.name} handler threw`);
           } else {
-            logger[failure.level]({ code, durationMs: elapsed(started) }, `answered ${code}: ${message}`);
+            // What made it so (e.g. the JetStream error behind `server_unavailable`), for the operator.
+            const cause = err instanceof Error && err.cause instanceof Error ? err.cause : undefined;
+            logger[failure.level](
+              {
+                code,
+                durationMs: elapsed(started),
+                ...(cause ? { cause: `${cause.name}: ${cause.message}` } : {}),
+              },
+              `answered ${code}: ${message}`,
+            );
           }
           record(started, (await reply(failure.envelope)) ?? code);
           return { error: `${code}: ${message}` };

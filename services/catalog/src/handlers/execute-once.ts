@@ -94,13 +94,13 @@ export function executeOnce(deps: {
         outcome = { result: (await deps.run(request, ctx)).result };
       } catch (error) {
         if (!(error instanceof WireError)) {
-          await ledger.release(request.callId).catch(() => undefined);
+          void ledger.release(request.callId).catch(() => undefined);
           throw error;
         }
         outcome = { error: { code: error.code, message: error.message } };
         if (NOT_RUN.has(error.code)) {
           // The server never saw it: forget the claim, so the call may run once things change.
-          await ledger.release(request.callId).catch(() => undefined);
+          void ledger.release(request.callId).catch(() => undefined);
           throw error;
         }
       }

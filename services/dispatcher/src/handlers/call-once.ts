@@ -72,7 +72,7 @@ export function callOnce(deps: {
       } catch (error) {
         // No reply to remember (e.g. approvals did not answer): a retry runs the call again, which
         // is safe, since its approval re-attaches by callId and the connector runs a callId once.
-        await ledger.release(request.callId).catch(() => undefined);
+        void ledger.release(request.callId).catch(() => undefined);
         throw error;
       }
       // Sent with the reply, not before it: a retry that comes first waits for it.

@@ -1,0 +1,85 @@
+/**
+ * The call ledger when JetStream falters (issue 16: a NATS node lost under load): an answer lost
+ * on the way back must not leave a call waiting for ever. A record this instance wrote but never
+ * heard about is claimed again; an outcome JetStream does not take yet is kept, tried again, and
+ * answered from memory meanwhile. Real KV buckets on the test NATS; where JetStream must fail,
+ * the bucket's writes are refused as a lost node refuses them (a seam on the KV handle).
+ */
+import type { KV } from "@nats-io/kv";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { CallLedger } from "../src/call-ledger.js";
+import { ensureKv } from "../src/jetstream.js";
+import { startBus, uniqueName } from "./support.js";
+
+const buckets: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  await Promise.allSettled(buckets.splice(0).map((destroy) => destroy()));
+});
+
+async function ledgerOn(kv?: KV) {
+  const { bus } = await startBus();
+  // A service answers `$SRV.PING.<instance>` once it serves an endpoint: this one is alive.
+  await bus.serve({ subject: `${uniqueName()}.noop`, name: "noop", request: z.object({}) }, async () => ({}));
+  const bucket = kv ?? (await ensureKv(bus, uniqueName("ledger"), { history: 1 }));
+  if (!kv) buckets.push(() => bucket.destroy());
+  const ledger = new CallLedger<string>({ bus, kv: bucket, onOrphan: "take over", pollMs: 20 });
+  return { bus, kv: bucket, ledger };
+}
+
+/** The bucket's puts refused `times` times, as JetStream refuses them while its leader is gone. */
+function refusingPuts(kv: KV, times: number): KV & { refused: number } {
+  let refused = 0;
+  const refuse = () => {
+    refused++;
+    return Promise.reject(new Error("jetstream is not enabled: no responders"));
+  };
+  return new Proxy(kv, {
+    get(target, property, receiver) {
+      if (property === "refused") return refused;
+      if (property === "put" && refused < times) return refuse;
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  }) as KV & { refused: number };
+}
+
+describe("the call ledger when JetStream falters", () => {
+  it("claims again a running record of its own it never heard about (a create whose answer was lost)", async () => {
+    const { bus, kv, ledger } = await ledgerOn();
+    // What a create that timed out may have stored: this instance as the owner, nothing running here.
+    await kv.create("call-1", JSON.stringify({ state: "running", identity: "i", owner: bus.instance }));
+    expect(await ledger.claim("call-1", "i")).toEqual({ kind: "claimed" });
+    // Now it does run here: a repeat waits for it, as for any running call.
+    expect(await ledger.claim("call-1", "i")).toEqual({ kind: "running", owner: bus.instance });
+  });
+
+  it("lets another replica waiting on such a record take the call over once its owner drops it", async () => {
+    const owner = await ledgerOn();
+    const other = await ledgerOn(owner.kv);
+    await owner.kv.create(
+      "call-2",
+      JSON.stringify({ state: "running", identity: "i", owner: owner.bus.instance }),
+    );
+    expect(await other.ledger.claim("call-2", "i")).toEqual({ kind: "running", owner: owner.bus.instance });
+    const waited = other.ledger.await("call-2", "i", 10_000);
+    // The owner is alive, so the waiter waits; the owner's release drops what is not its to keep.
+    await owner.ledger.release("call-2");
+    expect(await waited).toEqual({ kind: "taken_over" });
+    // And a late release by the first owner does not delete the claim the other replica holds now.
+    await owner.ledger.release("call-2");
+    expect(await other.ledger.read("call-2", "i")).toEqual({ kind: "running", owner: other.bus.instance });
+  });
+
+  it("records an outcome JetStream refused at first, answering a repeat from memory meanwhile", async () => {
+    const { bus, kv, ledger } = await ledgerOn();
+    const refusing = refusingPuts(kv, 2);
+    const slowLedger = new CallLedger<string>({ bus, kv: refusing, onOrphan: "take over", pollMs: 20 });
+    expect(await slowLedger.claim("call-4", "i")).toEqual({ kind: "claimed" });
+    const finished = slowLedger.finish("call-4", "i", "the reply");
+    expect(await slowLedger.claim("call-4", "i")).toEqual({ kind: "done", outcome: "the reply" });
+    await finished;
+    expect(refusing.refused).toBe(2);
+    expect(await ledger.read("call-4", "i")).toEqual({ kind: "done", outcome: "the reply" });
+  });
+});

@@ -50,7 +50,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   let faultAt: number | undefined;
   let fault: Promise<void> | undefined;
   const interval = 1_000 / options.rate;
-  for (let n = 0; Date.now() - started < options.durationMs; n++) {
+  // Calls are due every `interval` from the start, and as many as fit in `durationMs`, exactly.
+  for (let n = 0; n * interval < options.durationMs; n++) {
     const due = started + n * interval;
     if (due > Date.now()) await sleep(due - Date.now());
     if (options.fault && fault === undefined && Date.now() - started >= options.fault.atMs) {
@@ -104,15 +105,23 @@ async function callUntilAnswered(options: LoadOptions, record: CallRecord, n: nu
   }
 }
 
+/** How many begin and end events the stream holds for one callId, and when it stored the first end. */
+export interface CallEventCounts {
+  begin: number;
+  end: number;
+  /** Epoch milliseconds. */
+  endStoredAt?: number;
+}
+
 /** Begin and end events per callId in the events stream (read with an all-seeing connection). */
 export async function callEvents(
   admin: NatsConnection,
   stream: string,
   prefix: string,
-): Promise<Map<string, { begin: number; end: number }>> {
+): Promise<Map<string, CallEventCounts>> {
   const js: JetStreamClient = jetstream(admin);
   const consumer = await js.consumers.get(stream, { filter_subjects: `${prefix}.events.call.>` });
-  const counts = new Map<string, { begin: number; end: number }>();
+  const counts = new Map<string, CallEventCounts>();
   try {
     for (;;) {
       const batch = await consumer.fetch({ max_messages: 1_000, expires: 2_000 });
@@ -124,7 +133,10 @@ export async function callEvents(
         const { callId } = message.json<{ callId: string }>();
         const entry = counts.get(callId) ?? { begin: 0, end: 0 };
         if (message.subject.endsWith(".begin")) entry.begin++;
-        else entry.end++;
+        else {
+          entry.end++;
+          entry.endStoredAt ??= message.info.timestampNanos / 1e6;
+        }
         counts.set(callId, entry);
       }
       if (received === 0 || pending === 0) break;
@@ -157,7 +169,7 @@ export function tally(
   scenario: string,
   load: LoadResult,
   executions: readonly string[],
-  events: ReadonlyMap<string, { begin: number; end: number }>,
+  events: ReadonlyMap<string, CallEventCounts>,
 ): ScenarioRow {
   const mine = new Set(load.calls.map((call) => call.callId));
   const runs = new Map<string, number>();

@@ -8,7 +8,14 @@ import { jetstream } from "@nats-io/jetstream";
 import { createSubjects } from "@toolbus/protocol";
 import type { ToolbusCluster } from "@toolbus/testkit/cluster";
 import pg from "pg";
-import { callEvents, runLoad, type ScenarioRow, tally } from "./load.js";
+import {
+  type CallEventCounts,
+  callEvents,
+  type LoadResult,
+  runLoad,
+  type ScenarioRow,
+  tally,
+} from "./load.js";
 
 export interface ChaosSettings {
   /** Calls per second, and for how long each scenario's load runs. */
@@ -34,10 +41,13 @@ export const BENCH_SETTINGS: ChaosSettings = {
   pendingApprovals: 100,
 };
 
+/** How long the test server's `work` tool takes. */
+const WORK_MS = 200;
+
 /** The test server's tools: `work` takes a moment, so calls are in flight when a fault strikes. */
 export const CHAOS_SCRIPT = {
   tools: [
-    { name: "work", behavior: { kind: "delay" as const, ms: 200 } },
+    { name: "work", behavior: { kind: "delay" as const, ms: WORK_MS } },
     { name: "guarded", behavior: { kind: "echo" as const } },
   ],
 };
@@ -100,11 +110,14 @@ export async function runChaos(cluster: ToolbusCluster, settings: ChaosSettings)
       ...(fault ? { fault: { atMs: settings.faultAtMs, inject: () => fault.inject(cluster) } } : {}),
     });
     if (fault) await fault.restore(cluster);
-    const executions = (await cluster.executions())
+    const lines = await cluster.executions();
+    const executions = lines
       .map((line) => (line._meta as { callId?: string } | undefined)?.callId)
       .filter((callId): callId is string => callId !== undefined);
     const events = await eventuallyComplete(admin, subjects.streams.events.name, cluster.prefix, executions);
-    rows.push(tally(fault?.name ?? "no fault (baseline)", load, executions, events));
+    const row = tally(fault?.name ?? "no fault (baseline)", load, executions, events);
+    // Without a fault, how long a call's end event is not yet durable after the server answered.
+    rows.push(fault ? row : { ...row, note: eventWindow(lines, events, load) });
   }
   rows.push(
     await runApprovalsScenario(
@@ -196,6 +209,30 @@ async function memoryFlow(cluster: ToolbusCluster, perBurst: number) {
       return { published, counted };
     },
   };
+}
+
+/**
+ * The window a process's death leaves open: from the server's answer (its call log's receipt
+ * plus the tool's delay) to the JetStream store of the call's end event, over this load's calls.
+ */
+function eventWindow(
+  lines: ReadonlyArray<{ at: string; _meta?: Record<string, unknown> }>,
+  events: ReadonlyMap<string, CallEventCounts>,
+  load: LoadResult,
+): string {
+  const mine = new Set(load.calls.map((call) => call.callId));
+  const windows = lines
+    .flatMap((line) => {
+      const callId = line._meta?.callId;
+      const stored =
+        typeof callId === "string" && mine.has(callId) ? events.get(callId)?.endStoredAt : undefined;
+      return stored === undefined ? [] : [stored - (Date.parse(line.at) + WORK_MS)];
+    })
+    .sort((a, b) => a - b);
+  if (windows.length === 0) return "no end event to measure the window by";
+  const at = (q: number) =>
+    Math.round(windows[Math.min(windows.length - 1, Math.floor(q * windows.length))]!);
+  return `server's answer → end event stored: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`;
 }
 
 /** The flat name the dispatcher knows a server's tool by, from the gateway's catalog. */

@@ -234,7 +234,7 @@ describe("POST /v1/calls", () => {
       body: {
         error: {
           code: "payload_too_large",
-          message: "the request body is over the gateway's limit of 1 KiB; send a smaller request",
+          message: "the request body is over the limit of 1 KiB for one request; send a smaller request",
           retryable: false,
         },
       },

@@ -18,6 +18,7 @@ import {
   parseWith,
   RETRYABLE_BY_DEFAULT,
   RevisionSchema,
+  requestBodyTooLarge,
   ShortTextSchema,
   type Subjects,
   ToolCallRequestSchema,
@@ -26,7 +27,6 @@ import {
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply } from "fastify";
 import { z } from "zod";
 import { clientTraceContext, withCallSpan } from "../../call-trace.js";
-import { formatBytes } from "../../core/jsonrpc-errors.js";
 import type { ApprovalsPort, DispatchPort } from "../../ports.js";
 
 /** The HTTP status a wire error is answered with. */
@@ -215,7 +215,7 @@ function requestFailure(
       return {
         code: ErrorCode.payloadTooLarge,
         status: 413,
-        message: `the request body is over the gateway's limit of ${formatBytes(bodyLimitBytes)}; send a smaller request`,
+        message: requestBodyTooLarge(bodyLimitBytes),
       };
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return {

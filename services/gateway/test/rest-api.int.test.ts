@@ -381,6 +381,13 @@ describe("GET /openapi.json", () => {
     });
   });
 
+  it("documents the traceparent header POST /v1/calls continues", async () => {
+    const post = (await document()).paths["/v1/calls"]?.post as {
+      parameters?: Array<{ name: string; in: string }>;
+    };
+    expect(post.parameters?.map(({ name, in: where }) => `${where} ${name}`)).toEqual(["header traceparent"]);
+  });
+
   it("generates ToolCallRequest from the protocol schema, callId required", async () => {
     const schema = (await document()).components.schemas.ToolCallRequest;
     expect({ required: schema?.required, fields: Object.keys(schema?.properties ?? {}) }).toEqual({

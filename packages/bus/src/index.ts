@@ -73,7 +73,7 @@ export {
   seedFileOf,
   writeNatsIdentities,
 } from "./nats-identity.js";
-export { DEFAULT_REQUEST_TIMEOUT_MS, type RequestOptions } from "./request.js";
+export { DEFAULT_REQUEST_TIMEOUT_MS, isOverMaxPayload, type RequestOptions } from "./request.js";
 export type { EndpointSpec, Handler, HandlerContext } from "./serve.js";
 export { onShutdown, type ShutdownHandle, type ShutdownOptions } from "./shutdown.js";
 export { flushTelemetry, startTelemetry, type TelemetryOptions } from "./telemetry.js";

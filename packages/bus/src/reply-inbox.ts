@@ -71,6 +71,11 @@ export class ReplyInbox {
     }
   }
 
+  /** The server's max_payload, once the connection knows it. */
+  get maxPayload(): number | undefined {
+    return this.#nc.info?.max_payload;
+  }
+
   /** Sends `payload` to `subject` and resolves with the first reply; rejects with nats.js's error kinds. */
   request(subject: string, payload: string | Uint8Array, options: InboxRequestOptions): Promise<Msg> {
     const token = (this.#sequence++).toString(36);

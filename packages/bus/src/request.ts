@@ -11,7 +11,13 @@ import {
   RequestError,
   TimeoutError,
 } from "@nats-io/transport-node";
-import { type Envelope, envelopeSchema, formatZodIssues, WireError } from "@toolbus/protocol";
+import {
+  busRequestTooLarge,
+  type Envelope,
+  envelopeSchema,
+  formatZodIssues,
+  WireError,
+} from "@toolbus/protocol";
 import type { z } from "zod";
 import { type LargeReplies, REPLY_OBJECT_HEADER } from "./large-replies.js";
 import type { ReplyInbox } from "./reply-inbox.js";
@@ -36,11 +42,15 @@ export async function requestReply<S extends z.ZodType>(
 ): Promise<z.output<S>> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const headers = injectTraceContext(options.headers);
+  const payload = JSON.stringify(body);
   let reply: Msg;
   try {
-    reply = await inbox.request(subject, JSON.stringify(body), { timeoutMs, headers });
+    reply = await inbox.request(subject, payload, { timeoutMs, headers });
   } catch (err) {
-    throw requestFailure(err, subject, timeoutMs);
+    throw requestFailure(err, subject, timeoutMs, () => ({
+      bytes: Buffer.byteLength(payload),
+      limit: inbox.maxPayload,
+    }));
   }
   let text = reply.string();
   // A reply too large for one message waits in the object store: read it in its place.
@@ -83,7 +93,12 @@ export async function requestReply<S extends z.ZodType>(
   return envelope.result;
 }
 
-function requestFailure(err: unknown, subject: string, timeoutMs: number): WireError {
+function requestFailure(
+  err: unknown,
+  subject: string,
+  timeoutMs: number,
+  size: () => { bytes: number; limit: number | undefined },
+): WireError {
   const refused = permissionViolation(err);
   if (refused) return unauthorized(refused, err);
   if (err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders())) {
@@ -96,15 +111,21 @@ function requestFailure(err: unknown, subject: string, timeoutMs: number): WireE
   if (err instanceof TimeoutError || (err instanceof Error && err.cause instanceof TimeoutError)) {
     return new WireError("timeout", `no reply on ${subject} within ${timeoutMs} ms`, { cause: err });
   }
-  if (err instanceof Error && /max_payload/.test(err.message)) {
+  if (isOverMaxPayload(err)) {
+    const { bytes, limit } = size();
     return new WireError(
       "payload_too_large",
-      `the request on ${subject} is larger than the bus allows (NATS max_payload); send less`,
+      busRequestTooLarge({ subject, bytes, ...(limit === undefined ? {} : { limit }) }),
       { cause: err },
     );
   }
   const reason = err instanceof Error ? err.message : String(err);
   return new WireError("transport_error", `request on ${subject} failed: ${reason}`, { cause: err });
+}
+
+/** nats.js's refusal to publish a message larger than the server's max_payload. */
+export function isOverMaxPayload(err: unknown): boolean {
+  return err instanceof Error && /max_payload/.test(err.message);
 }
 
 /** The server's refusal behind an error, if that is what it is (nats.js wraps it for requests). */

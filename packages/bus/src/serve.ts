@@ -7,7 +7,7 @@
 import type { Msg, MsgHdrs } from "@nats-io/transport-node";
 import { headers as natsHeaders, nuid } from "@nats-io/transport-node";
 import { ROOT_CONTEXT, type Span, SpanKind } from "@opentelemetry/api";
-import { type Envelope, errorEnvelope, okEnvelope } from "@toolbus/protocol";
+import { busReplyTooLarge, type Envelope, errorEnvelope, okEnvelope } from "@toolbus/protocol";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { AttributeCache } from "./core/attribute-cache.js";
@@ -210,9 +210,9 @@ async function storeLarge(
   spec: EndpointSpec,
   logger: Logger,
 ): Promise<{ ok: true; reference: string; message: string } | { ok: false; message: string }> {
-  const over = `the reply of ${spec.name} is ${bytes} bytes, over the bus limit of ${limit} bytes (NATS max_payload)`;
+  const facts = { endpoint: spec.name, bytes, limit };
   if (!spec.largeReplies || !deps.largeReplies) {
-    const message = `${over}; ask for less (a narrower request or a page)`;
+    const message = busReplyTooLarge(facts);
     logger.warn({ code: "payload_too_large", bytes, limit }, message);
     return { ok: false, message };
   }
@@ -223,10 +223,14 @@ async function storeLarge(
     return {
       ok: true,
       reference,
-      message: `${over}: it is stored in the JetStream object store as ${reference} for ${Math.round(options.ttlMs / 1000)} s; read it there (the ${REPLY_OBJECT_HEADER} header names it)`,
+      message: busReplyTooLarge({
+        ...facts,
+        stored: { reference, ttlSec: Math.round(options.ttlMs / 1000), header: REPLY_OBJECT_HEADER },
+      }),
     };
   } catch (err) {
-    const message = `${over}, and storing it in the object store ${options.bucket} failed (${err instanceof Error ? err.message : String(err)}); retry, or ask for less`;
+    const failure = err instanceof Error ? err.message : String(err);
+    const message = busReplyTooLarge({ ...facts, stored: { bucket: options.bucket, failure } });
     logger.error({ err, code: "payload_too_large", bytes, limit }, message);
     return { ok: false, message };
   }

@@ -6,5 +6,6 @@ export * from "./envelope.js";
 export * from "./errors.js";
 export * from "./naming/index.js";
 export * from "./schemas/index.js";
+export * from "./size-refusals.js";
 export * from "./subjects.js";
 export * from "./validation.js";

@@ -16,6 +16,9 @@ export {
   metricPointsFromOtlpJson,
   type OtlpMetricsRequest,
   type OtlpReceiver,
+  type OtlpTracesRequest,
   type ReceivedRequest,
+  type ReceivedSpan,
+  spansFromOtlpJson,
   startOtlpReceiver,
 } from "./otlp-receiver.js";

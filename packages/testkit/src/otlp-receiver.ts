@@ -1,7 +1,7 @@
 /**
  * A stand-in OTLP/HTTP collector for tests, on 127.0.0.1: it accepts `POST /v1/metrics` and
- * `POST /v1/traces`, records every request's path and content type, and decodes JSON metric
- * exports (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`) into data points a test can look up.
+ * `POST /v1/traces`, records every request's path and content type, and decodes JSON exports
+ * (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`) into metric data points and spans a test can look up.
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -26,6 +26,17 @@ export interface MetricPoint {
   sum: number | undefined;
   /** Export time, ns since the epoch, for ordering. */
   timeUnixNano: bigint;
+}
+
+/** One span as exported. */
+export interface ReceivedSpan {
+  service: string;
+  traceId: string;
+  spanId: string;
+  /** Undefined for a span without a parent (the root of its trace). */
+  parentSpanId: string | undefined;
+  name: string;
+  attributes: Record<string, string | number | boolean>;
 }
 
 type AnyValue = {
@@ -60,6 +71,42 @@ export type OtlpMetricsRequest = {
     scopeMetrics?: Array<{ metrics?: OtlpMetric[] }>;
   }>;
 };
+
+export type OtlpTracesRequest = {
+  resourceSpans?: Array<{
+    resource?: { attributes?: KeyValue[] };
+    scopeSpans?: Array<{
+      spans?: Array<{
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        attributes?: KeyValue[];
+      }>;
+    }>;
+  }>;
+};
+
+/** Every span of one OTLP JSON traces export (ExportTraceServiceRequest). */
+export function spansFromOtlpJson(body: OtlpTracesRequest): ReceivedSpan[] {
+  const spans: ReceivedSpan[] = [];
+  for (const resource of body.resourceSpans ?? []) {
+    const service = String(attributesOf(resource.resource?.attributes)["service.name"] ?? "");
+    for (const scope of resource.scopeSpans ?? []) {
+      for (const span of scope.spans ?? []) {
+        spans.push({
+          service,
+          traceId: span.traceId,
+          spanId: span.spanId,
+          parentSpanId: span.parentSpanId || undefined,
+          name: span.name,
+          attributes: attributesOf(span.attributes),
+        });
+      }
+    }
+  }
+  return spans;
+}
 
 /** Every data point of one OTLP JSON metrics export (ExportMetricsServiceRequest). */
 export function metricPointsFromOtlpJson(body: OtlpMetricsRequest): MetricPoint[] {
@@ -114,10 +161,14 @@ function attributesOf(list: KeyValue[] | undefined): Record<string, string | num
 export interface OtlpReceiver {
   /** The value for `OTEL_EXPORTER_OTLP_ENDPOINT`. */
   endpoint: string;
+  /** The environment a service process needs to export its spans here as JSON within moments (no metrics). */
+  traceEnv: Record<string, string>;
   /** Every request received, oldest first. */
   readonly requests: ReceivedRequest[];
   /** Every metric data point received (JSON exports only), oldest first. */
   readonly points: MetricPoint[];
+  /** Every span received (JSON exports only), oldest first. */
+  readonly spans: ReceivedSpan[];
   /**
    * The newest point of each series of `metric` whose attributes include `attributes`
    * (exports are cumulative, so the newest point holds the totals).
@@ -134,14 +185,19 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const requests: ReceivedRequest[] = [];
   const points: MetricPoint[] = [];
+  const spans: ReceivedSpan[] = [];
   const server: Server = createServer((request, response) => {
     void readBody(request).then(
       (body) => {
         const path = request.url ?? "";
         const contentType = request.headers["content-type"] ?? "";
         requests.push({ path, contentType, bytes: body.length });
-        if (path === "/v1/metrics" && contentType.startsWith("application/json")) {
+        const json = contentType.startsWith("application/json");
+        if (path === "/v1/metrics" && json) {
           points.push(...metricPointsFromOtlpJson(JSON.parse(body.toString("utf8")) as OtlpMetricsRequest));
+        }
+        if (path === "/v1/traces" && json) {
+          spans.push(...spansFromOtlpJson(JSON.parse(body.toString("utf8")) as OtlpTracesRequest));
         }
         response.writeHead(200, { "content-type": "application/json" }).end("{}");
       },
@@ -162,10 +218,20 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     }
     return [...series.values()];
   };
+  const endpoint = `http://127.0.0.1:${port}`;
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint,
+    traceEnv: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      // The batch span processor waits 5 s by default.
+      OTEL_BSP_SCHEDULE_DELAY: "50",
+      OTEL_METRICS_EXPORTER: "none",
+      OTEL_LOGS_EXPORTER: "none",
+    },
     requests,
     points,
+    spans,
     latest,
     only(metric, attributes = {}) {
       const found = latest(metric, attributes);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { metricPointsFromOtlpJson } from "../src/otlp-receiver.js";
+import { metricPointsFromOtlpJson, spansFromOtlpJson } from "../src/otlp-receiver.js";
 
 describe("metricPointsFromOtlpJson", () => {
   it("reads sums, gauges and histograms with their service, attributes and values", () => {
@@ -74,5 +74,50 @@ describe("metricPointsFromOtlpJson", () => {
   it("reads an empty export as no points", () => {
     expect(metricPointsFromOtlpJson({})).toEqual([]);
     expect(metricPointsFromOtlpJson({ resourceMetrics: [{ scopeMetrics: [{ metrics: [] }] }] })).toEqual([]);
+  });
+});
+
+describe("spansFromOtlpJson", () => {
+  it("reads each span with its service, ids, parent (none for a root) and attributes", () => {
+    expect(
+      spansFromOtlpJson({
+        resourceSpans: [
+          {
+            resource: { attributes: [{ key: "service.name", value: { stringValue: "toolbus-catalog" } }] },
+            scopeSpans: [
+              {
+                spans: [
+                  {
+                    traceId: "t1",
+                    spanId: "s1",
+                    parentSpanId: "",
+                    name: "root",
+                    attributes: [{ key: "mcp.call_id", value: { stringValue: "c1" } }],
+                  },
+                  { traceId: "t1", spanId: "s2", parentSpanId: "s1", name: "child" },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    ).toEqual([
+      {
+        service: "toolbus-catalog",
+        traceId: "t1",
+        spanId: "s1",
+        parentSpanId: undefined,
+        name: "root",
+        attributes: { "mcp.call_id": "c1" },
+      },
+      {
+        service: "toolbus-catalog",
+        traceId: "t1",
+        spanId: "s2",
+        parentSpanId: "s1",
+        name: "child",
+        attributes: {},
+      },
+    ]);
   });
 });

@@ -97,7 +97,13 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   const jsm = await bus.jsm();
   await ensureEventsStream(jsm, subjects.streams.events, config.bus.events, bus.replicas);
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
-  const store = new CatalogStore({ js: bus.js(), jsm, kv, bucket: subjects.kv.catalog });
+  const store = new CatalogStore({
+    js: bus.js(),
+    jsm,
+    kv,
+    bucket: subjects.kv.catalog,
+    maxPayload: () => bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD,
+  });
   const origins = new ResourceOrigins(
     await ensureKv(bus, `${subjects.prefix}_resource_origins`, { history: 1, ttl: ORIGIN_TTL_MS }),
   );

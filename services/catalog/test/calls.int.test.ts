@@ -299,13 +299,14 @@ describe("connector calls", () => {
     const tooLarge = (server: string, size: string) =>
       failure(
         "payload_too_large",
-        `tool call failed for \`${server}/huge\`: the server's reply ${size}is larger than 1048576 bytes, ` +
-          "the most toolbus carries in one reply ([bus] max_reply_bytes); ask the tool for less output, or raise the limit",
+        `tool call failed for \`${server}/huge\`: the tool's result ${size}is larger than 1048576 bytes, ` +
+          "the most toolbus reads in one message from an MCP server (the larger of [bus] max_reply_bytes and NATS max_payload); " +
+          "ask the tool for less output, or raise [bus] max_reply_bytes",
         false,
       );
     // Over stdio the whole reply is counted (the text plus its JSON-RPC framing); HTTP stops reading.
     const stdioReply = await call("srv", { callId: "call-huge-stdio", tool: "huge" }, 60_000);
-    const size = /reply of (\d+) bytes/.exec(JSON.stringify(stdioReply))?.[1];
+    const size = /result of (\d+) bytes/.exec(JSON.stringify(stdioReply))?.[1];
     expect(Number(size) - FIFTY_MB).toBeGreaterThan(0);
     expect(Number(size) - FIFTY_MB).toBeLessThan(100);
     expect(stdioReply).toEqual(tooLarge("srv", `of ${size} bytes `));

@@ -65,7 +65,10 @@ describe("oversize and deep arguments", () => {
     }).toEqual({
       error: {
         code: "payload_too_large",
-        message: `the request on ${h.subjects.dispatchCall} is larger than the bus allows (NATS max_payload); send less`,
+        message:
+          `the request on ${h.subjects.dispatchCall} is ${Buffer.byteLength(JSON.stringify(body))} bytes, ` +
+          `more than one NATS message holds (max_payload: ${client.nc.info?.max_payload} bytes); ` +
+          "send less, or raise max_payload in the NATS server's configuration",
       },
       events: [],
     });

@@ -10,9 +10,9 @@ import { NodeSDK } from "@opentelemetry/sdk-node";
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { injectTraceContext, withSpan } from "@toolbus/bus";
 import type { ToolCallReply } from "@toolbus/protocol";
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "@toolbus/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type ApprovalsStandIn, DispatchHarness, type Envelope, eventually } from "./support/harness.js";
-import { type CollectedSpan, type OtlpCollector, startOtlpCollector } from "./support/otlp-collector.js";
 
 // Each test file runs in its own worker, so this registration stays inside this file.
 const exporter = new InMemorySpanExporter();
@@ -25,17 +25,17 @@ const sdk = new NodeSDK({
 
 const SECRET_ARGUMENT = "argument-sentinel-7f3a";
 let h: DispatchHarness;
-let collector: OtlpCollector;
+let collector: OtlpReceiver;
 let approvals: ApprovalsStandIn;
 
 beforeAll(async () => {
   sdk.start();
-  collector = await startOtlpCollector();
+  collector = await startOtlpReceiver();
   h = await DispatchHarness.start({
     label: "tracing",
     script: { tools: [{ name: "reviewed" }, { name: "echo" }] },
     toolModes: { reviewed: "prompt" },
-    catalogEnv: collector.env,
+    catalogEnv: collector.traceEnv,
   });
   approvals = await h.approvals(() => ({ decision: "approved", source: "human" }));
 });
@@ -52,7 +52,7 @@ const ownSpansOf = (callId: string) =>
 async function tracedCall(
   tool: string,
   callId: string,
-): Promise<{ reply: ToolCallReply; own: ReadableSpan[]; remote: CollectedSpan }> {
+): Promise<{ reply: ToolCallReply; own: ReadableSpan[]; remote: ReceivedSpan }> {
   const reply = await h.ok({ callId, tool, arguments: JSON.stringify({ secret: SECRET_ARGUMENT }) });
   const own = await eventually("the dispatcher's three spans", () => {
     const spans = ownSpansOf(callId);

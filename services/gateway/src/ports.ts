@@ -2,6 +2,7 @@
  * What the handlers need from the rest of toolbus (the bus adapters) and from the MCP client
  * they serve (the session adapter). Handlers see only these interfaces.
  */
+import type { Context } from "@opentelemetry/api";
 import type {
   ApprovalChoice,
   ApprovalRequest,
@@ -114,6 +115,11 @@ export interface ClientChannel {
   /** Who the client is (its token's principal): recorded as who answered the call's approval. */
   readonly principal: string;
   readonly progressToken: string | number | undefined;
+  /**
+   * The W3C trace context the client sent with the request (`_meta` or HTTP headers), which
+   * the call's span continues; `ROOT_CONTEXT` when it sent none.
+   */
+  readonly traceContext: Context;
   /** Sends a notification on the request's stream; resolves even if the client is gone. */
   notify(notification: { method: string; params: Record<string, unknown> }): Promise<void>;
   /** Sends `elicitation/create` on the request's stream and waits for the answer. */

@@ -169,7 +169,7 @@ describe("bad input", () => {
         error: {
           code: -32000,
           message:
-            "Payload Too Large: the request body is over the gateway's limit of 4 MiB; send a smaller request",
+            "Payload Too Large: the request body is over the limit of 4 MiB for one request; send a smaller request",
         },
       },
     });

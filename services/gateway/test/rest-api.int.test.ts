@@ -234,7 +234,7 @@ describe("POST /v1/calls", () => {
       body: {
         error: {
           code: "payload_too_large",
-          message: "the request body is over the gateway's limit of 1 KiB; send a smaller request",
+          message: "the request body is over the limit of 1 KiB for one request; send a smaller request",
           retryable: false,
         },
       },
@@ -379,6 +379,13 @@ describe("GET /openapi.json", () => {
         "POST /v1/calls",
       ],
     });
+  });
+
+  it("documents the traceparent header POST /v1/calls continues", async () => {
+    const post = (await document()).paths["/v1/calls"]?.post as {
+      parameters?: Array<{ name: string; in: string }>;
+    };
+    expect(post.parameters?.map(({ name, in: where }) => `${where} ${name}`)).toEqual(["header traceparent"]);
   });
 
   it("generates ToolCallRequest from the protocol schema, callId required", async () => {

@@ -87,7 +87,10 @@ describe("toolbus.memory.strip", () => {
       await failureOf(h.request(h.service.subjects.memoryStrip, { text }, MemoryStripResultSchema)),
     ).toEqual({
       code: "payload_too_large",
-      message: `the request on ${h.service.subjects.memoryStrip} is larger than the bus allows (NATS max_payload); send less`,
+      message:
+        `the request on ${h.service.subjects.memoryStrip} is ${Buffer.byteLength(JSON.stringify({ text }))} bytes, ` +
+        `more than one NATS message holds (max_payload: ${h.client.nc.info?.max_payload} bytes); ` +
+        "send less, or raise max_payload in the NATS server's configuration",
     });
     expect(
       await h.request(h.service.subjects.memoryStrip, { text: "still here" }, MemoryStripResultSchema),
@@ -106,7 +109,7 @@ describe("toolbus.memory.strip", () => {
     expect(failure).toEqual({
       code: "payload_too_large",
       message: expect.stringMatching(
-        /^the reply of strip is \d+ bytes, over the bus limit of \d+ bytes \(NATS max_payload\); ask for less/,
+        /^the reply of strip is \d+ bytes, over the bus limit of \d+ bytes \(NATS max_payload\); ask for less \(a narrower request or a page\), or raise max_payload in the NATS server's configuration$/,
       ),
     });
   });

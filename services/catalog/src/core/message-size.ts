@@ -6,6 +6,7 @@
  * Here: splitting a byte stream into lines under that cap, finding which request an
  * oversized response answered, and the error it gets.
  */
+import { mcpReplyTooLarge } from "@toolbus/protocol";
 
 /** JSON-RPC error code (implementation-defined range) of a response toolbus refused for its size. */
 export const OVERSIZED_MESSAGE_CODE = -32099;
@@ -102,22 +103,36 @@ function parseId(text: string): string | number {
   return JSON.parse(text) as string | number;
 }
 
-/** The message a caller reads; `size` when it is known (stdio counts it, HTTP stops reading). */
-export function oversizedMessageText(limit: number, size?: number): string {
-  const what = size === undefined ? "the server's reply is" : `the server's reply of ${size} bytes is`;
-  return `${what} larger than ${limit} bytes, the most toolbus carries in one reply ([bus] max_reply_bytes); ask the tool for less output, or raise the limit`;
+/** What an oversized response's error carries, for the words of the request it answered. */
+export interface OversizedData {
+  limit: number;
+  /** Known over stdio, which counts the whole message; HTTP stops reading at the limit. */
+  size?: number;
 }
 
-/** The JSON-RPC error response that stands in for an oversized one. */
+/**
+ * The JSON-RPC error response that stands in for an oversized one. The transport does not know
+ * which request it answers, so the message is the general one; the connection, which does,
+ * says it again for that request (adapters/mcp/mcp-errors.ts).
+ */
 export function oversizedResponse(
   id: string | number,
   limit: number,
   size?: number,
-): { jsonrpc: "2.0"; id: string | number; error: { code: number; message: string } } {
+): {
+  jsonrpc: "2.0";
+  id: string | number;
+  error: { code: number; message: string; data: OversizedData };
+} {
+  const data: OversizedData = size === undefined ? { limit } : { limit, size };
   return {
     jsonrpc: "2.0",
     id,
-    error: { code: OVERSIZED_MESSAGE_CODE, message: oversizedMessageText(limit, size) },
+    error: {
+      code: OVERSIZED_MESSAGE_CODE,
+      message: mcpReplyTooLarge({ limit, ...(size === undefined ? {} : { bytes: size }) }),
+      data,
+    },
   };
 }
 

@@ -21,7 +21,13 @@ async function freshStore(): Promise<CatalogStore> {
   const bucket = `t_${randomUUID().slice(0, 8)}_catalog`;
   buckets.push(bucket);
   const kv = await new Kvm(nc).create(bucket);
-  return new CatalogStore({ js: jetstream(nc), jsm: await jetstreamManager(nc), kv, bucket });
+  return new CatalogStore({
+    js: jetstream(nc),
+    jsm: await jetstreamManager(nc),
+    kv,
+    bucket,
+    maxPayload: () => nc.info?.max_payload ?? 0,
+  });
 }
 
 const base = {

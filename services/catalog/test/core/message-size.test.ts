@@ -97,14 +97,15 @@ describe("the response an oversized message carried", () => {
     expect(responseIdOf(head, tail)).toBe(id);
   });
 
-  it("is answered with an error naming the limit and the size", () => {
+  it("is answered with an error naming the limit and the size, which it carries for the request's own words", () => {
     expect(oversizedResponse(7, 1_048_576, 50_000_073)).toEqual({
       jsonrpc: "2.0",
       id: 7,
       error: {
         code: OVERSIZED_MESSAGE_CODE,
         message:
-          "the server's reply of 50000073 bytes is larger than 1048576 bytes, the most toolbus carries in one reply ([bus] max_reply_bytes); ask the tool for less output, or raise the limit",
+          "the server's reply of 50000073 bytes is larger than 1048576 bytes, the most toolbus reads in one message from an MCP server (the larger of [bus] max_reply_bytes and NATS max_payload); ask for less, or raise [bus] max_reply_bytes",
+        data: { limit: 1_048_576, size: 50_000_073 },
       },
     });
   });

@@ -60,13 +60,18 @@ export class CatalogHarness {
     readonly prefix: string,
     readonly subjects: Subjects,
     readonly nc: NatsConnection,
+    readonly natsUrl: string,
   ) {}
 
-  /** A fresh prefix, with every event under it recorded from now on. */
-  static async create(label: string): Promise<CatalogHarness> {
+  /**
+   * A fresh prefix, with every event under it recorded from now on; on the suite's NATS, or on
+   * `options.natsUrl` (a nats-server of the test's own, e.g. with another max_payload).
+   */
+  static async create(label: string, options: { natsUrl?: string } = {}): Promise<CatalogHarness> {
     const { prefix } = isolation(label);
-    const nc = await connect({ servers: natsUrl() });
-    const harness = new CatalogHarness(prefix, createSubjects(prefix), nc);
+    const url = options.natsUrl ?? natsUrl();
+    const nc = await connect({ servers: url });
+    const harness = new CatalogHarness(prefix, createSubjects(prefix), nc, url);
     const events = nc.subscribe(`${prefix}.events.>`, {
       callback: (error, msg) => {
         if (!error) harness.events.push({ subject: msg.subject, body: msg.json() });
@@ -88,7 +93,7 @@ export class CatalogHarness {
     });
     const logger = createLogger({ service: "catalog", version: "test", level: "info", destination });
     const bus = await connectBus({
-      natsUrl: natsUrl(),
+      natsUrl: this.natsUrl,
       service: { name: "catalog", version: "0.1.0" },
       logger,
     });
@@ -184,7 +189,7 @@ export class CatalogHarness {
     for (const cleanup of this.cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
     for (const subscription of this.subscriptions.splice(0)) subscription.unsubscribe();
     await this.nc.close();
-    await cleanupJetStream(natsUrl(), this.prefix);
+    await cleanupJetStream(this.natsUrl, this.prefix);
   }
 }
 

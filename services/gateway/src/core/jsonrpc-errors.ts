@@ -31,10 +31,3 @@ export function jsonRpcError(
 ): JsonRpcErrorBody {
   return { jsonrpc: "2.0", id, error: { code, message } };
 }
-
-/** A body size for messages: `4 MiB`, `512 KiB`, `100 bytes`. */
-export function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} bytes`;
-}

@@ -1,12 +1,14 @@
 /**
  * `tools/call`: the exposed name looked up in the table (never parsed), the call sent through
- * `toolbus.dispatch.call` with the fingerprint and revision this client was shown, and while it
+ * `toolbus.dispatch.call` with the fingerprint and revision this client was shown, in the call's
+ * span (the root of its trace, or a child of the client's: call-trace.ts), and while it
  * runs: the server's progress, log messages, elicitations and sampling requests relayed to the
  * client, and the call's approval put to the client as an elicitation when it can answer one
  * (unless `elicit_approvals` is off), answered in the name of the session's principal. A client
  * that goes away withdraws the pending approval of its own call, and only that.
  */
-import type { Logger } from "@toolbus/bus";
+import type { Span } from "@opentelemetry/api";
+import { type Logger, markFailed } from "@toolbus/bus";
 import {
   type ApprovalRequest,
   type CallElicitationRequest,
@@ -16,6 +18,7 @@ import {
   type ToolCallRequest,
   WireError,
 } from "@toolbus/protocol";
+import { withCallSpan } from "../call-trace.js";
 import { approvalChoice, approvalElicitation } from "../core/approval-elicitation.js";
 import { type McpCallResult, mcpCallResult } from "../core/call-result.js";
 import { JsonRpcCode } from "../core/jsonrpc-errors.js";
@@ -50,7 +53,6 @@ export async function callTool(
     );
   }
   const callId = ports.newCallId();
-  const logger = deps.logger.child({ callId, server: entry.server, tool: entry.rawName });
   const request: ToolCallRequest = {
     callId,
     tool: { namespace: entry.callableNamespace, name: entry.callableName },
@@ -58,7 +60,23 @@ export async function callTool(
     toolFingerprint: entry.fingerprint,
     ...(client.listedRevision !== undefined ? { catalogRevision: client.listedRevision } : {}),
   };
+  const facts = { callId, server: entry.server, tool: entry.rawName };
+  return withCallSpan({ api: "mcp", parent: client.traceContext, ...facts }, (span) =>
+    runCall(request, params.name, client, deps, deps.logger.child(facts), span),
+  );
+}
 
+/** The resolved call, run in its span: relays and approvals listened to while the dispatcher answers. */
+async function runCall(
+  request: ToolCallRequest,
+  exposedName: string,
+  client: ClientChannel,
+  deps: ToolCallDeps,
+  logger: Logger,
+  span: Span,
+): Promise<McpCallResult> {
+  const { ports } = deps;
+  const { callId } = request;
   const elicit = (payload: Record<string, unknown>, signal?: AbortSignal) =>
     client.elicit(payload, {
       timeoutMs: deps.answerTimeoutMs,
@@ -139,8 +157,11 @@ export async function callTool(
     }
     if (error instanceof WireError) {
       logger.warn({ code: error.code }, `dispatch failed: ${error.message}`);
+      // Answered as a tool error, not thrown: the span says it failed all the same.
+      markFailed(span, error);
+      span.setAttribute("toolbus.error.code", error.code);
       return {
-        content: [{ type: "text", text: `toolbus could not run ${params.name}: ${error.message}` }],
+        content: [{ type: "text", text: `toolbus could not run ${exposedName}: ${error.message}` }],
         isError: true,
       };
     }

@@ -1,6 +1,5 @@
 import type { LoggingLevel } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
-import { formatBytes } from "../../src/core/jsonrpc-errors.js";
 import { passesLogLevel } from "../../src/core/log-level.js";
 import { supportsElicitation } from "../../src/core/session-record.js";
 
@@ -26,15 +25,5 @@ describe("elicitation support", () => {
     [{}, "form", false],
   ])("%j supports %s: %s", (capabilities, mode, expected) => {
     expect(supportsElicitation(capabilities, mode)).toBe(expected);
-  });
-});
-
-describe("body sizes in messages", () => {
-  it.each<[number, string]>([
-    [4 * 1024 * 1024, "4 MiB"],
-    [512 * 1024, "512 KiB"],
-    [1000, "1000 bytes"],
-  ])("%d → %s", (bytes, text) => {
-    expect(formatBytes(bytes)).toBe(text);
   });
 });

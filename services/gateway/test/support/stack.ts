@@ -58,17 +58,26 @@ export class Stack {
     readonly dir: string,
     readonly configPath: string,
     readonly nc: NatsConnection,
+    private readonly env: Readonly<Record<string, string>>,
   ) {
     this.subjects = createSubjects(prefix);
   }
 
-  /** Writes the config and starts the catalog and dispatcher, waiting until both are ready. */
-  static async start(label: string, toml: string, services = ["catalog", "dispatcher"]): Promise<Stack> {
+  /**
+   * Writes the config and starts the catalog and dispatcher, waiting until both are ready;
+   * `env` is added to their environment (e.g. where to export their spans).
+   */
+  static async start(
+    label: string,
+    toml: string,
+    services = ["catalog", "dispatcher"],
+    env: Readonly<Record<string, string>> = {},
+  ): Promise<Stack> {
     const { prefix } = isolation(label);
     const dir = await mkdtemp(join(tmpdir(), "toolbus-gateway-"));
     const configPath = join(dir, "toolbus.toml");
     await writeFile(configPath, toml);
-    const stack = new Stack(prefix, dir, configPath, await connect({ servers: natsUrl() }));
+    const stack = new Stack(prefix, dir, configPath, await connect({ servers: natsUrl() }), env);
     try {
       await Promise.all(services.map((service) => stack.spawnService(service)));
     } catch (error) {
@@ -92,7 +101,13 @@ export class Stack {
       ],
       {
         cwd: REPO_ROOT,
-        env: { ...process.env, TOOLBUS_PREFIX: this.prefix, NATS_URL: natsUrl(), LOG_LEVEL: "info" },
+        env: {
+          ...process.env,
+          ...this.env,
+          TOOLBUS_PREFIX: this.prefix,
+          NATS_URL: natsUrl(),
+          LOG_LEVEL: "info",
+        },
         stdio: ["ignore", "pipe", "pipe"],
       },
     );

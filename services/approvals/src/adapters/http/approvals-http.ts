@@ -23,6 +23,7 @@ import {
   MAX_APPROVALS_PAGE,
   parseWith,
   RETRYABLE_BY_DEFAULT,
+  requestBodyTooLarge,
   WireError,
 } from "@toolbus/protocol";
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from "fastify";
@@ -68,6 +69,9 @@ export function buildApprovalsHttp(deps: ApprovalsHttpDeps): FastifyPluginAsync 
 
     app.setErrorHandler((error, request, reply) => {
       if (error instanceof WireError) return sendError(reply, error.code, error.message, error.retryable);
+      if ((error as { code?: unknown }).code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+        return sendError(reply, "payload_too_large", requestBodyTooLarge(request.routeOptions.bodyLimit));
+      }
       const status = (error as { statusCode?: number }).statusCode;
       if (status !== undefined && status >= 400 && status < 500) {
         return sendError(reply, "bad_request", error instanceof Error ? error.message : String(error));

@@ -17,8 +17,8 @@ afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
 
-async function injectable(env: TestEnv, prefix = env.prefix) {
-  const app = fastify();
+async function injectable(env: TestEnv, prefix = env.prefix, options: { bodyLimit?: number } = {}) {
+  const app = fastify(options);
   apps.push(app);
   await app.register(buildApprovalsHttp(approvalsHttpOverBus(env.client, createSubjects(prefix), silent)));
   return app;
@@ -89,6 +89,26 @@ describe("approvals HTTP routes", () => {
         ),
       });
     }
+  });
+
+  it("answer 413 naming the limit for a body over it", async () => {
+    const env = await testEnv("http body limit");
+    const app = await injectable(env, env.prefix, { bodyLimit: 1024 });
+    const reply = await app.inject({
+      method: "POST",
+      url: "/v1/approvals/mcp_tool_call_approval_x",
+      payload: { choice: "allow", padding: "x".repeat(2048) },
+    });
+    expect({ status: reply.statusCode, body: reply.json() }).toEqual({
+      status: 413,
+      body: {
+        error: {
+          code: "payload_too_large",
+          message: "the request body is over the limit of 1 KiB for one request; send a smaller request",
+          retryable: false,
+        },
+      },
+    });
   });
 
   it("answer 503 when no approvals service is on the bus", async () => {

@@ -25,6 +25,7 @@ import { type Page, paginate } from "../../core/pagination.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
 import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
 import { CallRouter, type ServerRequestRelay } from "./call-router.js";
+import { oversizedFor } from "./mcp-errors.js";
 
 export type ConnectSpec =
   | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string }
@@ -198,11 +199,11 @@ export class McpConnection {
     timeoutMs: number,
   ): Promise<{ items: unknown[]; nextCursor?: string }> {
     const key = LIST_KEY[method];
-    const result = await this.connected().request(
-      { method, params: cursor === undefined ? {} : { cursor } },
-      LooseListResult(key),
-      { timeout: timeoutMs },
-    );
+    const result = await this.connected()
+      .request({ method, params: cursor === undefined ? {} : { cursor } }, LooseListResult(key), {
+        timeout: timeoutMs,
+      })
+      .catch(inWordsOf(method));
     return {
       items: result[key] as unknown[],
       ...(typeof result.nextCursor === "string" ? { nextCursor: result.nextCursor } : {}),
@@ -210,9 +211,9 @@ export class McpConnection {
   }
 
   async readResource(uri: string, timeoutMs: number): Promise<Record<string, unknown>> {
-    return this.connected().request({ method: "resources/read", params: { uri } }, LooseResult, {
-      timeout: timeoutMs,
-    });
+    return this.connected()
+      .request({ method: "resources/read", params: { uri } }, LooseResult, { timeout: timeoutMs })
+      .catch(inWordsOf("resources/read"));
   }
 
   /** A raw `prompts/get`; the result comes back as the server sent it. */
@@ -220,7 +221,9 @@ export class McpConnection {
     params: { name: string; arguments?: Record<string, string> },
     timeoutMs: number,
   ): Promise<Record<string, unknown>> {
-    return this.connected().request({ method: "prompts/get", params }, LooseResult, { timeout: timeoutMs });
+    return this.connected()
+      .request({ method: "prompts/get", params }, LooseResult, { timeout: timeoutMs })
+      .catch(inWordsOf("prompts/get"));
   }
 
   /** A raw `completion/complete`; the result comes back as the server sent it. */
@@ -232,9 +235,9 @@ export class McpConnection {
     },
     timeoutMs: number,
   ): Promise<Record<string, unknown>> {
-    return this.connected().request({ method: "completion/complete", params }, LooseResult, {
-      timeout: timeoutMs,
-    });
+    return this.connected()
+      .request({ method: "completion/complete", params }, LooseResult, { timeout: timeoutMs })
+      .catch(inWordsOf("completion/complete"));
   }
 
   /**
@@ -258,10 +261,12 @@ export class McpConnection {
     // The SDK never removes its abort listener, so it gets a signal that lives only as long as the call.
     const abort = childAbort(options.signal);
     try {
-      return await this.connected().request({ method: "tools/call", params: call.params }, LooseResult, {
-        timeout: options.timeoutMs,
-        signal: abort.signal,
-      });
+      return await this.connected()
+        .request({ method: "tools/call", params: call.params }, LooseResult, {
+          timeout: options.timeoutMs,
+          signal: abort.signal,
+        })
+        .catch(inWordsOf("tools/call"));
     } finally {
       call.end();
       abort.release();
@@ -290,7 +295,7 @@ export class McpConnection {
       await client.connect(this.transport, { signal, timeout: timeoutMs });
     } catch (error) {
       await client.close().catch(() => {});
-      throw error;
+      throw oversizedFor("initialize", error);
     }
     this.client = client;
   }
@@ -368,11 +373,13 @@ export class McpConnection {
   ): Promise<unknown[]> {
     const client = this.connected();
     const fetchPage = async (cursor: string | undefined): Promise<Page<unknown>> => {
-      const result = await client.request(
-        { method: method as "tools/list", params: cursor === undefined ? {} : { cursor } },
-        LooseListResult(key),
-        { timeout: timeoutMs },
-      );
+      const result = await client
+        .request(
+          { method: method as "tools/list", params: cursor === undefined ? {} : { cursor } },
+          LooseListResult(key),
+          { timeout: timeoutMs },
+        )
+        .catch(inWordsOf(method));
       return { items: result[key] as unknown[], nextCursor: result.nextCursor as string | undefined };
     };
     return paginate(fetchPage, {
@@ -387,6 +394,13 @@ export class McpConnection {
     if (!this.client) throw new Error("MCP server is not connected");
     return this.client;
   }
+}
+
+/** Rethrows a request's error, a reply over the size cap in the words of `method`. */
+function inWordsOf(method: string): (error: unknown) => never {
+  return (error) => {
+    throw oversizedFor(method, error);
+  };
 }
 
 /** Per long-lived signal (the bus's), the calls it aborts; one listener each, however many calls. */

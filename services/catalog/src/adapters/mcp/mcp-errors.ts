@@ -1,5 +1,6 @@
 /** How the MCP SDK's errors read to toolbus: timeouts, oversized replies, and the reference's error chain. */
-import { OVERSIZED_MESSAGE_CODE } from "../../core/message-size.js";
+import { mcpReplyTooLarge } from "@toolbus/protocol";
+import { OVERSIZED_MESSAGE_CODE, type OversizedData } from "../../core/message-size.js";
 
 /** The SDK's request timeout (`ErrorCode.RequestTimeout`). */
 export function isRequestTimeout(error: unknown): boolean {
@@ -14,6 +15,19 @@ export function isOversized(error: unknown): boolean {
 /** The cap's own message, without the SDK's `MCP error <code>: ` decoration. */
 export function oversizedText(error: unknown): string {
   return (error as Error).message.replace(/^MCP error -?\d+: /, "");
+}
+
+/**
+ * An oversized reply's error in the words of the request it answered (a tool's result, a
+ * listing's page, another reply: `mcpReplyTooLarge`), with the same code; any other error as it is.
+ */
+export function oversizedFor(method: string, error: unknown): unknown {
+  if (!isOversized(error)) return error;
+  const data = (error as { data?: Partial<OversizedData> }).data;
+  // A server's own error with our code carries no limit: it is the server's to word.
+  if (typeof data?.limit !== "number") return error;
+  const bytes = typeof data.size === "number" ? { bytes: data.size } : {};
+  return jsonRpcError(OVERSIZED_MESSAGE_CODE, mcpReplyTooLarge({ method, limit: data.limit, ...bytes }));
 }
 
 /** `outer: inner: innermost`, the way the reference prints an error with its causes. */

@@ -6,6 +6,8 @@
  */
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
+import { isOverMaxPayload } from "@toolbus/bus";
+import { catalogEntryTooLarge } from "@toolbus/protocol";
 import { nextServerEntry, type ServerEntry } from "../../core/catalog-entry.js";
 
 const MAX_WRITE_ATTEMPTS = 50;
@@ -14,10 +16,17 @@ export function serverKey(server: string): string {
   return `server.${server}`;
 }
 
+export interface CatalogStoreDeps {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  kv: KV;
+  bucket: string;
+  /** The most one NATS message holds (the server's max_payload): an entry must fit it. */
+  maxPayload: () => number;
+}
+
 export class CatalogStore {
-  constructor(
-    private readonly deps: { js: JetStreamClient; jsm: JetStreamManager; kv: KV; bucket: string },
-  ) {}
+  constructor(private readonly deps: CatalogStoreDeps) {}
 
   get streamName(): string {
     return `KV_${this.deps.bucket}`;
@@ -62,10 +71,16 @@ export class CatalogStore {
         if (!current) throw new Error(`no catalog entry for server '${server}' and nothing to write`);
         return { entry: current, written: false };
       }
+      const text = JSON.stringify(next);
       try {
-        const ack = await this.deps.js.publish(subject, JSON.stringify(next), { expect: { lastSequence } });
+        const ack = await this.deps.js.publish(subject, text, { expect: { lastSequence } });
         return { entry: next, written: true, sequence: ack.seq };
       } catch (error) {
+        if (isOverMaxPayload(error)) {
+          const facts = { server, tools: next.tools.length, bytes: Buffer.byteLength(text) };
+          // The message says all the client's refusal did; as a cause it would repeat in the error chain.
+          throw new Error(catalogEntryTooLarge({ ...facts, limit: this.deps.maxPayload() }));
+        }
         if (!isWrongLastSequence(error)) throw error;
       }
     }

@@ -25,13 +25,14 @@ import {
   type StreamLimits,
   takeStreamSlot,
 } from "@toolbus/http-guard";
+import { requestBodyTooLarge } from "@toolbus/protocol";
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
 } from "fastify";
-import { formatBytes, JsonRpcCode, jsonRpcError } from "../../core/jsonrpc-errors.js";
+import { JsonRpcCode, jsonRpcError } from "../../core/jsonrpc-errors.js";
 import type { McpSession } from "../mcp/mcp-session.js";
 import { ClientSessionsFull, type SessionRegistry, SessionsFull } from "../mcp/session-registry.js";
 import { sendWebResponse, toWebRequest } from "./web-bridge.js";
@@ -301,7 +302,7 @@ function httpFailure(
       return {
         status: 413,
         code: JsonRpcCode.serverError,
-        message: `Payload Too Large: the request body is over the gateway's limit of ${formatBytes(bodyLimitBytes)}; send a smaller request`,
+        message: `Payload Too Large: ${requestBodyTooLarge(bodyLimitBytes)}`,
       };
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return {

@@ -176,6 +176,16 @@ function paths(approvals: boolean): JsonObject {
           "`callId` is required and is the caller's: make it unique (a UUID), it names the call's events and approval. " +
           '`arguments` is the JSON text of the arguments (`"{}"` or `""` for none). Any status the dispatcher ' +
           "answers with (completed, failed, skipped, invalid_arguments) is a 200; the HTTP status says only whether it answered.",
+        parameters: [
+          {
+            name: "traceparent",
+            in: "header",
+            required: false,
+            description:
+              "W3C trace context: the call's trace (rooted at the gateway's `toolbus.gateway.call` span) continues it, under the caller's span. `tracestate` is carried along with it.",
+            schema: { type: "string" },
+          },
+        ],
         requestBody: { required: true, ...json(ref("ToolCallRequest")) },
         responses: {
           "200": { description: "The dispatcher's reply", ...json(ref("ToolCallReply")) },

@@ -1,7 +1,7 @@
 /**
  * The REST API beside `/mcp`: `GET /v1/catalog` (the catalog view, or a search with `q`),
  * `GET /v1/servers` (server summaries) and `POST /v1/calls` (a ToolCallRequest through the
- * dispatcher). Bodies and queries are checked with the protocol's zod schemas; every failure
+ * dispatcher, in the call's span, which continues a `traceparent` header: call-trace.ts). Bodies and queries are checked with the protocol's zod schemas; every failure
  * answers `{error:{code,message,retryable}}` with the HTTP status of its wire error code.
  */
 import type { Bus, Logger } from "@toolbus/bus";
@@ -18,6 +18,7 @@ import {
   parseWith,
   RETRYABLE_BY_DEFAULT,
   RevisionSchema,
+  requestBodyTooLarge,
   ShortTextSchema,
   type Subjects,
   ToolCallRequestSchema,
@@ -25,7 +26,7 @@ import {
 } from "@toolbus/protocol";
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply } from "fastify";
 import { z } from "zod";
-import { formatBytes } from "../../core/jsonrpc-errors.js";
+import { clientTraceContext, withCallSpan } from "../../call-trace.js";
 import type { ApprovalsPort, DispatchPort } from "../../ports.js";
 
 /** The HTTP status a wire error is answered with. */
@@ -155,7 +156,11 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
         );
       };
       raw.once("close", gone);
-      const entry = { callId: call.callId, running: deps.dispatch.call(call) };
+      const parent = clientTraceContext({ headers: request.headers });
+      const running = withCallSpan({ api: "rest", parent, callId: call.callId }, () =>
+        deps.dispatch.call(call),
+      );
+      const entry = { callId: call.callId, running };
       inFlight.add(entry);
       try {
         return await Promise.race([entry.running, stopped]);
@@ -210,7 +215,7 @@ function requestFailure(
       return {
         code: ErrorCode.payloadTooLarge,
         status: 413,
-        message: `the request body is over the gateway's limit of ${formatBytes(bodyLimitBytes)}; send a smaller request`,
+        message: requestBodyTooLarge(bodyLimitBytes),
       };
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return {

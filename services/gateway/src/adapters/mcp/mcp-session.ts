@@ -34,6 +34,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { Logger } from "@toolbus/bus";
 import { ANONYMOUS } from "@toolbus/http-guard";
 import { CallSamplingResultSchema, type LoggingLevel } from "@toolbus/protocol";
+import { clientTraceContext } from "../../call-trace.js";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
 import type { SessionRecord } from "../../core/session-record.js";
 import { setLogLevel } from "../../handlers/logging.js";
@@ -363,6 +364,7 @@ export class McpSession implements SessionStatePort {
       signal,
       principal: this.principal,
       progressToken,
+      traceContext: clientTraceContext({ meta: extra._meta, headers: extra.requestInfo?.headers }),
       notify: (notification) =>
         extra.sendNotification(notification as ServerNotification).catch((error: unknown) => {
           this.#deps.logger.debug({ err: error }, "could not relay a notification to the client");

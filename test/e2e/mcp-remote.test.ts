@@ -79,6 +79,7 @@ describe("mcp-remote in front of pnpm start", () => {
     // As a desktop client's config runs it: the header names a variable, so the token stays out of argv.
     const transport = new StdioClientTransport({
       command: process.execPath,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: mcp-remote's own ${VAR} placeholder syntax.
       args: [MCP_REMOTE, url, "--header", "Authorization:${AUTH_HEADER}", "--transport", "http-only"],
       env: {
         PATH: process.env.PATH ?? "",

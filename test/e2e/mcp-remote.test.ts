@@ -95,9 +95,21 @@ describe("mcp-remote in front of pnpm start", () => {
       asked.push(request.params);
       return answer;
     });
+    const connecting = client.connect(transport);
+    // connect() spawns the proxy before its first await.
+    const proxyPid = transport.pid;
     try {
-      await client.connect(transport);
+      await connecting;
     } catch (error) {
+      // The SDK's own close gives the proxy seconds on timers that do not hold this worker open: a
+      // proxy stuck in its OAuth flow would outlive the run.
+      if (proxyPid !== null) {
+        try {
+          process.kill(proxyPid, "SIGKILL");
+        } catch {
+          // It had exited already.
+        }
+      }
       throw new Error(
         `mcp-remote did not connect: ${(error as Error).message}\n${proxyOutput.slice(-2_000)}`,
       );

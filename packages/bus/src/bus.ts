@@ -23,6 +23,7 @@ import type { z } from "zod";
 import { connectCoalescing } from "./coalescing-transport.js";
 import type { EventDeliveryLimits } from "./core/backoff.js";
 import { maskUrl } from "./core/mask-url.js";
+import { StaleSubjects } from "./core/stale-subjects.js";
 import { EventPublisher, type PublishEventOptions, storeInStream } from "./events.js";
 import { LargeReplies, lateReplyHandler } from "./large-replies.js";
 import { BUS_METRICS, type BusInstruments } from "./metrics.js";
@@ -91,6 +92,11 @@ export interface Bus {
   publishEvent(subject: string, body: unknown, options?: PublishEventOptions): void;
   /** Events published and not yet acknowledged (in flight or waiting to be retried). */
   readonly pendingEvents: number;
+  /**
+   * What became of a JetStream request on `subject` (unanswered: no responders or a timeout):
+   * one subject unanswered again and again renews the connection (see `StaleSubjects`).
+   */
+  jetStreamAnswered(subject: string, answered: boolean): void;
   /**
    * Resolves when every event published so far has been acked or given up on (while JetStream
    * is down, at most the retry budget after the last publish).
@@ -291,6 +297,7 @@ class NatsBus implements Bus {
   #kvm: Kvm | undefined;
   #micro: MicroService | undefined;
   #metrics: BusInstruments | undefined;
+  readonly #staleSubjects = new StaleSubjects();
 
   constructor(
     nc: NatsConnection,
@@ -314,6 +321,21 @@ class NatsBus implements Bus {
 
   get instance(): string {
     return `${this.service.name}.${this.#instanceId}`;
+  }
+
+  jetStreamAnswered(subject: string, answered: boolean): void {
+    if (answered) {
+      this.#staleSubjects.succeeded(subject);
+      return;
+    }
+    if (!this.#staleSubjects.failed(subject, Date.now()) || this.nc.isClosed()) return;
+    this.logger.warn(
+      { subject, server: this.nc.getServer() },
+      "NATS keeps refusing JetStream requests on one subject that JetStream serves: renewing the connection",
+    );
+    void this.nc.reconnect().catch((error: unknown) => {
+      this.logger.warn({ err: error }, "renewing the NATS connection failed");
+    });
   }
 
   js(): JetStreamClient {

@@ -121,14 +121,17 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     const record: CallRecord<T> = { state: "running", identity, owner: this.#bus.instance };
     try {
       await this.#kv.create(key, JSON.stringify(record));
+      this.#answered(key, true);
       this.#running.add(key);
       return { kind: "claimed" };
     } catch (error) {
       if (!isWrongLastSequence(error)) {
+        this.#answered(key, false);
         // The create may have been stored though its answer was lost: drop it if it was.
         this.#dropStaleClaim(key);
         throw error;
       }
+      this.#answered(key, true);
     }
     const entry = await this.#kv.get(key);
     const found = entry && entry.operation === "PUT" ? parseCallRecord<T>(entry.string()) : undefined;
@@ -158,7 +161,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     const record: DoneRecord<T> = { state: "done", identity, owner: this.#bus.instance, outcome };
     this.#unrecorded.set(key, record);
     try {
-      await this.#untilStored(() => this.#kv.put(key, JSON.stringify(record)));
+      await this.#untilStored(key, () => this.#kv.put(key, JSON.stringify(record)));
     } finally {
       this.#unrecorded.delete(key);
       this.#running.delete(key);
@@ -177,7 +180,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
 
   /** Deletes the key's record if it is this instance's and stale, tried until JetStream answers. */
   async #dropIfStale(key: string): Promise<void> {
-    await this.#untilStored(async () => {
+    await this.#untilStored(key, async () => {
       const entry = await this.#kv.get(key);
       const record = entry && entry.operation === "PUT" ? parseCallRecord<T>(entry.string()) : undefined;
       if (!entry || record?.state !== "running" || !this.#isStale(key, record.owner)) return;
@@ -218,16 +221,23 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     void this.#dropIfStale(key).catch(() => undefined);
   }
 
-  /** Runs `write` until it succeeds, backing off, for at most `recordForMs`; then throws its error. */
-  async #untilStored(write: () => Promise<unknown>): Promise<void> {
+  /** Tells the bus whether JetStream answered a write of the key (it renews a connection refused again and again). */
+  #answered(key: string, answered: boolean): void {
+    this.#bus.jetStreamAnswered(`call ledger key ${key}`, answered);
+  }
+
+  /** Runs `write` of `key` until it succeeds, backing off, for at most `recordForMs`; then throws its error. */
+  async #untilStored(key: string, write: () => Promise<unknown>): Promise<void> {
     const deadline = Date.now() + (this.#options.recordForMs ?? 5 * 60_000);
     for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 5_000)) {
       try {
         await write();
+        this.#answered(key, true);
         return;
       } catch (error) {
-        if (isWrongLastSequence(error) || Date.now() + delayMs > deadline || this.#bus.nc.isClosed())
-          throw error;
+        if (isWrongLastSequence(error)) throw error;
+        this.#answered(key, false);
+        if (Date.now() + delayMs > deadline || this.#bus.nc.isClosed()) throw error;
       }
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }

@@ -1,0 +1,58 @@
+/**
+ * When a NATS connection should be renewed because its server keeps refusing one JetStream
+ * subject while JetStream itself is up. Seen on nats-server 2.9.10 after a node of the cluster
+ * was lost: a long-lived connection went on getting "no responders" (or no answer) for every
+ * write to the KV keys it had first tried during the outage — for minutes, after the cluster had
+ * recovered — while a fresh connection to the same server wrote those keys at once. The state
+ * that goes stale is the server's, per connection; only a new connection clears it. Pure: fed
+ * with what happened, it says when to renew.
+ */
+
+export interface StaleSubjectLimits {
+  /** Failures of one subject, with no success between, that make it stale … */
+  failures: number;
+  /** … when the first of them is at least this old (a leader election takes a few seconds). */
+  overMs: number;
+  /** Renew at most this often (a real outage is not cured by reconnecting in a loop). */
+  renewEveryMs: number;
+  /** Subjects tracked at most (oldest forgotten first). */
+  tracked: number;
+}
+
+export const STALE_SUBJECT_LIMITS: StaleSubjectLimits = {
+  failures: 4,
+  overMs: 8_000,
+  renewEveryMs: 60_000,
+  tracked: 1_000,
+};
+
+export class StaleSubjects {
+  readonly #limits: StaleSubjectLimits;
+  readonly #failing = new Map<string, { since: number; count: number }>();
+  #lastRenewal = Number.NEGATIVE_INFINITY;
+
+  constructor(limits: StaleSubjectLimits = STALE_SUBJECT_LIMITS) {
+    this.#limits = limits;
+  }
+
+  /** A request on `subject` went unanswered; true when the connection should be renewed now. */
+  failed(subject: string, now: number): boolean {
+    const entry = this.#failing.get(subject) ?? { since: now, count: 0 };
+    entry.count++;
+    this.#failing.delete(subject);
+    this.#failing.set(subject, entry);
+    if (this.#failing.size > this.#limits.tracked) {
+      this.#failing.delete(this.#failing.keys().next().value as string);
+    }
+    const stale = entry.count >= this.#limits.failures && now - entry.since >= this.#limits.overMs;
+    if (!stale || now - this.#lastRenewal < this.#limits.renewEveryMs) return false;
+    this.#lastRenewal = now;
+    this.#failing.clear();
+    return true;
+  }
+
+  /** A request on `subject` was answered: it is not stale. */
+  succeeded(subject: string): void {
+    this.#failing.delete(subject);
+  }
+}

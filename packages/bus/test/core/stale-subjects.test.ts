@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { StaleSubjects } from "../../src/core/stale-subjects.js";
+
+const limits = { failures: 3, overMs: 1_000, renewEveryMs: 10_000, tracked: 2 };
+
+describe("a subject the server keeps refusing", () => {
+  it("renews the connection once it failed often enough over long enough", () => {
+    const stale = new StaleSubjects(limits);
+    expect([stale.failed("a", 0), stale.failed("a", 500), stale.failed("a", 900)]).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    expect(stale.failed("a", 1_000)).toBe(true);
+  });
+
+  it("does not count failures a success came between", () => {
+    const stale = new StaleSubjects(limits);
+    stale.failed("a", 0);
+    stale.failed("a", 100);
+    stale.succeeded("a");
+    expect([stale.failed("a", 1_000), stale.failed("a", 1_500), stale.failed("a", 1_900)]).toEqual([
+      false,
+      false,
+      false,
+    ]);
+  });
+
+  it("is not renewed for many quick failures (a leader election), nor more often than allowed", () => {
+    const stale = new StaleSubjects(limits);
+    for (let t = 0; t < 900; t += 100) expect(stale.failed("a", t)).toBe(false);
+    expect(stale.failed("a", 1_000)).toBe(true);
+    for (let t = 1_100; t < 11_000; t += 500) expect(stale.failed("b", t)).toBe(false);
+    expect(stale.failed("b", 11_000)).toBe(true);
+  });
+
+  it("tracks a bounded number of subjects, forgetting the oldest", () => {
+    const stale = new StaleSubjects(limits);
+    stale.failed("a", 0);
+    stale.failed("a", 10);
+    stale.failed("b", 20);
+    stale.failed("c", 30); // "a" forgotten: its count starts again
+    expect([stale.failed("a", 2_000), stale.failed("a", 2_100)]).toEqual([false, false]);
+  });
+});

@@ -353,13 +353,6 @@ try {
     "  session: a session grant is keyed by the call's thread, and the gateway gives the calls it receives",
     "  none (Codex sends its thread on every `tools/call`, as `_meta.threadId`: see the MCP logs).",
     `- Codex measured ${asked.map((t) => `${t} s`).join(", ")} for the calls toolbus asked about and ${remembered.map((t) => `${t} s`).join(", ") || "nothing"} for the remembered one.`,
-    ...(asked.some((t) => t > 4)
-      ? [
-          "  The seconds are toolbus's: with the embedded PGlite the approvals service's LISTEN/NOTIFY wake-up does",
-          "  not arrive, so the waiting decide notices the answer at its next 5 s poll (with DATABASE_URL on a",
-          "  Postgres server the same answer takes a tenth of a second).",
-        ]
-      : []),
     "",
   );
 } catch (error) {

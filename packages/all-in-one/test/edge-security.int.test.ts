@@ -17,6 +17,7 @@ import {
   type ApprovalResolvedEvent,
   ApprovalResolvedEventSchema,
 } from "@toolbus/protocol";
+import { cancellationsIn, elicitationsIn, receivedMessages } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Services, startServices, waitFor } from "./support/services.js";
 
@@ -111,9 +112,16 @@ function send(
 
 const edgeRefusal = (message: string) => ({ jsonrpc: "2.0", id: null, error: { code: -32000, message } });
 
+/**
+ * An MCP client with `token`. `elicit`: it declares elicitation and accepts each one, once
+ * `elicit` returns (or never, if what `elicit` returns rejects: when the gateway cancels it).
+ */
 async function mcpAs(
   token: string,
-  options: { gateway?: RunningGateway; elicit?: (params: unknown) => void } = {},
+  options: {
+    gateway?: RunningGateway;
+    elicit?: (params: unknown, cancelled: AbortSignal) => unknown;
+  } = {},
 ): Promise<Client> {
   const client = new Client(
     { name: "edge-security-test", version: "1.0.0" },
@@ -121,8 +129,8 @@ async function mcpAs(
   );
   if (options.elicit) {
     const elicit = options.elicit;
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      elicit(request.params);
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      await elicit(request.params, extra.signal);
       return { action: "accept" };
     });
   }
@@ -322,13 +330,50 @@ describe("who may approve", () => {
   it("asks the calling client by elicitation by default, and records that client's principal", async () => {
     const asked: unknown[] = [];
     const carol = await mcpAs(TOKENS.carol, { elicit: (params) => asked.push(params) });
+    const messages = receivedMessages(carol);
     const count = pending.length + 1;
     const result = await carol.callTool({ name: "scripted__guarded", arguments: { n: 2 } });
     const request = await pendingFor(count);
-    expect({ result, asked: asked.length, by: (await resolvedFor(request.requestId)).by }).toEqual({
+    const { by } = await resolvedFor(request.requestId);
+    // Whether the `resolved` event reached the gateway before the call's answer or after: an
+    // elicitation the client answered is never cancelled.
+    expect({ result, asked: asked.length, by, cancelled: cancellationsIn(messages) }).toEqual({
       result: { content: [{ type: "text", text: JSON.stringify({ n: 2 }) }] },
       asked: 1,
       by: "carol",
+      cancelled: [],
+    });
+  });
+
+  it("cancels the calling client's elicitation when an approver answers in the REST inbox first", async () => {
+    const carol = await mcpAs(TOKENS.carol, {
+      elicit: (_params, cancelled) =>
+        new Promise((_resolve, reject) => {
+          cancelled.addEventListener("abort", () => reject(cancelled.reason), { once: true });
+        }),
+    });
+    const messages = receivedMessages(carol);
+    const count = pending.length + 1;
+    const call = carol.callTool({ name: "scripted__guarded", arguments: { n: "inbox" } });
+    const request = await pendingFor(count);
+    await waitFor("the elicitation", () => elicitationsIn(messages).length > 0);
+    const answered = await send(s.gateway, {
+      method: "POST",
+      path: `/v1/approvals/${request.requestId}`,
+      token: TOKENS.alice,
+      body: { choice: "allow" },
+    });
+    const result = await call;
+    expect({
+      answered: answered.status,
+      result,
+      cancelled: cancellationsIn(messages).map((params) => params?.requestId),
+      by: (await resolvedFor(request.requestId)).by,
+    }).toEqual({
+      answered: 200,
+      result: { content: [{ type: "text", text: JSON.stringify({ n: "inbox" }) }] },
+      cancelled: [elicitationsIn(messages)[0]!.id],
+      by: "alice",
     });
   });
 

@@ -10,6 +10,7 @@ export {
   type ThrowawayPostgres,
 } from "./infra.js";
 export { cleanupJetStream, isolation, type PgSchema, withPgSchema } from "./isolation.js";
+export { cancellationsIn, elicitationsIn, receivedMessages } from "./mcp-received.js";
 export { type NatsServerProcess, startNatsServer } from "./nats-server.js";
 export {
   type MetricPoint,

@@ -46,6 +46,7 @@ import {
   ApprovalsServiceConfigSchema,
   approvalModeOf,
 } from "./config.js";
+import { DecisionWaiters } from "./decision-waiters.js";
 import { handleCancel } from "./handlers/cancel.js";
 import { handleDecide } from "./handlers/decide.js";
 import { expireOverdue } from "./handlers/expire-overdue.js";
@@ -135,13 +136,14 @@ export async function startApprovalsService(
     const grantsKv = await ensureKv(bus, subjects.kv.approvalGrants, { history: 1 });
 
     const channel = decisionChannel(config.prefix);
-    const signals = new PgDecisionSignals({ connectionString: config.databaseUrl }, channel, logger);
+    const waiters = new DecisionWaiters();
+    const signals = new PgDecisionSignals({ connectionString: config.databaseUrl }, channel, waiters, logger);
     await signals.start();
     closers.push(() => signals.close());
 
     const closing = new AbortController();
     const now = () => Date.now();
-    const pending = new PgPendingStore(pool, channel);
+    const pending = new PgPendingStore(pool, channel, waiters);
     const stopObserving = observeGauge(APPROVALS_METRICS.instrument("pending"), async (result) =>
       result.observe(await pending.countPending(now())),
     );
@@ -158,7 +160,7 @@ export async function startApprovalsService(
       sessionGrants: new KvSessionGrants(grantsKv),
       persistentGrants: new PgPersistentGrants(pool),
       pending: recordingWaits(pending, now),
-      signals,
+      signals: waiters,
       events: natsApprovalEvents(bus, subjects),
       now,
       closing: closing.signal,

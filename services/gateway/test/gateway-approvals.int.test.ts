@@ -1,12 +1,15 @@
 /**
  * Approvals at the edge: a call that needs a person is put to an MCP client that can answer
- * elicitations, in the reference's form shape; other clients leave it to the inbox; a client
- * that goes away mid-call has the call's approval withdrawn. The approvals service is stood in
- * for at its bus seam (fake-approvals.ts); catalog, dispatcher and servers are real.
+ * elicitations, in the reference's form shape; other clients leave it to the inbox; an
+ * elicitation is cancelled when answered elsewhere or outlived by its call, never once the client
+ * answered it; a client that goes away mid-call has the call's approval withdrawn. The approvals
+ * service is stood in for at its bus seam (fake-approvals.ts); catalog, dispatcher and servers
+ * are real.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Subscription } from "@nats-io/transport-node";
+import { cancellationsIn, elicitationsIn, receivedMessages } from "@toolbus/testkit";
 import { startTestServer } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningGateway } from "../src/gateway-service.js";
@@ -123,6 +126,71 @@ describe("approval prompts", () => {
     });
   });
 });
+
+describe("approval elicitations that end without the client's answer", () => {
+  it("are not cancelled once the client has answered them, though the approval's resolved event comes after", async () => {
+    const connected = await client(true);
+    const messages = receivedMessages(connected);
+    connected.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept" }));
+    // The stand-in announces the answer before the call goes on, so the gateway hears it while
+    // the call still runs, and any cancellation would reach the client before the call's result.
+    const result = await connected.callTool({ name: "guarded__echo", arguments: { answered: true } });
+    expect({ result, asked: elicitationsIn(messages).length, cancelled: cancellationsIn(messages) }).toEqual({
+      result: { content: [{ type: "text", text: JSON.stringify({ answered: true }) }] },
+      asked: 1,
+      cancelled: [],
+    });
+  });
+
+  it("are cancelled when the approval is answered elsewhere (the inbox, another approver)", async () => {
+    const connected = await client(true);
+    const messages = receivedMessages(connected);
+    waitForCancel(connected);
+    const before = approvals.pending.length;
+    const call = connected.callTool({ name: "guarded__echo", arguments: { elsewhere: true } });
+    const request = await eventually("the pending approval", () => approvals.pending[before]);
+    const [asked] = await eventually("the elicitation", () => present(elicitationsIn(messages)));
+    await stack.nc.request(
+      stack.subjects.approvalsResolve,
+      JSON.stringify({ requestId: request.requestId, choice: "allow" }),
+      { timeout: 5_000 },
+    );
+    expect({ result: await call, cancelled: cancellationsIn(messages) }).toEqual({
+      result: { content: [{ type: "text", text: JSON.stringify({ elsewhere: true }) }] },
+      cancelled: [{ requestId: asked!.id, reason: "Error: the approval was answered elsewhere" }],
+    });
+  });
+
+  it("are cancelled when the call ends while they are open, even with no resolved event", async () => {
+    const connected = await client(true);
+    const messages = receivedMessages(connected);
+    waitForCancel(connected);
+    const before = approvals.pending.length;
+    const call = connected.callTool({ name: "guarded__echo", arguments: { quiet: true } });
+    const request = await eventually("the pending approval", () => approvals.pending[before]);
+    const [asked] = await eventually("the elicitation", () => present(elicitationsIn(messages)));
+    approvals.answerQuietly(request.requestId, "allow");
+    expect({ result: await call, cancelled: cancellationsIn(messages) }).toEqual({
+      result: { content: [{ type: "text", text: JSON.stringify({ quiet: true }) }] },
+      cancelled: [{ requestId: asked!.id, reason: "Error: the tool call no longer waits for this approval" }],
+    });
+  });
+});
+
+/** The client leaves elicitations unanswered until the gateway cancels them. */
+function waitForCancel(connected: Client): void {
+  connected.setRequestHandler(
+    ElicitRequestSchema,
+    (_request, extra) =>
+      new Promise((_resolve, reject) => {
+        extra.signal.addEventListener("abort", () => reject(extra.signal.reason), { once: true });
+      }),
+  );
+}
+
+function present<T>(items: T[]): T[] | undefined {
+  return items.length > 0 ? items : undefined;
+}
 
 describe("a client that goes away mid-call", () => {
   it("has the call's pending approval withdrawn, and the gateway keeps serving others", async () => {

@@ -4,8 +4,10 @@
  * span (the root of its trace, or a child of the client's: call-trace.ts), and while it
  * runs: the server's progress, log messages, elicitations and sampling requests relayed to the
  * client, and the call's approval put to the client as an elicitation when it can answer one
- * (unless `elicit_approvals` is off), answered in the name of the session's principal. A client
- * that goes away withdraws the pending approval of its own call, and only that.
+ * (unless `elicit_approvals` is off), answered in the name of the session's principal. An
+ * elicitation still open when the approval is answered elsewhere, or when the call ends, is
+ * cancelled; one the client answered never is. A client that goes away withdraws the pending
+ * approval of its own call, and only that.
  */
 import type { Span } from "@opentelemetry/api";
 import { type Logger, markFailed } from "@toolbus/bus";
@@ -138,6 +140,12 @@ async function runCall(
   const cleanup = () => {
     stopRelay();
     stopApprovals();
+    // A question still open when the call ends is moot: decided elsewhere (the call's answer can
+    // beat the `resolved` event, a core NATS message that may never come), or the call failed.
+    for (const asked of approvalAsks.values()) {
+      asked.abort(new Error("the tool call no longer waits for this approval"));
+    }
+    approvalAsks.clear();
   };
 
   const dispatched = ports.dispatch.call(request);

@@ -1,7 +1,9 @@
 /**
  * A stand-in for the approvals service at its bus seam (the real one is built elsewhere): it
  * answers `approvals.decide` by publishing an `ApprovalRequest` on `approvals.pending` and
- * waiting for `approvals.resolve` or `approvals.cancel`, and records what it was sent.
+ * waiting for `approvals.resolve` or `approvals.cancel`, and records what it was sent. An answer
+ * goes out on `approvals.resolved` before the waiting decide gets it (one order the real service
+ * can take), so the gateway hears of it while the call still runs.
  */
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import {
@@ -20,6 +22,8 @@ export interface FakeApprovals {
   readonly pending: ApprovalRequest[];
   readonly resolves: ApprovalResolveRequest[];
   readonly cancels: ApprovalCancelRequest[];
+  /** Answers the waiting decide with `choice` and publishes no `resolved` event (as if it were lost). */
+  answerQuietly(requestId: string, choice: ApprovalChoice): void;
   stop(): void;
 }
 
@@ -105,6 +109,11 @@ export function fakeApprovals(nc: NatsConnection, subjects: Subjects): FakeAppro
     pending,
     resolves,
     cancels,
+    answerQuietly(requestId, choice) {
+      const answer = waiting.get(requestId);
+      if (answer === undefined) throw new Error(`no decide waits on ${requestId}`);
+      answer(choice);
+    },
     stop() {
       for (const subscription of subscriptions) subscription.unsubscribe();
     },

@@ -1,36 +1,40 @@
 /**
- * Wake-ups for waiting decides, over Postgres LISTEN/NOTIFY: `PgPendingStore` notifies the channel
- * in the statement that resolves a request, and every replica listening hears it. The payload is
- * `{"requestId","result"}` — the waiter answers with that decision without reading it back — or
- * just the request id (a decision too large for a payload): the waiter re-reads. One dedicated
- * connection per replica; when it drops it is re-opened with back-off and every waiter is woken
- * to re-read (a notification sent meanwhile would otherwise be missed).
+ * Wake-ups from other replicas, over Postgres LISTEN/NOTIFY: `PgPendingStore` notifies the
+ * channel in the statement that resolves a request, and every replica listening wakes its
+ * `DecisionWaiters` with what it hears. (The replica that resolves wakes its own waiters itself:
+ * PGlite served over its socket never passes a NOTIFY to another connection, so there only the
+ * re-read every `pollIntervalMs` reaches other replicas.) The payload is `{"requestId","result"}`
+ * — the waiter answers with that decision without reading it back — or just the request id (a
+ * decision too large for a payload): the waiter re-reads. One dedicated connection per replica;
+ * when it drops it is re-opened with back-off and every waiter is woken to re-read (a
+ * notification sent meanwhile would otherwise be missed).
  */
 import { createHash } from "node:crypto";
 import type { Logger } from "@toolbus/bus";
 import { ApprovalDecideResultSchema } from "@toolbus/protocol";
 import pg from "pg";
 import { z } from "zod";
-import type { DecideResult } from "../../core/index.js";
-import type { DecisionSignals, DecisionWake } from "../../ports.js";
+import type { DecisionWaiters } from "../../decision-waiters.js";
 
 const WakeSchema = z.object({ requestId: z.string(), result: ApprovalDecideResultSchema });
 
 const RECONNECT_DELAYS_MS = [100, 500, 1_000, 2_000, 5_000];
 
-export class PgDecisionSignals implements DecisionSignals {
+export class PgDecisionSignals {
   readonly #config: pg.ClientConfig;
   readonly #channel: string;
+  readonly #waiters: DecisionWaiters;
   readonly #logger: Logger;
-  readonly #waiters = new Map<string, Set<(result: DecideResult | undefined) => void>>();
   #client: pg.Client | undefined;
   #closed = false;
   #failures = 0;
   #retry: NodeJS.Timeout | undefined;
 
-  constructor(config: pg.ClientConfig, channel: string, logger: Logger) {
+  /** Wakes `waiters` with what is heard on `channel`. */
+  constructor(config: pg.ClientConfig, channel: string, waiters: DecisionWaiters, logger: Logger) {
     this.#config = config;
     this.#channel = channel;
+    this.#waiters = waiters;
     this.#logger = logger;
   }
 
@@ -39,31 +43,12 @@ export class PgDecisionSignals implements DecisionSignals {
     await this.#listen();
   }
 
-  next(requestId: string): DecisionWake {
-    let wake: (result: DecideResult | undefined) => void = () => {};
-    const promise = new Promise<DecideResult | undefined>((resolve) => {
-      wake = resolve;
-    });
-    let set = this.#waiters.get(requestId);
-    if (set === undefined) {
-      set = new Set();
-      this.#waiters.set(requestId, set);
-    }
-    set.add(wake);
-    const cancel = () => {
-      const current = this.#waiters.get(requestId);
-      current?.delete(wake);
-      if (current?.size === 0) this.#waiters.delete(requestId);
-    };
-    return { promise, cancel };
-  }
-
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retry);
     const client = this.#client;
     this.#client = undefined;
-    this.#wakeAll();
+    this.#waiters.wakeAll();
     await client?.end().catch(() => {});
   }
 
@@ -89,7 +74,7 @@ export class PgDecisionSignals implements DecisionSignals {
     this.#client = undefined;
     client.end().catch(() => {});
     this.#logger.warn({ err }, "lost the Postgres LISTEN connection for approval decisions; reconnecting");
-    this.#wakeAll();
+    this.#waiters.wakeAll();
     this.#scheduleReconnect();
   }
 
@@ -98,7 +83,7 @@ export class PgDecisionSignals implements DecisionSignals {
     this.#failures += 1;
     this.#retry = setTimeout(() => {
       this.#listen().then(
-        () => this.#wakeAll(),
+        () => this.#waiters.wakeAll(),
         (err: unknown) => {
           this.#logger.warn({ err }, `could not LISTEN for approval decisions; retrying in ${delay} ms`);
           if (!this.#closed) this.#scheduleReconnect();
@@ -110,12 +95,12 @@ export class PgDecisionSignals implements DecisionSignals {
   #heard(payload: string): void {
     // A request id never starts with "{": anything else is the bare id of a large decision.
     if (!payload.startsWith("{")) {
-      this.#wake(payload, undefined);
+      this.#waiters.wake(payload, undefined);
       return;
     }
     const parsed = WakeSchema.safeParse(safeJson(payload));
     if (parsed.success) {
-      this.#wake(parsed.data.requestId, parsed.data.result);
+      this.#waiters.wake(parsed.data.requestId, parsed.data.result);
       return;
     }
     // Whose it is cannot be told: every waiter re-reads its request rather than miss the answer.
@@ -123,15 +108,7 @@ export class PgDecisionSignals implements DecisionSignals {
       { payload: payload.slice(0, 200) },
       "an approval decision notification could not be read; every waiting decide re-reads its request",
     );
-    this.#wakeAll();
-  }
-
-  #wake(requestId: string, result: DecideResult | undefined): void {
-    for (const wake of this.#waiters.get(requestId) ?? []) wake(result);
-  }
-
-  #wakeAll(): void {
-    for (const set of this.#waiters.values()) for (const wake of set) wake(undefined);
+    this.#waiters.wakeAll();
   }
 }
 

@@ -4,7 +4,8 @@
  * replicas try). Each row also holds what every choice it accepts would decide, so a human's
  * answer is a single conditional update. Resolving `pg_notify`s in the same statement — the
  * request id and the decision, so waiters need not read it back — and the wake-up is sent
- * exactly when, and only if, the answer is committed.
+ * exactly when, and only if, the answer is committed. Once committed, this replica's own
+ * waiters are woken directly: they need no notification to come back (on PGlite none does).
  */
 import type { ApprovalResolvedEvent } from "@toolbus/protocol";
 import type pg from "pg";
@@ -17,6 +18,7 @@ import {
   type GrantKeys,
   type JsonValue,
 } from "../../core/index.js";
+import type { DecisionWaiters } from "../../decision-waiters.js";
 import type { ListPage, NewPendingRecord, PendingRecord, PendingStore } from "../../ports.js";
 
 interface Row {
@@ -50,11 +52,16 @@ function notifySettled(channel: string): string {
 export class PgPendingStore implements PendingStore {
   readonly #pool: pg.Pool;
   readonly #channel: string;
+  readonly #waiters: Pick<DecisionWaiters, "wake">;
 
-  /** `channel` is the NOTIFY channel the wake-ups go out on (see PgDecisionSignals). */
-  constructor(pool: pg.Pool, channel: string) {
+  /**
+   * `channel` is the NOTIFY channel the wake-ups go out on to other replicas (see
+   * PgDecisionSignals); `waiters` are this replica's.
+   */
+  constructor(pool: pg.Pool, channel: string, waiters: Pick<DecisionWaiters, "wake">) {
     this.#pool = pool;
     this.#channel = channel;
+    this.#waiters = waiters;
   }
 
   async find(requestId: string): Promise<PendingRecord | undefined> {
@@ -133,7 +140,7 @@ export class PgPendingStore implements PendingStore {
        ${notifySettled("$4")}`,
       [requestId, JSON.stringify(result), by, this.#channel],
     );
-    return rows[0] && recordOf(rows[0]);
+    return this.#woken(rows[0]);
   }
 
   async answer(
@@ -154,7 +161,15 @@ export class PgPendingStore implements PendingStore {
        ${notifySettled("$5")}`,
       [requestId, choice, by, new Date(now).toISOString(), this.#channel],
     );
-    return rows[0] && recordOf(rows[0]);
+    return this.#woken(rows[0]);
+  }
+
+  /** The record a resolving statement returned, once this replica's waiters on it are woken. */
+  #woken(row: Row | undefined): PendingRecord | undefined {
+    if (row === undefined) return undefined;
+    const record = recordOf(row);
+    this.#waiters.wake(record.request.requestId, record.result);
+    return record;
   }
 
   async overdue(now: number, limit: number): Promise<string[]> {

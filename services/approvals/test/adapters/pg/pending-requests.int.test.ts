@@ -8,6 +8,7 @@ import { decisionChannel, PgDecisionSignals } from "../../../src/adapters/pg/dec
 import { MIGRATIONS, migrate } from "../../../src/adapters/pg/migrations.js";
 import { PgPendingStore } from "../../../src/adapters/pg/pending-requests.js";
 import { type ApprovalMode, buildApprovalRequest, type DecideResult } from "../../../src/core/index.js";
+import { DecisionWaiters } from "../../../src/decision-waiters.js";
 import type { NewPendingRecord } from "../../../src/ports.js";
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -74,7 +75,7 @@ describe("the pending request table", () => {
   it("stores a request once: a second create answers the first record", async () => {
     const { pool } = await database("create");
     await migrate(pool);
-    const store = new PgPendingStore(pool, "unused");
+    const store = new PgPendingStore(pool, "unused", new DecisionWaiters());
     const first = record("call-1");
     await expect(store.create(first)).resolves.toEqual({
       created: true,
@@ -90,7 +91,7 @@ describe("the pending request table", () => {
   it("keeps the call digest a request is bound to, and reads a row stored before it had one", async () => {
     const { pool } = await database("digest");
     await migrate(pool);
-    const store = new PgPendingStore(pool, "unused");
+    const store = new PgPendingStore(pool, "unused", new DecisionWaiters());
     const bound = record("bound");
     await store.create(bound);
     await store.create(record("unbound"));
@@ -108,7 +109,7 @@ describe("the pending request table", () => {
   it("resolves a request once, and lists only requests still pending and in time", async () => {
     const { pool } = await database("settle");
     await migrate(pool);
-    const store = new PgPendingStore(pool, "unused");
+    const store = new PgPendingStore(pool, "unused", new DecisionWaiters());
     const [a, b, c] = [record("a"), record("b"), record("c", 1_000)];
     for (const r of [a, b, c]) await store.create(r);
 
@@ -124,7 +125,35 @@ describe("the pending request table", () => {
     await expect(store.overdue(NOW + 2_000, 10)).resolves.toEqual([c.request.requestId]);
   });
 
-  it("wakes a listener on any connection with the decision when a request is resolved", async () => {
+  it("wakes this replica's own waiters with the decision, with no notification to hear", async () => {
+    const { pool } = await database("local wake");
+    await migrate(pool);
+    // Nobody listens on the channel: only the store itself can wake the waiters.
+    const waiters = new DecisionWaiters();
+    const store = new PgPendingStore(pool, "unheard", waiters);
+    const [settled, answered] = [
+      record("settled"),
+      { ...record("answered large"), updatedArguments: { q: "x".repeat(9_000) } },
+    ];
+    for (const r of [settled, answered]) await store.create(r);
+    const wakes = [settled, answered].map((r) => waiters.next(r.request.requestId));
+    const other = waiters.next("mcp_tool_call_approval_other");
+    let otherWoken = false;
+    void other.promise.then(() => {
+      otherWoken = true;
+    });
+    await store.settle(settled.request.requestId, approved, "user");
+    await store.answer(answered.request.requestId, "allow", "user", NOW);
+    // Even a decision too large for a notification comes with the wake-up: no read needed.
+    await expect(Promise.all(wakes.map((wake) => wake.promise))).resolves.toEqual([
+      approved,
+      { decision: "approved", source: "human", updatedArguments: { q: "x".repeat(9_000) } },
+    ]);
+    expect(otherWoken).toBe(false);
+    other.cancel();
+  });
+
+  it("wakes another replica's waiters on any connection with the decision when a request is resolved", async () => {
     const { pool, schema } = await database("notify");
     await migrate(pool);
     const { store, signals } = await listening(pool, schema.url, "notify");
@@ -142,7 +171,7 @@ describe("the pending request table", () => {
     other.cancel();
   });
 
-  it("wakes a listener to read the decision again when it is too large to travel with the wake-up", async () => {
+  it("wakes another replica's waiters to read the decision again when it is too large to travel with the wake-up", async () => {
     const { pool, schema } = await database("notify large");
     await migrate(pool);
     const { store, signals } = await listening(pool, schema.url, "notify large");
@@ -160,7 +189,7 @@ describe("the pending request table", () => {
     await expect(store.find(large.request.requestId)).resolves.toEqual(resolved);
   });
 
-  it("records an answer in one write with what the choice decides, and wakes the listener with it", async () => {
+  it("records an answer in one write with what the choice decides, and wakes another replica's waiters with it", async () => {
     const { pool, schema } = await database("answer");
     await migrate(pool);
     const { store, signals } = await listening(pool, schema.url, "answer");
@@ -196,7 +225,7 @@ describe("the pending request table", () => {
   ] as const)("changes nothing for $name", async ({ callId, choice, at, before }) => {
     const { pool } = await database(`answer ${callId}`);
     await migrate(pool);
-    const store = new PgPendingStore(pool, "unused");
+    const store = new PgPendingStore(pool, "unused", new DecisionWaiters());
     // Mode prompt offers neither remembering choice.
     const r = record(callId, 60_000, callId === "prompted" ? "prompt" : "auto");
     if (before !== "no request") await store.create(r);
@@ -212,16 +241,22 @@ describe("the pending request table", () => {
   });
 });
 
+/**
+ * A store on one replica and the waiters of another, which hears its decisions only over
+ * LISTEN on its own connection (`signals`).
+ */
 async function listening(pool: pg.Pool, url: string, name: string) {
   const channel = decisionChannel(isolation(name).prefix);
-  const signals = new PgDecisionSignals(
+  const signals = new DecisionWaiters();
+  const listener = new PgDecisionSignals(
     { connectionString: url },
     channel,
+    signals,
     createLogger({ service: "t", version: "1", level: "silent" }),
   );
-  await signals.start();
-  cleanups.push(() => signals.close());
-  return { store: new PgPendingStore(pool, channel), signals };
+  await listener.start();
+  cleanups.push(() => listener.close());
+  return { store: new PgPendingStore(pool, channel, new DecisionWaiters()), signals };
 }
 
 describe("decision channels", () => {

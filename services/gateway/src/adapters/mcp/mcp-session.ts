@@ -370,34 +370,49 @@ export class McpSession implements SessionStatePort {
           this.#deps.logger.debug({ err: error }, "could not relay a notification to the client");
         }),
       elicit: async (params, options) => {
-        this.openAsks += 1;
+        const asking = this.#asking(options.signal);
         try {
           return await extra.sendRequest(
             { method: "elicitation/create", params } as ServerRequest,
             ElicitResultSchema,
-            {
-              timeout: options.timeoutMs,
-              ...(options.signal ? { signal: options.signal } : {}),
-            },
+            { timeout: options.timeoutMs, signal: asking.signal },
           );
         } finally {
-          this.openAsks -= 1;
+          asking.done();
         }
       },
       createMessage: async (params, options) => {
-        this.openAsks += 1;
+        const asking = this.#asking(options.signal);
         try {
           return await extra.sendRequest(
             { method: "sampling/createMessage", params } as ServerRequest,
             CallSamplingResultSchema,
-            {
-              timeout: options.timeoutMs,
-              ...(options.signal ? { signal: options.signal } : {}),
-            },
+            { timeout: options.timeoutMs, signal: asking.signal },
           );
         } finally {
-          this.openAsks -= 1;
+          asking.done();
         }
+      },
+    };
+  }
+
+  /**
+   * A request to the client (an elicitation, a sampling request) while it is open: counted in
+   * `openAsks`, and cancelled by `signal` only until `done`. The SDK keeps listening to a
+   * request's signal after its answer came, and would tell the client (`notifications/cancelled`)
+   * that a request it had already answered was cancelled.
+   */
+  #asking(signal: AbortSignal | undefined): { signal: AbortSignal; done(): void } {
+    const open = new AbortController();
+    const cancel = () => open.abort(signal?.reason);
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener("abort", cancel, { once: true });
+    this.openAsks += 1;
+    return {
+      signal: open.signal,
+      done: () => {
+        this.openAsks -= 1;
+        signal?.removeEventListener("abort", cancel);
       },
     };
   }

@@ -141,3 +141,26 @@ describe("a catalog replica killed in the middle of a call", () => {
     });
   }, 90_000);
 });
+
+describe("a call while no catalog replica serves its server", () => {
+  it("is offered again until a replica is back, then runs once (the connector said it did not run it)", async () => {
+    const callId = `absent-${randomUUID()}`;
+    // Every replica of the server gone: the connector subject has no responders.
+    await h.catalogProcess.stop();
+    const inFlight = send(callId, "mcp__scripted__echo", 60_000);
+    // A replica comes back while the dispatcher still holds the call.
+    h.catalogProcess = await startServiceProcess({
+      service: "catalog",
+      prefix: h.prefix,
+      natsUrl: h.natsUrl,
+      configPath: h.configPath,
+      readyMessage: "catalog ready",
+    });
+    extra.push(h.catalogProcess);
+    const reply = await inFlight;
+    expect({ status: reply.status, executions: await executions(callId) }).toEqual({
+      status: "completed",
+      executions: 1,
+    });
+  }, 90_000);
+});

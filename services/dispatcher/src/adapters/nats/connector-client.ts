@@ -6,11 +6,13 @@
  */
 import type { KV } from "@nats-io/kv";
 import { type Bus, watchedRecord, watchedRequest, withSpan } from "@toolbus/bus";
-import { type CallToolResult, ConnectorCallResultSchema, type Subjects } from "@toolbus/protocol";
+import { type CallToolResult, ConnectorCallResultSchema, type Subjects, WireError } from "@toolbus/protocol";
 import type { ConnectorPort } from "../../handlers/dispatch-call.js";
 
 /** Longer than any tool timeout: the connector enforces `tool_timeout_sec` and answers. */
 const CONNECTOR_GRACE_MS = 5_000;
+/** How long a call the connector could not take yet (and did not run) is offered again. */
+const NOT_RUN_RETRY_MS = 30_000;
 
 export function createConnectorClient(deps: {
   bus: Bus;
@@ -25,17 +27,29 @@ export function createConnectorClient(deps: {
         "toolbus.connector.call",
         { "mcp.call_id": request.callId, "mcp.server": server, "mcp.tool": request.tool },
         async () => {
-          const reply = await watchedRequest(
-            deps.bus,
-            deps.subjects.connectorCall(server),
-            request,
-            ConnectorCallResultSchema,
-            {
-              timeoutMs: deps.toolTimeoutMs(server) + CONNECTOR_GRACE_MS,
-              record: watchedRecord(deps.executions, request.callId),
-            },
-          );
-          return reply.result;
+          const notRunUntil = Date.now() + Math.min(NOT_RUN_RETRY_MS, deps.toolTimeoutMs(server));
+          for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 2_000)) {
+            try {
+              const reply = await watchedRequest(
+                deps.bus,
+                deps.subjects.connectorCall(server),
+                request,
+                ConnectorCallResultSchema,
+                {
+                  timeoutMs: deps.toolTimeoutMs(server) + CONNECTOR_GRACE_MS,
+                  record: watchedRecord(deps.executions, request.callId),
+                },
+              );
+              return reply.result;
+            } catch (error) {
+              // `server_unavailable` means the tool was not called (no replica serves the server, or
+              // its executions ledger did not answer — a NATS node lost): asking again is safe.
+              const notRun =
+                error instanceof WireError && error.code === "server_unavailable" && error.retryable;
+              if (!notRun || Date.now() + delayMs > notRunUntil) throw error;
+            }
+            await new Promise((resolve) => setTimeout(resolve, delayMs));
+          }
         },
       );
     },

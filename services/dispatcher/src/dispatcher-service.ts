@@ -28,6 +28,7 @@ import { createCallEvents } from "./adapters/nats/call-events.js";
 import { openCallHistoryIndex, replayThreadItems } from "./adapters/nats/call-history.js";
 import { CatalogReplica } from "./adapters/nats/catalog-replica.js";
 import { createConnectorClient } from "./adapters/nats/connector-client.js";
+import { createResourcesClient } from "./adapters/nats/resources-client.js";
 import { callIdentity, createCallDeduper, parseToolArguments } from "./core/index.js";
 import { callOnce } from "./handlers/call-once.js";
 import { dispatchCall, reusedCallIdReply } from "./handlers/dispatch-call.js";
@@ -92,6 +93,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   const metrics = dispatcherRecorder();
   const call = dispatchCall({
     catalog,
+    resources: createResourcesClient(bus, subjects),
     approvals: createApprovalsClient({ bus, subjects, config, hooks }),
     connector: createConnectorClient({
       bus,

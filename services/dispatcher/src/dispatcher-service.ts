@@ -29,7 +29,7 @@ import { openCallHistoryIndex, replayThreadItems } from "./adapters/nats/call-hi
 import { CatalogReplica } from "./adapters/nats/catalog-replica.js";
 import { createConnectorClient } from "./adapters/nats/connector-client.js";
 import { createResourcesClient } from "./adapters/nats/resources-client.js";
-import { callIdentity, createCallDeduper, parseToolArguments } from "./core/index.js";
+import { callIdentity, createCallDeduper, HOST_SERVER_LABEL, parseToolArguments } from "./core/index.js";
 import { callOnce } from "./handlers/call-once.js";
 import { dispatchCall, reusedCallIdReply } from "./handlers/dispatch-call.js";
 import { dispatcherRecorder } from "./metrics.js";
@@ -62,8 +62,6 @@ const CALL_WAIT_MS = 20 * 60 * 1000;
 const DEDUPE_MAX_ENTRIES = 10_000;
 /** How long a call naming a catalog revision this replica has not seen yet waits for it. */
 const REVISION_WAIT_MS = 2_000;
-/** The server label of a call whose name the catalog does not know (as its events name it). */
-const UNKNOWN_SERVER = "toolbus";
 
 export async function startDispatcherService(deps: DispatcherServiceDeps): Promise<DispatcherService> {
   const { bus, subjects, config, logger } = deps;
@@ -138,7 +136,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
             run: async () => {
               const started = performance.now();
               const reply = await call(request, ctx, parsed);
-              metrics.call(reply.server ?? UNKNOWN_SERVER, reply.status, secondsSince(started));
+              metrics.call(reply.server ?? HOST_SERVER_LABEL, reply.status, secondsSince(started));
               return reply;
             },
           })(request, identity, ctx),

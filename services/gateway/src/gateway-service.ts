@@ -184,9 +184,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       prompts,
       logger,
       serverInfo: { name: "toolbus", version },
-      // Every server's instructions as the catalog holds them when the session starts.
-      instructions: async () =>
-        (await catalog.current().catch(() => undefined))?.instructions ?? GATEWAY_INTRO,
+      // Every server's instructions as the catalog holds them when the session starts (an
+      // initialize never waits for the catalog: before it loads, only the gateway's own line).
+      instructions: async () => (catalog.loaded ? (await catalog.current()).instructions : GATEWAY_INTRO),
       answerTimeoutMs: limits.answerTimeoutMs,
       elicitApprovals: edge.elicitApprovals,
     },

@@ -33,6 +33,7 @@ import {
   endStatus,
   fitBeginEvent,
   fitEndEvent,
+  HOST_SERVER_LABEL,
   isCallError,
   isRecord,
   mcpAppResourceUri,
@@ -105,9 +106,6 @@ export interface CallPathDeps {
   /** Told of each call refused as stale, and where (for `toolbus.dispatcher.stale_rejections`). */
   staleRejected?(server: string, rejectedBy: "dispatcher" | "connector"): void;
 }
-
-/** Events name a route; a name the catalog does not know has none, so it is reported under this server. */
-const UNKNOWN_SERVER = "toolbus";
 
 /** The name the model used, for messages about a tool the catalog does not have. */
 function requestedName(tool: ToolCallRequest["tool"]): { tool: string; label: string } {
@@ -205,7 +203,7 @@ export function dispatchCall(deps: CallPathDeps) {
     const tool = deps.catalog.catalog.resolve(request.tool);
     const invocation = tool
       ? { server: tool.server, tool: tool.rawName, arguments: argumentsValue }
-      : { server: UNKNOWN_SERVER, tool: requestedName(request.tool).tool, arguments: argumentsValue };
+      : { server: HOST_SERVER_LABEL, tool: requestedName(request.tool).tool, arguments: argumentsValue };
     ctx.span.setAttributes({ "mcp.server": invocation.server, "mcp.tool": invocation.tool });
     const eventFields = (): CallBeginEvent => ({
       ...ids,

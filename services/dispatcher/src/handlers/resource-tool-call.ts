@@ -8,13 +8,12 @@
 import type { HandlerContext } from "@toolbus/bus";
 import {
   type CallBeginEvent,
-  MAX_SERVER_NAME_LENGTH,
   type McpInvocation,
   type ResourcesListResult,
   type ResourcesReadResult,
   type ResourceTemplatesListResult,
   ResourceToolName,
-  SERVER_NAME_PATTERN,
+  ServerNameSchema,
   type ToolCallReply,
   type ToolCallRequest,
   WireError,
@@ -24,6 +23,7 @@ import {
   endStatus,
   fitBeginEvent,
   fitEndEvent,
+  HOST_SERVER_LABEL,
   listPayload,
   type ParsedArguments,
   parseListResourcesArgs,
@@ -54,13 +54,6 @@ export interface ResourceToolDeps {
   /** The catalog revision the reply reports. */
   catalogRevision(): number;
 }
-
-/**
- * Events name a server; a call that names none (every server) or one that cannot exist is
- * reported under this one, as a tool name the catalog does not know is (the reference says
- * `codex`, its own name).
- */
-const NO_SERVER = "toolbus";
 
 /** The call to make: the payload, or the message of a call refused before the catalog saw it. */
 type Call = { server?: string; run(): Promise<{ payload: object } | { error: string }> };
@@ -175,7 +168,7 @@ function prepare(
   return {
     ok: true,
     invocation: {
-      server: server === undefined ? NO_SERVER : eventServer(server),
+      server: server === undefined ? HOST_SERVER_LABEL : eventServer(server),
       tool,
       arguments: args.value.arguments,
     },
@@ -198,10 +191,10 @@ function prepare(
 }
 
 function isServerName(server: string): boolean {
-  return server.length <= MAX_SERVER_NAME_LENGTH && SERVER_NAME_PATTERN.test(server);
+  return ServerNameSchema.safeParse(server).success;
 }
 
 /** A name no server can have is not put in the events (they carry server names only). */
 function eventServer(server: string): string {
-  return isServerName(server) ? server : NO_SERVER;
+  return isServerName(server) ? server : HOST_SERVER_LABEL;
 }

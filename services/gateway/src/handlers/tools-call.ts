@@ -167,16 +167,7 @@ async function runCall(
       void dispatched.then(cleanup, cleanup);
       throw new RequestFailure(JsonRpcCode.serverError, "the tool call was cancelled by the client");
     }
-    if (error instanceof WireError) {
-      logger.warn({ code: error.code }, `dispatch failed: ${error.message}`);
-      // Answered as a tool error, not thrown: the span says it failed all the same.
-      markFailed(span, error);
-      span.setAttribute("toolbus.error.code", error.code);
-      return {
-        content: [{ type: "text", text: `toolbus could not run ${exposedName}: ${error.message}` }],
-        isError: true,
-      };
-    }
+    if (error instanceof WireError) return notRun(exposedName, error, logger, span);
     throw error;
   } finally {
     if (!cleanupLater) cleanup();
@@ -198,21 +189,32 @@ async function callResourceTool(
     tool: name,
     arguments: args === undefined ? "" : JSON.stringify(args),
   };
-  try {
-    return mcpCallResult(await Promise.race([deps.ports.dispatch.call(request), abortion(client.signal)]));
-  } catch (error) {
-    if (client.signal.aborted) {
-      throw new RequestFailure(JsonRpcCode.serverError, "the tool call was cancelled by the client");
+  const facts = { callId: request.callId, tool: name };
+  return withCallSpan({ api: "mcp", parent: client.traceContext, ...facts }, async (span) => {
+    try {
+      return mcpCallResult(await Promise.race([deps.ports.dispatch.call(request), abortion(client.signal)]));
+    } catch (error) {
+      if (client.signal.aborted) {
+        throw new RequestFailure(JsonRpcCode.serverError, "the tool call was cancelled by the client");
+      }
+      if (error instanceof WireError) return notRun(name, error, deps.logger.child(facts), span);
+      throw error;
     }
-    if (error instanceof WireError) {
-      deps.logger.warn({ callId: request.callId, code: error.code }, `dispatch failed: ${error.message}`);
-      return {
-        content: [{ type: "text", text: `toolbus could not run ${name}: ${error.message}` }],
-        isError: true,
-      };
-    }
-    throw error;
-  }
+  });
+}
+
+/**
+ * The dispatcher could not be asked, or did not answer: the model reads why, as a failed result
+ * (answered, not thrown: the span says it failed all the same).
+ */
+function notRun(name: string, error: WireError, logger: Logger, span: Span): McpCallResult {
+  logger.warn({ code: error.code }, `dispatch failed: ${error.message}`);
+  markFailed(span, error);
+  span.setAttribute("toolbus.error.code", error.code);
+  return {
+    content: [{ type: "text", text: `toolbus could not run ${name}: ${error.message}` }],
+    isError: true,
+  };
 }
 
 /** A server's elicitation during the call, put to the client when it can answer that mode. */

@@ -119,7 +119,7 @@ describe("every service on its own identity, on a bus that enforces the matrix",
     });
   });
 
-  it("serves an MCP client: tools, a call, resources and prompts", async () => {
+  it("serves an MCP client: tools, a call, resources (also through the resource tools) and prompts", async () => {
     const client = new Client({ name: "least-privilege", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
     try {
@@ -132,6 +132,17 @@ describe("every service on its own identity, on a bus that enforces the matrix",
       expect(resources.resources.length).toBeGreaterThan(0);
       const first = resources.resources[0]!;
       expect((await client.readResource({ uri: first.uri })).contents.length).toBeGreaterThan(0);
+      // The resource tools run in the dispatcher, which asks the catalog's resource subjects.
+      const read = await client.callTool({
+        name: "read_mcp_resource",
+        arguments: { server: "everything", uri: first.uri },
+      });
+      expect(read.isError).toBeFalsy();
+      const text = (read.content as Array<{ text: string }>)[0]?.text ?? "";
+      // (A long resource is truncated for the model in the middle: its start stands.)
+      expect(text.startsWith(`{"server":"everything","uri":${JSON.stringify(first.uri)},"contents":[`)).toBe(
+        true,
+      );
       const prompts = await client.listPrompts();
       expect(prompts.prompts.length).toBeGreaterThan(0);
     } finally {

@@ -23,6 +23,11 @@ export interface GatewayConfig {
    * reference does. Off: only approvers decide (the inbox, `/v1/approvals`, the CLI).
    */
   elicitApprovals: boolean;
+  /**
+   * Offer `list_mcp_resources`, `list_mcp_resource_templates` and `read_mcp_resource` as tools
+   * (the reference's resource tools), for MCP clients that never read resources themselves.
+   */
+  resourceTools: boolean;
   /** MCP sessions one client (token, or everyone when auth is off) holds on a replica. */
   maxSessionsPerClient: number;
   /** JSON-RPC messages in one POST to `/mcp`. */
@@ -144,6 +149,7 @@ const GatewayTable = z
     allowed_hosts: z.array(NonEmpty).default(() => [...DEFAULT_ALLOWED_HOSTS]),
     allow_unauthenticated: z.boolean().default(false),
     elicit_approvals: z.boolean().default(true),
+    resource_tools: z.boolean().default(true),
     max_sessions_per_client: Count.default(DEFAULT_EDGE_LIMITS.maxSessionsPerClient),
     max_batch_size: Count.default(DEFAULT_EDGE_LIMITS.maxBatchSize),
     max_streams: Count.default(DEFAULT_EDGE_LIMITS.maxStreams),
@@ -158,6 +164,7 @@ const GatewayTable = z
       allowedHosts: t.allowed_hosts,
       allowUnauthenticated: t.allow_unauthenticated,
       elicitApprovals: t.elicit_approvals,
+      resourceTools: t.resource_tools,
       maxSessionsPerClient: t.max_sessions_per_client,
       maxBatchSize: t.max_batch_size,
       maxStreams: t.max_streams,

@@ -108,6 +108,7 @@ describe(".mcp.json (Claude Desktop, Claude Code, Cursor)", () => {
         allowedHosts: ["localhost", "127.0.0.1", "[::1]"],
         allowUnauthenticated: false,
         elicitApprovals: true,
+        resourceTools: true,
         maxSessionsPerClient: 1000,
         maxBatchSize: 50,
         maxStreams: 2000,

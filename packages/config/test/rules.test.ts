@@ -121,6 +121,7 @@ describe("the built-in demo config", () => {
         allowedHosts: ["localhost", "127.0.0.1", "[::1]"],
         allowUnauthenticated: false,
         elicitApprovals: true,
+        resourceTools: true,
         maxSessionsPerClient: 1000,
         maxBatchSize: 50,
         maxStreams: 2000,

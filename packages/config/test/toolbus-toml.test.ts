@@ -21,6 +21,7 @@ const defaults: ToolbusConfig = {
     allowedHosts: ["localhost", "127.0.0.1", "[::1]"],
     allowUnauthenticated: false,
     elicitApprovals: true,
+    resourceTools: true,
     maxSessionsPerClient: 1000,
     maxBatchSize: 50,
     maxStreams: 2000,
@@ -52,6 +53,7 @@ tokens_env = "TOOLBUS_TOKENS"
 allowed_hosts = ["toolbus.internal"]
 allow_unauthenticated = true
 elicit_approvals = false
+resource_tools = false
 max_sessions_per_client = 5
 max_batch_size = 6
 max_streams = 7
@@ -115,6 +117,7 @@ command = "docs-server"
         allowedHosts: ["toolbus.internal"],
         allowUnauthenticated: true,
         elicitApprovals: false,
+        resourceTools: false,
         maxSessionsPerClient: 5,
         maxBatchSize: 6,
         maxStreams: 7,
@@ -156,6 +159,12 @@ command = "docs-server"
     ["[gateway]\nport = 70000", "gateway.port", "must be a port from 0 to 65535"],
     ['[gateway]\nnaming = "flat"', "gateway.naming", 'expected one of `prefixed`, `conditional`, got "flat"'],
     ['[gateway]\nallowed_hosts = "localhost"', "gateway.allowed_hosts", 'expected an array, got "localhost"'],
+    ['[gateway]\nresource_tools = "off"', "gateway.resource_tools", 'expected true or false, got "off"'],
+    [
+      "[gateway]\nresource_tool = false",
+      "gateway",
+      "unknown key `resource_tool` (did you mean `resource_tools`?)",
+    ],
     ["[approvals]\ntimeout_sec = 0", "approvals.timeout_sec", "must be a positive number of seconds"],
     [
       "[approvals]\nmax_concurrent_hooks = 0",

@@ -5,6 +5,7 @@ export * from "./citations/index.js";
 export * from "./envelope.js";
 export * from "./errors.js";
 export * from "./naming/index.js";
+export * from "./resource-tools.js";
 export * from "./schemas/index.js";
 export * from "./size-refusals.js";
 export * from "./subjects.js";

@@ -243,9 +243,9 @@ const spec = (
 export const SUBJECTS: readonly SubjectSpec[] = Object.freeze([
   spec("toolbus.catalog.get", "req/reply", "CatalogGetRequest", "CatalogSnapshot", "catalog", ["gateway", "cli", "agent"], "The normalized catalog: servers, tools, and the direct and deferred flat names."),
   spec("toolbus.catalog.refresh", "req/reply", "CatalogRefreshRequest", "CatalogRefreshResult", "catalog", ["gateway", "cli"], "Re-list one server, or every server, and answer the catalog revision after it."),
-  spec("toolbus.catalog.resources.list", "req/reply", "ResourcesListRequest", "ResourcesListResult", "catalog", ["gateway", "agent"], "Resources of one server (one page), or of every server (sorted by server, no cursor)."),
-  spec("toolbus.catalog.resource_templates.list", "req/reply", "ResourceTemplatesListRequest", "ResourceTemplatesListResult", "catalog", ["gateway", "agent"], "Resource templates, paged like resources."),
-  spec("toolbus.catalog.resources.read", "req/reply", "ResourcesReadRequest", "ResourcesReadResult", "catalog", ["gateway", "agent"], "Read one resource; originCallId names the call that produced the URI."),
+  spec("toolbus.catalog.resources.list", "req/reply", "ResourcesListRequest", "ResourcesListResult", "catalog", ["gateway", "dispatcher", "agent"], "Resources of one server (one page), or of every server (sorted by server, no cursor)."),
+  spec("toolbus.catalog.resource_templates.list", "req/reply", "ResourceTemplatesListRequest", "ResourceTemplatesListResult", "catalog", ["gateway", "dispatcher", "agent"], "Resource templates, paged like resources."),
+  spec("toolbus.catalog.resources.read", "req/reply", "ResourcesReadRequest", "ResourcesReadResult", "catalog", ["gateway", "dispatcher", "agent"], "Read one resource; originCallId names the call that produced the URI."),
   spec("toolbus.catalog.search", "req/reply", "CatalogSearchRequest", "CatalogSearchResult", "catalog", ["gateway", "cli", "agent"], "Tools whose search text matches a query, best first, for tool_search-style consumers."),
   spec("toolbus.catalog.prompts.list", "req/reply", "PromptsListRequest", "PromptsListResult", "catalog", ["gateway", "agent"], "Prompts of one server (one page), or of every server that declares prompts (sorted by server, no cursor)."),
   spec("toolbus.catalog.prompts.get", "req/reply", "PromptsGetRequest", "GetPromptResult", "catalog", ["gateway", "agent"], "Get one prompt by its raw name from its server, with its arguments filled in."),

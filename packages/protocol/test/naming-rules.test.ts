@@ -188,7 +188,7 @@ describe("modelInputSchema", () => {
   it("skips a tool whose schema has root type null (checklist 21)", () => {
     expect(modelInputSchema({ type: "null" })).toEqual({
       ok: false,
-      reason: 'the input schema has root type "null", so no arguments could ever match; the tool is skipped',
+      reason: "tool input schema must not be a singleton null type",
     });
   });
 });

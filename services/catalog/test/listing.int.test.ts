@@ -366,6 +366,14 @@ describe("listing tools", () => {
     const warning = logs.find(
       (line) => line.msg === "the server listed malformed tools; they are left out of the catalog",
     );
-    expect(warning).toMatchObject({ server: "srv", count: 2 });
+    expect(warning).toMatchObject({ server: "srv", count: 1 });
+    // A schema that is there but not an object is the reference's conversion failure (checklist 21).
+    expect(logs.filter((line) => String(line.msg).startsWith("Failed to convert"))).toEqual([
+      expect.objectContaining({
+        level: 40,
+        server: "srv",
+        msg: "Failed to convert `text-schema` MCP tool to OpenAI tool: the input schema is a string, not a JSON object",
+      }),
+    ]);
   });
 });

@@ -131,6 +131,7 @@ describe("server-everything", () => {
           /^MCP client for `everything` lost its connection: the MCP server stopped answering: .+; reconnecting in 500ms \(attempt 1\)$/,
         ),
       });
+      // What it said about itself at start-up stays while it is away.
       expect((await harness.catalog()).servers).toEqual([
         {
           name: "everything",
@@ -138,6 +139,12 @@ describe("server-everything", () => {
           error: expect.stringMatching(/^MCP client for `everything` /),
           required: false,
           revision: expect.any(Number),
+          serverInfo: {
+            name: "mcp-servers/everything",
+            title: "Everything Reference Server",
+            version: "2.0.0",
+          },
+          instructions: expect.stringMatching(/^# Everything Server – Server Instructions\n/),
         },
       ]);
 

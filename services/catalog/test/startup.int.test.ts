@@ -57,7 +57,13 @@ describe("catalog start-up", () => {
     const catalog = await harness.catalog();
     expect(catalog.servers).toEqual([
       { name: "off", status: "disabled", required: false, revision: expect.any(Number) },
-      { name: "on", status: "ready", required: false, revision: expect.any(Number) },
+      {
+        name: "on",
+        status: "ready",
+        required: false,
+        revision: expect.any(Number),
+        serverInfo: { name: "toolbus-mcp-test-server", version: "0.1.0" },
+      },
     ]);
     expect(catalog.tools.map((tool) => tool.server)).toEqual(["on"]);
   });
@@ -121,7 +127,13 @@ describe("catalog start-up", () => {
       subjects.lastIndexOf(statusSubjects.at(-1)!),
     );
     expect((await harness.catalog()).servers).toEqual([
-      { name: "good", status: "ready", required: false, revision: expect.any(Number) },
+      {
+        name: "good",
+        status: "ready",
+        required: false,
+        revision: expect.any(Number),
+        serverInfo: { name: "toolbus-mcp-test-server", version: "0.1.0" },
+      },
       {
         name: "missing",
         status: "failed",

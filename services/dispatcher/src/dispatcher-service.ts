@@ -28,7 +28,8 @@ import { createCallEvents } from "./adapters/nats/call-events.js";
 import { openCallHistoryIndex, replayThreadItems } from "./adapters/nats/call-history.js";
 import { CatalogReplica } from "./adapters/nats/catalog-replica.js";
 import { createConnectorClient } from "./adapters/nats/connector-client.js";
-import { callIdentity, createCallDeduper, parseToolArguments } from "./core/index.js";
+import { createResourcesClient } from "./adapters/nats/resources-client.js";
+import { callIdentity, createCallDeduper, HOST_SERVER_LABEL, parseToolArguments } from "./core/index.js";
 import { callOnce } from "./handlers/call-once.js";
 import { dispatchCall, reusedCallIdReply } from "./handlers/dispatch-call.js";
 import { dispatcherRecorder } from "./metrics.js";
@@ -61,8 +62,6 @@ const CALL_WAIT_MS = 20 * 60 * 1000;
 const DEDUPE_MAX_ENTRIES = 10_000;
 /** How long a call naming a catalog revision this replica has not seen yet waits for it. */
 const REVISION_WAIT_MS = 2_000;
-/** The server label of a call whose name the catalog does not know (as its events name it). */
-const UNKNOWN_SERVER = "toolbus";
 
 export async function startDispatcherService(deps: DispatcherServiceDeps): Promise<DispatcherService> {
   const { bus, subjects, config, logger } = deps;
@@ -92,6 +91,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   const metrics = dispatcherRecorder();
   const call = dispatchCall({
     catalog,
+    resources: createResourcesClient(bus, subjects),
     approvals: createApprovalsClient({ bus, subjects, config, hooks }),
     connector: createConnectorClient({
       bus,
@@ -136,7 +136,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
             run: async () => {
               const started = performance.now();
               const reply = await call(request, ctx, parsed);
-              metrics.call(reply.server ?? UNKNOWN_SERVER, reply.status, secondsSince(started));
+              metrics.call(reply.server ?? HOST_SERVER_LABEL, reply.status, secondsSince(started));
               return reply;
             },
           })(request, identity, ctx),

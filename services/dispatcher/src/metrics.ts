@@ -7,7 +7,7 @@ export const DISPATCHER_METRICS = defineMetrics("@toolbus/dispatcher", {
     name: "toolbus.dispatcher.calls",
     unit: "{call}",
     description:
-      "Tool calls the dispatcher answered, by server (`toolbus` for a name the catalog does not know) and status (`completed`, `failed`, `skipped`, `invalid_arguments`); a repeated callId answered from memory is not counted again.",
+      "Tool calls the dispatcher answered, by server (`toolbus` for a name the catalog does not know, or a resource tool asked about every server) and status (`completed`, `failed`, `skipped`, `invalid_arguments`); a repeated callId answered from memory is not counted again.",
     attributes: ["mcp.server", "toolbus.call.status"],
   },
   callDuration: {

@@ -21,6 +21,7 @@ import { callRelayListener } from "./adapters/nats/call-relay.js";
 import { CatalogView } from "./adapters/nats/catalog-view.js";
 import { openSessionStore } from "./adapters/nats/session-store.js";
 import { dispatchClient, promptsClient, resourcesClient } from "./adapters/nats/toolbus-clients.js";
+import { GATEWAY_INTRO } from "./core/gateway-instructions.js";
 import { promptHandlers } from "./handlers/prompts.js";
 import { resourceHandlers } from "./handlers/resources.js";
 import { gatewayRecorder } from "./metrics.js";
@@ -67,6 +68,7 @@ export interface GatewayDeps {
         GatewayConfig,
         | "allowUnauthenticated"
         | "elicitApprovals"
+        | "resourceTools"
         | "maxSessionsPerClient"
         | "maxBatchSize"
         | "maxStreams"
@@ -106,6 +108,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     ...DEFAULT_EDGE_LIMITS,
     allowUnauthenticated: false,
     elicitApprovals: true,
+    resourceTools: true,
     ...deps.gateway,
   };
   const bind = checkBind({
@@ -124,6 +127,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     bus,
     subjects,
     naming: deps.gateway.naming,
+    resourceTools: edge.resourceTools,
     logger,
     retryMaxMs: limits.catalogRetryMaxMs,
     firstLoadWaitMs: 5_000,
@@ -180,8 +184,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       prompts,
       logger,
       serverInfo: { name: "toolbus", version },
-      instructions:
-        "toolbus gateway: the tools, resources and prompts of every MCP server configured in toolbus, behind one URL.",
+      // Every server's instructions as the catalog holds them when the session starts (an
+      // initialize never waits for the catalog: before it loads, only the gateway's own line).
+      instructions: async () => (catalog.loaded ? (await catalog.current()).instructions : GATEWAY_INTRO),
       answerTimeoutMs: limits.answerTimeoutMs,
       elicitApprovals: edge.elicitApprovals,
     },

@@ -17,6 +17,7 @@ import type {
   GetPromptResult,
   LoggingLevel,
   ResourcesReadResult,
+  ResourceToolName,
   SamplingParams,
   ServerPrompt,
   ServerResource,
@@ -35,6 +36,10 @@ export interface CatalogState {
   readonly readyServers: readonly string[];
   readonly table: ExposedNameTable;
   readonly tools: readonly ListedTool[];
+  /** The resource tools this gateway offers (none when `[gateway] resource_tools = false`). */
+  readonly resourceTools: readonly ResourceToolName[];
+  /** What a new session's `initialize` result tells the model (every server's instructions, bounded). */
+  readonly instructions: string;
 }
 
 export interface CatalogPort {

@@ -1,7 +1,7 @@
 /**
  * The console page in a real browser (Debian's or Homebrew's Chromium, or CHROMIUM_PATH, driven by playwright-core)
- * against a gateway with the real catalog and dispatcher behind it: servers with their status
- * and errors, the catalog search, calls made through REST appearing live with status and
+ * against a gateway with the real catalog and dispatcher behind it: servers with their status,
+ * errors and what they said about themselves, the catalog search, calls made through REST appearing live with status and
  * duration, the approvals section when the inbox is not mounted, the bearer-token prompt, and the
  * approvals inbox page behind tokens.
  * Leaves a screenshot at /tmp/console.png.
@@ -18,6 +18,17 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunningGateway } from "../src/gateway-service.js";
 import { natsUrl, REPO_ROOT, Stack, tomlFor } from "./support/stack.js";
 
+/** A 1×1 PNG, as a server would send its icon inline. */
+const ICON =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+const ALPHA_INFO = {
+  title: "Alpha Tools",
+  version: "3.0.1",
+  description: "Echoes, things and failures for the console test.",
+  websiteUrl: "https://alpha.example.org/docs",
+  icons: [{ src: ICON, mimeType: "image/png" }],
+};
+
 let stack: Stack;
 let alpha: StdioTestServer;
 let gateway: RunningGateway;
@@ -27,6 +38,7 @@ beforeAll(async () => {
   alpha = await startTestServer({
     transport: "stdio",
     script: {
+      serverInfo: ALPHA_INFO,
       tools: [
         { name: "echo", description: "Echoes its arguments." },
         { name: "get-thing", description: "Gets the thing.", behavior: { kind: "text", text: "thing" } },
@@ -158,6 +170,26 @@ describe("the console page", () => {
     }).toEqual({ error: "it broke", newestFirst: [boom.callId, slow.callId] });
 
     await page.screenshot({ path: "/tmp/console.png", fullPage: true });
+  }, 60_000);
+
+  it("shows what each server said about itself: title, version, description, website and icon", async () => {
+    const page = await openConsole(gateway.url);
+    const about = page.locator('#servers tr[data-server="alpha"] td.name');
+    await about.locator(".server-title").waitFor({ timeout: 15_000 });
+    expect({
+      title: await about.locator(".server-title").textContent(),
+      description: await about.locator(".server-description").textContent(),
+      website: await about.locator("a.server-website").getAttribute("href"),
+      icon: await about.locator("img.server-icon").getAttribute("src"),
+      // A server that never started has nothing to say.
+      broken: await page.locator('#servers tr[data-server="broken"] .about').count(),
+    }).toEqual({
+      title: "Alpha Tools 3.0.1",
+      description: ALPHA_INFO.description,
+      website: ALPHA_INFO.websiteUrl,
+      icon: ICON,
+      broken: 0,
+    });
   }, 60_000);
 
   it("asks for a bearer token on a 401, then shows the gateway with it", async () => {

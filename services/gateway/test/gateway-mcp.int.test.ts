@@ -10,7 +10,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { Kvm } from "@nats-io/kv";
-import { type CatalogServerEntry, catalogKey } from "@toolbus/protocol";
+import { type CatalogServerEntry, catalogKey, RESOURCE_TOOL_NAMES } from "@toolbus/protocol";
 import {
   type StdioTestServer,
   serverEverythingCommand,
@@ -103,6 +103,7 @@ describe("tools/list", () => {
   it("names every tool <server>__<tool>, sanitized, by default", async () => {
     const { tools } = await (await client(prefixed)).listTools();
     expect(tools.map((tool) => tool.name)).toEqual([
+      ...RESOURCE_TOOL_NAMES,
       "alpha__ask",
       "alpha__count",
       "alpha__echo",
@@ -117,6 +118,7 @@ describe("tools/list", () => {
   it("keeps a raw name in conditional mode when it is valid and unique across the catalog", async () => {
     const { tools } = await (await client(conditional)).listTools();
     expect(tools.map((tool) => tool.name)).toEqual([
+      ...RESOURCE_TOOL_NAMES,
       "ask",
       "count",
       "alpha__echo",

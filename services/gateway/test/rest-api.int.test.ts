@@ -74,7 +74,14 @@ describe("GET /v1/servers", () => {
       body: {
         revision: expect.any(Number),
         servers: [
-          { name: "alpha", status: "ready", required: false, revision: expect.any(Number) },
+          {
+            name: "alpha",
+            status: "ready",
+            required: false,
+            revision: expect.any(Number),
+            // What the server said about itself at initialize (the test server's defaults).
+            serverInfo: { name: "toolbus-mcp-test-server", version: "0.1.0" },
+          },
           {
             name: "broken",
             status: "failed",

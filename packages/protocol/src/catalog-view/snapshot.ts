@@ -5,12 +5,17 @@
  */
 import { type ExposureKind, exposureFor } from "../naming/exposure.js";
 import { toolFingerprint } from "../naming/fingerprint.js";
-import { modelInputSchema } from "../naming/model-spec.js";
+import { modelInputSchema, namespaceDescription } from "../naming/model-spec.js";
 import { type NamedTool, nameTools, type ToolGroup } from "../naming/normalize-catalog.js";
 import { searchText } from "../naming/search-text.js";
 import { isModelVisible, supportsParallelCalls } from "../naming/tool-rules.js";
 import type { JsonObject, NamingOptions, RawTool } from "../naming/types.js";
-import type { CatalogServerEntry, CatalogSnapshot, ToolEntry } from "../schemas/catalog.js";
+import type {
+  CatalogServerEntry,
+  CatalogServerSummary,
+  CatalogSnapshot,
+  ToolEntry,
+} from "../schemas/catalog.js";
 
 export interface SnapshotOptions {
   naming: NamingOptions;
@@ -93,7 +98,8 @@ export function buildCatalogSnapshot(
   for (const tool of nameTools(groups, options.naming).named) {
     const { entry, exposure: visibleExposure } = views.get(tool.server)!;
     const raw = tool.tool;
-    const input = modelInputSchema((raw.inputSchema ?? { type: "object" }) as Record<string, unknown>);
+    // A tool whose schema no model could call with is not shown (the catalog warned when it listed it).
+    const input = modelInputSchema(raw.inputSchema ?? { type: "object" });
     if (!input.ok) continue;
     const exposure = isModelVisible(raw) ? visibleExposure : "hidden";
     if (options.exposure === "model" && exposure === "hidden") continue;
@@ -112,16 +118,23 @@ export function buildCatalogSnapshot(
     revision: options.revision,
     servers: [...entries]
       .sort((a, b) => (a.server < b.server ? -1 : a.server > b.server ? 1 : 0))
-      .map((entry) => ({
-        name: entry.server,
-        status: entry.status,
-        ...(entry.status === "failed" && entry.statusError ? { error: entry.statusError } : {}),
-        required: entry.required,
-        revision: entry.revision,
-      })),
+      .map((entry) => serverSummary(entry)),
     tools,
     direct,
     deferred,
+  };
+}
+
+function serverSummary(entry: CatalogServerEntry): CatalogServerSummary {
+  const instructions = namespaceDescription(entry.instructions);
+  return {
+    name: entry.server,
+    status: entry.status,
+    ...(entry.status === "failed" && entry.statusError ? { error: entry.statusError } : {}),
+    required: entry.required,
+    revision: entry.revision,
+    ...(entry.serverInfo ? { serverInfo: entry.serverInfo } : {}),
+    ...(instructions !== "" ? { instructions } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ export { canonicalJson } from "./canonical-json.js";
 export { type ExposureInput, ExposureKind, ExposureSurface, exposureFor } from "./exposure.js";
 export { toolFingerprint } from "./fingerprint.js";
 export { hookName } from "./hook-name.js";
+export { MAX_COMPACT_SCHEMA_BYTES, NULL_ROOT_SCHEMA_ERROR } from "./model-schema.js";
 export {
   MAX_NAMESPACE_DESCRIPTION_BYTES,
   type ModelInputSchema,
@@ -16,7 +17,7 @@ export {
 export { DEFAULT_NAME_LIMIT, MIN_NAME_LIMIT, normalizeCatalog } from "./normalize-catalog.js";
 export { HASH_SUFFIX_LENGTH, MCP_PREFIX, NAME_DELIMITER, nameHash, sanitizeName } from "./sanitize.js";
 export { type SearchTextInput, searchText } from "./search-text.js";
-export { compareUtf8 } from "./text.js";
+export { compareUtf8, takeBytesAtCharBoundary } from "./text.js";
 export {
   isModelVisible,
   isToolAllowed,

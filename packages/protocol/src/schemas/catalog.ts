@@ -55,6 +55,7 @@ export const CatalogServerEntrySchema = z.object({
   required: z.boolean(),
   /** The catalog revision at which this server's tool list last changed. */
   revision: RevisionSchema,
+  /** What the server's `initialize` result said to tell the model, as it said it. */
   instructions: z.string().optional(),
   /** `stdio`, or the URL origin of an HTTP server. */
   origin: z.string(),
@@ -65,6 +66,7 @@ export const CatalogServerEntrySchema = z.object({
   /** The server declared `completions`: `completion/complete` is forwarded to it. */
   completionsSupported: z.boolean().optional(),
   listedAt: TimestampSchema,
+  /** The server's `serverInfo` from its last `initialize` (name, title, version, description, icons, website). */
   serverInfo: McpServerInfoSchema.optional(),
   /** `supports_parallel_tool_calls`; default false. */
   supportsParallelToolCalls: z.boolean().optional(),
@@ -106,6 +108,10 @@ export const CatalogServerSummarySchema = z.object({
   error: z.string().optional(),
   required: z.boolean(),
   revision: RevisionSchema,
+  /** What the server said about itself at its last start-up (title, version, description, icons, website). */
+  serverInfo: McpServerInfoSchema.optional(),
+  /** Its `initialize` instructions as a model is given them: trimmed, capped at 512 KiB; absent when blank. */
+  instructions: z.string().optional(),
 });
 export type CatalogServerSummary = z.infer<typeof CatalogServerSummarySchema>;
 

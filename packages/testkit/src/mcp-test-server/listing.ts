@@ -20,7 +20,9 @@ export function scriptTools(script: ParsedTestServerScript): ScriptTool[] {
 
 export function listedTool(tool: ScriptTool, asWritten: boolean): ListedTool {
   const { behavior: _behavior, ...fields } = tool;
-  const inputSchema = fields.inputSchema ?? (asWritten ? undefined : { type: "object" });
+  // `null` is written too (a schema that is not an object is something to test with).
+  const inputSchema =
+    fields.inputSchema !== undefined ? fields.inputSchema : asWritten ? undefined : { type: "object" };
   return dropUndefined({ ...fields, inputSchema });
 }
 

@@ -130,6 +130,17 @@ export type ScriptPrompt = z.infer<typeof ScriptPromptSchema>;
 export const TestServerScriptSchema = z.strictObject({
   /** Sent in the initialize result; read when a session starts. */
   instructions: z.string().optional(),
+  /** Merged over the default `serverInfo` of the initialize result; read when a session starts. */
+  serverInfo: z
+    .strictObject({
+      name: z.string().optional(),
+      title: z.string().optional(),
+      version: z.string().optional(),
+      description: z.string().optional(),
+      websiteUrl: z.string().optional(),
+      icons: z.array(JsonObject).optional(),
+    })
+    .optional(),
   tools: z.array(ScriptToolSchema).default([]),
   /** tools/list pages of this size (cursor = offset); all in one page when absent. */
   toolsPageSize: z.number().int().positive().optional(),

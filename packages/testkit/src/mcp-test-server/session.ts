@@ -50,7 +50,7 @@ export function createSession({ script, callLogPath }: SessionDeps): TestSession
   const withResources = initial.resources !== undefined || initial.resourceTemplates !== undefined;
   const withPrompts = initial.prompts !== undefined;
   const withCompletions = initial.completions !== undefined;
-  const server = new Server(TEST_SERVER_INFO, {
+  const server = new Server({ ...TEST_SERVER_INFO, ...initial.serverInfo } as typeof TEST_SERVER_INFO, {
     capabilities: {
       tools: { listChanged: true },
       logging: {},

@@ -69,6 +69,7 @@ export type EntryUpdate = Partial<
     | "statusReason"
     | "tools"
     | "instructions"
+    | "serverInfo"
     | "resourcesSupported"
     | "promptsSupported"
     | "completionsSupported"
@@ -91,6 +92,9 @@ export type CallOutcome =
  * here (the ack of our own write, or the watch); under load it can arrive after the call.
  */
 const REVISION_CATCH_UP_MS = 5_000;
+
+/** Tools a listing warns about one by one before it only counts them. */
+const MAX_TOOL_WARNINGS = 20;
 
 /** Delays before each reconnection attempt; the last one repeats until the server is back. */
 const BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
@@ -185,7 +189,9 @@ export class ServerConnector {
       const entry = await this.ports.writeEntry(server, {
         status: "ready",
         tools: this.acceptTools(info.tools),
-        ...(info.serverInfo.instructions ? { instructions: info.serverInfo.instructions } : {}),
+        // What the server says about itself holds until it starts again, then is replaced (or cleared).
+        instructions: info.serverInfo.instructions,
+        serverInfo: info.serverInfo.serverInfo,
         resourcesSupported: info.serverInfo.capabilities.resources !== undefined,
         promptsSupported: info.serverInfo.capabilities.prompts !== undefined,
         completionsSupported: info.serverInfo.capabilities.completions !== undefined,
@@ -392,11 +398,20 @@ export class ServerConnector {
 
   /** The listed tools the entry keeps (core/tool-filter.ts); malformed ones are logged. */
   private acceptTools(listed: unknown[]): Tool[] {
-    const { accepted, rejected } = acceptTools(listed, this.settings);
+    const { server } = this.settings;
+    const { accepted, rejected, unconvertible } = acceptTools(listed, this.settings);
     if (rejected.length > 0) {
       this.ports.log.warn(
-        { server: this.settings.server, rejected: rejected.slice(0, 20), count: rejected.length },
+        { server, rejected: rejected.slice(0, 20), count: rejected.length },
         "the server listed malformed tools; they are left out of the catalog",
+      );
+    }
+    // One warning per tool, as the reference logs it; a flood is cut short with a count.
+    for (const warning of unconvertible.slice(0, MAX_TOOL_WARNINGS)) this.ports.log.warn({ server }, warning);
+    if (unconvertible.length > MAX_TOOL_WARNINGS) {
+      this.ports.log.warn(
+        { server, count: unconvertible.length },
+        `${unconvertible.length - MAX_TOOL_WARNINGS} more tools of this server cannot be shown to a model`,
       );
     }
     return accepted;

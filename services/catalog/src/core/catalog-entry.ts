@@ -10,6 +10,7 @@ import { type CatalogServerEntry, canonicalJson } from "@toolbus/protocol";
 export type ServerEntry = CatalogServerEntry;
 export type ServerState = CatalogServerEntry["status"];
 
+/** Fields present with the value `undefined` are removed from the entry. */
 export type EntryChange = Partial<Omit<ServerEntry, "server" | "revision" | "listedAt">> & {
   listedAt?: string;
 };
@@ -31,6 +32,7 @@ export function nextServerEntry(
     ...base,
     // What the server said at its last start-up holds until it starts again.
     ...(current?.instructions !== undefined ? { instructions: current.instructions } : {}),
+    ...(current?.serverInfo !== undefined ? { serverInfo: current.serverInfo } : {}),
     ...(current ? { resourcesSupported: current.resourcesSupported } : {}),
     ...(current?.promptsSupported !== undefined ? { promptsSupported: current.promptsSupported } : {}),
     ...(current?.completionsSupported !== undefined
@@ -42,6 +44,10 @@ export function nextServerEntry(
     revision: toolsChanged ? nextRevision : current.revision,
     listedAt: change.listedAt ?? current?.listedAt ?? now,
   };
+  // A change that names a field with no value clears it (a server that stopped sending instructions).
+  for (const key of Object.keys(candidate) as Array<keyof ServerEntry>) {
+    if (candidate[key] === undefined) delete candidate[key];
+  }
   if (candidate.status !== "failed") {
     delete candidate.statusError;
     delete candidate.statusReason;

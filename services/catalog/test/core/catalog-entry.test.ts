@@ -33,6 +33,37 @@ describe("the next catalog entry of a server", () => {
     expect(next).toEqual({ ...before, tools: [tool("a"), tool("b")], revision: 9 });
   });
 
+  it("keeps the server's serverInfo through a re-list, and replaces or clears what a new start-up says", () => {
+    const serverInfo = {
+      name: "docs-server",
+      title: "Docs",
+      version: "1.2.0",
+      websiteUrl: "https://docs.example",
+    };
+    const before = stored({ instructions: "Use me.", serverInfo });
+    expect(nextServerEntry(before, base, { tools: [tool("b")] }, 9, NOW)).toEqual({
+      ...before,
+      tools: [tool("b")],
+      revision: 9,
+    });
+    const restarted = nextServerEntry(
+      before,
+      base,
+      { status: "ready", instructions: undefined, serverInfo: { name: "docs-server", version: "1.3.0" } },
+      9,
+      NOW,
+    );
+    expect(restarted).toEqual({
+      ...base,
+      status: "ready",
+      tools: [tool("a")],
+      revision: 5,
+      listedAt: before.listedAt,
+      serverInfo: { name: "docs-server", version: "1.3.0" },
+    });
+    expect(restarted).not.toHaveProperty("instructions");
+  });
+
   it("gives a new server's entry the revision it is written at", () => {
     expect(nextServerEntry(undefined, base, { status: "starting" }, 3, NOW)).toEqual({
       ...base,

@@ -17,7 +17,11 @@ describe("tool filter", () => {
     { name: "names are raw, not sanitized", filter: { enabledTools: ["b_x"] }, kept: [] },
   ])("$name", ({ filter, kept }) => {
     const names = ["a", "b-x", "c"];
-    expect(acceptTools(names.map(tool), filter)).toEqual({ accepted: kept.map(tool), rejected: [] });
+    expect(acceptTools(names.map(tool), filter)).toEqual({
+      accepted: kept.map(tool),
+      rejected: [],
+      unconvertible: [],
+    });
     expect(names.filter((name) => isToolAllowed(filter, name))).toEqual(kept);
   });
 
@@ -30,5 +34,25 @@ describe("tool filter", () => {
       expect.stringMatching(/^a tool without a name: /),
       expect.stringMatching(/^a tool without a name: .*name/),
     ]);
+  });
+
+  it("warns as the reference does about allowed tools no model can be shown, keeping only null-root ones (checklist 21)", () => {
+    const nullRoot = { name: "nothing", inputSchema: { type: "null" } };
+    const listed = [
+      tool("fine"),
+      nullRoot,
+      { name: "no-object", inputSchema: null },
+      { name: "list-schema", inputSchema: [] },
+      { name: "hidden", inputSchema: null },
+    ];
+    expect(acceptTools(listed, { disabledTools: ["hidden"] })).toEqual({
+      accepted: [tool("fine"), nullRoot],
+      rejected: [],
+      unconvertible: [
+        "Failed to convert `nothing` MCP tool to OpenAI tool: tool input schema must not be a singleton null type",
+        "Failed to convert `no-object` MCP tool to OpenAI tool: the input schema is null, not a JSON object",
+        "Failed to convert `list-schema` MCP tool to OpenAI tool: the input schema is an array, not a JSON object",
+      ],
+    });
   });
 });

@@ -10,6 +10,8 @@ export * from "./json.js";
 export * from "./messages.js";
 export * from "./model-output.js";
 export * from "./output-body.js";
+export * from "./resource-args.js";
+export * from "./resource-results.js";
 export * from "./stale-check.js";
 export * from "./tool-arguments.js";
 export * from "./truncate.js";

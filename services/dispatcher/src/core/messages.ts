@@ -4,6 +4,12 @@
  */
 import type { ApprovalDecision } from "@toolbus/protocol";
 
+/**
+ * The server events and metrics name when a call has no server of its own: a name the catalog
+ * does not know, a resource tool asked about every server (the reference says `codex`, its name).
+ */
+export const HOST_SERVER_LABEL = "toolbus";
+
 export function notAvailableMessage(server: string, tool: string): string {
   return `MCP tool \`${server}/${tool}\` is not available to the model`;
 }

@@ -15,8 +15,8 @@ export const MAX_ARGUMENT_DEPTH = 512;
 export type ParsedArguments =
   | { kind: "none" }
   | { kind: "object"; value: JsonObject }
-  /** `message` is the model-facing result text, `err: <parse error>`. */
-  | { kind: "invalid_json"; message: string }
+  /** `message` is the model-facing result text, `err: <reason>`; `reason` the parse error alone. */
+  | { kind: "invalid_json"; message: string; reason: string }
   /** Valid JSON that is not an object; the call must not reach the server. */
   | { kind: "not_object"; value: JsonValue; message: string };
 
@@ -24,22 +24,22 @@ export function parseToolArguments(text: string): ParsedArguments {
   if (text.trim() === "") return { kind: "none" };
   const tooDeep = findExcessiveNesting(text, MAX_ARGUMENT_DEPTH);
   if (tooDeep !== undefined) {
-    return {
-      kind: "invalid_json",
-      message: `err: arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels at position ${tooDeep}; send flatter arguments`,
-    };
+    return invalidJson(
+      `arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels at position ${tooDeep}; send flatter arguments`,
+    );
   }
   let value: JsonValue;
   try {
     value = JSON.parse(text) as JsonValue;
   } catch (error) {
-    return {
-      kind: "invalid_json",
-      message: `err: ${error instanceof Error ? error.message : String(error)}`,
-    };
+    return invalidJson(error instanceof Error ? error.message : String(error));
   }
   if (isRecord(value)) return { kind: "object", value };
   return { kind: "not_object", value, message: notAnObjectMessage(value) };
+}
+
+function invalidJson(reason: string): ParsedArguments {
+  return { kind: "invalid_json", message: `err: ${reason}`, reason };
 }
 
 export function notAnObjectMessage(value: JsonValue): string {

@@ -2,7 +2,8 @@
  * `toolbus.dispatch.call`: one model tool call, in the reference's order (codex-mcp-behavior.md
  * §4, CONTRACT.md "Dispatch"): parse the arguments, resolve the name in the local catalog,
  * wait for the server, check staleness, begin, approve, call the connector behind its
- * barrier, end, and project the result for the model, the hooks and the caller.
+ * barrier, end, and project the result for the model, the hooks and the caller. The resource
+ * tools take their own path (resource-tool-call.ts).
  */
 import type { HandlerContext } from "@toolbus/bus";
 import {
@@ -13,11 +14,13 @@ import {
   type CallToolResult,
   callIdReusedMessage,
   DEFAULT_MODEL_TRUNCATION,
+  isResourceToolName,
   type JsonObject,
   type JsonValue,
   type ModelCapabilities,
   type ModelOutput,
   type PostToolUseResult,
+  type ResourceToolName,
   type ToolCallReply,
   type ToolCallRequest,
   type ToolEntry,
@@ -30,6 +33,7 @@ import {
   endStatus,
   fitBeginEvent,
   fitEndEvent,
+  HOST_SERVER_LABEL,
   isCallError,
   isRecord,
   mcpAppResourceUri,
@@ -42,6 +46,7 @@ import {
   type ResultOrError,
   toolCallErrorMessage,
 } from "../core/index.js";
+import { type ResourcesPort, resourceToolCall } from "./resource-tool-call.js";
 
 export interface ApprovalsPort {
   /**
@@ -84,6 +89,8 @@ export interface EventsPort {
 
 export interface CallPathDeps {
   catalog: CatalogReplica;
+  /** For the resource tools (`list_mcp_resources`, …), which go to the catalog, not a connector. */
+  resources: ResourcesPort;
   approvals: ApprovalsPort;
   connector: ConnectorPort;
   events: EventsPort;
@@ -99,9 +106,6 @@ export interface CallPathDeps {
   /** Told of each call refused as stale, and where (for `toolbus.dispatcher.stale_rejections`). */
   staleRejected?(server: string, rejectedBy: "dispatcher" | "connector"): void;
 }
-
-/** Events name a route; a name the catalog does not know has none, so it is reported under this server. */
-const UNKNOWN_SERVER = "toolbus";
 
 /** The name the model used, for messages about a tool the catalog does not have. */
 function requestedName(tool: ToolCallRequest["tool"]): { tool: string; label: string } {
@@ -137,11 +141,22 @@ export function reusedCallIdReply(request: ToolCallRequest, catalogRevision: num
  * service does, for the duplicate-callId check), so they are parsed once.
  */
 export function dispatchCall(deps: CallPathDeps) {
+  const resourceCall = resourceToolCall({
+    resources: deps.resources,
+    events: deps.events,
+    now: deps.now,
+    timestamp: deps.timestamp,
+    catalogRevision: () => deps.catalog.revision,
+  });
   return async (
     request: ToolCallRequest,
     ctx: HandlerContext,
     parsed: ParsedArguments = parseToolArguments(request.arguments),
   ): Promise<ToolCallReply> => {
+    // The resource tools have names no catalog tool can have (flat names contain `__`).
+    if (isResourceToolName(request.tool)) {
+      return resourceCall(request as ToolCallRequest & { tool: ResourceToolName }, ctx, parsed);
+    }
     const started = deps.now();
     const { callId } = request;
     const model = modelCapabilities(request);
@@ -188,7 +203,7 @@ export function dispatchCall(deps: CallPathDeps) {
     const tool = deps.catalog.catalog.resolve(request.tool);
     const invocation = tool
       ? { server: tool.server, tool: tool.rawName, arguments: argumentsValue }
-      : { server: UNKNOWN_SERVER, tool: requestedName(request.tool).tool, arguments: argumentsValue };
+      : { server: HOST_SERVER_LABEL, tool: requestedName(request.tool).tool, arguments: argumentsValue };
     ctx.span.setAttributes({ "mcp.server": invocation.server, "mcp.tool": invocation.tool });
     const eventFields = (): CallBeginEvent => ({
       ...ids,

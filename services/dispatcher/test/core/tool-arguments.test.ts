@@ -72,6 +72,7 @@ describe("parseToolArguments", () => {
       expect(parseToolArguments(text)).toEqual({
         kind: "invalid_json",
         message: `err: ${engineParseError(text)}`,
+        reason: engineParseError(text),
       });
     },
   );
@@ -88,6 +89,7 @@ describe("parseToolArguments", () => {
     expect(parseToolArguments(text)).toEqual({
       kind: "invalid_json",
       message: `err: arguments nest deeper than 512 levels at position ${5 + MAX_ARGUMENT_DEPTH - 1}; send flatter arguments`,
+      reason: `arguments nest deeper than 512 levels at position ${5 + MAX_ARGUMENT_DEPTH - 1}; send flatter arguments`,
     });
   });
 

@@ -35,8 +35,13 @@ export interface ExposedNameTable {
   resolve(exposedName: string): ToolEntry | undefined;
 }
 
-export function buildExposedNames(entries: readonly ToolEntry[], mode: NamingMode): ExposedNameTable {
-  const named = exposeNames(entries, mode);
+/** `reserved`: names the gateway answers itself (the resource tools); no catalog tool gets one. */
+export function buildExposedNames(
+  entries: readonly ToolEntry[],
+  mode: NamingMode,
+  reserved: ReadonlySet<string> = new Set(),
+): ExposedNameTable {
+  const named = exposeNames(entries, mode, reserved);
   return {
     tools: named.items.map(({ exposedName, item }) => ({ exposedName, entry: item })),
     resolve: named.resolve,
@@ -60,17 +65,24 @@ export interface ExposedNames<T extends NamedItem> {
  * The naming rule for one kind of item (tools, or prompts, each a namespace of its own). Raw
  * names are compared only within the kind: a prompt may share its name with a tool.
  */
-export function exposeNames<T extends NamedItem>(items: readonly T[], mode: NamingMode): ExposedNames<T> {
+export function exposeNames<T extends NamedItem>(
+  items: readonly T[],
+  mode: NamingMode,
+  reserved: ReadonlySet<string> = new Set(),
+): ExposedNames<T> {
   const prefixed = prefixedNames(items);
   const rawCounts = new Map<string, number>();
   for (const item of items) rawCounts.set(item.rawName, (rawCounts.get(item.rawName) ?? 0) + 1);
   const keepsRaw = (item: T) =>
-    mode === "conditional" && EXPOSED_NAME_PATTERN.test(item.rawName) && rawCounts.get(item.rawName) === 1;
+    mode === "conditional" &&
+    EXPOSED_NAME_PATTERN.test(item.rawName) &&
+    rawCounts.get(item.rawName) === 1 &&
+    !reserved.has(item.rawName);
 
   const ordered = [...items].sort(
     (a, b) => compareUtf8(a.server, b.server) || compareUtf8(a.rawName, b.rawName),
   );
-  const used = new Set<string>();
+  const used = new Set<string>(reserved);
   for (const item of ordered) if (keepsRaw(item)) used.add(item.rawName);
 
   const named: Array<{ exposedName: string; item: T }> = [];

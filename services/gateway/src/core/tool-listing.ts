@@ -1,7 +1,9 @@
 /**
- * What `tools/list` answers for a table of exposed names, and whether a new catalog changed
- * that answer (the only reason to send `notifications/tools/list_changed`).
+ * What `tools/list` answers for a table of exposed names (and the resource tools, when the
+ * gateway offers them), and whether a new catalog changed that answer (the only reason to send
+ * `notifications/tools/list_changed`).
  */
+import { RESOURCE_TOOL_SPECS } from "@toolbus/protocol";
 import type { ExposedNameTable } from "./exposed-names.js";
 
 /** One MCP `Tool` as the gateway lists it. */
@@ -14,8 +16,12 @@ export interface ListedTool {
   annotations?: Record<string, unknown>;
 }
 
-export function listedTools(table: ExposedNameTable): ListedTool[] {
-  return table.tools.map(({ exposedName, entry }) => ({
+/**
+ * The resource tools (when offered) first, as the reference lists them before MCP tools, then
+ * every catalog tool under its exposed name.
+ */
+export function listedTools(table: ExposedNameTable, resourceTools = false): ListedTool[] {
+  const upstream = table.tools.map(({ exposedName, entry }) => ({
     name: exposedName,
     ...(entry.title !== undefined ? { title: entry.title } : {}),
     description: entry.description,
@@ -23,7 +29,16 @@ export function listedTools(table: ExposedNameTable): ListedTool[] {
     ...(entry.outputSchema ? { outputSchema: objectSchema(entry.outputSchema) } : {}),
     ...(entry.annotations ? { annotations: { ...entry.annotations } } : {}),
   }));
+  return resourceTools ? [...RESOURCE_TOOLS, ...upstream] : upstream;
 }
+
+/** Read-only: they list and read what servers offer, and run nothing. */
+const RESOURCE_TOOLS: readonly ListedTool[] = RESOURCE_TOOL_SPECS.map((spec) => ({
+  name: spec.name,
+  description: spec.description,
+  inputSchema: structuredClone(spec.inputSchema) as ListedTool["inputSchema"],
+  annotations: { readOnlyHint: true },
+}));
 
 /** MCP requires `type: "object"` at the root of both schemas; everything else is passed as listed. */
 function objectSchema(schema: Record<string, unknown>): ListedTool["inputSchema"] {

@@ -7,7 +7,8 @@
  * (unless `elicit_approvals` is off), answered in the name of the session's principal. An
  * elicitation still open when the approval is answered elsewhere, or when the call ends, is
  * cancelled; one the client answered never is. A client that goes away withdraws the pending
- * approval of its own call, and only that.
+ * approval of its own call, and only that. The resource tools, when offered, go to the
+ * dispatcher under their own names.
  */
 import type { Span } from "@opentelemetry/api";
 import { type Logger, markFailed } from "@toolbus/bus";
@@ -17,6 +18,7 @@ import {
   type CallElicitationResult,
   type CallSamplingRequest,
   type CallSamplingResult,
+  type ResourceToolName,
   type ToolCallRequest,
   WireError,
 } from "@toolbus/protocol";
@@ -47,6 +49,8 @@ export async function callTool(
 ): Promise<McpCallResult> {
   const { ports } = deps;
   const state = await ports.catalog.current();
+  const resourceTool = state.resourceTools.find((name) => name === params.name);
+  if (resourceTool) return callResourceTool(resourceTool, params.arguments, client, deps);
   const entry = state.table.resolve(params.name);
   if (!entry) {
     throw new RequestFailure(
@@ -163,20 +167,54 @@ async function runCall(
       void dispatched.then(cleanup, cleanup);
       throw new RequestFailure(JsonRpcCode.serverError, "the tool call was cancelled by the client");
     }
-    if (error instanceof WireError) {
-      logger.warn({ code: error.code }, `dispatch failed: ${error.message}`);
-      // Answered as a tool error, not thrown: the span says it failed all the same.
-      markFailed(span, error);
-      span.setAttribute("toolbus.error.code", error.code);
-      return {
-        content: [{ type: "text", text: `toolbus could not run ${exposedName}: ${error.message}` }],
-        isError: true,
-      };
-    }
+    if (error instanceof WireError) return notRun(exposedName, error, logger, span);
     throw error;
   } finally {
     if (!cleanupLater) cleanup();
   }
+}
+
+/**
+ * A resource tool: the dispatcher runs it (arguments, events, truncation as the reference's);
+ * no server is called, so there is nothing to relay and no approval to put to the client.
+ */
+async function callResourceTool(
+  name: ResourceToolName,
+  args: Record<string, unknown> | undefined,
+  client: ClientChannel,
+  deps: ToolCallDeps,
+): Promise<McpCallResult> {
+  const request: ToolCallRequest = {
+    callId: deps.ports.newCallId(),
+    tool: name,
+    arguments: args === undefined ? "" : JSON.stringify(args),
+  };
+  const facts = { callId: request.callId, tool: name };
+  return withCallSpan({ api: "mcp", parent: client.traceContext, ...facts }, async (span) => {
+    try {
+      return mcpCallResult(await Promise.race([deps.ports.dispatch.call(request), abortion(client.signal)]));
+    } catch (error) {
+      if (client.signal.aborted) {
+        throw new RequestFailure(JsonRpcCode.serverError, "the tool call was cancelled by the client");
+      }
+      if (error instanceof WireError) return notRun(name, error, deps.logger.child(facts), span);
+      throw error;
+    }
+  });
+}
+
+/**
+ * The dispatcher could not be asked, or did not answer: the model reads why, as a failed result
+ * (answered, not thrown: the span says it failed all the same).
+ */
+function notRun(name: string, error: WireError, logger: Logger, span: Span): McpCallResult {
+  logger.warn({ code: error.code }, `dispatch failed: ${error.message}`);
+  markFailed(span, error);
+  span.setAttribute("toolbus.error.code", error.code);
+  return {
+    content: [{ type: "text", text: `toolbus could not run ${name}: ${error.message}` }],
+    isError: true,
+  };
 }
 
 /** A server's elicitation during the call, put to the client when it can answer that mode. */

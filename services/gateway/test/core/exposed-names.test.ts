@@ -109,6 +109,17 @@ describe("exposed names", () => {
     ]).toEqual([github, undefined, undefined]);
   });
 
+  it("never gives a catalog tool a reserved name (the resource tools), in conditional mode either", () => {
+    const reserved = new Set(["read_mcp_resource"]);
+    const table = buildExposedNames(
+      [entry("docs", "read_mcp_resource"), entry("docs", "search")],
+      "conditional",
+      reserved,
+    );
+    expect(table.tools.map((tool) => tool.exposedName)).toEqual(["docs__read_mcp_resource", "search"]);
+    expect(table.resolve("read_mcp_resource")).toBeUndefined();
+  });
+
   it("names prompts by the same rule, in a namespace of their own", () => {
     const prompts = [
       { server: "docs", rawName: "summarize", text: "docs' prompt" },

@@ -24,6 +24,38 @@ function entry(rawName: string, change: Partial<ToolEntry> = {}): ToolEntry {
 const key = (entries: ToolEntry[]) => listingKey(listedTools(buildExposedNames(entries, "prefixed")));
 
 describe("tool listing", () => {
+  it("lists the reference's resource tools first when offered, read-only (§8)", () => {
+    const table = buildExposedNames([entry("search")], "prefixed");
+    expect(listedTools(table, true).map((tool) => tool.name)).toEqual([
+      "list_mcp_resources",
+      "list_mcp_resource_templates",
+      "read_mcp_resource",
+      "docs__search",
+    ]);
+    expect(listedTools(table, true)[2]).toEqual({
+      name: "read_mcp_resource",
+      description: "Read a specific resource from an MCP server given the server name and resource URI.",
+      inputSchema: {
+        type: "object",
+        properties: {
+          server: {
+            type: "string",
+            description:
+              "MCP server name exactly as configured. Must match the 'server' field returned by list_mcp_resources.",
+          },
+          uri: {
+            type: "string",
+            description: "Resource URI to read. Must be one of the URIs returned by list_mcp_resources.",
+          },
+        },
+        required: ["server", "uri"],
+        additionalProperties: false,
+      },
+      annotations: { readOnlyHint: true },
+    });
+    expect(listedTools(table).map((tool) => tool.name)).toEqual(["docs__search"]);
+  });
+
   it("lists the exposed name with title, description, schemas and annotations, the root typed object", () => {
     const listed = listedTools(
       buildExposedNames(

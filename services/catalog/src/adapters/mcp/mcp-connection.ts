@@ -19,6 +19,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { PolicySettings } from "@toolbus/config";
+import { type McpServerInfo, McpServerInfoSchema } from "@toolbus/protocol";
 import { z } from "zod";
 import { autoAnswer } from "../../core/elicitation-rules.js";
 import { type Page, paginate } from "../../core/pagination.js";
@@ -85,7 +86,8 @@ export interface ServerInfo {
   instructions?: string;
   protocolVersion?: string;
   capabilities: Record<string, unknown>;
-  serverVersion?: { name: string; version: string };
+  /** The server's `serverInfo` (name, title, version, description, icons, website), when well-formed. */
+  serverInfo?: McpServerInfo;
 }
 
 export class McpConnection {
@@ -157,11 +159,12 @@ export class McpConnection {
       await this.connectWith(transport, signal, timeoutMs);
     }
     const client = this.client!;
+    const serverInfo = McpServerInfoSchema.safeParse(client.getServerVersion());
     return {
       ...(client.getInstructions() ? { instructions: client.getInstructions()! } : {}),
       ...(this.negotiatedProtocol ? { protocolVersion: this.negotiatedProtocol } : {}),
       capabilities: (client.getServerCapabilities() ?? {}) as Record<string, unknown>,
-      ...(client.getServerVersion() ? { serverVersion: client.getServerVersion()! } : {}),
+      ...(serverInfo.success ? { serverInfo: serverInfo.data } : {}),
     };
   }
 

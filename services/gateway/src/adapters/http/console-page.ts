@@ -1,6 +1,6 @@
 /**
  * The console at `/`: one HTML page with inline script and no build step. It shows the servers
- * (status, errors), the catalog with a search box (filtered in the page), live calls from
+ * (status, errors, and what each said about itself: title, version, description, website, icon), the catalog with a search box (filtered in the page), live calls from
  * `/v1/events` (begin: in progress; end: status and duration) and the approvals inbox from
  * `/v1/approvals` and `/v1/approvals/events` when this gateway serves them. Streams are read
  * with fetch, so a bearer token (asked for on a 401, kept in sessionStorage) goes in the
@@ -48,6 +48,9 @@ export const CONSOLE_PAGE = String.raw`<!doctype html>
   th { text-align:left; color:var(--muted); font-weight:600; font-size:12px; padding:4px 6px; border-bottom:1px solid var(--line); }
   td { padding:5px 6px; border-bottom:1px solid var(--line); vertical-align:top; overflow-wrap:anywhere; }
   td.name { white-space:nowrap; }
+  td.name .about { white-space:normal; font-size:12px; margin-top:2px; }
+  .server-icon { width:16px; height:16px; vertical-align:-3px; margin-right:6px; }
+  .server-website { display:block; font-size:12px; }
   .mono, td.tool, .tool-name { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size:12.5px; }
   .pill { display:inline-block; border-radius:999px; padding:0 8px; font-size:12px; border:1px solid var(--line); white-space:nowrap; }
   .ready, .completed { color:var(--ok); border-color:var(--ok); }
@@ -218,8 +221,12 @@ export const CONSOLE_PAGE = String.raw`<!doctype html>
     Array.from(servers.values()).sort(function (a, b) { return a.name < b.name ? -1 : 1; }).forEach(function (server) {
       var row = el("tr");
       row.dataset.server = server.name;
-      var name = el("td", "mono name", server.name);
+      var name = el("td", "name");
+      var icon = serverIcon(server.serverInfo);
+      if (icon) name.appendChild(icon);
+      name.appendChild(el("span", "mono", server.name));
       if (server.required) name.appendChild(el("span", "badge", "required"));
+      if (server.serverInfo) name.appendChild(serverAbout(server.serverInfo));
       row.appendChild(name);
       var status = el("td");
       status.appendChild(el("span", "pill status " + server.status, server.status));
@@ -230,6 +237,34 @@ export const CONSOLE_PAGE = String.raw`<!doctype html>
     });
     document.querySelector("#servers tbody").replaceChildren.apply(document.querySelector("#servers tbody"), rows);
     $("servers-empty").hidden = rows.length > 0;
+  }
+  // What the server said about itself: title and version, description, website (http(s) only).
+  function serverAbout(info) {
+    var about = el("div", "about");
+    about.appendChild(el("span", "server-title", (info.title || info.name) + (info.version ? " " + info.version : "")));
+    if (info.description) about.appendChild(el("div", "muted server-description", info.description));
+    if (info.websiteUrl && /^https?:\/\//i.test(info.websiteUrl)) {
+      var link = el("a", "server-website", info.websiteUrl);
+      link.href = info.websiteUrl;
+      link.rel = "noopener noreferrer";
+      link.target = "_blank";
+      about.appendChild(link);
+    }
+    return about;
+  }
+  // An icon only from a data: image URL (the page loads nothing from elsewhere).
+  function serverIcon(info) {
+    var icons = (info && Array.isArray(info.icons)) ? info.icons : [];
+    for (var i = 0; i < icons.length; i++) {
+      var src = icons[i] && icons[i].src;
+      if (typeof src === "string" && /^data:image\//i.test(src)) {
+        var img = el("img", "server-icon");
+        img.src = src;
+        img.alt = "";
+        return img;
+      }
+    }
+    return null;
   }
   function serverStatus(event) {
     var server = servers.get(event.server) || { name: event.server, required: false };

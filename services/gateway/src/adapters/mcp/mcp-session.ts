@@ -52,7 +52,8 @@ export interface McpSessionDeps {
   prompts: ReturnType<typeof promptHandlers>;
   logger: Logger;
   serverInfo: { name: string; version: string };
-  instructions?: string;
+  /** What a new session's `initialize` result tells the model, read when the session starts. */
+  instructions(): Promise<string>;
   /** How long a client may take to answer an elicitation. */
   answerTimeoutMs: number;
   /** Put a call's approval to the calling client (`[gateway] elicit_approvals`). */
@@ -96,7 +97,7 @@ export class McpSession implements SessionStatePort {
     deps: McpSessionDeps,
     principal: string,
     sessionId: () => string,
-    init?: InitializeRequest["params"],
+    init?: { params: InitializeRequest["params"]; instructions: string },
   ) {
     this.#deps = deps;
     this.principal = principal;
@@ -108,7 +109,8 @@ export class McpSession implements SessionStatePort {
         completions: {},
         logging: {},
       },
-      ...(deps.instructions ? { instructions: deps.instructions } : {}),
+      // A restored session replays initialize only to rebuild its state: nobody reads the answer.
+      ...(init ? { instructions: init.instructions } : {}),
       jsonSchemaValidator: sharedValidator,
     });
     this.transport = new WebStandardStreamableHTTPServerTransport({
@@ -117,9 +119,9 @@ export class McpSession implements SessionStatePort {
         if (!init) return;
         this.record = {
           sessionId: id,
-          protocolVersion: init.protocolVersion,
-          capabilities: init.capabilities as Record<string, unknown>,
-          clientInfo: init.clientInfo,
+          protocolVersion: init.params.protocolVersion,
+          capabilities: init.params.capabilities as Record<string, unknown>,
+          clientInfo: init.params.clientInfo,
           createdAt: new Date().toISOString(),
           principal,
         };
@@ -139,7 +141,10 @@ export class McpSession implements SessionStatePort {
     init: InitializeRequest["params"],
     principal: string,
   ): Promise<McpSession> {
-    const session = new McpSession(deps, principal, () => randomUUID(), init);
+    const session = new McpSession(deps, principal, () => randomUUID(), {
+      params: init,
+      instructions: await deps.instructions(),
+    });
     await session.server.connect(session.#shortcut);
     return session;
   }

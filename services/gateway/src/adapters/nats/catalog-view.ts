@@ -12,10 +12,12 @@ import {
   type CatalogServerEntry,
   CatalogServerEntrySchema,
   type NamingOptions,
+  RESOURCE_TOOL_NAMES,
   type Subjects,
   serverFromCatalogKey,
 } from "@toolbus/protocol";
 import { buildExposedNames, type NamingMode } from "../../core/exposed-names.js";
+import { gatewayInstructions } from "../../core/gateway-instructions.js";
 import { listedTools, listingKey } from "../../core/tool-listing.js";
 import type { CatalogPort, CatalogState } from "../../ports.js";
 
@@ -26,6 +28,8 @@ export interface CatalogViewOptions {
   bus: Bus;
   subjects: Subjects;
   naming: NamingMode;
+  /** Offer the resource tools (`[gateway] resource_tools`). */
+  resourceTools: boolean;
   logger: Logger;
   /** The longest wait between two attempts to follow the bucket again. */
   retryMaxMs: number;
@@ -157,15 +161,19 @@ export class CatalogView implements CatalogPort {
       revision: this.#revision,
       exposure: "model",
     });
-    const table = buildExposedNames(snapshot.tools, this.options.naming);
-    const tools = listedTools(table);
+    const resourceTools = this.options.resourceTools ? RESOURCE_TOOL_NAMES : [];
+    const table = buildExposedNames(snapshot.tools, this.options.naming, new Set(resourceTools));
+    const tools = listedTools(table, this.options.resourceTools);
+    const instructions = gatewayInstructions(
+      snapshot.servers.map((server) => ({ name: server.name, instructions: server.instructions })),
+    );
     const key = listingKey(tools);
     const first = this.#state === undefined;
     const changed = !first && key !== this.#key;
     const readyServers = snapshot.servers
       .filter((server) => server.status === "ready")
       .map((server) => server.name);
-    this.#state = { revision: snapshot.revision, readyServers, table, tools };
+    this.#state = { revision: snapshot.revision, readyServers, table, tools, resourceTools, instructions };
     this.#key = key;
     if (first) {
       logger.info({ revision: snapshot.revision, tools: tools.length }, "catalog loaded");

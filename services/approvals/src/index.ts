@@ -18,6 +18,5 @@ export {
   type ApprovalsService,
   type ApprovalsServiceOptions,
   SERVICE_NAME,
-  SERVICE_VERSION,
   startApprovalsService,
 } from "./service.js";

@@ -15,7 +15,6 @@ export {
   type MemoryServiceOptions,
   type MemoryServiceStats,
   SERVICE_NAME,
-  SERVICE_VERSION,
   startMemoryService,
 } from "./memory-service.js";
 export { MEMORY_METRICS } from "./metrics.js";

@@ -19,6 +19,7 @@ import {
   MemoryStripRequestSchema,
   MemoryUsageRequestSchema,
   type Subjects,
+  TOOLBUS_VERSION,
 } from "@toolbus/protocol";
 import type pg from "pg";
 import { abortableSleep } from "./abortable-sleep.js";
@@ -37,7 +38,6 @@ import { usage } from "./handlers/usage.js";
 import { memoryRecorder } from "./metrics.js";
 
 export const SERVICE_NAME = "memory";
-export const SERVICE_VERSION = "0.1.0";
 
 const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations/", import.meta.url));
 
@@ -77,7 +77,7 @@ export async function startMemoryService(
 ): Promise<MemoryService> {
   const logger =
     options.logger ??
-    createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION, level: config.logLevel });
+    createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: config.logLevel });
   const subjects = createSubjects(config.prefix);
   const policy: RetryPolicy = {
     ...DEFAULT_RETRY_POLICY,
@@ -97,7 +97,7 @@ export async function startMemoryService(
       ...(options.warnUnauthenticated === false ? { warnUnauthenticated: false } : {}),
       service: {
         name: SERVICE_NAME,
-        version: SERVICE_VERSION,
+        version: TOOLBUS_VERSION,
         description: "Memory citations: strip markup, count cited rollouts",
       },
       logger,

@@ -7,7 +7,6 @@ export {
   MemoryParkedRequestSchema,
   type MemoryParkedResult,
   MemoryParkedResultSchema,
-  memoryParkedSubject,
   ParkedMessageSchema,
 } from "./handlers/parked.js";
 export {

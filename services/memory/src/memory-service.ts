@@ -16,6 +16,7 @@ import {
 import { DEFAULT_BUS_CONFIG } from "@toolbus/config";
 import {
   createSubjects,
+  internalSubjects,
   MemoryStripRequestSchema,
   MemoryUsageRequestSchema,
   type Subjects,
@@ -31,7 +32,7 @@ import { PgUsageStore } from "./adapters/pg/usage-store.js";
 import type { MemoryConfig } from "./config.js";
 import { DEFAULT_RETRY_POLICY, holdDelayMs, type RetryPolicy } from "./core/retry-policy.js";
 import { ingestBatch } from "./handlers/ingest-batch.js";
-import { MemoryParkedRequestSchema, memoryParkedSubject, parked } from "./handlers/parked.js";
+import { MemoryParkedRequestSchema, parked } from "./handlers/parked.js";
 import { StoreError, type UsageStore } from "./handlers/ports.js";
 import { strip } from "./handlers/strip.js";
 import { usage } from "./handlers/usage.js";
@@ -201,7 +202,7 @@ async function serveEndpoints(bus: Bus, subjects: Subjects, store: UsageStore): 
   );
   await bus.serve(
     {
-      subject: memoryParkedSubject(subjects.prefix),
+      subject: internalSubjects(subjects.prefix).memoryParked,
       name: "parked",
       request: MemoryParkedRequestSchema,
       spanName: "toolbus.memory.parked",

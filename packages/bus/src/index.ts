@@ -76,10 +76,7 @@ export {
 export { DEFAULT_REQUEST_TIMEOUT_MS, isOverMaxPayload, type RequestOptions } from "./request.js";
 export type { EndpointSpec, Handler, HandlerContext } from "./serve.js";
 export {
-  ConfigPathSetting,
-  DEFAULT_LOG_LEVEL,
   LOG_LEVELS,
-  type LogLevelName,
   LogLevelSetting,
   NatsUrlSetting,
   PrefixSetting,

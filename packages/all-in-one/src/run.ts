@@ -11,19 +11,28 @@ import {
   loadApprovalsConfig,
   startApprovalsService,
 } from "@toolbus/approvals";
-import { ConfigError, connectBus, createLogger, type Logger, maskUrl, startTelemetry } from "@toolbus/bus";
+import {
+  ConfigError,
+  connectBus,
+  createLogger,
+  type Logger,
+  loadConfig,
+  maskUrl,
+  SERVICE_SETTINGS_ENV,
+  ServiceSettingsSchema,
+  serviceSettingsInput,
+  startTelemetry,
+} from "@toolbus/bus";
 import { startCatalogService } from "@toolbus/catalog";
 import { loadToolbusConfig, resolveGatewayTokens } from "@toolbus/config";
 import { startDispatcherService } from "@toolbus/dispatcher";
 import { startGateway } from "@toolbus/gateway";
 import { loadMemoryConfig, startMemoryService } from "@toolbus/memory";
-import { createSubjects, prefixFromEnv, type Role } from "@toolbus/protocol";
+import { createSubjects, type Role, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { ensureDatabase } from "./embedded-postgres.js";
 import { ensurePortFree } from "./http-port.js";
 import { ensureNats, type LocalNats } from "./local-nats.js";
 import { SetupError } from "./setup-error.js";
-
-const VERSION = "0.1.0";
 
 export interface AllInOneOptions {
   /** `--config <path>`; else TOOLBUS_CONFIG, ./toolbus.toml, or the demo config. */
@@ -43,11 +52,17 @@ export interface AllInOne {
 
 export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne> {
   const { env, cwd } = options;
-  const level = (env.LOG_LEVEL ?? "info") as "info";
-  const logger = options.logger ?? createLogger({ service: "toolbus", version: VERSION, level });
+  // LOG_LEVEL and TOOLBUS_PREFIX, read and checked as every service reads them.
+  const { logLevel: level, prefix } = loadConfig(
+    ServiceSettingsSchema,
+    serviceSettingsInput(env, options.configPath),
+    SERVICE_SETTINGS_ENV,
+  );
+  const logger = options.logger ?? createLogger({ service: "toolbus", version: TOOLBUS_VERSION, level });
   // Each service logs as itself (a child would repeat the `service` key in every line).
   const loggerOf = (service: string): Logger =>
-    options.logger?.child({ component: service }) ?? createLogger({ service, version: VERSION, level });
+    options.logger?.child({ component: service }) ??
+    createLogger({ service, version: TOOLBUS_VERSION, level });
   const stops: Array<[string, () => Promise<void>]> = [];
   const stop = async () => {
     for (const [name, close] of stops.reverse()) {
@@ -72,7 +87,6 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     });
     await ensurePortFree(config.gateway.host, config.gateway.port);
     const dataDir = join(cwd, ".toolbus");
-    const prefix = prefixFromEnv(env);
     const nats = await ensureNats({
       ...(env.NATS_URL ? { url: env.NATS_URL } : {}),
       ...(env.NATS_IDENTITIES_DIR ? { identitiesDir: env.NATS_IDENTITIES_DIR } : {}),
@@ -94,7 +108,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     const connect = async (name: Role, description: string, busLogger: Logger) => {
       const bus = await connectBus({
         access: nats.accessFor(name),
-        service: { name, version: VERSION, description },
+        service: { name, version: TOOLBUS_VERSION, description },
         logger: busLogger,
         // Said once, plainly, in the lines printed below instead.
         warnUnauthenticated: false,
@@ -148,7 +162,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       logger: gatewayLogger,
       gateway: config.gateway,
       principals: tokens.principals,
-      version: VERSION,
+      version: TOOLBUS_VERSION,
       // In one process, the gateway's port also serves the approvals inbox and its API.
       plugins: [buildApprovalsHttp(approvalsHttpOverBus(gatewayBus, subjects, gatewayLogger))],
     });

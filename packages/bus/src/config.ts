@@ -17,9 +17,16 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parses `source` (often `process.env`) with `schema`; throws `ConfigError` listing every problem. */
-export function loadConfig<S extends z.ZodType>(schema: S, source: unknown): Readonly<z.output<S>> {
+/**
+ * Parses `source` (often `process.env`) with `schema`; throws `ConfigError` listing every
+ * problem, each top-level field named as `names` says (the variable or flag a user sets).
+ */
+export function loadConfig<S extends z.ZodType>(
+  schema: S,
+  source: unknown,
+  names?: Readonly<Record<string, string>>,
+): Readonly<z.output<S>> {
   const result = schema.safeParse(source);
-  if (!result.success) throw new ConfigError(configProblems(result.error));
+  if (!result.success) throw new ConfigError(configProblems(result.error, names));
   return deepFreeze(result.data);
 }

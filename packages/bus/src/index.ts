@@ -75,6 +75,16 @@ export {
 } from "./nats-identity.js";
 export { DEFAULT_REQUEST_TIMEOUT_MS, isOverMaxPayload, type RequestOptions } from "./request.js";
 export type { EndpointSpec, Handler, HandlerContext } from "./serve.js";
+export {
+  LOG_LEVELS,
+  LogLevelSetting,
+  NatsUrlSetting,
+  PrefixSetting,
+  SERVICE_SETTINGS_ENV,
+  type ServiceSettings,
+  ServiceSettingsSchema,
+  serviceSettingsInput,
+} from "./service-settings.js";
 export { onShutdown, type ShutdownHandle, type ShutdownOptions } from "./shutdown.js";
 export { flushTelemetry, startTelemetry, type TelemetryOptions } from "./telemetry.js";
 export {

@@ -5,6 +5,7 @@
  */
 import { trace } from "@opentelemetry/api";
 import { type DestinationStream, type LevelWithSilent, type Logger, pino } from "pino";
+import { DEFAULT_LOG_LEVEL, LOG_LEVELS } from "./service-settings.js";
 
 export type { Logger } from "pino";
 
@@ -17,11 +18,10 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
-const LEVELS: readonly string[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
-
 export function createLogger(options: LoggerOptions): Logger {
   const fromEnv = process.env.LOG_LEVEL?.trim().toLowerCase();
-  const level = options.level ?? (fromEnv && LEVELS.includes(fromEnv) ? fromEnv : "info");
+  const known = (LOG_LEVELS as readonly string[]).includes(fromEnv ?? "");
+  const level = options.level ?? (fromEnv && known ? fromEnv : DEFAULT_LOG_LEVEL);
   const logger = pino(
     {
       level,
@@ -33,8 +33,10 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     options.destination,
   );
-  if (fromEnv && !LEVELS.includes(fromEnv) && options.level === undefined) {
-    logger.warn(`LOG_LEVEL=${fromEnv} is not a level; using info. Use one of ${LEVELS.join(", ")}`);
+  if (fromEnv && !known && options.level === undefined) {
+    logger.warn(
+      `LOG_LEVEL=${fromEnv} is not a level; using ${DEFAULT_LOG_LEVEL}. Use one of ${LOG_LEVELS.join(", ")}`,
+    );
   }
   return logger;
 }

@@ -49,3 +49,28 @@ describe("loadConfig", () => {
     expect(Object.isFrozen(config.gateway.tokens)).toBe(true);
   });
 });
+
+describe("loadConfig with the names a user sets", () => {
+  it("names a top-level field by its variable in each problem, and leaves the rest of the path", () => {
+    const settings = z.object({
+      logLevel: z.enum(["info", "debug"]),
+      limits: z.object({ depth: z.int().min(1) }),
+      other: z.string(),
+    });
+    let problems: readonly string[] = [];
+    try {
+      loadConfig(
+        settings,
+        { logLevel: "loud", limits: { depth: 0 } },
+        { logLevel: "LOG_LEVEL", limits: "TOOLBUS_LIMITS" },
+      );
+    } catch (err) {
+      if (err instanceof ConfigError) problems = err.problems;
+    }
+    expect(problems).toEqual([
+      'LOG_LEVEL: Invalid option: expected one of "info"|"debug"',
+      "TOOLBUS_LIMITS.depth: Too small: expected number to be >=1",
+      "other: missing; set it (expected string)",
+    ]);
+  });
+});

@@ -13,7 +13,7 @@ import {
   runningLocalNats,
   seedFileOf,
 } from "@toolbus/bus";
-import { inboxPrefix, prefixFromEnv } from "@toolbus/protocol";
+import { inboxPrefix, prefixFromEnv, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { type BusClient, openBusClient } from "./adapters/bus-client.js";
 import type { Terminal } from "./adapters/terminal.js";
 import { runApprovals } from "./commands/approvals.js";
@@ -25,7 +25,7 @@ import { runStart } from "./commands/start.js";
 import { runTail } from "./commands/tail.js";
 import { runTools } from "./commands/tools.js";
 import { createPaint, shouldColor } from "./core/ansi.js";
-import { type CommandName, findCommand, parseTimeoutSeconds, VERSION } from "./core/commands.js";
+import { type CommandName, findCommand, parseTimeoutSeconds } from "./core/commands.js";
 import { ExitCode } from "./core/exit-codes.js";
 import { CliError, exitCodeOf, type Failure } from "./core/failure.js";
 import { commandHelp, topHelp, usageText } from "./core/help.js";
@@ -56,7 +56,7 @@ export async function runCli(
       terminal.stdout.write(parsed.command ? commandHelp(parsed.command) : topHelp());
       return ExitCode.ok;
     case "version":
-      terminal.stdout.write(`${VERSION}\n`);
+      terminal.stdout.write(`${TOOLBUS_VERSION}\n`);
       return ExitCode.ok;
     case "usage_error":
       return report(terminal, { kind: "usage", message: parsed.message, ...commandOf(parsed.command?.name) });

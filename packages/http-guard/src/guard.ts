@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { GatewayPrincipal } from "@toolbus/config";
+import { type ErrorCode, HTTP_STATUS_BY_CODE, HttpRefusal, RETRYABLE_BY_DEFAULT } from "@toolbus/protocol";
 import type {
   FastifyBaseLogger,
   FastifyInstance,
@@ -45,8 +46,11 @@ export interface HttpGuardOptions {
   /** From `resolveGatewayTokens`; none turns auth off (everyone is `ANONYMOUS`). */
   principals: readonly GatewayPrincipal[];
   streams: StreamLimits;
-  /** The body of a refusal; default `{error:{code,message,retryable}}` (the REST shape). */
-  refusal?: (status: number, message: string) => unknown;
+  /**
+   * The body of a refusal; default `{error:{code,message,retryable}}` (the REST shape). `code`
+   * and `status` are the protocol's (HTTP_STATUS_BY_CODE, HttpRefusal).
+   */
+  refusal?: (status: number, message: string, code: ErrorCode) => unknown;
   /** Told of every refusal (a caller's fault: log it at info). */
   onRefused?: (details: { status: number; method: string; url: string; message: string }) => void;
 }
@@ -70,15 +74,16 @@ export function installHttpGuard<L extends FastifyBaseLogger>(
   const authOn = options.principals.length > 0;
   const match = tokenMatcher(options.principals);
   const slots = new StreamSlots(options.streams);
-  const refusal = options.refusal ?? wireRefusal;
+  const refusal = options.refusal ?? ((_status, message, code) => wireRefusal(code, message));
 
   app.addHook("onRequest", async (request, reply) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.raw.setHeader(name, value);
     const access = accessOf(request);
-    const refuse = (status: number, message: string) => {
+    const refuse = ({ code, status }: { code: ErrorCode; status: number }, message: string) => {
       options.onRefused?.({ status, method: request.method, url: request.url.split("?")[0] ?? "", message });
-      if (status === 401) reply.header("www-authenticate", 'Bearer realm="toolbus"');
-      return reply.code(status).send(refusal(status, message));
+      if (status === HTTP_STATUS_BY_CODE.unauthorized)
+        reply.header("www-authenticate", 'Bearer realm="toolbus"');
+      return reply.code(status).send(refusal(status, message, code));
     };
     if (needsHostCheck(access)) {
       const host = checkHost(
@@ -86,17 +91,18 @@ export function installHttpGuard<L extends FastifyBaseLogger>(
         options.allowedHosts,
         request.method,
       );
-      if (!host.ok) return refuse(403, host.message);
+      if (!host.ok) return refuse(HttpRefusal.forbidden, host.message);
     }
     const principal = authOn ? match(bearerToken(request.headers.authorization)) : ANONYMOUS;
     if (needsToken(access)) {
       if (principal === undefined) {
         return refuse(
-          401,
+          { code: "unauthorized", status: HTTP_STATUS_BY_CODE.unauthorized },
           "Unauthorized: send the header Authorization: Bearer <token> with a token from [gateway] tokens_env",
         );
       }
-      if (!permits(principal.role, access)) return refuse(403, forbiddenMessage(principal, access));
+      if (!permits(principal.role, access))
+        return refuse(HttpRefusal.forbidden, forbiddenMessage(principal, access));
     }
     contexts.set(request.raw, { principal, slots });
     return undefined;
@@ -120,7 +126,7 @@ export function takeStreamSlot(request: Pick<FastifyRequest, "raw">): SlotGrant 
 
 /** Sends a refused stream slot as the REST error shape, with Retry-After. */
 export function sendSlotRefusal(reply: FastifyReply, grant: Extract<SlotGrant, { ok: false }>): FastifyReply {
-  return reply.code(grant.status).header("retry-after", "5").send(wireRefusal(grant.status, grant.message));
+  return reply.code(grant.status).header("retry-after", "5").send(wireRefusal(grant.code, grant.message));
 }
 
 function accessOf(request: FastifyRequest): Access {
@@ -130,9 +136,6 @@ function accessOf(request: FastifyRequest): Access {
   return isAccess(declared) ? declared : "admin";
 }
 
-function wireRefusal(status: number, message: string): unknown {
-  const unavailable = status === 429 || status === 503;
-  return {
-    error: { code: unavailable ? "server_unavailable" : "unauthorized", message, retryable: unavailable },
-  };
+function wireRefusal(code: ErrorCode, message: string): unknown {
+  return { error: { code, message, retryable: RETRYABLE_BY_DEFAULT[code] } };
 }

@@ -86,6 +86,14 @@ function checkedServer(server: string): string {
   return server;
 }
 
+function checkedRelayKind(kind: CallRelayKind): CallRelayKind {
+  const kinds: readonly string[] = Object.values(CallRelayKind);
+  if (!kinds.includes(kind)) {
+    throw new Error(`Unknown call relay kind ${JSON.stringify(kind)}: use one of ${kinds.join(", ")}`);
+  }
+  return kind;
+}
+
 function jetStreamName(prefix: string, suffix: string): string {
   return `${prefix.toUpperCase().replaceAll("-", "_")}_${suffix}`;
 }
@@ -134,6 +142,8 @@ export interface Subjects {
   callRelay(callId: string, kind: CallRelayKind): string;
   /** `<prefix>.calls.<callId>.*`: every relay of one call. */
   callRelayAll(callId: string): string;
+  /** `<prefix>.calls.*.<kind>`: one kind of relay of every call (an edge that relays them). */
+  callRelayEvery(kind: CallRelayKind): string;
   /**
    * KV buckets. `callHistory`: the dispatcher's index of call events by thread (key
    * `<thread>.<callId>.<begin|end>`, each id through {@link kvKeyToken}; value: the event's
@@ -150,7 +160,6 @@ export interface Subjects {
 
 export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
   const p = validatePrefix(prefix);
-  const relayKinds: readonly string[] = Object.values(CallRelayKind);
   return Object.freeze({
     prefix: p,
     catalogGet: `${p}.catalog.get`,
@@ -183,15 +192,10 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
     memoryStrip: `${p}.memory.strip`,
     memoryUsage: `${p}.memory.usage`,
     connectorCall: (server: string) => `${p}.connector.${checkedServer(server)}.call`,
-    callRelay: (callId: string, kind: CallRelayKind) => {
-      if (!relayKinds.includes(kind)) {
-        throw new Error(
-          `Unknown call relay kind ${JSON.stringify(kind)}: use one of ${relayKinds.join(", ")}`,
-        );
-      }
-      return `${p}.calls.${subjectToken(callId)}.${kind}`;
-    },
+    callRelay: (callId: string, kind: CallRelayKind) =>
+      `${p}.calls.${subjectToken(callId)}.${checkedRelayKind(kind)}`,
     callRelayAll: (callId: string) => `${p}.calls.${subjectToken(callId)}.*`,
+    callRelayEvery: (kind: CallRelayKind) => `${p}.calls.*.${checkedRelayKind(kind)}`,
     kv: Object.freeze({
       catalog: `${p}_catalog`,
       approvalGrants: `${p}_approval_grants`,

@@ -78,6 +78,32 @@ describe("permissionsFor", () => {
     }
   });
 
+  it("lets each service use the subjects it builds from the protocol's names, and no one else", () => {
+    const built = internalSubjects("toolbus");
+    const owner = Object.values(built.connectorOwner("*"));
+    const both = (subject: string) => ({
+      publish: who("publish", subject),
+      subscribe: who("subscribe", subject),
+    });
+    expect({
+      relays: [subjects.callRelayEvery("progress"), subjects.callRelayEvery("logging")].map(both),
+      owner: owner.map(both),
+      sessionClosed: both(built.gatewaySessionClosed),
+      responses: both(built.gatewayResponses),
+      parked: both(built.memoryParked),
+    }).toEqual({
+      relays: [
+        { publish: ["catalog"], subscribe: ["gateway", "cli"] },
+        { publish: ["catalog"], subscribe: ["gateway"] },
+      ],
+      // Any replica hands a server's part to the replica that owns it.
+      owner: owner.map(() => ({ publish: ["catalog"], subscribe: ["catalog"] })),
+      sessionClosed: { publish: ["gateway"], subscribe: ["gateway"] },
+      responses: { publish: ["gateway"], subscribe: ["gateway"] },
+      parked: { publish: ["cli"], subscribe: ["memory"] },
+    });
+  });
+
   it("lets only the dispatcher read the events stream by sequence (its history index)", () => {
     expect(who("publish", "$JS.API.DIRECT.GET.TOOLBUS_EVENTS")).toEqual(["dispatcher"]);
   });

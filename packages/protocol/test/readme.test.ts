@@ -4,14 +4,15 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { INTERNAL_SUBJECTS } from "../src/access.js";
 import { ERROR_CODES, RETRYABLE_BY_DEFAULT } from "../src/errors.js";
+import { HTTP_STATUS_BY_CODE, HttpRefusal } from "../src/http-status.js";
 import * as protocol from "../src/index.js";
 import { createSubjects, SUBJECTS, type SubjectSpec } from "../src/subjects.js";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 
-/** The rows of the first table under `## <heading>`, as records keyed by the header cells. */
+/** The rows of the table under `## <heading>` (or `### <heading>`), as records keyed by the header cells. */
 function tableUnder(heading: string): Record<string, string>[] {
-  const section = readme.split(/^## /m).find((part) => part.startsWith(`${heading}\n`));
+  const section = readme.split(/^###? /m).find((part) => part.startsWith(`${heading}\n`));
   if (section === undefined) throw new Error(`README.md has no "## ${heading}" section`);
   const lines = section.split("\n").filter((line) => line.startsWith("|"));
   const cells = (line: string) =>
@@ -47,15 +48,31 @@ describe("README.md", () => {
     expect(tableUnder("Internal subjects")).toStrictEqual(rowsOf(INTERNAL_SUBJECTS));
   });
 
-  it("documents every error code with its default retryability, and no other code", () => {
+  it("documents every error code with its default retryability and HTTP status, and no other code", () => {
     const documented = tableUnder("Error codes");
-    const rows = documented.map((row) => ({ code: row.code, retryable: row.retryable }));
+    const rows = documented.map((row) => ({ code: row.code, retryable: row.retryable, http: row.http }));
     const expected = ERROR_CODES.map((errorCode) => ({
       code: code(errorCode),
       retryable: RETRYABLE_BY_DEFAULT[errorCode] ? "yes" : "no",
+      http: String(HTTP_STATUS_BY_CODE[errorCode]),
     }));
     expect(rows).toStrictEqual(expected);
     expect(documented.filter((row) => row.meaning === "" || row["used when"] === "")).toStrictEqual([]);
+  });
+
+  it("documents every HTTP refusal with its status and code, and no other", () => {
+    const rows = tableUnder("HTTP refusals").map((row) => ({
+      refusal: row.refusal,
+      status: row.status,
+      code: row.code,
+    }));
+    expect(rows).toStrictEqual(
+      Object.entries(HttpRefusal).map(([name, refusal]) => ({
+        refusal: code(name),
+        status: String(refusal.status),
+        code: code(refusal.code),
+      })),
+    );
   });
 
   it("gives the JetStream names the default prefix produces", () => {

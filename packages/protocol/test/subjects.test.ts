@@ -273,6 +273,13 @@ describe("subjects with a server or call in them", () => {
     expect(() => createSubjects().callRelay("c", "status" as "progress")).toThrow(
       'Unknown call relay kind "status": use one of progress, logging, elicitation, sampling',
     );
+    expect(() => createSubjects().callRelayEvery("status" as "progress")).toThrow(
+      'Unknown call relay kind "status": use one of progress, logging, elicitation, sampling',
+    );
+  });
+
+  it("name one relay kind of every call with a one-token wildcard", () => {
+    expect(createSubjects("tenant_a").callRelayEvery("logging")).toBe("tenant_a.calls.*.logging");
   });
 });
 

@@ -6,7 +6,15 @@
  */
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "@toolbus/bus";
+import {
+  ConfigError,
+  LogLevelSetting,
+  loadConfig,
+  NatsUrlSetting,
+  PrefixSetting,
+  SERVICE_SETTINGS_ENV,
+  serviceSettingsInput,
+} from "@toolbus/bus";
 import {
   ApprovalPolicySchema,
   ConfigFileError,
@@ -21,7 +29,6 @@ import {
   resolveGatewayTokens,
   type ToolbusConfig,
 } from "@toolbus/config";
-import { DEFAULT_PREFIX, validatePrefix } from "@toolbus/protocol";
 import { z } from "zod";
 import {
   APPROVAL_MODES,
@@ -43,19 +50,12 @@ export type ServerModes = z.output<typeof ServerModesSchema>;
 const Port = z.int().min(0).max(65535);
 
 export const ApprovalsServiceConfigSchema = z.object({
-  natsUrl: z.string().min(1).default("nats://127.0.0.1:4222"),
+  natsUrl: NatsUrlSetting,
   /** Pending requests and persistent grants live here; required. */
   databaseUrl: z.string().min(1),
-  prefix: z
-    .string()
-    .default(DEFAULT_PREFIX)
-    .superRefine((prefix, ctx) => {
-      try {
-        validatePrefix(prefix);
-      } catch (error) {
-        ctx.addIssue({ code: "custom", message: (error as Error).message });
-      }
-    }),
+  prefix: PrefixSetting,
+  /** The level of the service's own logger (one passed in `options.logger` keeps its own). */
+  logLevel: LogLevelSetting,
   /** `never`: no human is ever asked; a call that would need one is denied. */
   policy: ApprovalPolicySchema,
   /** `full-access` with policy `never`: every call runs without asking anyone. */
@@ -134,9 +134,9 @@ export async function loadApprovalsConfig(options: LoadOptions): Promise<Readonl
       ? undefined
       : await hooksFile(toolbus.approvals.hooksPath, problems);
   const raw = {
-    natsUrl: nonEmpty(env.NATS_URL),
+    // Its configPath is not kept: the config file was read above.
+    ...serviceSettingsInput(env, args.config),
     databaseUrl: nonEmpty(env.DATABASE_URL),
-    prefix: nonEmpty(env.TOOLBUS_PREFIX),
     policy: nonEmpty(env.TOOLBUS_APPROVAL_POLICY),
     permissionProfile: nonEmpty(env.TOOLBUS_PERMISSION_PROFILE),
     timeoutMs: toolbus?.approvals.timeoutMs,
@@ -154,11 +154,11 @@ export async function loadApprovalsConfig(options: LoadOptions): Promise<Readonl
     },
   };
   try {
-    const config = loadConfig(ApprovalsServiceConfigSchema, raw);
+    const config = loadConfig(ApprovalsServiceConfigSchema, raw, ENV_NAMES);
     if (problems.length > 0) throw new ConfigError(problems);
     return config;
   } catch (error) {
-    if (error instanceof ConfigError) throw new ConfigError([...problems, ...envNames(error.problems)]);
+    if (error instanceof ConfigError) throw new ConfigError([...problems, ...error.problems]);
     throw error;
   }
 }
@@ -250,19 +250,10 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === "" ? undefined : value;
 }
 
-// Schema paths → the variables a user sets.
+// Schema fields → the variables a user sets, to name them in a problem.
 const ENV_NAMES: Record<string, string> = {
-  natsUrl: "NATS_URL",
+  ...SERVICE_SETTINGS_ENV,
   databaseUrl: "DATABASE_URL",
-  prefix: "TOOLBUS_PREFIX",
   policy: "TOOLBUS_APPROVAL_POLICY",
   permissionProfile: "TOOLBUS_PERMISSION_PROFILE",
 };
-
-function envNames(problems: readonly string[]): string[] {
-  return problems.map((problem) => {
-    const field = /^(\w+)/.exec(problem)?.[1];
-    const name = field === undefined ? undefined : ENV_NAMES[field];
-    return name === undefined ? problem : problem.replace(field as string, name);
-  });
-}

@@ -1,10 +1,6 @@
 /** @toolbus/approvals: the approvals core (shared with the dispatcher), the service, and its HTTP routes. */
 
-export {
-  type ApprovalsHttpDeps,
-  buildApprovalsHttp,
-  HTTP_STATUS_BY_CODE,
-} from "./adapters/http/approvals-http.js";
+export { type ApprovalsHttpDeps, buildApprovalsHttp } from "./adapters/http/approvals-http.js";
 export { approvalsHttpOverBus } from "./adapters/http/approvals-over-bus.js";
 export { type InboxEvent, subscribeInboxEvents } from "./adapters/nats/approval-events.js";
 export {
@@ -22,6 +18,5 @@ export {
   type ApprovalsService,
   type ApprovalsServiceOptions,
   SERVICE_NAME,
-  SERVICE_VERSION,
   startApprovalsService,
 } from "./service.js";

@@ -9,15 +9,16 @@ import {
   onShutdown,
   startTelemetry,
 } from "@toolbus/bus";
+import { TOOLBUS_VERSION } from "@toolbus/protocol";
 import { loadApprovalsConfig } from "./config.js";
-import { SERVICE_NAME, SERVICE_VERSION, startApprovalsService } from "./service.js";
+import { SERVICE_NAME, startApprovalsService } from "./service.js";
 
-const logger = createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION });
 try {
   const config = await loadApprovalsConfig({ env: process.env, argv: process.argv.slice(2) });
+  const logger = createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: config.logLevel });
   const stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
   const natsAccess = natsAccessFromEnv(process.env, {
-    prefix: config.prefix ?? "toolbus",
+    prefix: config.prefix,
     role: "approvals",
   });
   const service = await startApprovalsService(config, { logger, natsAccess });

@@ -28,6 +28,7 @@ import {
   PostToolUseRequestSchema,
   QueueGroup,
   type Subjects,
+  TOOLBUS_VERSION,
   WireError,
 } from "@toolbus/protocol";
 import fastify, { LogController } from "fastify";
@@ -57,7 +58,6 @@ import { APPROVALS_METRICS, decisionCounter, recordingWaits } from "./metrics.js
 import type { ApprovalPorts } from "./ports.js";
 
 export const SERVICE_NAME = "approvals";
-export const SERVICE_VERSION = "0.1.0";
 
 export interface ApprovalsServiceOptions {
   /** Default: a new root logger `{service:"approvals", version}`. */
@@ -104,7 +104,9 @@ export async function startApprovalsService(
     });
     if (!bind.ok) throw new ConfigError([bind.message]);
   }
-  const logger = options.logger ?? createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION });
+  const logger =
+    options.logger ??
+    createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: config.logLevel });
   const subjects = createSubjects(config.prefix);
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async () => {
@@ -127,7 +129,7 @@ export async function startApprovalsService(
       ...(options.warnUnauthenticated === false ? { warnUnauthenticated: false } : {}),
       service: {
         name: SERVICE_NAME,
-        version: SERVICE_VERSION,
+        version: TOOLBUS_VERSION,
         description: "approval policy, hooks and humans",
       },
       logger,

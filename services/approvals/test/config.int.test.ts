@@ -2,7 +2,7 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError } from "@toolbus/bus";
+import { ConfigError, LOG_LEVELS } from "@toolbus/bus";
 import { describe, expect, it } from "vitest";
 import { approvalModeOf, loadApprovalsConfig } from "../src/config.js";
 
@@ -56,6 +56,7 @@ describe("loadApprovalsConfig", () => {
       natsUrl: "nats://127.0.0.1:4222",
       databaseUrl: "postgres://db/toolbus",
       prefix: "tenant_a",
+      logLevel: "info",
       policy: "never",
       permissionProfile: "full-access",
       timeoutMs: 90_000,
@@ -118,6 +119,7 @@ describe("loadApprovalsConfig", () => {
     const failure = await loadApprovalsConfig({
       env: {
         TOOLBUS_PREFIX: "bad.prefix",
+        LOG_LEVEL: "loud",
         TOOLBUS_APPROVAL_POLICY: "sometimes",
         TOOLBUS_PERMISSION_PROFILE: "yolo",
       },
@@ -131,6 +133,7 @@ describe("loadApprovalsConfig", () => {
       '--port: must be a port from 0 to 65535, got "http"',
       "DATABASE_URL: missing; set it (expected string)",
       expect.stringMatching(/^TOOLBUS_PREFIX: Invalid toolbus subject prefix "bad\.prefix"/),
+      `LOG_LEVEL: must be one of ${LOG_LEVELS.join(", ")}`,
       'TOOLBUS_APPROVAL_POLICY: Invalid option: expected one of "on-request"|"never"',
       'TOOLBUS_PERMISSION_PROFILE: Invalid option: expected one of "restricted"|"full-access"',
     ]);

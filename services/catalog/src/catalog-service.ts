@@ -51,7 +51,6 @@ import {
   OwnerPromptsListRequestSchema,
   OwnerReadRequestSchema,
   OwnerRefreshRequestSchema,
-  ownerSubjects,
 } from "./handlers/owner-subjects.js";
 import { ownerPromptHandlers, publicPromptHandlers } from "./handlers/prompts.js";
 import { ownerHandlers, publicHandlers } from "./handlers/resources.js";
@@ -105,7 +104,10 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     maxPayload: () => bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD,
   });
   const origins = new ResourceOrigins(
-    await ensureKv(bus, `${subjects.prefix}_resource_origins`, { history: 1, ttl: ORIGIN_TTL_MS }),
+    await ensureKv(bus, internalSubjects(subjects.prefix).kv.resourceOrigins, {
+      history: 1,
+      ttl: ORIGIN_TTL_MS,
+    }),
   );
   await store.putNaming(config.catalog);
   const executions = new CallLedger<ExecutionOutcome>({
@@ -297,7 +299,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     );
     const owner = ownerHandlers(connector);
     const ownerPrompts = ownerPromptHandlers(connector);
-    const subjectsOf = ownerSubjects(subjects.prefix, name);
+    const subjectsOf = internalSubjects(subjects.prefix).connectorOwner(name);
     // The subjects only this server's owner answers, in the server's own queue group.
     const serveOwned = <S extends z.ZodType, Res>(
       subject: string,

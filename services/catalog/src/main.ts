@@ -8,11 +8,10 @@ import {
   startTelemetry,
 } from "@toolbus/bus";
 import { loadToolbusConfig } from "@toolbus/config";
-import { createSubjects } from "@toolbus/protocol";
+import { createSubjects, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { startCatalogService } from "./catalog-service.js";
 import { loadCatalogSettings } from "./config.js";
 
-const VERSION = "0.1.0";
 // Bad settings or a bad config file stop start-up with every problem listed, without a stack trace.
 const { settings, config } = await (async () => {
   try {
@@ -35,7 +34,7 @@ const { settings, config } = await (async () => {
     process.exit(1);
   }
 })();
-const logger = createLogger({ service: "catalog", version: VERSION, level: settings.logLevel });
+const logger = createLogger({ service: "catalog", version: TOOLBUS_VERSION, level: settings.logLevel });
 const stopTelemetry = await startTelemetry({ serviceName: "toolbus-catalog" });
 const bus = await connectServiceBus({
   env: process.env,
@@ -43,7 +42,7 @@ const bus = await connectServiceBus({
   role: "catalog",
   service: {
     name: "catalog",
-    version: VERSION,
+    version: TOOLBUS_VERSION,
     description: "MCP server connections and the revisioned catalog",
   },
   logger,

@@ -7,13 +7,12 @@ import {
   startTelemetry,
 } from "@toolbus/bus";
 import { loadToolbusConfig } from "@toolbus/config";
-import { createSubjects } from "@toolbus/protocol";
+import { createSubjects, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { loadDispatcherSettings } from "./config.js";
 import { startDispatcherService } from "./dispatcher-service.js";
 
-const VERSION = "0.1.0";
 const settings = loadDispatcherSettings(process.argv.slice(2), process.env);
-const logger = createLogger({ service: "dispatcher", version: VERSION, level: settings.logLevel });
+const logger = createLogger({ service: "dispatcher", version: TOOLBUS_VERSION, level: settings.logLevel });
 const stopTelemetry = await startTelemetry({ serviceName: "toolbus-dispatcher" });
 // The dispatcher never starts servers: with no config file it only needs the demo's policy.
 const config = await loadToolbusConfig({
@@ -26,7 +25,7 @@ const bus = await connectServiceBus({
   env: process.env,
   prefix: settings.prefix,
   role: "dispatcher",
-  service: { name: "dispatcher", version: VERSION, description: "The tool-call path" },
+  service: { name: "dispatcher", version: TOOLBUS_VERSION, description: "The tool-call path" },
   logger,
 }).catch((error: unknown) => exitWithStartupError("dispatcher", error));
 const service = await startDispatcherService({

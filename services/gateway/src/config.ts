@@ -4,17 +4,13 @@
  * `--port` and `--host` override it.
  */
 import { parseArgs } from "node:util";
-import { loadConfig } from "@toolbus/bus";
+import { loadConfig, SERVICE_SETTINGS_ENV, ServiceSettingsSchema, serviceSettingsInput } from "@toolbus/bus";
 import { z } from "zod";
 import { DEFAULT_GATEWAY_LIMITS } from "./gateway-service.js";
 
 const Seconds = z.coerce.number().positive();
 
-const GatewaySettingsSchema = z.object({
-  natsUrl: z.string().min(1).default("nats://127.0.0.1:4222"),
-  prefix: z.string().min(1).default("toolbus"),
-  configPath: z.string().min(1).optional(),
-  logLevel: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+const GatewaySettingsSchema = ServiceSettingsSchema.extend({
   port: z.coerce.number().int().min(0).max(65535).optional(),
   host: z.string().min(1).optional(),
   /** `TOOLBUS_GATEWAY_SESSION_TTL_SEC`: idle sessions expire after this. */
@@ -35,15 +31,16 @@ export function loadGatewaySettings(
     options: { config: { type: "string" }, port: { type: "string" }, host: { type: "string" } },
     strict: true,
   });
-  return loadConfig(GatewaySettingsSchema, {
-    natsUrl: env.NATS_URL || undefined,
-    prefix: env.TOOLBUS_PREFIX || undefined,
-    configPath: values.config ?? (env.TOOLBUS_CONFIG || undefined),
-    logLevel: env.LOG_LEVEL || undefined,
-    port: values.port,
-    host: values.host,
-    sessionIdleTtlSec: env.TOOLBUS_GATEWAY_SESSION_TTL_SEC || undefined,
-    maxSessions: env.TOOLBUS_GATEWAY_MAX_SESSIONS || undefined,
-    bodyLimitBytes: env.TOOLBUS_GATEWAY_BODY_LIMIT_BYTES || undefined,
-  });
+  return loadConfig(
+    GatewaySettingsSchema,
+    {
+      ...serviceSettingsInput(env, values.config),
+      port: values.port,
+      host: values.host,
+      sessionIdleTtlSec: env.TOOLBUS_GATEWAY_SESSION_TTL_SEC || undefined,
+      maxSessions: env.TOOLBUS_GATEWAY_MAX_SESSIONS || undefined,
+      bodyLimitBytes: env.TOOLBUS_GATEWAY_BODY_LIMIT_BYTES || undefined,
+    },
+    SERVICE_SETTINGS_ENV,
+  );
 }

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { type Bus, ConfigError, type Logger } from "@toolbus/bus";
 import { DEFAULT_EDGE_LIMITS, type GatewayConfig, type GatewayPrincipal } from "@toolbus/config";
 import { checkBind } from "@toolbus/http-guard";
-import { internalSubjects, type Subjects } from "@toolbus/protocol";
+import { internalSubjects, type Subjects, TOOLBUS_VERSION } from "@toolbus/protocol";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { consolePage } from "./adapters/http/console-page.js";
 import { eventsSse } from "./adapters/http/events-sse.js";
@@ -119,7 +119,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   });
   if (!bind.ok) throw new ConfigError([bind.message]);
   const limits: GatewayLimits = { ...DEFAULT_GATEWAY_LIMITS, ...deps.limits };
-  const version = deps.version ?? "0.1.0";
+  const version = deps.version ?? TOOLBUS_VERSION;
   const health = busHealth(bus.nc);
 
   let registry: SessionRegistry | undefined;

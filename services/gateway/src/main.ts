@@ -7,13 +7,12 @@ import {
   startTelemetry,
 } from "@toolbus/bus";
 import { loadToolbusConfig, resolveGatewayTokens } from "@toolbus/config";
-import { createSubjects } from "@toolbus/protocol";
+import { createSubjects, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { loadGatewaySettings } from "./config.js";
 import { startGateway } from "./gateway-service.js";
 
-const VERSION = "0.1.0";
 const settings = loadGatewaySettings(process.argv.slice(2), process.env);
-const logger = createLogger({ service: "gateway", version: VERSION, level: settings.logLevel });
+const logger = createLogger({ service: "gateway", version: TOOLBUS_VERSION, level: settings.logLevel });
 const stopTelemetry = await startTelemetry({ serviceName: "toolbus-gateway" });
 // The gateway starts no servers: with no config file it only needs the demo's [gateway] defaults.
 const config = await loadToolbusConfig({
@@ -31,7 +30,7 @@ const bus = await connectServiceBus({
   env: process.env,
   prefix: settings.prefix,
   role: "gateway",
-  service: { name: "gateway", version: VERSION, description: "The MCP edge" },
+  service: { name: "gateway", version: TOOLBUS_VERSION, description: "The MCP edge" },
   logger,
 }).catch((error: unknown) => exitWithStartupError("gateway", error));
 const gateway = await startGateway({
@@ -50,6 +49,6 @@ const gateway = await startGateway({
     bodyLimitBytes: settings.bodyLimitBytes,
     callTimeoutMs: config.approvals.timeoutMs + 6 * 60_000,
   },
-  version: VERSION,
+  version: TOOLBUS_VERSION,
 }).catch((error: unknown) => exitWithStartupError("gateway", error));
 onShutdown(bus, { logger, closers: [() => gateway.stop(), stopTelemetry] });

@@ -3,12 +3,9 @@
  * `[memory]` table of toolbus.toml (whose defaults are the service's): one zod schema;
  * `loadMemoryConfig` reports every problem at once, then freezes.
  */
-import { loadConfig } from "@toolbus/bus";
+import { LogLevelSetting, loadConfig, NatsUrlSetting, PrefixSetting } from "@toolbus/bus";
 import { DEFAULT_MEMORY_CONFIG, type MemoryConfig as MemoryTable } from "@toolbus/config";
-import { DEFAULT_PREFIX, validatePrefix } from "@toolbus/protocol";
 import { z } from "zod";
-
-const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 /** An unset or empty variable takes the default. */
 const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : value);
@@ -22,9 +19,12 @@ function integer(min: number, max: number, unit: string) {
   );
 }
 
-/** Every environment variable the service reads, with its default. */
+/**
+ * Every environment variable the service reads, with its default; NATS_URL, TOOLBUS_PREFIX and
+ * LOG_LEVEL are read as every service reads them (@toolbus/bus's service settings).
+ */
 export const MemoryEnvVariables = z.object({
-  NATS_URL: z.preprocess(unsetIfEmpty, z.string().default("nats://127.0.0.1:4222")),
+  NATS_URL: NatsUrlSetting,
   DATABASE_URL: z.preprocess(
     unsetIfEmpty,
     z
@@ -34,23 +34,8 @@ export const MemoryEnvVariables = z.object({
           "must be a postgres:// URL; put the schema in it with ?options=-c%20search_path%3D<schema> if needed",
       }),
   ),
-  TOOLBUS_PREFIX: z.preprocess(
-    unsetIfEmpty,
-    z
-      .string()
-      .default(DEFAULT_PREFIX)
-      .superRefine((value, ctx) => {
-        try {
-          validatePrefix(value);
-        } catch (err) {
-          ctx.addIssue({ code: "custom", message: (err as Error).message });
-        }
-      }),
-  ),
-  LOG_LEVEL: z.preprocess(
-    (value) => (typeof value === "string" ? unsetIfEmpty(value.trim().toLowerCase()) : value),
-    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }).default("info"),
-  ),
+  TOOLBUS_PREFIX: PrefixSetting,
+  LOG_LEVEL: LogLevelSetting,
   /** The most messages one batch (one transaction) takes from what the stream has delivered. */
   MEMORY_BATCH_SIZE: integer(1, 10_000, "messages"),
   /** Deliveries of a message that keeps failing before it is parked. */

@@ -7,7 +7,6 @@ export {
   MemoryParkedRequestSchema,
   type MemoryParkedResult,
   MemoryParkedResultSchema,
-  memoryParkedSubject,
   ParkedMessageSchema,
 } from "./handlers/parked.js";
 export {
@@ -15,7 +14,6 @@ export {
   type MemoryServiceOptions,
   type MemoryServiceStats,
   SERVICE_NAME,
-  SERVICE_VERSION,
   startMemoryService,
 } from "./memory-service.js";
 export { MEMORY_METRICS } from "./metrics.js";

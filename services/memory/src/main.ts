@@ -10,8 +10,9 @@ import {
   startTelemetry,
 } from "@toolbus/bus";
 import { ConfigFileError, loadToolbusConfig, type StreamLimits } from "@toolbus/config";
+import { TOOLBUS_VERSION } from "@toolbus/protocol";
 import { loadMemoryConfig } from "./config.js";
-import { SERVICE_NAME, SERVICE_VERSION, startMemoryService } from "./memory-service.js";
+import { SERVICE_NAME, startMemoryService } from "./memory-service.js";
 
 function exitWith(message: string): never {
   process.stderr.write(`memory: ${message}\n`);
@@ -40,7 +41,7 @@ try {
   // parseArgs names the unknown option; say what is accepted.
   exitWith(`${err instanceof Error ? err.message : String(err)} (accepted: --config <path>)`);
 }
-const logger = createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION, level: config.logLevel });
+const logger = createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: config.logLevel });
 try {
   const service = await startMemoryService(config, { logger, natsAccess, streamLimits });
   onShutdown(service.bus, { logger, closers: [() => service.close(), stopTelemetry] });

@@ -16,9 +16,11 @@ import {
 import { DEFAULT_BUS_CONFIG } from "@toolbus/config";
 import {
   createSubjects,
+  internalSubjects,
   MemoryStripRequestSchema,
   MemoryUsageRequestSchema,
   type Subjects,
+  TOOLBUS_VERSION,
 } from "@toolbus/protocol";
 import type pg from "pg";
 import { abortableSleep } from "./abortable-sleep.js";
@@ -30,14 +32,13 @@ import { PgUsageStore } from "./adapters/pg/usage-store.js";
 import type { MemoryConfig } from "./config.js";
 import { DEFAULT_RETRY_POLICY, holdDelayMs, type RetryPolicy } from "./core/retry-policy.js";
 import { ingestBatch } from "./handlers/ingest-batch.js";
-import { MemoryParkedRequestSchema, memoryParkedSubject, parked } from "./handlers/parked.js";
+import { MemoryParkedRequestSchema, parked } from "./handlers/parked.js";
 import { StoreError, type UsageStore } from "./handlers/ports.js";
 import { strip } from "./handlers/strip.js";
 import { usage } from "./handlers/usage.js";
 import { memoryRecorder } from "./metrics.js";
 
 export const SERVICE_NAME = "memory";
-export const SERVICE_VERSION = "0.1.0";
 
 const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations/", import.meta.url));
 
@@ -77,7 +78,7 @@ export async function startMemoryService(
 ): Promise<MemoryService> {
   const logger =
     options.logger ??
-    createLogger({ service: SERVICE_NAME, version: SERVICE_VERSION, level: config.logLevel });
+    createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: config.logLevel });
   const subjects = createSubjects(config.prefix);
   const policy: RetryPolicy = {
     ...DEFAULT_RETRY_POLICY,
@@ -97,7 +98,7 @@ export async function startMemoryService(
       ...(options.warnUnauthenticated === false ? { warnUnauthenticated: false } : {}),
       service: {
         name: SERVICE_NAME,
-        version: SERVICE_VERSION,
+        version: TOOLBUS_VERSION,
         description: "Memory citations: strip markup, count cited rollouts",
       },
       logger,
@@ -201,7 +202,7 @@ async function serveEndpoints(bus: Bus, subjects: Subjects, store: UsageStore): 
   );
   await bus.serve(
     {
-      subject: memoryParkedSubject(subjects.prefix),
+      subject: internalSubjects(subjects.prefix).memoryParked,
       name: "parked",
       request: MemoryParkedRequestSchema,
       spanName: "toolbus.memory.parked",

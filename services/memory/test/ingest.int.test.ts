@@ -1,9 +1,10 @@
 // Counting citations from the memory stream (checklist 57–59) end to end: published on the
 // bus, counted in Postgres exactly once, in batches, with poison parked.
 import { jetstreamManager } from "@nats-io/jetstream";
+import { internalSubjects } from "@toolbus/protocol";
 import { describe, expect, it, vi } from "vitest";
 import { MEMORY_CONSUMER } from "../src/adapters/nats/memory-stream.js";
-import { MemoryParkedResultSchema, memoryParkedSubject } from "../src/handlers/parked.js";
+import { MemoryParkedResultSchema } from "../src/handlers/parked.js";
 import { A, answer, B, C, MISSING } from "./citations.js";
 import { type Harness, seedRollouts, startHarness, unixSeconds, usageRows } from "./support.js";
 
@@ -144,7 +145,7 @@ describe("counting citations from toolbus.memory.message", () => {
     await settled(h, 1);
     await vi.waitFor(() => expect(h.service.stats().parked).toBe(3), WAIT);
     const listing = await h.request(
-      memoryParkedSubject(h.service.subjects.prefix),
+      internalSubjects(h.service.subjects.prefix).memoryParked,
       {},
       MemoryParkedResultSchema,
     );
@@ -188,7 +189,7 @@ describe("counting citations from toolbus.memory.message", () => {
     await h.publish({ messageId: "good-2", text: answer([A]) });
     await vi.waitFor(() => expect(h.service.stats().parked).toBe(1), WAIT);
     const { parked } = await h.request(
-      memoryParkedSubject(h.service.subjects.prefix),
+      internalSubjects(h.service.subjects.prefix).memoryParked,
       { limit: 10 },
       MemoryParkedResultSchema,
     );

@@ -3,11 +3,14 @@ import type { z } from "zod";
 
 /**
  * `NATS_URL: missing; set it (expected string)` for an absent value, else
- * `<path>: <the schema's message>`; schemas put the fix in their messages.
+ * `<path>: <the schema's message>`; schemas put the fix in their messages. `names` gives the
+ * name a user sets for a top-level field (`logLevel` → `LOG_LEVEL`), to say it in its place.
  */
-export function configProblems(error: z.ZodError): string[] {
+export function configProblems(error: z.ZodError, names: Readonly<Record<string, string>> = {}): string[] {
   return error.issues.map((issue) => {
-    const path = issue.path.length === 0 ? "(root)" : issue.path.map(String).join(".");
+    const [field, ...rest] = issue.path.map(String);
+    const named = field !== undefined && Object.hasOwn(names, field) ? names[field] : field;
+    const path = named === undefined ? "(root)" : [named, ...rest].join(".");
     if (issue.code === "invalid_type" && / received undefined$/.test(issue.message)) {
       return `${path}: missing; set it (expected ${issue.expected})`;
     }

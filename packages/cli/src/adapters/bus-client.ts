@@ -13,9 +13,8 @@ import {
   type NatsAccess,
   natsConnectionOptions,
 } from "@toolbus/bus";
-import { createSubjects, type Subjects, WireError } from "@toolbus/protocol";
+import { createSubjects, type Subjects, TOOLBUS_VERSION, WireError } from "@toolbus/protocol";
 import type { z } from "zod";
-import { VERSION } from "../core/commands.js";
 import { CliError } from "../core/failure.js";
 
 export interface BusClient {
@@ -49,11 +48,11 @@ export async function openBusClient(options: OpenBusOptions): Promise<BusClient>
   // Logs go to stderr and only when LOG_LEVEL asks for them: stdout belongs to the output.
   const logger = createLogger({
     service: "cli",
-    version: VERSION,
+    version: TOOLBUS_VERSION,
     destination: process.stderr,
     ...(options.env.LOG_LEVEL ? {} : { level: "silent" as const }),
   });
-  const connecting = connectBus({ access, service: { name: "cli", version: VERSION }, logger });
+  const connecting = connectBus({ access, service: { name: "cli", version: TOOLBUS_VERSION }, logger });
   const bus = await withTimeout(connecting, connectTimeoutMs, () => {
     // A bus that connects after we gave up must not keep the process alive.
     void connecting.then((late) => late.close()).catch(() => undefined);

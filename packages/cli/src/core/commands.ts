@@ -3,8 +3,6 @@
  * (`parse-argv.ts`) and the help text (`help.ts`) both read it, so they cannot disagree.
  */
 
-export const VERSION = "0.1.0";
-
 export interface OptionSpec {
   /** The long name, without `--`. */
   readonly name: string;

@@ -11,7 +11,12 @@ export interface StreamLimits {
   perClient: number;
 }
 
-export type SlotGrant = { ok: true; release(): void } | { ok: false; status: 429 | 503; message: string };
+import { type ErrorCode, HTTP_STATUS_BY_CODE, HttpRefusal } from "@toolbus/protocol";
+
+/** A refusal names the wire code its answer carries and the status it is sent with. */
+export type SlotGrant =
+  | { ok: true; release(): void }
+  | { ok: false; code: ErrorCode; status: number; message: string };
 
 export class StreamSlots {
   readonly #limits: StreamLimits;
@@ -31,14 +36,15 @@ export class StreamSlots {
     if (held >= this.#limits.perClient) {
       return {
         ok: false,
-        status: 429,
+        ...HttpRefusal.tooManyStreams,
         message: `Too Many Requests: ${client} already has the most open event streams one client may hold (${this.#limits.perClient}, [gateway] max_streams_per_client); close one first`,
       };
     }
     if (this.#open >= this.#limits.total) {
       return {
         ok: false,
-        status: 503,
+        code: "server_unavailable",
+        status: HTTP_STATUS_BY_CODE.server_unavailable,
         message: `Service Unavailable: this server holds its maximum of ${this.#limits.total} open event streams ([gateway] max_streams); retry later`,
       };
     }

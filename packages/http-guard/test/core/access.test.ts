@@ -91,6 +91,7 @@ describe("event-stream slots", () => {
       true,
       {
         ok: false,
+        code: "server_unavailable",
         status: 429,
         message:
           "Too Many Requests: alice already has the most open event streams one client may hold (2, [gateway] max_streams_per_client); close one first",
@@ -98,6 +99,7 @@ describe("event-stream slots", () => {
       true,
       {
         ok: false,
+        code: "server_unavailable",
         status: 503,
         message:
           "Service Unavailable: this server holds its maximum of 3 open event streams ([gateway] max_streams); retry later",

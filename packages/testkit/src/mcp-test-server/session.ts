@@ -16,6 +16,7 @@ import {
   ReadResourceRequestSchema,
   type ServerResult,
 } from "@modelcontextprotocol/sdk/types.js";
+import { TOOLBUS_VERSION } from "@toolbus/protocol";
 import { runBehavior, wireError } from "./behaviors.js";
 import {
   findTool,
@@ -30,7 +31,7 @@ import {
 import type { CallLogLine, ParsedTestServerScript } from "./script.js";
 import { log } from "./script-source.js";
 
-export const TEST_SERVER_INFO = { name: "toolbus-mcp-test-server", version: "0.1.0" };
+export const TEST_SERVER_INFO = { name: "toolbus-mcp-test-server", version: TOOLBUS_VERSION };
 const INVALID_PARAMS = -32602;
 const RESOURCE_NOT_FOUND = -32002;
 

@@ -9,13 +9,14 @@ import {
   type CatalogSearchResult,
   type CatalogSnapshot,
   DEFAULT_SEARCH_LIMIT,
+  internalSubjects,
   type NamingOptions,
   searchCatalog,
   WireError,
 } from "@toolbus/protocol";
 import type { CatalogStore } from "../adapters/nats/catalog-store.js";
 import type { ServerConnector } from "../connectors/server-connector.js";
-import { OwnerRefreshResultSchema, ownerSubjects } from "./owner-subjects.js";
+import { OwnerRefreshResultSchema } from "./owner-subjects.js";
 
 export interface CatalogViewDeps {
   bus: Bus;
@@ -51,9 +52,14 @@ export function catalogViewHandlers(deps: CatalogViewDeps) {
     return built;
   };
   const relist = (server: string) =>
-    deps.bus.request(ownerSubjects(deps.prefix, server).refresh, {}, OwnerRefreshResultSchema, {
-      timeoutMs: deps.timeoutMs,
-    });
+    deps.bus.request(
+      internalSubjects(deps.prefix).connectorOwner(server).refresh,
+      {},
+      OwnerRefreshResultSchema,
+      {
+        timeoutMs: deps.timeoutMs,
+      },
+    );
   return {
     get: (request: CatalogGetRequest) => snapshot(request.exposure ?? "model"),
     async search(request: CatalogSearchRequest): Promise<CatalogSearchResult> {

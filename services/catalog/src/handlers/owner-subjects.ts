@@ -1,24 +1,15 @@
 /**
- * Subjects only the replica that owns a server answers (`<prefix>.connector.<server>.*`, in the
- * server's own queue group): any replica takes a public `catalog.*` request and hands the
- * server's part to its owner, so a catalog split with `--servers` still answers for every server.
+ * What the replica that owns a server answers on its subjects (`<prefix>.connector.<server>.*`,
+ * the protocol's `internalSubjects(prefix).connectorOwner(server)`, in the server's own queue
+ * group): any replica takes a public `catalog.*` request and hands the server's part to its
+ * owner, so a catalog split with `--servers` still answers for every server. These schemas are
+ * the requests and results of those subjects (INTERNAL_SUBJECTS names them).
  */
 import { CompletionCompleteRequestSchema, PromptsGetRequestSchema, WireError } from "@toolbus/protocol";
 import { z } from "zod";
 import type { McpConnection } from "../adapters/mcp/mcp-connection.js";
 import type { CatalogStore } from "../adapters/nats/catalog-store.js";
 import type { ServerConnector } from "../connectors/server-connector.js";
-
-export function ownerSubjects(prefix: string, server: string) {
-  return {
-    resourcesList: `${prefix}.connector.${server}.resources.list`,
-    resourcesRead: `${prefix}.connector.${server}.resources.read`,
-    promptsList: `${prefix}.connector.${server}.prompts.list`,
-    promptsGet: `${prefix}.connector.${server}.prompts.get`,
-    complete: `${prefix}.connector.${server}.completion.complete`,
-    refresh: `${prefix}.connector.${server}.refresh`,
-  };
-}
 
 export const OwnerListRequestSchema = z.object({
   kind: z.enum(["resources", "resourceTemplates"]),

@@ -16,6 +16,7 @@ import {
   formatZodIssues,
   type GetPromptResult,
   GetPromptResultSchema,
+  internalSubjects,
   PromptSchema,
   type PromptsGetRequest,
   type PromptsListRequest,
@@ -34,7 +35,6 @@ import {
   OwnerListResultSchema,
   type OwnerPromptsGetRequestSchema,
   type OwnerPromptsListRequestSchema,
-  ownerSubjects,
   readyConnection,
 } from "./owner-subjects.js";
 
@@ -157,7 +157,7 @@ export function publicPromptHandlers(deps: PublicDeps) {
         const entry = await knownServer(deps.store, request.server);
         if (entry.promptsSupported === false) return { prompts: [] };
         const page = await deps.bus.request(
-          ownerSubjects(deps.prefix, request.server).promptsList,
+          internalSubjects(deps.prefix).connectorOwner(request.server).promptsList,
           request.cursor !== undefined ? { cursor: request.cursor } : {},
           OwnerListResultSchema,
           { timeoutMs: deps.timeoutMs },
@@ -172,7 +172,7 @@ export function publicPromptHandlers(deps: PublicDeps) {
         entries.map(async (entry) => {
           try {
             const all = await deps.bus.request(
-              ownerSubjects(deps.prefix, entry.server).promptsList,
+              internalSubjects(deps.prefix).connectorOwner(entry.server).promptsList,
               { all: true },
               OwnerListResultSchema,
               { timeoutMs: deps.timeoutMs },
@@ -200,7 +200,7 @@ export function publicPromptHandlers(deps: PublicDeps) {
       }
       const { server: _server, ...ask } = request;
       return deps.bus.request(
-        ownerSubjects(deps.prefix, request.server).promptsGet,
+        internalSubjects(deps.prefix).connectorOwner(request.server).promptsGet,
         ask,
         GetPromptResultSchema,
         {
@@ -215,7 +215,7 @@ export function publicPromptHandlers(deps: PublicDeps) {
       if (entry.completionsSupported !== true) return NO_COMPLETION;
       const { server: _server, ...ask } = request;
       return deps.bus.request(
-        ownerSubjects(deps.prefix, request.server).complete,
+        internalSubjects(deps.prefix).connectorOwner(request.server).complete,
         ask,
         CompleteResultSchema,
         {

@@ -5,6 +5,7 @@
  */
 import type { Bus, HandlerContext } from "@toolbus/bus";
 import {
+  internalSubjects,
   type ResourcesListRequest,
   type ResourcesListResult,
   type ResourcesReadRequest,
@@ -24,7 +25,6 @@ import {
   OwnerListResultSchema,
   type OwnerReadRequestSchema,
   OwnerReadResultSchema,
-  ownerSubjects,
   readyConnection,
 } from "./owner-subjects.js";
 
@@ -102,7 +102,7 @@ function listHandler<K extends ResourceKind>(deps: PublicDeps, kind: K) {
     if (request.server !== undefined) {
       await knownServer(deps.store, request.server);
       const page = await deps.bus.request(
-        ownerSubjects(deps.prefix, request.server).resourcesList,
+        internalSubjects(deps.prefix).connectorOwner(request.server).resourcesList,
         { kind, ...(request.cursor !== undefined ? { cursor: request.cursor } : {}) },
         OwnerListResultSchema,
         { timeoutMs: deps.timeoutMs },
@@ -118,7 +118,7 @@ function listHandler<K extends ResourceKind>(deps: PublicDeps, kind: K) {
       entries.map(async (entry) => {
         try {
           const all = await deps.bus.request(
-            ownerSubjects(deps.prefix, entry.server).resourcesList,
+            internalSubjects(deps.prefix).connectorOwner(entry.server).resourcesList,
             { kind, all: true },
             OwnerListResultSchema,
             { timeoutMs: deps.timeoutMs },
@@ -160,7 +160,7 @@ export function publicHandlers(deps: PublicDeps) {
         }
       }
       const read = await deps.bus.request(
-        ownerSubjects(deps.prefix, request.server).resourcesRead,
+        internalSubjects(deps.prefix).connectorOwner(request.server).resourcesRead,
         { uri: request.uri },
         OwnerReadResultSchema,
         { timeoutMs: deps.timeoutMs },

@@ -24,20 +24,6 @@ export const SessionRecordSchema = z.object({
 });
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
-/** Internal names of the gateway on the bus (not part of the contract). */
-export function gatewayNames(prefix: string): {
-  sessionsBucket: string;
-  sessionClosed: string;
-  responses: string;
-} {
-  return {
-    sessionsBucket: `${prefix}_gateway_sessions`,
-    sessionClosed: `${prefix}.gateway.session_closed`,
-    /** A client's answers to requests another replica asked (elicitations), passed to that replica. */
-    responses: `${prefix}.gateway.responses`,
-  };
-}
-
 /** Whether a client's initialize capabilities allow an elicitation of this mode. */
 export function supportsElicitation(capabilities: Record<string, unknown>, mode: "form" | "url"): boolean {
   const elicitation = capabilities.elicitation;

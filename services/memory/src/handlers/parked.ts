@@ -1,6 +1,7 @@
 /**
- * `<prefix>.memory.parked` (this service's own subject, not in the contract): the messages
- * that were set aside instead of counted, most recent first, for an operator to inspect.
+ * `<prefix>.memory.parked` (this service's own subject, not in the contract: the protocol's
+ * `internalSubjects(prefix).memoryParked`): the messages that were set aside instead of counted,
+ * most recent first, for an operator to inspect.
  */
 import { z } from "zod";
 import type { UsageStore } from "./ports.js";
@@ -8,10 +9,6 @@ import { storeFailureForCaller } from "./store-unavailable.js";
 
 export const DEFAULT_PARKED_LIMIT = 100;
 
-/** `<prefix>.memory.parked`, served in the `memory` queue group like the contract's subjects. */
-export function memoryParkedSubject(prefix: string): string {
-  return `${prefix}.memory.parked`;
-}
 export const MAX_PARKED_LIMIT = 1_000;
 
 export const MemoryParkedRequestSchema = z.object({

@@ -8,7 +8,8 @@
  *   `nextCursor` when there are more), then `pending` and `resolved` events as they happen on the
  *   bus (from any replica) (approvers; one of the process's event streams)
  * - `GET /approvals`: the inbox page (no token: it holds no data)
- * Errors answer `{error:{code,message,retryable}}` with the matching HTTP status.
+ * Errors answer `{error:{code,message,retryable}}` with the HTTP status of the code
+ * (`HTTP_STATUS_BY_CODE` in @toolbus/protocol, as every toolbus HTTP surface does).
  */
 import type { ServerResponse } from "node:http";
 import { pageHeaders, principalOf, routeAccess, sendSlotRefusal, takeStreamSlot } from "@toolbus/http-guard";
@@ -20,6 +21,8 @@ import {
   ApprovalsListRequestSchema,
   type ApprovalsListResult,
   type ErrorCode,
+  HTTP_STATUS_BY_CODE,
+  HttpRefusal,
   MAX_APPROVALS_PAGE,
   parseWith,
   RETRYABLE_BY_DEFAULT,
@@ -40,23 +43,6 @@ export interface ApprovalsHttpDeps {
   keepAliveMs?: number;
 }
 
-export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
-  bad_request: 400,
-  unauthorized: 401,
-  unknown_tool: 404,
-  tool_hidden: 403,
-  stale_revision: 409,
-  approval_denied: 403,
-  approval_timed_out: 408,
-  approval_cancelled: 409,
-  payload_too_large: 413,
-  server_unavailable: 503,
-  server_not_ready: 503,
-  timeout: 504,
-  transport_error: 502,
-  internal: 500,
-};
-
 /** `?limit=&cursor=` of `GET /v1/approvals`, as the bus request. */
 const ListQuerySchema = ApprovalsListRequestSchema.extend({
   limit: z.coerce.number().pipe(ApprovalsListRequestSchema.shape.limit.unwrap()).optional(),
@@ -68,9 +54,18 @@ export function buildApprovalsHttp(deps: ApprovalsHttpDeps): FastifyPluginAsync 
     const streams = new Set<ServerResponse>();
 
     app.setErrorHandler((error, request, reply) => {
-      if (error instanceof WireError) return sendError(reply, error.code, error.message, error.retryable);
-      if ((error as { code?: unknown }).code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+      if (error instanceof WireError) {
+        return sendError(reply, error.code, error.message, { retryable: error.retryable });
+      }
+      const fastifyCode = (error as { code?: unknown }).code;
+      if (fastifyCode === "FST_ERR_CTP_BODY_TOO_LARGE") {
         return sendError(reply, "payload_too_large", requestBodyTooLarge(request.routeOptions.bodyLimit));
+      }
+      if (fastifyCode === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+        const { code, status } = HttpRefusal.unsupportedMediaType;
+        return sendError(reply, code, "send the body as JSON with Content-Type: application/json", {
+          status,
+        });
       }
       const status = (error as { statusCode?: number }).statusCode;
       if (status !== undefined && status >= 400 && status < 500) {
@@ -173,8 +168,14 @@ export function buildApprovalsHttp(deps: ApprovalsHttpDeps): FastifyPluginAsync 
   };
 }
 
-function sendError(reply: FastifyReply, code: ErrorCode, message: string, retryable?: boolean): FastifyReply {
+/** `status`: only for an `HttpRefusal`; a code is otherwise answered with its own status. */
+function sendError(
+  reply: FastifyReply,
+  code: ErrorCode,
+  message: string,
+  options: { retryable?: boolean; status?: HttpRefusal["status"] } = {},
+): FastifyReply {
   return reply
-    .status(HTTP_STATUS_BY_CODE[code])
-    .send({ error: { code, message, retryable: retryable ?? RETRYABLE_BY_DEFAULT[code] } });
+    .status(options.status ?? HTTP_STATUS_BY_CODE[code])
+    .send({ error: { code, message, retryable: options.retryable ?? RETRYABLE_BY_DEFAULT[code] } });
 }

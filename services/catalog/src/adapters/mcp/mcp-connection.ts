@@ -19,7 +19,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { PolicySettings } from "@toolbus/config";
-import { type McpServerInfo, McpServerInfoSchema } from "@toolbus/protocol";
+import { type McpServerInfo, McpServerInfoSchema, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { z } from "zod";
 import { autoAnswer } from "../../core/elicitation-rules.js";
 import { type Page, paginate } from "../../core/pagination.js";
@@ -54,7 +54,7 @@ export interface McpConnectionOptions {
   policy?: PolicySettings;
 }
 
-export const CLIENT_INFO = { name: "toolbus", title: "toolbus", version: "0.1.0" } as const;
+export const CLIENT_INFO = { name: "toolbus", title: "toolbus", version: TOOLBUS_VERSION } as const;
 /**
  * Elicitation and sampling are relayed to the client that made the call they belong to
  * (toolbus has no person or model of its own). Roots are declared and answered empty rather than relayed:

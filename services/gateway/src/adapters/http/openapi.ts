@@ -12,6 +12,9 @@ import {
   CatalogSearchResultSchema,
   CatalogSnapshotSchema,
   DEFAULT_APPROVALS_PAGE,
+  ERROR_CODES,
+  HTTP_STATUS_BY_CODE,
+  HttpRefusal,
   MAX_APPROVALS_PAGE,
   ToolCallReplySchema,
   ToolCallRequestSchema,
@@ -102,17 +105,45 @@ const errors = (...statuses: number[]) =>
     statuses.map((status) => [String(status), { $ref: `#/components/responses/E${status}` }]),
   );
 
-const ERROR_RESPONSES: Record<string, JsonObject> = {
-  E400: { description: "bad_request: the message names the field", ...json(ref("ErrorBody")) },
-  E401: { description: "no or unknown bearer token (WWW-Authenticate: Bearer)", ...json(ref("EdgeRefusal")) },
-  E403: { description: "Host or Origin not in [gateway] allowed_hosts", ...json(ref("EdgeRefusal")) },
-  E404: { description: "unknown_tool", ...json(ref("ErrorBody")) },
-  E413: { description: "payload_too_large: the body is over the gateway's limit", ...json(ref("ErrorBody")) },
-  E415: { description: "the body is not application/json", ...json(ref("ErrorBody")) },
-  E500: { description: "internal and every other wire error code", ...json(ref("ErrorBody")) },
-  E503: { description: "server_unavailable: no service answers on the bus", ...json(ref("ErrorBody")) },
-  E504: { description: "timeout: the service did not answer in time", ...json(ref("ErrorBody")) },
+/** Every status a wire error code is answered with: what a route that relays the bus's answer may send. */
+const WIRE_ERROR_STATUSES: readonly number[] = [...new Set(Object.values(HTTP_STATUS_BY_CODE))].sort(
+  (a, b) => a - b,
+);
+
+/** The guard's own refusals, sent with the JSON-RPC body `/mcp` clients expect. */
+const EDGE_REFUSALS: Readonly<Record<number, string>> = {
+  [HTTP_STATUS_BY_CODE.unauthorized]: "no or unknown bearer token (WWW-Authenticate: Bearer)",
+  [HttpRefusal.forbidden.status]:
+    "Host or Origin not in [gateway] allowed_hosts, or the token's role lacks the route's access",
 };
+
+/**
+ * One response per error status, generated from the protocol's tables (HTTP_STATUS_BY_CODE,
+ * HttpRefusal): each names the wire codes answered with it, so the document cannot drift from
+ * what the routes send.
+ */
+function errorResponses(): Record<string, JsonObject> {
+  const causes = new Map<number, string[]>();
+  const add = (status: number, cause: string) => causes.set(status, [...(causes.get(status) ?? []), cause]);
+  for (const code of ERROR_CODES) add(HTTP_STATUS_BY_CODE[code], code);
+  for (const [name, refusal] of Object.entries(HttpRefusal)) {
+    // The guard's refusals (forbidden) come as an EdgeRefusal here, described on their own.
+    if (EDGE_REFUSALS[refusal.status] === undefined) add(refusal.status, `${refusal.code} (${name})`);
+  }
+  const responses: Record<string, JsonObject> = {};
+  for (const [status, codes] of [...causes].sort(([a], [b]) => a - b)) {
+    const edge = EDGE_REFUSALS[status];
+    const wire = `ErrorBody with code ${codes.join(" or ")}`;
+    responses[`E${status}`] =
+      edge === undefined
+        ? { description: wire, ...json(ref("ErrorBody")) }
+        : {
+            description: `EdgeRefusal: ${edge}. ${wire}`,
+            ...json({ oneOf: [ref("EdgeRefusal"), ref("ErrorBody")] }),
+          };
+  }
+  return responses;
+}
 
 function sse(description: string, events: Record<string, JsonObject>): JsonObject {
   return {
@@ -154,7 +185,7 @@ function paths(approvals: boolean): JsonObject {
             description: "A CatalogSnapshot, or a CatalogSearchResult when `q` is given",
             ...json({ oneOf: [ref("CatalogSnapshot"), ref("CatalogSearchResult")] }),
           },
-          ...errors(400, 401, 403, 500, 503, 504),
+          ...errors(...WIRE_ERROR_STATUSES),
         },
       },
     },
@@ -164,7 +195,7 @@ function paths(approvals: boolean): JsonObject {
         summary: "Every configured server with its status and error",
         responses: {
           "200": { description: "The servers of the current catalog", ...json(ref("ServerList")) },
-          ...errors(401, 403, 500, 503, 504),
+          ...errors(...WIRE_ERROR_STATUSES),
         },
       },
     },
@@ -189,7 +220,7 @@ function paths(approvals: boolean): JsonObject {
         requestBody: { required: true, ...json(ref("ToolCallRequest")) },
         responses: {
           "200": { description: "The dispatcher's reply", ...json(ref("ToolCallReply")) },
-          ...errors(400, 401, 403, 404, 413, 415, 500, 503, 504),
+          ...errors(...WIRE_ERROR_STATUSES, HttpRefusal.unsupportedMediaType.status),
         },
       },
     },
@@ -213,7 +244,7 @@ function paths(approvals: boolean): JsonObject {
         ],
         responses: {
           "200": sse("The event stream", eventSchemas),
-          ...errors(400, 401, 403),
+          ...errors(400, 401, 403, HttpRefusal.tooManyStreams.status, 503),
         },
       },
     },
@@ -295,7 +326,7 @@ function paths(approvals: boolean): JsonObject {
         ],
         responses: {
           "200": { description: "The pending requests", ...json(ref("ApprovalsListResult")) },
-          ...errors(401, 403, 500, 503, 504),
+          ...errors(...WIRE_ERROR_STATUSES),
         },
       },
     },
@@ -308,7 +339,7 @@ function paths(approvals: boolean): JsonObject {
         requestBody: { required: true, ...json(ref("ApprovalResolveBody")) },
         responses: {
           "200": { description: "The decision", ...json(ref("ApprovalResolveResult")) },
-          ...errors(400, 401, 403, 500, 503, 504),
+          ...errors(...WIRE_ERROR_STATUSES, HttpRefusal.unsupportedMediaType.status),
         },
       },
     },
@@ -322,7 +353,7 @@ function paths(approvals: boolean): JsonObject {
             pending: ref("ApprovalRequest"),
             resolved: ref("ApprovalResolvedEvent"),
           }),
-          ...errors(401, 403),
+          ...errors(401, 403, HttpRefusal.tooManyStreams.status, 503),
         },
       },
     },
@@ -353,7 +384,7 @@ export function openApiDocument(options: OpenApiOptions & { approvals: boolean }
     paths: paths(options.approvals),
     components: {
       schemas: componentSchemas(),
-      responses: ERROR_RESPONSES,
+      responses: errorResponses(),
       ...(options.auth ? { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } } : {}),
     },
     ...(options.auth ? { security: [{ bearer: [] }] } : {}),

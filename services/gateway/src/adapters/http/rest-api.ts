@@ -14,6 +14,8 @@ import {
   CursorSchema,
   ERROR_CODES,
   ErrorCode,
+  HTTP_STATUS_BY_CODE,
+  HttpRefusal,
   MAX_SEARCH_LIMIT,
   parseWith,
   RETRYABLE_BY_DEFAULT,
@@ -28,24 +30,6 @@ import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply } 
 import { z } from "zod";
 import { clientTraceContext, withCallSpan } from "../../call-trace.js";
 import type { ApprovalsPort, DispatchPort } from "../../ports.js";
-
-/** The HTTP status a wire error is answered with. */
-export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = {
-  bad_request: 400,
-  unauthorized: 401,
-  unknown_tool: 404,
-  payload_too_large: 413,
-  server_unavailable: 503,
-  timeout: 504,
-  tool_hidden: 500,
-  server_not_ready: 500,
-  stale_revision: 500,
-  approval_denied: 500,
-  approval_timed_out: 500,
-  approval_cancelled: 500,
-  transport_error: 500,
-  internal: 500,
-};
 
 export const ErrorBodySchema = z.object({
   error: z.object({ code: z.enum(ERROR_CODES), message: z.string(), retryable: z.boolean() }),
@@ -214,28 +198,31 @@ function requestFailure(
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return {
         code: ErrorCode.payloadTooLarge,
-        status: 413,
+        status: HTTP_STATUS_BY_CODE.payload_too_large,
         message: requestBodyTooLarge(bodyLimitBytes),
       };
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return {
-        code: ErrorCode.badRequest,
-        status: 415,
+        ...HttpRefusal.unsupportedMediaType,
         message: "send the body as JSON with Content-Type: application/json",
       };
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
-      return { code: ErrorCode.badRequest, status: 400, message: "the body is empty; send a JSON object" };
+      return {
+        code: ErrorCode.badRequest,
+        status: HTTP_STATUS_BY_CODE.bad_request,
+        message: "the body is empty; send a JSON object",
+      };
     case "FST_ERR_CTP_INVALID_JSON_BODY":
       return {
         code: ErrorCode.badRequest,
-        status: 400,
+        status: HTTP_STATUS_BY_CODE.bad_request,
         message: `the body is not valid JSON (${error.message})`,
       };
   }
   if (error instanceof SyntaxError || error.statusCode === 400) {
     return {
       code: ErrorCode.badRequest,
-      status: 400,
+      status: HTTP_STATUS_BY_CODE.bad_request,
       message: `the body is not valid JSON (${error.message})`,
     };
   }

@@ -39,7 +39,7 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
     sinksBySubject: ReadonlyMap<string, CallRelaySinks>,
     deliver: (msg: Msg, sinks: CallRelaySinks) => void,
   ) =>
-    nc.subscribe(`${subjects.prefix}.calls.*.${kind}`, {
+    nc.subscribe(subjects.callRelayEvery(kind), {
       callback: (error, msg) => {
         if (error) return;
         const sinks = sinksBySubject.get(msg.subject);

@@ -7,12 +7,8 @@
 import type { KV } from "@nats-io/kv";
 import type { Subscription } from "@nats-io/transport-node";
 import { type Bus, ensureKv, type Logger } from "@toolbus/bus";
-import {
-  gatewayNames,
-  SESSION_ID_PATTERN,
-  type SessionRecord,
-  SessionRecordSchema,
-} from "../../core/session-record.js";
+import { internalSubjects } from "@toolbus/protocol";
+import { SESSION_ID_PATTERN, type SessionRecord, SessionRecordSchema } from "../../core/session-record.js";
 
 export interface SessionStore {
   get(sessionId: string): Promise<SessionRecord | undefined>;
@@ -35,24 +31,24 @@ export async function openSessionStore(deps: {
   logger: Logger;
 }): Promise<SessionStore> {
   const { bus, logger } = deps;
-  const names = gatewayNames(deps.prefix);
+  const names = internalSubjects(deps.prefix);
   let kv: KV | undefined;
   try {
-    kv = await ensureKv(bus, names.sessionsBucket, { history: 1, ttl: deps.ttlMs });
+    kv = await ensureKv(bus, names.kv.gatewaySessions, { history: 1, ttl: deps.ttlMs });
   } catch (err) {
     logger.warn({ err }, "no session bucket: sessions live on this replica only");
   }
   const listeners: Array<(sessionId: string) => void> = [];
   const responseListeners: Array<(sessionId: string, messages: unknown[]) => void> = [];
   const subscriptions: Subscription[] = [
-    bus.nc.subscribe(names.sessionClosed, {
+    bus.nc.subscribe(names.gatewaySessionClosed, {
       callback: (error, msg) => {
         if (error) return;
         const sessionId = msg.string();
         for (const listener of listeners) listener(sessionId);
       },
     }),
-    bus.nc.subscribe(names.responses, {
+    bus.nc.subscribe(names.gatewayResponses, {
       callback: (error, msg) => {
         if (error) return;
         try {
@@ -87,13 +83,13 @@ export async function openSessionStore(deps: {
       kv?.delete(sessionId).catch((err: unknown) => {
         logger.warn({ err, sessionId }, "could not delete a session record");
       });
-      bus.nc.publish(names.sessionClosed, sessionId);
+      bus.nc.publish(names.gatewaySessionClosed, sessionId);
     },
     onClosed(listener) {
       listeners.push(listener);
     },
     forwardResponses(sessionId, messages) {
-      bus.nc.publish(names.responses, JSON.stringify({ sessionId, messages }));
+      bus.nc.publish(names.gatewayResponses, JSON.stringify({ sessionId, messages }));
     },
     onResponses(listener) {
       responseListeners.push(listener);

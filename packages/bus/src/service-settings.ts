@@ -1,0 +1,78 @@
+/**
+ * The settings every toolbus service process reads the same way, defined once: `NATS_URL`,
+ * `TOOLBUS_PREFIX`, the config file (`--config`, else `TOOLBUS_CONFIG`) and `LOG_LEVEL`. Each
+ * field schema takes the raw value (unset, empty or blank all mean "use the default"), so a
+ * service may key them by variable name (memory: problems then name the variable) or by field
+ * (`ServiceSettingsSchema`, extended with the service's own settings).
+ */
+import { DEFAULT_PREFIX, validatePrefix } from "@toolbus/protocol";
+import { z } from "zod";
+import { DEFAULT_NATS_URL } from "./nats-identity.js";
+
+/** pino's levels, most severe first; `silent` logs nothing. */
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
+export const DEFAULT_LOG_LEVEL: LogLevelName = "info";
+
+const unsetIfBlank = (value: unknown) =>
+  typeof value === "string" && value.trim() === "" ? undefined : value;
+
+/** `NATS_URL`: one URL or a comma-separated list (natsAccessFromEnv reads and checks each). */
+export const NatsUrlSetting = z.preprocess(unsetIfBlank, z.string().default(DEFAULT_NATS_URL));
+
+/** `TOOLBUS_PREFIX`: the subject prefix, checked as the protocol checks it. */
+export const PrefixSetting = z.preprocess(
+  unsetIfBlank,
+  z
+    .string()
+    .default(DEFAULT_PREFIX)
+    .superRefine((prefix, ctx) => {
+      try {
+        validatePrefix(prefix);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+      }
+    }),
+);
+
+/** `--config` or `TOOLBUS_CONFIG`: the toolbus.toml to load; unset: `./toolbus.toml`, else the demo. */
+export const ConfigPathSetting = z.preprocess(unsetIfBlank, z.string().optional());
+
+/** `LOG_LEVEL`, any case, surrounding blanks ignored. */
+export const LogLevelSetting = z.preprocess(
+  (value) => (typeof value === "string" ? unsetIfBlank(value.trim().toLowerCase()) : value),
+  z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }).default(DEFAULT_LOG_LEVEL),
+);
+
+/** The four settings by field; a service extends it with its own. */
+export const ServiceSettingsSchema = z.object({
+  natsUrl: NatsUrlSetting,
+  prefix: PrefixSetting,
+  configPath: ConfigPathSetting,
+  logLevel: LogLevelSetting,
+});
+export type ServiceSettings = z.output<typeof ServiceSettingsSchema>;
+
+/** The variable each field of `ServiceSettingsSchema` is read from, to name it in a problem. */
+export const SERVICE_SETTINGS_ENV = {
+  natsUrl: "NATS_URL",
+  prefix: "TOOLBUS_PREFIX",
+  configPath: "TOOLBUS_CONFIG",
+  logLevel: "LOG_LEVEL",
+} as const satisfies Record<keyof ServiceSettings, string>;
+
+/**
+ * `ServiceSettingsSchema`'s input from the environment; `configFlag` (the process's `--config`)
+ * wins over `TOOLBUS_CONFIG`.
+ */
+export function serviceSettingsInput(
+  env: Readonly<Record<string, string | undefined>>,
+  configFlag?: string,
+): Record<keyof ServiceSettings, string | undefined> {
+  return {
+    natsUrl: env.NATS_URL,
+    prefix: env.TOOLBUS_PREFIX,
+    configPath: configFlag ?? env.TOOLBUS_CONFIG,
+    logLevel: env.LOG_LEVEL,
+  };
+}

@@ -161,7 +161,10 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     const record: DoneRecord<T> = { state: "done", identity, owner: this.#bus.instance, outcome };
     this.#unrecorded.set(key, record);
     try {
-      await this.#untilStored(key, () => this.#kv.put(key, JSON.stringify(record)));
+      await this.#untilStored(key, async () => {
+        await this.#kv.put(key, JSON.stringify(record));
+        this.#answered(key, true);
+      });
     } finally {
       this.#unrecorded.delete(key);
       this.#running.delete(key);
@@ -186,6 +189,8 @@ export class CallLedger<T> implements CallLedgerPort<T> {
       if (!entry || record?.state !== "running" || !this.#isStale(key, record.owner)) return;
       try {
         await this.#kv.delete(key, { previousSeq: entry.revision });
+        // Only a write tells that JetStream takes this key's writes (a read goes elsewhere).
+        this.#answered(key, true);
       } catch (error) {
         // Changed since it was read: claimed again, so no longer this instance's to drop.
         if (!isWrongLastSequence(error)) throw error;
@@ -232,7 +237,6 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 5_000)) {
       try {
         await write();
-        this.#answered(key, true);
         return;
       } catch (error) {
         if (isWrongLastSequence(error)) throw error;

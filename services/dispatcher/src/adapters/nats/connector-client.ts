@@ -2,10 +2,10 @@
  * The raw call to a server's connector, `<prefix>.connector.<server>.call`, in its own span. It
  * watches the call's execution record meanwhile: a connector that died mid-call, or an answer
  * lost on the way, is noticed in seconds and the call asked again — which the connector's own
- * ledger answers without running the tool twice.
+ * ledger answers without running the tool twice. `cancel` tells the connector to stop a call.
  */
 import type { KV } from "@nats-io/kv";
-import { type Bus, watchedRecord, watchedRequest, withSpan } from "@toolbus/bus";
+import { type Bus, publishCancellation, watchedRecord, watchedRequest, withSpan } from "@toolbus/bus";
 import { type CallToolResult, ConnectorCallResultSchema, type Subjects, WireError } from "@toolbus/protocol";
 import type { ConnectorPort } from "../../handlers/dispatch-call.js";
 
@@ -52,6 +52,10 @@ export function createConnectorClient(deps: {
           }
         },
       );
+    },
+    cancel(server, callId, reason) {
+      // Every replica serving the server hears it; the one running the call stops it.
+      publishCancellation(deps.bus, deps.subjects.connectorCancel(server), { callId, reason });
     },
   };
 }

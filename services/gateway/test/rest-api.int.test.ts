@@ -377,6 +377,7 @@ describe("GET /openapi.json", () => {
     expect({ openapi: doc.openapi, operations: operations(doc).sort() }).toEqual({
       openapi: "3.1.0",
       operations: [
+        "DELETE /v1/calls/{callId}",
         "GET /",
         "GET /healthz",
         "GET /openapi.json",
@@ -384,7 +385,6 @@ describe("GET /openapi.json", () => {
         "GET /v1/catalog",
         "GET /v1/events",
         "GET /v1/servers",
-        "DELETE /v1/calls/{callId}",
         "POST /mcp",
         "POST /v1/calls",
       ],

@@ -47,6 +47,8 @@ export interface Services {
   approvals: ApprovalsService;
   memory: MemoryService;
   gateway: RunningGateway;
+  /** The scripted MCP test server behind `scripted`: its call and cancellation logs. */
+  upstream: StdioTestServer;
   /** `toolbus.dispatch.call` over the bus, as any caller sends it. */
   dispatch(request: Omit<ToolCallRequest, "callId"> & { callId?: string }): Promise<ToolCallReply>;
   /** An MCP client connected to the gateway's `/mcp`. */
@@ -63,6 +65,8 @@ export interface ServicesOptions {
   script: TestServerScript;
   /** Tools of `scripted` in approval mode `prompt` (the rest are `approve`: nobody is asked). */
   promptTools?: readonly string[];
+  /** Tools of `scripted` in approval mode `auto` (without annotations: asked, with session grants). */
+  autoTools?: readonly string[];
   /** Bearer tokens of the gateway; none: auth off. */
   principals?: readonly GatewayPrincipal[];
   /** Mount the approvals routes and inbox on the gateway's port, as `pnpm start` does. */
@@ -88,9 +92,10 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     const dir = await mkdtemp(join(tmpdir(), "toolbus-all-in-one-"));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const configPath = join(dir, "toolbus.toml");
-    const toolModes = (options.promptTools ?? []).map(
-      (tool) => `[mcp_servers.scripted.tools.${tool}]\napproval_mode = "prompt"\n`,
-    );
+    const toolModes = [
+      ...(options.promptTools ?? []).map((tool) => [tool, "prompt"] as const),
+      ...(options.autoTools ?? []).map((tool) => [tool, "auto"] as const),
+    ].map(([tool, mode]) => `[mcp_servers.scripted.tools.${tool}]\napproval_mode = "${mode}"\n`);
     const toml = [
       `[mcp_servers.scripted]\ncommand = ${JSON.stringify(scripted.command)}\nargs = ${JSON.stringify(scripted.args)}\ndefault_tools_approval_mode = "approve"\n`,
       ...toolModes,
@@ -153,6 +158,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       approvals,
       memory,
       gateway,
+      upstream: scripted,
       dispatch: (request) =>
         client.request(
           subjects.dispatchCall,

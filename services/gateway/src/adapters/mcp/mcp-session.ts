@@ -62,8 +62,8 @@ export interface McpSessionDeps {
   elicitApprovals: boolean;
   /** The session's record changed (created, or state the client set); store it. */
   onRecord(session: McpSession, record: SessionRecord): void;
-  /** The client ended the session with DELETE. */
-  onEnded(session: McpSession): void;
+  /** The client ended the session with DELETE; the DELETE is answered once this settles. */
+  onEnded(session: McpSession): Promise<void>;
   /** Whether an MCP session has this id (a thread a client names must not be another's session). */
   isSession(id: string): Promise<boolean>;
   /** The session closed (ended, expired or evicted). */

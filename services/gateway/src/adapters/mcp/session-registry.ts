@@ -180,12 +180,15 @@ export class SessionRegistry {
     return {
       ...this.#options.session,
       onRecord: (session, record) => this.#onRecord(session, record),
-      onEnded: (session) => {
+      // Answered once its grants are gone: a client that ended a session finds them ended.
+      onEnded: async (session) => {
         const id = session.sessionId;
         if (id === undefined) return;
         this.#options.store.remove(id);
         this.#departed.delete(id);
-        void this.#options.session.ports.approvals.forgetThreads(sessionThreads(id, session.record?.threads));
+        await this.#options.session.ports.approvals.forgetThreads(
+          sessionThreads(id, session.record?.threads),
+        );
       },
       onClosed: (session) => this.#onClosed(session),
       isSession: async (id) => this.#sessions.has(id) || (await this.#options.store.get(id)) !== undefined,

@@ -225,6 +225,57 @@ describe("threads through the edge", () => {
   });
 });
 
+describe("a session that expires", () => {
+  let short: Services;
+  beforeAll(async () => {
+    short = await startServices({
+      label: "sessions_expiry",
+      script: { tools: [{ name: "guarded" }] },
+      autoTools: ["guarded"],
+      gatewayLimits: { sessionIdleTtlMs: 1_500 },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await short?.stop();
+  });
+
+  it("takes the session grants of its threads with it", async () => {
+    let asked = 0;
+    const connect = async () => {
+      const client = new Client(
+        { name: "expiry-test", version: "1.0.0" },
+        { capabilities: { elicitation: {} } },
+      );
+      client.setRequestHandler(ElicitRequestSchema, async () => {
+        asked += 1;
+        return ALLOW_FOR_SESSION;
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${short.gateway.url}/mcp`)));
+      return client;
+    };
+    const thread = { threadId: "codex-thread-expires" };
+    const first = await connect();
+    await first.callTool({ name: "scripted__guarded", arguments: { n: 1 }, _meta: thread });
+    await first.callTool({ name: "scripted__guarded", arguments: { n: 2 }, _meta: thread });
+    const askedWhileLive = asked;
+    // Gone without ending the session (no DELETE): it expires once idle for the TTL.
+    await first.close();
+    const grants = await short.client.kvm().open(short.subjects.kv.approvalGrants);
+    await waitFor("the expired session's grants to be forgotten", async () => {
+      const keys = [];
+      for await (const key of await grants.keys("codex-thread-expires.>")) keys.push(key);
+      return keys.length === 0;
+    });
+    const later = await connect();
+    await later.callTool({ name: "scripted__guarded", arguments: { n: 3 }, _meta: thread });
+    await later.close();
+    expect({ askedWhileLive, askedAfterExpiry: asked - askedWhileLive }).toEqual({
+      askedWhileLive: 1,
+      askedAfterExpiry: 1,
+    });
+  });
+});
+
 describe("cancellation through the edge", () => {
   it("checklist 38: a cancel while the call waits for approval (the client's, or DELETE /v1/calls) withdraws it; the server never sees the call", async () => {
     const client = await session();

@@ -35,8 +35,9 @@ export function followCancellations(
         return;
       }
       const { callId, reason } = parsed.data;
-      const running = cancellations.cancel(callId, reason);
-      logger.info({ callId, reason, running }, running ? "cancelling a running call" : "call cancelled");
+      // Every replica hears every cancellation: only the one running the call has news.
+      if (cancellations.cancel(callId, reason)) logger.info({ callId, reason }, "cancelling a running call");
+      else logger.debug({ callId, reason }, "remembered the cancellation of a call not running here");
     },
   });
   return () => subscription.unsubscribe();

@@ -18,7 +18,7 @@ import { type Bus, connectBus, createLogger } from "@toolbus/bus";
 import { type CatalogService, startCatalogService } from "@toolbus/catalog";
 import { type GatewayPrincipal, parseToolbusToml } from "@toolbus/config";
 import { type DispatcherService, startDispatcherService } from "@toolbus/dispatcher";
-import { type GatewayDeps, type RunningGateway, startGateway } from "@toolbus/gateway";
+import { type GatewayDeps, type GatewayLimits, type RunningGateway, startGateway } from "@toolbus/gateway";
 import { loadMemoryConfig, type MemoryService, startMemoryService } from "@toolbus/memory";
 import {
   createSubjects,
@@ -71,6 +71,8 @@ export interface ServicesOptions {
   principals?: readonly GatewayPrincipal[];
   /** Mount the approvals routes and inbox on the gateway's port, as `pnpm start` does. */
   inbox?: boolean;
+  /** The gateways' limits (e.g. a short session idle TTL); the rest keep their defaults. */
+  gatewayLimits?: Partial<GatewayLimits>;
 }
 
 export async function startServices(options: ServicesOptions): Promise<Services> {
@@ -141,6 +143,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
         gateway: { port: 0, host: "127.0.0.1", naming: "prefixed", allowedHosts: ["127.0.0.1"], ...settings },
         ...(options.principals ? { principals: options.principals } : {}),
         ...(options.inbox ? { plugins: [buildApprovalsHttp(approvals.inbox)] } : {}),
+        ...(options.gatewayLimits ? { limits: options.gatewayLimits } : {}),
       });
       cleanups.push(() => started.stop());
       await waitFor("the gateway to load the catalog", () => started.ready());

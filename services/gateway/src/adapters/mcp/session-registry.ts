@@ -64,6 +64,8 @@ export class SessionRegistry {
   constructor(options: SessionRegistryOptions) {
     this.#options = options;
     options.store.onClosed((sessionId) => {
+      // Ended by its client where it was: that replica forgot its grants.
+      this.#departed.delete(sessionId);
       const session = this.#sessions.get(sessionId);
       if (session) void this.#drop(session, "ended by the client on another replica");
     });

@@ -82,7 +82,10 @@ export interface ApprovalsPort {
 }
 
 export interface ConnectorPort {
-  /** The raw call; throws `WireError` (`stale_revision`, `timeout`, …) when it did not run or failed. */
+  /**
+   * The raw call; throws `WireError` (`stale_revision`, `timeout`, …) when it did not run or failed.
+   * Once `cancelled` aborts, a call the connector did not take yet is not offered again.
+   */
   call(
     server: string,
     request: {
@@ -92,6 +95,7 @@ export interface ConnectorPort {
       arguments?: JsonObject;
       preparedRevision: number;
     },
+    cancelled?: AbortSignal,
   ): Promise<CallToolResult>;
   /** Tells the connector running the call to stop it (it sends the server notifications/cancelled). */
   cancel(server: string, callId: string, reason: string): void;
@@ -383,12 +387,16 @@ function callPath(deps: CallPathDeps) {
     cancelled.addEventListener("abort", stopConnector, { once: true });
     let result: ResultOrError;
     try {
-      result = await deps.connector.call(tool.server, {
-        ...ids,
-        tool: tool.rawName,
-        ...(callArguments !== undefined ? { arguments: callArguments } : {}),
-        preparedRevision: current.revision,
-      });
+      result = await deps.connector.call(
+        tool.server,
+        {
+          ...ids,
+          tool: tool.rawName,
+          ...(callArguments !== undefined ? { arguments: callArguments } : {}),
+          preparedRevision: current.revision,
+        },
+        cancelled,
+      );
     } catch (error) {
       if (error instanceof WireError && error.code === "stale_revision") {
         deps.staleRejected?.(tool.server, "connector");

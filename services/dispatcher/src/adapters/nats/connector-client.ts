@@ -22,7 +22,7 @@ export function createConnectorClient(deps: {
   toolTimeoutMs: (server: string) => number;
 }): ConnectorPort {
   return {
-    call(server, request): Promise<CallToolResult> {
+    call(server, request, cancelled): Promise<CallToolResult> {
       return withSpan(
         "toolbus.connector.call",
         { "mcp.call_id": request.callId, "mcp.server": server, "mcp.tool": request.tool },
@@ -46,7 +46,8 @@ export function createConnectorClient(deps: {
               // its executions ledger did not answer — a NATS node lost): asking again is safe.
               const notRun =
                 error instanceof WireError && error.code === "server_unavailable" && error.retryable;
-              if (!notRun || Date.now() + delayMs > notRunUntil) throw error;
+              // Cancelled meanwhile: the call it did not take stays untaken.
+              if (!notRun || cancelled?.aborted || Date.now() + delayMs > notRunUntil) throw error;
             }
             await new Promise((resolve) => setTimeout(resolve, delayMs));
           }

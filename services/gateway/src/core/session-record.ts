@@ -1,8 +1,9 @@
 /**
  * What a gateway replica needs to serve a session another replica started: the client's
  * initialize request (protocol version, capabilities, client info) plus the little state the
- * client set since (log level, the catalog revision it last listed, the threads it named). Kept in the NATS KV bucket
- * `<prefix>_gateway_sessions`; a replica that does not hold a session rebuilds it from this.
+ * client set since (log level, the catalog revision it last listed, the threads it named). Kept
+ * in the NATS KV bucket `<prefix>_gateway_sessions`; a replica that does not hold a session
+ * rebuilds it from this.
  */
 import { LoggingLevel, MAX_ID_LENGTH } from "@toolbus/protocol";
 import { z } from "zod";

@@ -374,10 +374,8 @@ export class McpSession implements SessionStatePort {
    * would let this client use that session's grants.
    */
   async #threadOf(meta: unknown): Promise<string> {
-    const sessionId = this.sessionId;
-    if (sessionId === undefined)
-      throw new RequestFailure(JsonRpcCode.invalidRequest, "the session has no id yet");
-    const thread = callThread(meta, sessionId);
+    // A tools/call comes on an initialized session, which has its id.
+    const thread = callThread(meta, this.sessionId ?? "");
     if (!thread.ok) throw new RequestFailure(JsonRpcCode.invalidParams, thread.message);
     const known = this.record?.threads ?? [];
     if (!thread.named || known.includes(thread.threadId)) return thread.threadId;

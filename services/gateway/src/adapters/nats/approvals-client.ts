@@ -87,12 +87,12 @@ export function approvalsClient(bus: Bus, subjects: Subjects, logger: Logger): A
           );
           logger.info(
             { threads: batch.length, forgotten },
-            "an MCP session ended: its session grants are gone",
+            "forgot the session grants of threads whose MCP session ended",
           );
         } catch (err) {
           logger.warn(
             { err, threads: batch.length },
-            "could not forget an ended MCP session's grants; they stay until its threads are forgotten",
+            "could not forget the session grants of threads whose MCP session ended; they stay in the grants bucket",
           );
         }
       }

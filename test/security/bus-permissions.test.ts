@@ -106,6 +106,34 @@ async function tryRequest(role: Role, subject: string): Promise<string> {
   }
 }
 
+/** Publishes as `role` and resolves with the subject the server refused (it says so on the connection). */
+async function refusedPublish(role: Role, subject: string): Promise<string | undefined> {
+  const bus = await busAs(role);
+  const refusal = (async () => {
+    for await (const status of bus.nc.status()) {
+      if (status.type === "error" && status.error instanceof PermissionViolationError)
+        return status.error.subject;
+    }
+    return undefined;
+  })();
+  bus.publish(subject, { callId: "call_1", reason: "forged" });
+  return refusal;
+}
+
+/** Publishes as `from` and resolves with what `to`, subscribed to `subject`, received. */
+async function delivered(from: Role, to: Role, subject: string): Promise<unknown> {
+  const listener = await as(to);
+  const sub = listener.subscribe(subject, { max: 1 });
+  const received = (async () => {
+    for await (const msg of sub) return msg.json();
+    return undefined;
+  })();
+  // Once flushed, the server has the subscription: the publish below reaches it.
+  await listener.flush();
+  (await busAs(from)).publish(subject, { callId: "call_1", reason: "the caller left" });
+  return received;
+}
+
 beforeAll(async () => {
   identities = writeNatsIdentities({ dir: mkdtempSync(join(tmpdir(), "toolbus-ids-")), prefix: "toolbus" });
   server = await startNatsServer({ config: readFileSync(identities.authConf, "utf8") });
@@ -190,6 +218,49 @@ describe("only the dispatcher runs tools", () => {
       );
     },
   );
+});
+
+describe("only the edge cancels calls, and only the dispatcher stops a connector's call", () => {
+  it.each(["catalog", "dispatcher", "approvals", "memory", "cli", "agent"] as const)(
+    "%s may not publish calls.<callId>.cancel (cancel another's call)",
+    async (role) => {
+      expect(await refusedPublish(role, subjects.callCancel("call_1"))).toBe(subjects.callCancel("call_1"));
+    },
+  );
+
+  it("the gateway may, and the dispatcher hears it", async () => {
+    expect(await delivered("gateway", "dispatcher", subjects.callCancel("call_1"))).toEqual({
+      callId: "call_1",
+      reason: "the caller left",
+    });
+  });
+
+  it.each(["gateway", "catalog", "approvals", "memory", "cli", "agent"] as const)(
+    "%s may not publish connector.<server>.cancel (stop a tool in the dispatcher's place)",
+    async (role) => {
+      expect(await refusedPublish(role, subjects.connectorCancel("filesystem"))).toBe(
+        subjects.connectorCancel("filesystem"),
+      );
+    },
+  );
+
+  it("the dispatcher may, and the catalog hears it", async () => {
+    expect(await delivered("dispatcher", "catalog", subjects.connectorCancel("filesystem"))).toEqual({
+      callId: "call_1",
+      reason: "the caller left",
+    });
+  });
+
+  it.each(["catalog", "dispatcher", "memory", "cli", "agent"] as const)(
+    "%s may not ask approvals to forget a thread's session grants",
+    async (role) => {
+      expect(await tryRequest(role, subjects.approvalsForgetThreads)).toBe("unauthorized");
+    },
+  );
+
+  it("the gateway may (nobody serves it here)", async () => {
+    expect(await tryRequest("gateway", subjects.approvalsForgetThreads)).toBe("server_unavailable");
+  });
 });
 
 describe("only approvals decides", () => {

@@ -8,6 +8,7 @@ export {
   natsConnectionOptions,
   type ServiceIdentity,
 } from "./bus.js";
+export { followCancellations, publishCancellation } from "./call-cancellations.js";
 export {
   CallLedger,
   type CallLedgerOptions,
@@ -23,6 +24,12 @@ export {
 export { ConfigError, loadConfig } from "./config.js";
 export { AttributeCache } from "./core/attribute-cache.js";
 export { DEFAULT_EVENT_DELIVERY, type EventDeliveryLimits } from "./core/backoff.js";
+export {
+  CallCancellations,
+  type CallCancellationsOptions,
+  cancelReason,
+  type TrackedCall,
+} from "./core/call-cancellations.js";
 export type { CallRecord, Finding } from "./core/call-record.js";
 export { maskUrl } from "./core/mask-url.js";
 export {

@@ -46,5 +46,7 @@ export const HttpRefusal = {
   unsupportedMediaType: { status: 415, code: "bad_request" },
   /** One client already holds the most event streams it may (the process-wide limit is a plain 503). */
   tooManyStreams: { status: 429, code: "server_unavailable" },
+  /** A call to cancel (`DELETE /v1/calls/{callId}`) that runs nowhere here for the asking token. */
+  noSuchCall: { status: 404, code: "bad_request" },
 } as const satisfies Record<string, { status: number; code: ErrorCode }>;
 export type HttpRefusal = (typeof HttpRefusal)[keyof typeof HttpRefusal];

@@ -134,10 +134,19 @@ export interface Subjects {
   readonly approvalsResolve: string;
   readonly approvalsResolved: string;
   readonly approvalsCancel: string;
+  readonly approvalsForgetThreads: string;
   readonly memoryMessage: string;
   readonly memoryStrip: string;
   readonly memoryUsage: string;
   connectorCall(server: string): string;
+  /** The dispatcher tells the connector running a call of `server` to stop it. */
+  connectorCancel(server: string): string;
+  /** `<prefix>.connector.*.cancel`: the cancellations of every server's calls. */
+  readonly connectorCancelAll: string;
+  /** The caller cancelled the call; the callId goes through {@link subjectToken}. */
+  callCancel(callId: string): string;
+  /** `<prefix>.calls.*.cancel`: every call's cancellation, for the dispatchers. */
+  readonly callCancelAll: string;
   /** The callId goes through {@link subjectToken}. */
   callRelay(callId: string, kind: CallRelayKind): string;
   /** `<prefix>.calls.<callId>.*`: every relay of one call. */
@@ -188,10 +197,15 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
     approvalsResolve: `${p}.approvals.resolve`,
     approvalsResolved: `${p}.approvals.resolved`,
     approvalsCancel: `${p}.approvals.cancel`,
+    approvalsForgetThreads: `${p}.approvals.forget_threads`,
     memoryMessage: `${p}.memory.message`,
     memoryStrip: `${p}.memory.strip`,
     memoryUsage: `${p}.memory.usage`,
     connectorCall: (server: string) => `${p}.connector.${checkedServer(server)}.call`,
+    connectorCancel: (server: string) => `${p}.connector.${checkedServer(server)}.cancel`,
+    connectorCancelAll: `${p}.connector.*.cancel`,
+    callCancel: (callId: string) => `${p}.calls.${subjectToken(callId)}.cancel`,
+    callCancelAll: `${p}.calls.*.cancel`,
     callRelay: (callId: string, kind: CallRelayKind) =>
       `${p}.calls.${subjectToken(callId)}.${checkedRelayKind(kind)}`,
     callRelayAll: (callId: string) => `${p}.calls.${subjectToken(callId)}.*`,
@@ -269,10 +283,13 @@ export const SUBJECTS: readonly SubjectSpec[] = Object.freeze([
   spec("toolbus.approvals.resolve", "req/reply", "ApprovalResolveRequest", "ApprovalResolveResult", "approvals", ["gateway", "cli"], "A human's answer, recorded as `by` (the edge's principal); twice or after expiry is bad_request."),
   spec("toolbus.approvals.resolved", "event", "ApprovalResolvedEvent", null, "approvals", ["gateway", "cli"], "A pending request was answered: by whom, with which decision."),
   spec("toolbus.approvals.cancel", "req/reply", "ApprovalCancelRequest", "ApprovalCancelResult", "approvals", ["gateway", "dispatcher"], "Internal: withdraw the pending request of a call whose caller went away."),
+  spec("toolbus.approvals.forget_threads", "req/reply", "ForgetThreadsRequest", "ForgetThreadsResult", "approvals", ["gateway"], "Internal: forget the session grants (Allow for this session) of threads whose MCP session ended."),
   spec("toolbus.memory.message", "stream", "MemoryMessage", null, "memory", ["agent"], "An assistant message whose citations are counted, once per messageId."),
   spec("toolbus.memory.strip", "req/reply", "MemoryStripRequest", "MemoryStripResult", "memory", ["gateway", "cli", "agent"], "Hide citation markup and parse the citation."),
   spec("toolbus.memory.usage", "req/reply", "MemoryUsageRequest", "MemoryUsageResult", "memory", ["gateway", "cli", "agent"], "Usage counts of cited rollouts."),
   spec("toolbus.connector.<server>.call", "req/reply", "ConnectorCallRequest", "ConnectorCallResult", "catalog", ["dispatcher"], "Internal: the raw tools/call on one server, refused if its revision moved since preparation."),
+  spec("toolbus.connector.<server>.cancel", "event", "CallCancel", null, "dispatcher", ["catalog"], "Internal: stop a call; the connector running it sends its server notifications/cancelled."),
+  spec("toolbus.calls.<callId>.cancel", "event", "CallCancel", null, "gateway", ["dispatcher"], "Internal: the caller cancelled the call or went away; the dispatcher running it withdraws its approval or stops its connector call."),
   spec("toolbus.calls.<callId>.progress", "event", "CallProgress", null, "catalog", ["gateway", "cli"], "Internal: a server's progress notification during a call."),
   spec("toolbus.calls.<callId>.logging", "event", "CallLogging", null, "catalog", ["gateway"], "Internal: a server's log message during a call."),
   spec("toolbus.calls.<callId>.elicitation", "req/reply", "CallElicitationRequest", "CallElicitationResult", "gateway", ["catalog"], "Internal: a server asks the caller something during a call; the answer goes back to the server."),

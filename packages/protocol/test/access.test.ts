@@ -48,6 +48,21 @@ describe("permissionsFor", () => {
     expect(who("subscribe", "toolbus.connector.*.call")).toEqual(["catalog"]);
   });
 
+  it("lets only the gateway cancel a call, the dispatcher stop a connector's call, and the gateway end session grants", () => {
+    expect({
+      cancel: [who("publish", subjects.callCancelAll), who("subscribe", subjects.callCancelAll)],
+      stop: [who("publish", subjects.connectorCancelAll), who("subscribe", subjects.connectorCancelAll)],
+      forget: [
+        who("publish", subjects.approvalsForgetThreads),
+        who("subscribe", subjects.approvalsForgetThreads),
+      ],
+    }).toEqual({
+      cancel: [["gateway"], ["dispatcher"]],
+      stop: [["dispatcher"], ["catalog"]],
+      forget: [["gateway"], ["approvals"]],
+    });
+  });
+
   it("lets only approvals decide, resolve and write grants; only the catalog write the catalog", () => {
     expect(who("subscribe", subjects.approvalsDecide)).toEqual(["approvals"]);
     expect(who("subscribe", subjects.approvalsResolve)).toEqual(["approvals"]);

@@ -205,4 +205,26 @@ export const APPROVAL_CASES: MessageCases = {
     valid: { cancelled: false },
     invalid: [["cancelled is a string", { cancelled: "no" }, wrongType("cancelled", "boolean", "string")]],
   },
+  ForgetThreadsRequest: {
+    valid: { threadIds: ["4d2c9f0e-1b7a-4c1e-9a55-0c3f7e1d2b6a", "codex-thread-7"] },
+    invalid: [
+      ["no thread is named", { threadIds: [] }, "threadIds: Too small: expected array to have >=1 items"],
+      [
+        "more threads than one request may name",
+        { threadIds: Array.from({ length: 65 }, (_, i) => `t${i}`) },
+        "threadIds: Too big: expected array to have <=64 items",
+      ],
+      [
+        "a thread id is empty",
+        { threadIds: [""] },
+        "threadIds.0: Too small: expected string to have >=1 characters",
+      ],
+    ],
+  },
+  ForgetThreadsResult: {
+    valid: { forgotten: 2 },
+    invalid: [
+      ["forgotten is negative", { forgotten: -1 }, "forgotten: Too small: expected number to be >=0"],
+    ],
+  },
 };

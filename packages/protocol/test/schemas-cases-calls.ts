@@ -197,6 +197,17 @@ export const CALL_CASES: MessageCases = {
       ],
     ],
   },
+  CallCancel: {
+    valid: { callId: "call_1", reason: "the MCP client sent notifications/cancelled" },
+    invalid: [
+      ["the reason is missing", { callId: "call_1" }, missing("reason")],
+      [
+        "the reason is over 1 KiB",
+        { callId: "call_1", reason: "r".repeat(1025) },
+        tooManyBytes("reason", 1024),
+      ],
+    ],
+  },
   CallProgress: {
     valid: { callId: "call_1", server: "github", progress: 3, total: 10, message: "cloning" },
     invalid: [["progress is missing", { callId: "c", server: "github" }, missing("progress", "number")]],

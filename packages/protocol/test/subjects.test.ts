@@ -42,10 +42,13 @@ function producedSubjects(s: Subjects): string[] {
     s.approvalsResolve,
     s.approvalsResolved,
     s.approvalsCancel,
+    s.approvalsForgetThreads,
     s.memoryMessage,
     s.memoryStrip,
     s.memoryUsage,
     s.connectorCall("github"),
+    s.connectorCancel("github"),
+    s.callCancel("call_1"),
     s.callRelay("call_1", "progress"),
     s.callRelay("call_1", "logging"),
     s.callRelay("call_1", "elicitation"),
@@ -263,6 +266,21 @@ describe("subjects with a server or call in them", () => {
         },
       ),
     );
+  });
+
+  it("name a call's cancellation by its call id, and a connector's by its server", () => {
+    const s = createSubjects();
+    expect([
+      s.callCancel("call.1"),
+      s.callCancelAll,
+      s.connectorCancel("github"),
+      s.connectorCancelAll,
+    ]).toStrictEqual([
+      "toolbus.calls.~Y2FsbC4x.cancel",
+      "toolbus.calls.*.cancel",
+      "toolbus.connector.github.cancel",
+      "toolbus.connector.*.cancel",
+    ]);
   });
 
   it("encode a call id with a dot as base64url of its bytes", () => {

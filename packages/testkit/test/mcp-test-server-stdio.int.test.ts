@@ -37,6 +37,15 @@ async function connect(
   return { client, transport };
 }
 
+/** Polls `check` every 20 ms until it holds; fails after 10 s. */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting for the test server's logs");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe("the MCP test server over stdio", () => {
   let server: StdioTestServer;
   let client: Client;
@@ -105,6 +114,20 @@ describe("the MCP test server over stdio", () => {
     expect(await client.callTool({ name: "echo", arguments: { after: "stall" } })).toEqual({
       content: [{ type: "text", text: '{"after":"stall"}' }],
     });
+  });
+
+  it("records a call the client cancels while it runs, with the client's reason, in the cancellation log", async () => {
+    const controller = new AbortController();
+    const call = client
+      .callTool({ name: "stall", _meta: { callId: "c-cancel" } }, undefined, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    await until(async () => (await server.calls()).some((line) => line._meta?.callId === "c-cancel"));
+    controller.abort("the test gave up");
+    await call;
+    await until(async () => (await server.cancellations()).some((line) => line._meta?.callId === "c-cancel"));
+    expect((await server.cancellations()).filter((line) => line._meta?.callId === "c-cancel")).toEqual([
+      { at: expect.any(String), tool: "stall", reason: "the test gave up", _meta: { callId: "c-cancel" } },
+    ]);
   });
 
   it("sends tools/list_changed when the script's tools change, then lists the new tools", async () => {

@@ -37,6 +37,12 @@ export interface GrantStore {
   put(key: string, grant: GrantRecord): Promise<void>;
 }
 
+/** The session grants: a grant store whose keys start with their thread (`sessionKeyPrefix`). */
+export interface SessionGrantStore extends GrantStore {
+  /** Deletes every grant whose key starts with `prefix`; answers how many there were. */
+  forgetPrefix(prefix: string): Promise<number>;
+}
+
 /** A request put to a human, as stored: what was asked, and what resolving it needs. */
 export interface PendingRecord {
   request: ApprovalRequest;
@@ -127,7 +133,7 @@ export interface ApprovalPorts {
   pollIntervalMs: number;
   modeOf(server: string, tool: string): ApprovalMode;
   hookRunner: HookRunner;
-  sessionGrants: GrantStore;
+  sessionGrants: SessionGrantStore;
   persistentGrants: GrantStore;
   pending: PendingStore;
   signals: DecisionSignals;

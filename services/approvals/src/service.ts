@@ -1,6 +1,6 @@
 /**
  * `startApprovalsService(config)`: the whole service in one process — Postgres (migrated), the
- * bus, the grants bucket, the LISTEN connection, the five endpoints, the expiry sweep and the
+ * bus, the grants bucket, the LISTEN connection, the six endpoints, the expiry sweep and the
  * HTTP inbox — and the handle that stops it. main.ts and the tests both start it this way. Its own
  * HTTP routes call the list and resolve handlers directly: no bus round trip to itself.
  */
@@ -25,6 +25,7 @@ import {
   ApprovalResolveRequestSchema,
   ApprovalsListRequestSchema,
   createSubjects,
+  ForgetThreadsRequestSchema,
   PostToolUseRequestSchema,
   QueueGroup,
   type Subjects,
@@ -51,6 +52,7 @@ import { DecisionWaiters } from "./decision-waiters.js";
 import { handleCancel } from "./handlers/cancel.js";
 import { handleDecide } from "./handlers/decide.js";
 import { expireOverdue } from "./handlers/expire-overdue.js";
+import { handleForgetThreads } from "./handlers/forget-threads.js";
 import { handleList } from "./handlers/list.js";
 import { handlePostToolUse } from "./handlers/post-tool-use.js";
 import { handleResolve } from "./handlers/resolve.js";
@@ -197,6 +199,19 @@ export async function startApprovalsService(
     await bus.serve(
       { subject: subjects.approvalsCancel, name: "cancel", request: ApprovalCancelRequestSchema, queue },
       (request) => handleCancel(request, ports),
+    );
+    await bus.serve(
+      {
+        subject: subjects.approvalsForgetThreads,
+        name: "forget_threads",
+        request: ForgetThreadsRequestSchema,
+        queue,
+      },
+      (request, ctx) =>
+        handleForgetThreads(request, ports).then((result) => {
+          ctx.logger.info({ threads: request.threadIds.length, ...result }, "forgot ended sessions' grants");
+          return result;
+        }),
     );
 
     const sweep = setInterval(() => {

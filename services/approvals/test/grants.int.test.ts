@@ -6,7 +6,7 @@
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApprovalResolveResultSchema, type Subjects } from "@toolbus/protocol";
+import { ApprovalResolveResultSchema, ForgetThreadsResultSchema, type Subjects } from "@toolbus/protocol";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import {
@@ -75,6 +75,28 @@ describe("remembered approvals", () => {
       prompted: ALL_FOUR,
     });
     expect(await hookRuns()).toBe(3);
+  });
+
+  it("end with their session: forget_threads deletes a thread's session grants, and its next call asks again", async () => {
+    const env = await testEnv("forget threads");
+    const { subjects } = await env.start();
+    await answer(env, subjects, "allow_session");
+    await answer(env, subjects, "allow_session", { threadId: "thread-2" });
+    await answer(env, subjects, "allow_session", {
+      threadId: "thread-2",
+      tool: "fetch",
+      hookName: "mcp__docs__fetch",
+    });
+    const forget = (threadIds: string[]) =>
+      env.client.request(subjects.approvalsForgetThreads, { threadIds }, ForgetThreadsResultSchema);
+    await expect(forget(["thread-2", "thread-3"])).resolves.toEqual({ forgotten: 2 });
+    await expect(forget(["thread-2"])).resolves.toEqual({ forgotten: 0 });
+    await expect(probe(env.client, subjects, decideRequest({ threadId: "thread-2" }))).resolves.toEqual({
+      prompted: ALL_FOUR,
+    });
+    await expect(probe(env.client, subjects, decideRequest())).resolves.toEqual({
+      decided: { decision: "approved_for_session", source: "session" },
+    });
   });
 
   it("do not overrule a human's answer: a retry of a call put to a human waits for it though its tool was granted since", async () => {

@@ -5,7 +5,15 @@
 
 import { type KV, KvWatchInclude } from "@nats-io/kv";
 import type { Bus, Handler, Logger } from "@toolbus/bus";
-import { CallLedger, ensureEventsStream, ensureKv, ensureObjectStore, largeReplyOptions } from "@toolbus/bus";
+import {
+  CallCancellations,
+  CallLedger,
+  ensureEventsStream,
+  ensureKv,
+  ensureObjectStore,
+  followCancellations,
+  largeReplyOptions,
+} from "@toolbus/bus";
 import {
   type McpServerConfig,
   policySettingsFromEnv,
@@ -83,6 +91,11 @@ const ORIGIN_TTL_MS = 24 * 60 * 60 * 1000;
 const EXECUTION_RECORD_TTL_MS = 30 * 60 * 1000;
 /** A repeat of a running call waits for the tool's timeout and this much more. */
 const EXECUTION_WAIT_GRACE_MS = 10_000;
+/**
+ * How long a cancellation of a call not running here is remembered (its call may still be on
+ * its way), and how many at most: longer than a call can wait in the executions ledger.
+ */
+const CANCEL_MEMORY = { rememberMs: EXECUTION_RECORD_TTL_MS, maxRemembered: 10_000 };
 /** How long a public request waits for the replica that owns a server. */
 const OWNER_TIMEOUT_MS = 60_000;
 /** NATS's default max_payload, for a connection that has not reported its own. */
@@ -121,6 +134,8 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   });
   const now = () => new Date().toISOString();
   const metrics = catalogRecorder();
+  const cancellations = new CallCancellations({ now: () => Date.now(), ...CANCEL_MEMORY });
+  const unfollow: Array<() => void> = [];
   // No MCP message bigger than the largest reply the bus carries is read (one bigger than a NATS
   // message travels through the large-replies object store).
   const maxMessageBytes = Math.max(bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD, config.bus.maxReplyBytes);
@@ -283,10 +298,13 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         connector,
         recordCall: (outcome, seconds) => metrics.connectorCall(name, outcome, seconds),
         origins,
+        cancellations,
         progressFor: (callId) =>
           createCallRelay({ bus, subjects, server: name, callId, answerTimeoutMs: 0 }).progress,
       }),
     });
+    // Every replica serving the server hears the cancellation; the one running the call stops it.
+    unfollow.push(followCancellations(bus, subjects.connectorCancel(name), cancellations, logger));
     await bus.serve(
       {
         subject: subjects.connectorCall(name),
@@ -375,6 +393,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     async stop() {
       stopWatch();
       stopObserving();
+      for (const stopFollowing of unfollow) stopFollowing();
       await Promise.all([...connectors.values()].map((c) => c.stop()));
     },
   };

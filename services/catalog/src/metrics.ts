@@ -31,7 +31,7 @@ export const CATALOG_METRICS = defineMetrics("@toolbus/catalog", {
     name: "toolbus.catalog.connector.call.duration",
     unit: "s",
     description:
-      "Seconds a raw tool call took at the connector, by server and outcome (`ok`, or why not: `stale`, `not_ready`, `bad_arguments`, `disabled`, `timeout`, `too_large`, `failed`).",
+      "Seconds a raw tool call took at the connector, by server and outcome (`ok`, or why not: `stale`, `not_ready`, `bad_arguments`, `disabled`, `timeout`, `too_large`, `cancelled`, `failed`).",
     attributes: ["mcp.server", "toolbus.call.outcome"],
   },
 });

@@ -1,16 +1,19 @@
 /**
  * The dispatcher service: its catalog replica, the ports of the call path, duplicate-call
- * protection, the `toolbus.dispatch.call` endpoint and the `toolbus.dispatch.history` replay.
+ * protection, the calls' cancellations (`<prefix>.calls.*.cancel`), the `toolbus.dispatch.call`
+ * endpoint and the `toolbus.dispatch.history` replay.
  * Stateless: replicas share the queue group.
  */
 import { readFile } from "node:fs/promises";
 import { type HooksConfig, NO_HOOKS, parseHooksFile } from "@toolbus/approvals";
 import {
   type Bus,
+  CallCancellations,
   CallLedger,
   ensureEventsStream,
   ensureKv,
   ensureObjectStore,
+  followCancellations,
   type Logger,
   largeReplyOptions,
   secondsSince,
@@ -62,6 +65,11 @@ const CALL_WAIT_MS = 20 * 60 * 1000;
 const DEDUPE_MAX_ENTRIES = 10_000;
 /** How long a call naming a catalog revision this replica has not seen yet waits for it. */
 const REVISION_WAIT_MS = 2_000;
+/**
+ * A cancellation of a call not running here is remembered this long (every replica hears it; a
+ * replica taking the call over later starts it cancelled), and at most this many.
+ */
+const CANCEL_MEMORY = { rememberMs: CALL_RECORD_TTL_MS, maxRemembered: 10_000 };
 
 export async function startDispatcherService(deps: DispatcherServiceDeps): Promise<DispatcherService> {
   const { bus, subjects, config, logger } = deps;
@@ -89,6 +97,8 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   const history = await openCallHistoryIndex({ bus, subjects, events: config.bus.events, logger });
   const events = createCallEvents(bus, subjects, history);
   const metrics = dispatcherRecorder();
+  const cancellations = new CallCancellations({ now: () => Date.now(), ...CANCEL_MEMORY });
+  const unfollow = followCancellations(bus, subjects.callCancelAll, cancellations, logger);
   const call = dispatchCall({
     catalog,
     resources: createResourcesClient(bus, subjects),
@@ -100,6 +110,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
       toolTimeoutMs: (server) => catalog.server(server)?.toolTimeoutMs ?? 300_000,
     }),
     events,
+    cancellations,
     now: () => performance.now(),
     timestamp: () => new Date().toISOString(),
     revisionWaitMs: REVISION_WAIT_MS,
@@ -156,6 +167,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   return {
     catalog,
     async stop() {
+      unfollow();
       catalog.stop();
       events.flush();
     },

@@ -18,6 +18,7 @@ import { SessionRegistry } from "./adapters/mcp/session-registry.js";
 import { approvalsClient } from "./adapters/nats/approvals-client.js";
 import { busHealth } from "./adapters/nats/bus-health.js";
 import { callRelayListener } from "./adapters/nats/call-relay.js";
+import { callsClient } from "./adapters/nats/calls-client.js";
 import { CatalogView } from "./adapters/nats/catalog-view.js";
 import { openSessionStore } from "./adapters/nats/session-store.js";
 import { dispatchClient, promptsClient, resourcesClient } from "./adapters/nats/toolbus-clients.js";
@@ -138,16 +139,18 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const approvals = approvalsClient(bus, subjects, logger);
   const metrics = gatewayRecorder();
   // The dispatchers create it; open binds without a look-up, so the order of start-up does not matter.
-  const calls = await bus
+  const callLedger = await bus
     .kvm()
     .open(internalSubjects(subjects.prefix).kv.calls, { allow_direct: true } as never);
-  const dispatch = dispatchClient(bus, subjects, limits.callTimeoutMs, calls);
+  const dispatch = dispatchClient(bus, subjects, limits.callTimeoutMs, callLedger);
   const relay = callRelayListener(bus.nc, subjects, logger);
+  const calls = callsClient(bus, subjects);
   const ports: GatewayPorts = {
     catalog,
     dispatch: metrics.countingCalls(dispatch, "mcp"),
     relay,
     approvals,
+    calls,
     resources: resourcesClient(bus, subjects, limits.resourceTimeoutMs),
     prompts: promptsClient(bus, subjects, limits.resourceTimeoutMs),
     newCallId: () => `gw-${randomUUID()}`,
@@ -216,6 +219,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       subjects,
       dispatch: metrics.countingCalls(dispatch, "rest"),
       approvals,
+      calls,
       logger,
       bodyLimitBytes: limits.bodyLimitBytes,
     }),

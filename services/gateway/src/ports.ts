@@ -81,6 +81,21 @@ export interface ApprovalsPort {
   resolve(requestId: string, choice: ApprovalChoice, by: string): Promise<void>;
   /** Withdraws the call's pending approval, if any; never throws. */
   cancel(callId: string, reason: string): Promise<void>;
+  /** Ends the session grants of these threads (their MCP session ended); never throws. */
+  forgetThreads(threadIds: readonly string[]): Promise<void>;
+}
+
+/** The calls this replica runs for its clients, and their cancellation. */
+export interface CallsPort {
+  /** The call runs for `principal` until the returned function is called. */
+  started(callId: string, principal: string): () => void;
+  /** Who the call runs for, while it runs on this replica (empty: not here). */
+  principalsOf(callId: string): readonly string[];
+  /**
+   * Tells the dispatcher running the call that its caller cancelled it: a pending approval is
+   * withdrawn, a running tool is stopped (its server gets notifications/cancelled with `reason`).
+   */
+  cancel(callId: string, reason: string): void;
 }
 
 export interface ResourcesPort {
@@ -104,6 +119,7 @@ export interface GatewayPorts {
   dispatch: DispatchPort;
   relay: CallRelayPort;
   approvals: ApprovalsPort;
+  calls: CallsPort;
   resources: ResourcesPort;
   prompts: PromptsPort;
   newCallId(): string;
@@ -115,8 +131,10 @@ export interface ClientChannel {
   readonly logLevel: LoggingLevel | undefined;
   /** The catalog revision of this session's last `tools/list`, if it listed. */
   readonly listedRevision: number | undefined;
-  /** Aborted when the client cancels the request or goes away. */
+  /** Aborted when the client cancels the request or goes away; its reason (a string) says which. */
   readonly signal: AbortSignal;
+  /** The thread the call belongs to: the client's `_meta.threadId`, else the MCP session's id. */
+  readonly threadId: string;
   /** Who the client is (its token's principal): recorded as who answered the call's approval. */
   readonly principal: string;
   readonly progressToken: string | number | undefined;

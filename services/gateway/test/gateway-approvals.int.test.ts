@@ -2,15 +2,15 @@
  * Approvals at the edge: a call that needs a person is put to an MCP client that can answer
  * elicitations, in the reference's form shape; other clients leave it to the inbox; an
  * elicitation is cancelled when answered elsewhere or outlived by its call, never once the client
- * answered it; a client that goes away mid-call has the call's approval withdrawn. The approvals
- * service is stood in for at its bus seam (fake-approvals.ts); catalog, dispatcher and servers
- * are real.
+ * answered it; a client that goes away mid-call has the call's approval withdrawn, or its running
+ * tool stopped. The approvals service is stood in for at its bus seam (fake-approvals.ts);
+ * catalog, dispatcher and servers are real.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Subscription } from "@nats-io/transport-node";
 import { cancellationsIn, elicitationsIn, receivedMessages } from "@toolbus/testkit";
-import { startTestServer } from "@toolbus/testkit/mcp-test-server";
+import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningGateway } from "../src/gateway-service.js";
 import { type FakeApprovals, fakeApprovals } from "./support/fake-approvals.js";
@@ -23,6 +23,7 @@ let approvals: FakeApprovals;
 const clients: Client[] = [];
 const begun: string[] = [];
 let beginWatch: Subscription;
+let openServer: StdioTestServer;
 
 async function client(withElicitation: boolean): Promise<Client> {
   const connected = await mcpClient(gateway, withElicitation ? { capabilities: { elicitation: {} } } : {});
@@ -36,6 +37,7 @@ beforeAll(async () => {
     transport: "stdio",
     script: { tools: [{ name: "echo" }, { name: "hang", behavior: { kind: "hang" } }] },
   });
+  openServer = open;
   stack = await Stack.start(
     "gw_approvals",
     tomlFor([
@@ -204,7 +206,7 @@ describe("a client that goes away mid-call", () => {
     );
     expect(cancel).toEqual({
       callId: request.callId,
-      reason: "the MCP client cancelled the call or closed its connection",
+      reason: "the MCP client closed the connection before the call was answered",
     });
     const other = await client(false);
     expect(await other.callTool({ name: "open__echo", arguments: { still: "serving" } })).toEqual({
@@ -227,20 +229,29 @@ describe("a client that goes away mid-call", () => {
     );
     expect(cancel).toEqual({
       callId: request.callId,
-      reason: "the MCP client cancelled the call or closed its connection",
+      reason: "the MCP client sent notifications/cancelled: changed my mind",
     });
   });
 
-  it("withdraws the approval also when the call was already running on the server", async () => {
+  it("has the call stopped on its server when it was already running there", async () => {
     const connected = await client(false);
     const seen = begun.length;
     const aborted = await startAbandonedCall(connected, "open__hang");
     const callId = await eventually("the call to begin", () => begun[seen]);
-    aborted.abort();
-    const cancel = await eventually("the approval to be withdrawn", () =>
-      approvals.cancels.find((c) => c.callId === callId),
+    await eventually("the server to run the call", async () =>
+      (await openServer.calls()).find((line) => line._meta?.callId === callId),
     );
-    expect(cancel).toEqual({ callId, reason: "the MCP client cancelled the call or closed its connection" });
+    aborted.abort();
+    const stopped = await eventually("the server to be told", async () =>
+      (await openServer.cancellations()).find((line) => line._meta?.callId === callId),
+    );
+    expect({
+      reason: stopped.reason,
+      approvalWithdrawn: approvals.cancels.some((c) => c.callId === callId),
+    }).toEqual({
+      reason: "the MCP client closed the connection before the call was answered",
+      approvalWithdrawn: false,
+    });
   });
 });
 

@@ -9,6 +9,7 @@ import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test
 import Fastify, { type FastifyPluginAsync } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restApi } from "../src/adapters/http/rest-api.js";
+import { callsClient } from "../src/adapters/nats/calls-client.js";
 import { dispatchClient } from "../src/adapters/nats/toolbus-clients.js";
 import type { RunningGateway } from "../src/gateway-service.js";
 import { rawRequest } from "./support/http.js";
@@ -270,6 +271,7 @@ describe("stopping", () => {
             .kvm()
             .open(internalSubjects(stack.subjects.prefix).kv.calls, { allow_direct: true } as never),
         ),
+        calls: callsClient(bus, stack.subjects),
         logger,
         bodyLimitBytes: 1024 * 1024,
         // Long enough for the quick call to finish within it however loaded the machine is.
@@ -375,6 +377,7 @@ describe("GET /openapi.json", () => {
     expect({ openapi: doc.openapi, operations: operations(doc).sort() }).toEqual({
       openapi: "3.1.0",
       operations: [
+        "DELETE /v1/calls/{callId}",
         "GET /",
         "GET /healthz",
         "GET /openapi.json",

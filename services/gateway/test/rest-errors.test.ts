@@ -16,6 +16,7 @@ import {
 import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
 import { restApi } from "../src/adapters/http/rest-api.js";
+import { callsClient } from "../src/adapters/nats/calls-client.js";
 
 async function appFailingWith(error: Error) {
   const app = Fastify({ logger: false });
@@ -24,6 +25,7 @@ async function appFailingWith(error: Error) {
       bus: { request: async () => Promise.reject(error) },
       subjects: createSubjects("rest_errors"),
       dispatch: { call: async () => Promise.reject(error) },
+      calls: callsClient({ publish: () => undefined }, createSubjects("rest_errors")),
       logger: createLogger({ service: "gateway", version: "test", level: "silent" }),
       bodyLimitBytes: 1024,
     }),

@@ -18,7 +18,7 @@ import { type Bus, connectBus, createLogger } from "@toolbus/bus";
 import { type CatalogService, startCatalogService } from "@toolbus/catalog";
 import { type GatewayPrincipal, parseToolbusToml } from "@toolbus/config";
 import { type DispatcherService, startDispatcherService } from "@toolbus/dispatcher";
-import { type GatewayDeps, type RunningGateway, startGateway } from "@toolbus/gateway";
+import { type GatewayDeps, type GatewayLimits, type RunningGateway, startGateway } from "@toolbus/gateway";
 import { loadMemoryConfig, type MemoryService, startMemoryService } from "@toolbus/memory";
 import {
   createSubjects,
@@ -47,6 +47,8 @@ export interface Services {
   approvals: ApprovalsService;
   memory: MemoryService;
   gateway: RunningGateway;
+  /** The scripted MCP test server behind `scripted`: its call and cancellation logs. */
+  upstream: StdioTestServer;
   /** `toolbus.dispatch.call` over the bus, as any caller sends it. */
   dispatch(request: Omit<ToolCallRequest, "callId"> & { callId?: string }): Promise<ToolCallReply>;
   /** An MCP client connected to the gateway's `/mcp`. */
@@ -63,10 +65,14 @@ export interface ServicesOptions {
   script: TestServerScript;
   /** Tools of `scripted` in approval mode `prompt` (the rest are `approve`: nobody is asked). */
   promptTools?: readonly string[];
+  /** Tools of `scripted` in approval mode `auto` (without annotations: asked, with session grants). */
+  autoTools?: readonly string[];
   /** Bearer tokens of the gateway; none: auth off. */
   principals?: readonly GatewayPrincipal[];
   /** Mount the approvals routes and inbox on the gateway's port, as `pnpm start` does. */
   inbox?: boolean;
+  /** The gateways' limits (e.g. a short session idle TTL); the rest keep their defaults. */
+  gatewayLimits?: Partial<GatewayLimits>;
 }
 
 export async function startServices(options: ServicesOptions): Promise<Services> {
@@ -88,9 +94,10 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     const dir = await mkdtemp(join(tmpdir(), "toolbus-all-in-one-"));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const configPath = join(dir, "toolbus.toml");
-    const toolModes = (options.promptTools ?? []).map(
-      (tool) => `[mcp_servers.scripted.tools.${tool}]\napproval_mode = "prompt"\n`,
-    );
+    const toolModes = [
+      ...(options.promptTools ?? []).map((tool) => [tool, "prompt"] as const),
+      ...(options.autoTools ?? []).map((tool) => [tool, "auto"] as const),
+    ].map(([tool, mode]) => `[mcp_servers.scripted.tools.${tool}]\napproval_mode = "${mode}"\n`);
     const toml = [
       `[mcp_servers.scripted]\ncommand = ${JSON.stringify(scripted.command)}\nargs = ${JSON.stringify(scripted.args)}\ndefault_tools_approval_mode = "approve"\n`,
       ...toolModes,
@@ -136,6 +143,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
         gateway: { port: 0, host: "127.0.0.1", naming: "prefixed", allowedHosts: ["127.0.0.1"], ...settings },
         ...(options.principals ? { principals: options.principals } : {}),
         ...(options.inbox ? { plugins: [buildApprovalsHttp(approvals.inbox)] } : {}),
+        ...(options.gatewayLimits ? { limits: options.gatewayLimits } : {}),
       });
       cleanups.push(() => started.stop());
       await waitFor("the gateway to load the catalog", () => started.ready());
@@ -153,6 +161,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       approvals,
       memory,
       gateway,
+      upstream: scripted,
       dispatch: (request) =>
         client.request(
           subjects.dispatchCall,

@@ -14,7 +14,7 @@ export const Access = {
   page: "page",
   /** Catalog, servers, events, the OpenAPI document. */
   read: "read",
-  /** Tool calls: `/mcp`, `POST /v1/calls`. */
+  /** Tool calls: `/mcp`, `POST /v1/calls`, `DELETE /v1/calls/{callId}`. */
   call: "call",
   /** Approval requests: list, answer, their stream. */
   approve: "approve",

@@ -212,3 +212,19 @@ export type ApprovalCancelRequest = z.infer<typeof ApprovalCancelRequestSchema>;
 /** `cancelled` is false when nothing was pending for the call (already resolved or expired). */
 export const ApprovalCancelResultSchema = z.object({ cancelled: z.boolean() });
 export type ApprovalCancelResult = z.infer<typeof ApprovalCancelResultSchema>;
+
+/** Threads whose session grants one `forget_threads` request may name (a session's own and its clients'). */
+export const MAX_FORGET_THREADS = 64;
+
+/**
+ * `<prefix>.approvals.forget_threads`: the sessions these threads belonged to ended (an MCP
+ * client ended or let expire its session), so their "Allow for this session" grants end too.
+ */
+export const ForgetThreadsRequestSchema = z.object({
+  threadIds: z.array(IdSchema).min(1).max(MAX_FORGET_THREADS),
+});
+export type ForgetThreadsRequest = z.infer<typeof ForgetThreadsRequestSchema>;
+
+/** How many session grants were forgotten (0 when the threads had none). */
+export const ForgetThreadsResultSchema = z.object({ forgotten: z.int().nonnegative() });
+export type ForgetThreadsResult = z.infer<typeof ForgetThreadsResultSchema>;

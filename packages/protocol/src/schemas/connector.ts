@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { CallToolResultSchema } from "./mcp.js";
 import {
+  cappedString,
   IdSchema,
   JsonObjectSchema,
   JsonValueSchema,
@@ -36,6 +37,22 @@ export type ConnectorCallRequest = z.infer<typeof ConnectorCallRequestSchema>;
 
 export const ConnectorCallResultSchema = z.object({ result: CallToolResultSchema });
 export type ConnectorCallResult = z.infer<typeof ConnectorCallResultSchema>;
+
+/** Longest reason a cancellation carries (a client's longer reason is cut to fit). */
+export const MAX_CANCEL_REASON_BYTES = 1024;
+
+/**
+ * A call's cancellation: on `<prefix>.calls.<callId>.cancel` (the edge tells the dispatcher that
+ * its client cancelled the call or went away) and on `<prefix>.connector.<server>.cancel` (the
+ * dispatcher tells the connector running it, which sends the server `notifications/cancelled`
+ * with this reason). A cancel for a call not running (yet) is remembered for a while.
+ */
+export const CallCancelSchema = z.object({
+  callId: IdSchema,
+  /** Why, as a person reads it: who cancelled and how. */
+  reason: cappedString(MAX_CANCEL_REASON_BYTES),
+});
+export type CallCancel = z.infer<typeof CallCancelSchema>;
 
 export const CallRelayKind = {
   progress: "progress",

@@ -13,6 +13,8 @@ import { spawnUntilReady } from "./child.js";
 import {
   type CallLogLine,
   CallLogLineSchema,
+  type CancelLogLine,
+  CancelLogLineSchema,
   type TestServerScript,
   TestServerScriptSchema,
 } from "./script.js";
@@ -20,6 +22,7 @@ import { APPLIED_MARKER_INFIX, scriptHash } from "./script-source.js";
 
 export {
   type CallLogLine,
+  type CancelLogLine,
   type ParsedTestServerScript,
   type ScriptPrompt,
   type ScriptResource,
@@ -40,6 +43,8 @@ export interface TestServerBase {
   setScript(next: TestServerScript): Promise<void>;
   /** Every tools/call received so far, oldest first. */
   calls(): Promise<CallLogLine[]>;
+  /** Every tools/call cancelled while it ran (the client's notifications/cancelled), oldest first. */
+  cancellations(): Promise<CancelLogLine[]>;
   /** Stops the HTTP server (if any) and deletes the control folder. */
   dispose(): Promise<void>;
 }
@@ -80,9 +85,10 @@ export async function startTestServer(
   const dir = await mkdtemp(join(tmpdir(), "toolbus-mcp-test-"));
   const scriptPath = join(dir, "script.json");
   const callLogPath = join(dir, "calls.jsonl");
+  const cancelLogPath = join(dir, "cancellations.jsonl");
   await writeScript(scriptPath, options.script);
   await writeFile(callLogPath, "");
-  const { command, args } = testServerCommand(scriptPath, callLogPath);
+  const { command, args } = testServerCommand(scriptPath, callLogPath, cancelLogPath);
   const base = {
     scriptPath,
     callLogPath,
@@ -90,7 +96,8 @@ export async function startTestServer(
       const text = await writeScript(scriptPath, next);
       await waitApplied(scriptPath, scriptHash(text));
     },
-    calls: () => readCalls(callLogPath),
+    calls: () => readLog(callLogPath, CallLogLineSchema),
+    cancellations: () => readLog(cancelLogPath, CancelLogLineSchema),
   };
   const removeDir = () => rm(dir, { recursive: true, force: true });
   if (options.transport === "stdio")
@@ -116,7 +123,11 @@ export async function startTestServer(
 }
 
 /** Runs the server from source through tsx when this file is the source, else from dist. */
-function testServerCommand(scriptPath: string, callLogPath: string): { command: string; args: string[] } {
+function testServerCommand(
+  scriptPath: string,
+  callLogPath: string,
+  cancelLogPath: string,
+): { command: string; args: string[] } {
   const fromSource = import.meta.url.endsWith(".ts");
   const main = fileURLToPath(new URL(fromSource ? "./main.ts" : "./main.js", import.meta.url));
   const loader = fromSource
@@ -128,7 +139,7 @@ function testServerCommand(scriptPath: string, callLogPath: string): { command: 
     : [];
   return {
     command: process.execPath,
-    args: [...loader, main, "--script", scriptPath, "--call-log", callLogPath],
+    args: [...loader, main, "--script", scriptPath, "--call-log", callLogPath, "--cancel-log", cancelLogPath],
   };
 }
 
@@ -175,10 +186,10 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function readCalls(callLogPath: string): Promise<CallLogLine[]> {
-  const text = await readFile(callLogPath, "utf8").catch(() => "");
+async function readLog<T>(path: string, schema: { parse(value: unknown): T }): Promise<T[]> {
+  const text = await readFile(path, "utf8").catch(() => "");
   return text
     .split("\n")
     .filter((line) => line.trim() !== "")
-    .map((line) => CallLogLineSchema.parse(JSON.parse(line)));
+    .map((line) => schema.parse(JSON.parse(line)));
 }

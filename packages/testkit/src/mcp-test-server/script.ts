@@ -201,3 +201,15 @@ export const CallLogLineSchema = z.object({
   _meta: JsonObject.optional(),
 });
 export type CallLogLine = z.infer<typeof CallLogLineSchema>;
+
+/**
+ * One line of the cancellation log: a tools/call the client cancelled while it ran (the client's
+ * `notifications/cancelled`, with its reason), or that ended when the connection closed (no reason).
+ */
+export const CancelLogLineSchema = z.object({
+  at: z.string(),
+  tool: z.string(),
+  reason: z.string().optional(),
+  _meta: JsonObject.optional(),
+});
+export type CancelLogLine = z.infer<typeof CancelLogLineSchema>;

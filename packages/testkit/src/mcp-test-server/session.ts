@@ -1,6 +1,7 @@
 /**
  * One MCP session of the test server: a low-level SDK `Server` whose handlers answer from the
- * current script, log every tools/call to the call log, and can be told the lists changed.
+ * current script, log every tools/call to the call log (and every one cancelled while it ran to
+ * the cancellation log), and can be told the lists changed.
  * The low-level API is used on purpose: it sends lists as written, unvalidated.
  */
 import { appendFileSync } from "node:fs";
@@ -28,7 +29,7 @@ import {
   type ScriptChanges,
   toolsPage,
 } from "./listing.js";
-import type { CallLogLine, ParsedTestServerScript } from "./script.js";
+import type { CallLogLine, CancelLogLine, ParsedTestServerScript } from "./script.js";
 import { log } from "./script-source.js";
 
 export const TEST_SERVER_INFO = { name: "toolbus-mcp-test-server", version: TOOLBUS_VERSION };
@@ -38,6 +39,7 @@ const RESOURCE_NOT_FOUND = -32002;
 export interface SessionDeps {
   script: () => ParsedTestServerScript;
   callLogPath: string | undefined;
+  cancelLogPath: string | undefined;
 }
 
 export interface TestSession {
@@ -46,7 +48,7 @@ export interface TestSession {
   notify(changes: ScriptChanges): Promise<void>;
 }
 
-export function createSession({ script, callLogPath }: SessionDeps): TestSession {
+export function createSession({ script, callLogPath, cancelLogPath }: SessionDeps): TestSession {
   const initial = script();
   const withResources = initial.resources !== undefined || initial.resourceTemplates !== undefined;
   const withPrompts = initial.prompts !== undefined;
@@ -69,7 +71,7 @@ export function createSession({ script, callLogPath }: SessionDeps): TestSession
 
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const { name, arguments: args, _meta } = request.params;
-    appendCall(callLogPath, {
+    appendLine(callLogPath, {
       at: new Date().toISOString(),
       tool: name,
       ...(args !== undefined ? { arguments: args as CallLogLine["arguments"] } : {}),
@@ -77,7 +79,19 @@ export function createSession({ script, callLogPath }: SessionDeps): TestSession
     });
     const tool = findTool(script(), name);
     if (!tool) throw wireError(INVALID_PARAMS, `Unknown tool: ${name}`);
-    return runBehavior(tool.behavior, args ?? {}, extra);
+    const cancelled = () => {
+      const reason: unknown = extra.signal.reason;
+      appendLine(cancelLogPath, {
+        at: new Date().toISOString(),
+        tool: name,
+        ...(typeof reason === "string" ? { reason } : {}),
+        ...(_meta !== undefined ? { _meta: _meta as CancelLogLine["_meta"] } : {}),
+      });
+    };
+    extra.signal.addEventListener("abort", cancelled, { once: true });
+    return runBehavior(tool.behavior, args ?? {}, extra).finally(() =>
+      extra.signal.removeEventListener("abort", cancelled),
+    );
   });
 
   if (withResources) {
@@ -155,6 +169,6 @@ function paged<T>(result: Page<T>, key: string): Record<string, unknown> {
 }
 
 /** Synchronous, so a call that crashes the process is still on record. */
-function appendCall(path: string | undefined, line: CallLogLine): void {
+function appendLine(path: string | undefined, line: CallLogLine | CancelLogLine): void {
   if (path) appendFileSync(path, `${JSON.stringify(line)}\n`);
 }

@@ -36,9 +36,18 @@ export function sessionKey(
   identity: GrantIdentity & { threadId?: string | undefined },
 ): string | undefined {
   if (mode !== "auto" || identity.threadId === undefined || identity.threadId === "") return undefined;
-  return [identity.threadId, identity.server, identity.connectorId ?? "", identity.tool]
-    .map(encodeKeyToken)
-    .join(".");
+  return (
+    sessionKeyPrefix(identity.threadId) +
+    [identity.server, identity.connectorId ?? "", identity.tool].map(encodeKeyToken).join(".")
+  );
+}
+
+/**
+ * The start every session key of one thread shares (`<thread>.`): a thread's session grants are
+ * the keys under it, and forgetting them (its session ended) is a listing of `<thread>.>`.
+ */
+export function sessionKeyPrefix(threadId: string): string {
+  return `${encodeKeyToken(threadId)}.`;
 }
 
 /** `<server>.<connector>.<tool>`, the same identity without the thread; mode `auto` only. */

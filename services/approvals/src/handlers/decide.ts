@@ -33,7 +33,7 @@ import {
   type HookVerdicts,
   interpretHookOutcome,
 } from "../core/index.js";
-import type { ApprovalPorts } from "../ports.js";
+import type { ApprovalPorts, GrantStore } from "../ports.js";
 import {
   askHuman,
   awaitDecision,
@@ -154,10 +154,7 @@ function decided(result: DecideResult, mode: ApprovalMode, logger: Logger, consu
 }
 
 /** A one-key view of a store; a key the core did not ask for looks up nothing. */
-async function lookup(
-  store: ApprovalPorts["sessionGrants"],
-  key: string | undefined,
-): Promise<ReadonlyMap<string, Grant>> {
+async function lookup(store: GrantStore, key: string | undefined): Promise<ReadonlyMap<string, Grant>> {
   if (key === undefined) return new Map();
   const grant = await store.get(key);
   return grant === undefined ? new Map() : new Map([[key, grant]]);

@@ -7,12 +7,23 @@ import {
   grantKeys,
   persistentKey,
   sessionKey,
+  sessionKeyPrefix,
 } from "../../src/core/grant-keys.js";
 import type { ApprovalMode, DecideResult } from "../../src/core/types.js";
 
 const identity = { threadId: "t-1", server: "docs", tool: "search" };
 
 describe("grant keys", () => {
+  it("put every session key of a thread under its prefix, and no other thread's", () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), fc.string(), (a, b, tool) => {
+        const key = sessionKey("auto", { threadId: a, server: "docs", tool });
+        expect(key?.startsWith(sessionKeyPrefix(a))).toBe(true);
+        expect(key?.startsWith(sessionKeyPrefix(b))).toBe(a === b);
+      }),
+    );
+  });
+
   it.each<{ name: string; mode: ApprovalMode; input: Parameters<typeof sessionKey>[1]; keys: object }>([
     {
       name: "auto mode has both keys; no connector reads as an empty token",

@@ -3,7 +3,7 @@
  * events, listing into the catalog, re-listing on list_changed, restarts with backoff when
  * the connection dies, and the raw calls behind the revision barrier.
  */
-import { maskUrl } from "@toolbus/bus";
+import { cancelReason, maskUrl } from "@toolbus/bus";
 import type { PolicySettings } from "@toolbus/config";
 import type { Tool } from "@toolbus/protocol";
 import type { ServerRequestRelay } from "../adapters/mcp/call-router.js";
@@ -84,6 +84,8 @@ export type CallOutcome =
   | { kind: "disabled"; message: string }
   | { kind: "timeout"; message: string }
   | { kind: "too_large"; message: string }
+  /** The caller cancelled the call (or the service is stopping): the server was sent notifications/cancelled. */
+  | { kind: "cancelled"; message: string }
   | { kind: "failed"; message: string };
 
 /**
@@ -299,6 +301,7 @@ export class ServerConnector {
     preparedRevision?: number;
     timeoutMs?: number;
     meta?: Record<string, unknown>;
+    /** Aborted when the caller cancels the call: the server is sent notifications/cancelled with its reason. */
     signal?: AbortSignal;
     onProgress?: (progress: Record<string, unknown>) => void;
   }): Promise<CallOutcome> {
@@ -347,6 +350,13 @@ export class ServerConnector {
       );
       return { kind: "ok", result };
     } catch (error) {
+      // The SDK rejects a cancelled request as a timeout: the signal says which it was.
+      if (request.signal?.aborted) {
+        return {
+          kind: "cancelled",
+          message: `tool call cancelled for \`${server}/${request.tool}\`: ${cancelReason(request.signal)}`,
+        };
+      }
       const context = `tool call failed for \`${server}/${request.tool}\``;
       if (isRequestTimeout(error)) {
         return {

@@ -20,6 +20,15 @@ export function staleCatalogMessage(server: string, rawTool: string): string {
 
 export const USER_REJECTED_MESSAGE = "user rejected MCP tool call";
 export const USER_CANCELLED_MESSAGE = "user cancelled MCP tool call";
+
+/**
+ * A call its caller cancelled while its server ran it: the reference's cancel text, why, and that
+ * the server was told (its connector sent `notifications/cancelled`). The reference has no text
+ * for this case; it starts with the one it has for a cancelled call.
+ */
+export function cancelledWhileRunningMessage(server: string, tool: string, reason: string): string {
+  return `${USER_CANCELLED_MESSAGE} while \`${server}/${tool}\` ran (${reason}); the server was sent notifications/cancelled`;
+}
 /**
  * What the model reads when an approval was not answered in time: the reference's reviewer
  * timeout text (§4 step 5), word for word, whoever was asked. The approvals service's own

@@ -4,8 +4,12 @@
  * wait for the server, check staleness, begin, approve, call the connector behind its
  * barrier, end, and project the result for the model, the hooks and the caller. The resource
  * tools take their own path (resource-tool-call.ts).
+ *
+ * The caller may cancel the call at any point (`<prefix>.calls.<callId>.cancel`): waiting for a
+ * human, its approval request is withdrawn and the call skipped; running, its connector is told
+ * to stop (the server gets `notifications/cancelled`) and the call ends with why.
  */
-import type { HandlerContext } from "@toolbus/bus";
+import { cancelReason, type HandlerContext, type TrackedCall } from "@toolbus/bus";
 import {
   type ApprovalDecideRequest,
   type ApprovalDecideResult,
@@ -29,6 +33,7 @@ import {
 import type { CatalogReplica } from "../adapters/nats/catalog-replica.js";
 import {
   approvalOutcome,
+  cancelledWhileRunningMessage,
   checkStale,
   endStatus,
   fitBeginEvent,
@@ -45,6 +50,7 @@ import {
   projectForModel,
   type ResultOrError,
   toolCallErrorMessage,
+  USER_CANCELLED_MESSAGE,
 } from "../core/index.js";
 import { type ResourcesPort, resourceToolCall } from "./resource-tool-call.js";
 
@@ -54,7 +60,16 @@ export interface ApprovalsPort {
    * with `bad_request` when the service refuses the call itself: its callId was already put to a
    * human for another call (the approval is bound to the call it approves).
    */
-  decide(request: ApprovalDecideRequest): ApprovalDecideResult | Promise<ApprovalDecideResult>;
+  decide(
+    request: ApprovalDecideRequest,
+    /** The call's cancellation: a decide waiting for a human stops asking again once it aborts. */
+    cancelled?: AbortSignal,
+  ): ApprovalDecideResult | Promise<ApprovalDecideResult>;
+  /**
+   * Withdraws the call's request put to a human (resolved as `abort`); false when none was
+   * pending (not yet asked, or already answered) or the service did not answer. Never throws.
+   */
+  withdraw(callId: string, reason: string): Promise<boolean>;
   /** Whether a PostToolUse hook matches, so the round trip is paid only when it can matter. */
   hasPostToolUse(hookName: string): boolean;
   postToolUse(request: {
@@ -67,7 +82,10 @@ export interface ApprovalsPort {
 }
 
 export interface ConnectorPort {
-  /** The raw call; throws `WireError` (`stale_revision`, `timeout`, …) when it did not run or failed. */
+  /**
+   * The raw call; throws `WireError` (`stale_revision`, `timeout`, …) when it did not run or failed.
+   * Once `cancelled` aborts, a call the connector did not take yet is not offered again.
+   */
   call(
     server: string,
     request: {
@@ -77,7 +95,16 @@ export interface ConnectorPort {
       arguments?: JsonObject;
       preparedRevision: number;
     },
+    cancelled?: AbortSignal,
   ): Promise<CallToolResult>;
+  /** Tells the connector running the call to stop it (it sends the server notifications/cancelled). */
+  cancel(server: string, callId: string, reason: string): void;
+}
+
+/** The calls their caller may cancel, as the call path tracks them. */
+export interface CancellationsPort {
+  /** The call's cancellation signal until `release` (already aborted when it was cancelled first). */
+  track(callId: string): TrackedCall;
 }
 
 export interface EventsPort {
@@ -94,6 +121,7 @@ export interface CallPathDeps {
   approvals: ApprovalsPort;
   connector: ConnectorPort;
   events: EventsPort;
+  cancellations: CancellationsPort;
   /** Monotonic milliseconds, for durations. */
   now(): number;
   /** Wall-clock timestamp for events. */
@@ -148,6 +176,7 @@ export function dispatchCall(deps: CallPathDeps) {
     timestamp: deps.timestamp,
     catalogRevision: () => deps.catalog.revision,
   });
+  const run = callPath(deps);
   return async (
     request: ToolCallRequest,
     ctx: HandlerContext,
@@ -157,6 +186,43 @@ export function dispatchCall(deps: CallPathDeps) {
     if (isResourceToolName(request.tool)) {
       return resourceCall(request as ToolCallRequest & { tool: ResourceToolName }, ctx, parsed);
     }
+    // Tracked before anything waits, so a cancellation that comes meanwhile reaches the call.
+    const tracked = deps.cancellations.track(request.callId);
+    try {
+      return await run(request, ctx, parsed, tracked.signal);
+    } finally {
+      tracked.release();
+    }
+  };
+}
+
+/** Resolves with the promise's value, or with `ABORTED` as soon as the signal aborts. */
+const ABORTED = Symbol("aborted");
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORTED> {
+  if (signal.aborted) return Promise.resolve(ABORTED);
+  return new Promise<T | typeof ABORTED>((resolve, reject) => {
+    const onAbort = () => resolve(ABORTED);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function callPath(deps: CallPathDeps) {
+  return async (
+    request: ToolCallRequest,
+    ctx: HandlerContext,
+    parsed: ParsedArguments,
+    cancelled: AbortSignal,
+  ): Promise<ToolCallReply> => {
     const started = deps.now();
     const { callId } = request;
     const model = modelCapabilities(request);
@@ -244,9 +310,13 @@ export function dispatchCall(deps: CallPathDeps) {
       return skip(message);
     }
 
-    // 3. Wait for the server (bounded by its startup timeout).
+    // 3. Wait for the server (bounded by its startup timeout), unless the caller gives up first.
     const entry = deps.catalog.server(tool.server);
-    const ready = await deps.catalog.waitReady(tool.server, entry?.startupTimeoutMs ?? 30_000);
+    const ready = await unlessAborted(
+      deps.catalog.waitReady(tool.server, entry?.startupTimeoutMs ?? 30_000),
+      cancelled,
+    );
+    if (ready === ABORTED) return skip(USER_CANCELLED_MESSAGE);
     if (!ready) {
       const why = deps.catalog.server(tool.server)?.statusError;
       return skip(`MCP server '${tool.server}' is not connected${why ? `: ${why}` : ""}`, "failed");
@@ -271,13 +341,25 @@ export function dispatchCall(deps: CallPathDeps) {
     begin();
 
     // 6. Approval; a PreToolUse hook may rewrite the input. A refused request (its callId already
-    // approved or asked for another call) fails without running.
+    // approved or asked for another call) fails without running. Cancelled meanwhile: the request
+    // put to a human is withdrawn, and the call skipped as the reference skips a cancelled one.
+    if (cancelled.aborted) return skip(USER_CANCELLED_MESSAGE);
     let decision: ApprovalDecideResult;
     try {
       const deciding = deps.approvals.decide(
         approvalRequest(request, current, argumentsValue, catalogRevision),
+        cancelled,
       );
-      decision = deciding instanceof Promise ? await deciding : deciding;
+      if (deciding instanceof Promise) {
+        const settled = await unlessAborted(deciding, cancelled);
+        if (settled === ABORTED) {
+          withdrawApproval(deps.approvals, callId, cancelReason(cancelled), deciding);
+          return skip(USER_CANCELLED_MESSAGE);
+        }
+        decision = settled;
+      } else {
+        decision = deciding;
+      }
     } catch (error) {
       if (error instanceof WireError && error.code === "bad_request") return skip(error.message, "failed");
       throw error;
@@ -296,22 +378,35 @@ export function dispatchCall(deps: CallPathDeps) {
       return skip(notAnObjectMessage(callArguments), "failed");
     }
 
-    // 8. The connector call, carrying the revision this call was prepared against.
+    // 8. The connector call, carrying the revision this call was prepared against. Cancelled while
+    // it runs: the connector is told to stop it, and the call ends with why, unless the server
+    // answered first.
+    if (cancelled.aborted) return skip(USER_CANCELLED_MESSAGE);
     const executionStarted = deps.now();
+    const stopConnector = () => deps.connector.cancel(tool.server, callId, cancelReason(cancelled));
+    cancelled.addEventListener("abort", stopConnector, { once: true });
     let result: ResultOrError;
     try {
-      result = await deps.connector.call(tool.server, {
-        ...ids,
-        tool: tool.rawName,
-        ...(callArguments !== undefined ? { arguments: callArguments } : {}),
-        preparedRevision: current.revision,
-      });
+      result = await deps.connector.call(
+        tool.server,
+        {
+          ...ids,
+          tool: tool.rawName,
+          ...(callArguments !== undefined ? { arguments: callArguments } : {}),
+          preparedRevision: current.revision,
+        },
+        cancelled,
+      );
     } catch (error) {
       if (error instanceof WireError && error.code === "stale_revision") {
         deps.staleRejected?.(tool.server, "connector");
         return skip(error.message);
       }
-      result = { error: toolCallErrorMessage(error) };
+      result = cancelled.aborted
+        ? { error: cancelledWhileRunningMessage(tool.server, tool.rawName, cancelReason(cancelled)) }
+        : { error: toolCallErrorMessage(error) };
+    } finally {
+      cancelled.removeEventListener("abort", stopConnector);
     }
     const durationMs = deps.now() - executionStarted;
 
@@ -339,6 +434,23 @@ export function dispatchCall(deps: CallPathDeps) {
       catalogRevision,
     };
   };
+}
+
+/**
+ * Withdraws the approval request of a cancelled call. One not yet stored when the first withdraw
+ * came (the decide was still on its way) is withdrawn once that decide stops waiting.
+ */
+function withdrawApproval(
+  approvals: ApprovalsPort,
+  callId: string,
+  reason: string,
+  deciding: Promise<ApprovalDecideResult>,
+): void {
+  void approvals.withdraw(callId, reason).then((withdrawn) => {
+    if (withdrawn) return;
+    const again = () => void approvals.withdraw(callId, reason);
+    deciding.then(again, again);
+  });
 }
 
 /** What the model sees after PostToolUse: a blocking hook's reason replaces the output. */

@@ -1,11 +1,13 @@
 /**
  * What a gateway replica needs to serve a session another replica started: the client's
  * initialize request (protocol version, capabilities, client info) plus the little state the
- * client set since (log level, the catalog revision it last listed). Kept in the NATS KV bucket
- * `<prefix>_gateway_sessions`; a replica that does not hold a session rebuilds it from this.
+ * client set since (log level, the catalog revision it last listed, the threads it named). Kept
+ * in the NATS KV bucket `<prefix>_gateway_sessions`; a replica that does not hold a session
+ * rebuilds it from this.
  */
-import { LoggingLevel } from "@toolbus/protocol";
+import { LoggingLevel, MAX_ID_LENGTH } from "@toolbus/protocol";
 import { z } from "zod";
+import { MAX_SESSION_THREADS } from "./session-threads.js";
 
 /** The ids this gateway issues are UUIDs; anything else is never looked up. */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9-]{8,128}$/;
@@ -21,6 +23,11 @@ export const SessionRecordSchema = z.object({
   /** The catalog revision of the client's last `tools/list`: calls are checked against it. */
   listedRevision: z.int().nonnegative().optional(),
   logLevel: z.enum(LoggingLevel).optional(),
+  /**
+   * The threads the client named in `_meta.threadId` (first named first, at most
+   * MAX_SESSION_THREADS): their session grants end with the session, as the session's own do.
+   */
+  threads: z.array(z.string().min(1).max(MAX_ID_LENGTH)).max(MAX_SESSION_THREADS).optional(),
 });
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 

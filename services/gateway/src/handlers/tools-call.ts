@@ -1,17 +1,18 @@
 /**
  * `tools/call`: the exposed name looked up in the table (never parsed), the call sent through
- * `toolbus.dispatch.call` with the fingerprint and revision this client was shown, in the call's
- * span (the root of its trace, or a child of the client's: call-trace.ts), and while it
- * runs: the server's progress, log messages, elicitations and sampling requests relayed to the
- * client, and the call's approval put to the client as an elicitation when it can answer one
- * (unless `elicit_approvals` is off), answered in the name of the session's principal. An
- * elicitation still open when the approval is answered elsewhere, or when the call ends, is
- * cancelled; one the client answered never is. A client that goes away withdraws the pending
- * approval of its own call, and only that. The resource tools, when offered, go to the
+ * `toolbus.dispatch.call` with the fingerprint and revision this client was shown and the call's
+ * thread, in the call's span (the root of its trace, or a child of the client's: call-trace.ts),
+ * and while it runs: the server's progress, log messages, elicitations and sampling requests
+ * relayed to the client, and the call's approval put to the client as an elicitation when it can
+ * answer one (unless `elicit_approvals` is off), answered in the name of the session's principal.
+ * An elicitation still open when the approval is answered elsewhere, or when the call ends, is
+ * cancelled; one the client answered never is. A client that cancels the call
+ * (notifications/cancelled) or goes away cancels it end to end, and only its own: its pending
+ * approval is withdrawn, or its running tool stopped. The resource tools, when offered, go to the
  * dispatcher under their own names.
  */
 import type { Span } from "@opentelemetry/api";
-import { type Logger, markFailed } from "@toolbus/bus";
+import { cancelReason, type Logger, markFailed } from "@toolbus/bus";
 import {
   type ApprovalRequest,
   type CallElicitationRequest,
@@ -31,7 +32,7 @@ import { supportsElicitation, supportsSampling } from "../core/session-record.js
 import { type ClientChannel, type GatewayPorts, RequestFailure } from "../ports.js";
 
 export interface ToolCallDeps {
-  ports: Pick<GatewayPorts, "catalog" | "dispatch" | "relay" | "approvals" | "newCallId">;
+  ports: Pick<GatewayPorts, "catalog" | "dispatch" | "relay" | "approvals" | "calls" | "newCallId">;
   logger: Logger;
   /** How long the client may take to answer an elicitation (approval or relayed). */
   answerTimeoutMs: number;
@@ -61,6 +62,7 @@ export async function callTool(
   const callId = ports.newCallId();
   const request: ToolCallRequest = {
     callId,
+    threadId: client.threadId,
     tool: { namespace: entry.callableNamespace, name: entry.callableName },
     arguments: params.arguments === undefined ? "" : JSON.stringify(params.arguments),
     toolFingerprint: entry.fingerprint,
@@ -118,13 +120,9 @@ async function runCall(
   });
 
   const approvalAsks = new Map<string, AbortController>();
-  let gone = false;
   const stopApprovals = ports.approvals.watch(callId, {
     pending(approval) {
-      if (gone) {
-        void ports.approvals.cancel(callId, "the MCP client cancelled the call or closed its connection");
-        return;
-      }
+      if (client.signal.aborted) return;
       if (!deps.elicitApprovals || !supportsElicitation(client.capabilities, "form")) return;
       const asked = new AbortController();
       approvalAsks.set(approval.requestId, asked);
@@ -141,6 +139,7 @@ async function runCall(
       approvalAsks.delete(requestId);
     },
   });
+  const finished = ports.calls.started(callId, client.principal);
   const cleanup = () => {
     stopRelay();
     stopApprovals();
@@ -150,6 +149,7 @@ async function runCall(
       asked.abort(new Error("the tool call no longer waits for this approval"));
     }
     approvalAsks.clear();
+    finished();
   };
 
   const dispatched = ports.dispatch.call(request);
@@ -159,11 +159,11 @@ async function runCall(
     return mcpCallResult(reply);
   } catch (error) {
     if (client.signal.aborted) {
-      gone = true;
       cleanupLater = true;
-      logger.info("the MCP client cancelled the call or went away; withdrawing its approval");
-      void ports.approvals.cancel(callId, "the MCP client cancelled the call or closed its connection");
-      // Keep listening until the dispatcher answers, so an approval asked after this is withdrawn too.
+      const reason = cancelReason(client.signal);
+      logger.info({ reason }, "the MCP client cancelled the call or went away; cancelling it");
+      // The dispatcher running it withdraws its approval or stops its tool, and answers soon.
+      ports.calls.cancel(callId, reason);
       void dispatched.then(cleanup, cleanup);
       throw new RequestFailure(JsonRpcCode.serverError, "the tool call was cancelled by the client");
     }
@@ -186,6 +186,7 @@ async function callResourceTool(
 ): Promise<McpCallResult> {
   const request: ToolCallRequest = {
     callId: deps.ports.newCallId(),
+    threadId: client.threadId,
     tool: name,
     arguments: args === undefined ? "" : JSON.stringify(args),
   };

@@ -1,16 +1,17 @@
 /**
  * "Allow for this session" grants, in the JetStream KV bucket `<prefix>_approval_grants`: key =
  * the core's session key (`<thread>.<server>.<connector>.<tool>`), value `{fingerprint, grantedAt,
- * requestId}`, no TTL. A dispatcher may read the same bucket to decide remembered calls locally.
+ * requestId}`, no TTL: a thread's grants are deleted when its session ends (`forgetPrefix`). A
+ * dispatcher may read the same bucket to decide remembered calls locally.
  */
 import type { KV } from "@nats-io/kv";
 import { z } from "zod";
 import type { Grant } from "../../core/index.js";
-import type { GrantRecord, GrantStore } from "../../ports.js";
+import type { GrantRecord, SessionGrantStore } from "../../ports.js";
 
 const StoredGrantSchema = z.object({ fingerprint: z.string() });
 
-export class KvSessionGrants implements GrantStore {
+export class KvSessionGrants implements SessionGrantStore {
   readonly #kv: KV;
 
   constructor(kv: KV) {
@@ -25,6 +26,10 @@ export class KvSessionGrants implements GrantStore {
     return parsed.success ? { fingerprint: parsed.data.fingerprint } : undefined;
   }
 
+  forgetPrefix(prefix: string): Promise<number> {
+    return forgetKeys(this.#kv, prefix);
+  }
+
   async put(key: string, grant: GrantRecord): Promise<void> {
     await this.#kv.put(
       key,
@@ -35,6 +40,14 @@ export class KvSessionGrants implements GrantStore {
       }),
     );
   }
+}
+
+/** The keys listed under one prefix are a thread's grants: one per tool it allowed, so few. */
+export async function forgetKeys(kv: KV, prefix: string): Promise<number> {
+  const keys: string[] = [];
+  for await (const key of await kv.keys(`${prefix}>`)) keys.push(key);
+  await Promise.all(keys.map((key) => kv.delete(key)));
+  return keys.length;
 }
 
 function safeJson(text: string): unknown {

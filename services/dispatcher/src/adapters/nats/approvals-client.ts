@@ -1,7 +1,8 @@
 /**
  * Approval for a call. A decision that needs neither a hook, a stored grant nor a human is a
  * pure function of the policy (ARCHITECTURE.md "Every bus hop costs"), so it is settled here
- * with the approvals core; anything else goes to `toolbus.approvals.decide`.
+ * with the approvals core; anything else goes to `toolbus.approvals.decide`. A cancelled call's
+ * request put to a human is withdrawn through `toolbus.approvals.cancel`.
  */
 
 import {
@@ -15,6 +16,7 @@ import {
 import { type Bus, tracer, withSpan } from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
 import {
+  ApprovalCancelResultSchema,
   type ApprovalDecideRequest,
   type ApprovalDecideResult,
   ApprovalDecideResultSchema,
@@ -37,6 +39,15 @@ const ATTEMPT_GRACE_MS = 10_000;
 /** How long `server_unavailable` answers are retried (a replica restarting, another taking over). */
 const UNAVAILABLE_RETRY_MS = 5_000;
 const RETRY_DELAYS_MS = [100, 250, 500, 1_000];
+/** How long a withdrawal waits for the approvals service. */
+const WITHDRAW_TIMEOUT_MS = 5_000;
+
+/** What a decide answers once its call was cancelled (nobody reads it: the call was skipped). */
+const CANCELLED_DECISION: ApprovalDecideResult = {
+  decision: "abort",
+  source: "policy",
+  message: "the call was cancelled by its caller",
+};
 
 export function createApprovalsClient(deps: {
   bus: Bus;
@@ -78,7 +89,10 @@ export function createApprovalsClient(deps: {
       .reduce((sum, ms) => sum + ms, 0);
   };
   return {
-    decide(request: ApprovalDecideRequest): ApprovalDecideResult | Promise<ApprovalDecideResult> {
+    decide(
+      request: ApprovalDecideRequest,
+      cancelled?: AbortSignal,
+    ): ApprovalDecideResult | Promise<ApprovalDecideResult> {
       const local = hooks ? decideLocally(request, hooks) : undefined;
       if (local) {
         // Settled without I/O, so synchronously: the caller's next bus message leaves in the same write.
@@ -94,6 +108,8 @@ export function createApprovalsClient(deps: {
         // Counted from the first unavailable answer: no approvals service at all fails closed soon.
         let unavailableUntil: number | undefined;
         for (let attempt = 0; ; attempt++) {
+          // The caller gave up: nobody waits for this decision, so it is not asked for again.
+          if (cancelled?.aborted) return CANCELLED_DECISION;
           try {
             return await bus.request(
               subjects.approvalsDecide,
@@ -129,6 +145,19 @@ export function createApprovalsClient(deps: {
           }
         }
       });
+    },
+    async withdraw(callId: string, reason: string): Promise<boolean> {
+      try {
+        const { cancelled } = await bus.request(
+          subjects.approvalsCancel,
+          { callId, reason },
+          ApprovalCancelResultSchema,
+          { timeoutMs: WITHDRAW_TIMEOUT_MS },
+        );
+        return cancelled;
+      } catch {
+        return false;
+      }
     },
     hasPostToolUse(hookName: string): boolean {
       // Without a readable hooks file we cannot rule hooks out, so ask the service.

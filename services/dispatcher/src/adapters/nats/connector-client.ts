@@ -2,10 +2,10 @@
  * The raw call to a server's connector, `<prefix>.connector.<server>.call`, in its own span. It
  * watches the call's execution record meanwhile: a connector that died mid-call, or an answer
  * lost on the way, is noticed in seconds and the call asked again — which the connector's own
- * ledger answers without running the tool twice.
+ * ledger answers without running the tool twice. `cancel` tells the connector to stop a call.
  */
 import type { KV } from "@nats-io/kv";
-import { type Bus, watchedRecord, watchedRequest, withSpan } from "@toolbus/bus";
+import { type Bus, publishCancellation, watchedRecord, watchedRequest, withSpan } from "@toolbus/bus";
 import { type CallToolResult, ConnectorCallResultSchema, type Subjects, WireError } from "@toolbus/protocol";
 import type { ConnectorPort } from "../../handlers/dispatch-call.js";
 
@@ -22,7 +22,7 @@ export function createConnectorClient(deps: {
   toolTimeoutMs: (server: string) => number;
 }): ConnectorPort {
   return {
-    call(server, request): Promise<CallToolResult> {
+    call(server, request, cancelled): Promise<CallToolResult> {
       return withSpan(
         "toolbus.connector.call",
         { "mcp.call_id": request.callId, "mcp.server": server, "mcp.tool": request.tool },
@@ -46,12 +46,17 @@ export function createConnectorClient(deps: {
               // its executions ledger did not answer — a NATS node lost): asking again is safe.
               const notRun =
                 error instanceof WireError && error.code === "server_unavailable" && error.retryable;
-              if (!notRun || Date.now() + delayMs > notRunUntil) throw error;
+              // Cancelled meanwhile: the call it did not take stays untaken.
+              if (!notRun || cancelled?.aborted || Date.now() + delayMs > notRunUntil) throw error;
             }
             await new Promise((resolve) => setTimeout(resolve, delayMs));
           }
         },
       );
+    },
+    cancel(server, callId, reason) {
+      // Every replica serving the server hears it; the one running the call stops it.
+      publishCancellation(deps.bus, deps.subjects.connectorCancel(server), { callId, reason });
     },
   };
 }

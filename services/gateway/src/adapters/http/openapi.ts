@@ -22,7 +22,12 @@ import {
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { z } from "zod";
 import { SSE_EVENT_KINDS, SSE_EVENT_SCHEMAS, SSE_SUBSCRIBED_EVENT, type SseEventKind } from "./events-sse.js";
-import { CatalogQuerySchema, ErrorBodySchema, ServerListSchema } from "./rest-api.js";
+import {
+  CallCancelAcceptedSchema,
+  CatalogQuerySchema,
+  ErrorBodySchema,
+  ServerListSchema,
+} from "./rest-api.js";
 
 export interface OpenApiOptions {
   version: string;
@@ -75,6 +80,7 @@ function componentSchemas(): Record<string, JsonObject> {
   outputs.add(CatalogSnapshotSchema, { id: "CatalogSnapshot" });
   outputs.add(CatalogSearchResultSchema, { id: "CatalogSearchResult" });
   outputs.add(ServerListSchema, { id: "ServerList" });
+  outputs.add(CallCancelAcceptedSchema, { id: "CallCancelAccepted" });
   outputs.add(ErrorBodySchema, { id: "ErrorBody" });
   outputs.add(HealthSchema, { id: "Health" });
   outputs.add(ReadinessSchema, { id: "Readiness" });
@@ -221,6 +227,29 @@ function paths(approvals: boolean): JsonObject {
         responses: {
           "200": { description: "The dispatcher's reply", ...json(ref("ToolCallReply")) },
           ...errors(...WIRE_ERROR_STATUSES, HttpRefusal.unsupportedMediaType.status),
+        },
+      },
+    },
+    "/v1/calls/{callId}": {
+      delete: {
+        operationId: "cancelCall",
+        summary: "Cancel a call this token started (an admin token: any) that still runs on this gateway",
+        description:
+          "A call waiting for its approval has the request withdrawn and is skipped; a running one is stopped " +
+          "(its server is sent notifications/cancelled) and ends failed, saying it was cancelled. The call's own " +
+          "`POST /v1/calls` answers with that reply; its end event says the same. A caller that closes the " +
+          "connection of its `POST /v1/calls` cancels the call the same way.",
+        parameters: [{ name: "callId", in: "path", required: true, schema: { type: "string" } }],
+        responses: {
+          "202": {
+            description: "The call's dispatcher was told to cancel it",
+            ...json(ref("CallCancelAccepted")),
+          },
+          "404": {
+            description: "No call with this id that this token started runs on this gateway",
+            ...json(ref("ErrorBody")),
+          },
+          ...errors(400, 401, 403),
         },
       },
     },

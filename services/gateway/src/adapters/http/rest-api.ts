@@ -1,11 +1,13 @@
 /**
  * The REST API beside `/mcp`: `GET /v1/catalog` (the catalog view, or a search with `q`),
- * `GET /v1/servers` (server summaries) and `POST /v1/calls` (a ToolCallRequest through the
- * dispatcher, in the call's span, which continues a `traceparent` header: call-trace.ts). Bodies and queries are checked with the protocol's zod schemas; every failure
+ * `GET /v1/servers` (server summaries), `POST /v1/calls` (a ToolCallRequest through the
+ * dispatcher, in the call's span, which continues a `traceparent` header: call-trace.ts) and
+ * `DELETE /v1/calls/{callId}` (its caller cancels it; so does a caller that drops the
+ * connection). Bodies and queries are checked with the protocol's zod schemas; every failure
  * answers `{error:{code,message,retryable}}` with the HTTP status of its wire error code.
  */
 import type { Bus, Logger } from "@toolbus/bus";
-import { routeAccess } from "@toolbus/http-guard";
+import { ANONYMOUS, principalOf, routeAccess } from "@toolbus/http-guard";
 import {
   CatalogExposureFilter,
   CatalogSearchResultSchema,
@@ -16,6 +18,7 @@ import {
   ErrorCode,
   HTTP_STATUS_BY_CODE,
   HttpRefusal,
+  IdSchema,
   MAX_SEARCH_LIMIT,
   parseWith,
   RETRYABLE_BY_DEFAULT,
@@ -29,7 +32,7 @@ import {
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply } from "fastify";
 import { z } from "zod";
 import { clientTraceContext, withCallSpan } from "../../call-trace.js";
-import type { ApprovalsPort, DispatchPort } from "../../ports.js";
+import type { ApprovalsPort, CallsPort, DispatchPort } from "../../ports.js";
 
 export const ErrorBodySchema = z.object({
   error: z.object({ code: z.enum(ERROR_CODES), message: z.string(), retryable: z.boolean() }),
@@ -51,12 +54,18 @@ export const ServerListSchema = z.object({
 });
 export type ServerList = z.infer<typeof ServerListSchema>;
 
+/** `DELETE /v1/calls/{callId}`: the call's dispatcher was told; its own reply says how it ended. */
+export const CallCancelAcceptedSchema = z.object({ callId: IdSchema, cancelled: z.literal(true) });
+export type CallCancelAccepted = z.infer<typeof CallCancelAcceptedSchema>;
+
 export interface RestApiDeps {
   bus: Pick<Bus, "request">;
   subjects: Subjects;
   dispatch: DispatchPort;
-  /** Withdraws the approval of a call whose HTTP client went away. */
+  /** Withdraws the approvals of calls still waiting when the gateway stops. */
   approvals?: Pick<ApprovalsPort, "cancel">;
+  /** The calls in flight and who started them; cancels a call whose caller asks or goes away. */
+  calls: CallsPort;
   logger: Logger;
   /** The app's body limit, for the 413 message. */
   bodyLimitBytes: number;
@@ -133,13 +142,11 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
       const raw = reply.raw;
       const gone = () => {
         if (raw.writableFinished) return;
-        logger.info({ callId: call.callId }, "the HTTP client left before its call finished");
-        void deps.approvals?.cancel(
-          call.callId,
-          "the HTTP client closed the connection before the call finished",
-        );
+        logger.info({ callId: call.callId }, "the HTTP client left before its call finished; cancelling it");
+        deps.calls.cancel(call.callId, "the HTTP client closed the connection before the call finished");
       };
       raw.once("close", gone);
+      const finished = deps.calls.started(call.callId, (principalOf(request) ?? ANONYMOUS).name);
       const parent = clientTraceContext({ headers: request.headers });
       const running = withCallSpan({ api: "rest", parent, callId: call.callId }, () =>
         deps.dispatch.call(call),
@@ -150,9 +157,42 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
         return await Promise.race([entry.running, stopped]);
       } finally {
         inFlight.delete(entry);
+        finished();
         raw.off("close", gone);
       }
     });
+
+    app.delete<{ Params: { callId: string } }>(
+      "/v1/calls/:callId",
+      routeAccess("call"),
+      async (request, reply) => {
+        const callId = parseWith(IdSchema, request.params.callId);
+        if (!callId.ok) throw new WireError("bad_request", `callId: ${callId.message}`);
+        const principal = principalOf(request) ?? ANONYMOUS;
+        const callers = deps.calls.principalsOf(callId.value);
+        // A caller cancels its own calls only; an admin any call running here.
+        const mine = principal.role === "admin" ? callers.length > 0 : callers.includes(principal.name);
+        if (!mine) {
+          return sendWireError(
+            reply,
+            HttpRefusal.noSuchCall.code,
+            `Not Found: no call ${callId.value} of yours is running on this gateway: it finished, another token started it, or it runs on another gateway replica (cancel it where you sent it)`,
+            false,
+            HttpRefusal.noSuchCall.status,
+          );
+        }
+        deps.calls.cancel(
+          callId.value,
+          `cancelled with DELETE /v1/calls/${callId.value} by ${principal.name}`,
+        );
+        logger.info(
+          { callId: callId.value, by: principal.name },
+          "a call was cancelled through the REST API",
+        );
+        const accepted: CallCancelAccepted = { callId: callId.value, cancelled: true };
+        return reply.code(202).send(accepted);
+      },
+    );
 
     // On stop: calls waiting for a human are withdrawn (their reply comes back at once), calls
     // running get a grace period, then whatever is left is answered 503.

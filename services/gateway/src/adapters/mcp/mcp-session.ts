@@ -2,6 +2,7 @@
  * One MCP session: a low-level SDK `Server` with the gateway's handlers, on a web-standard
  * streamable HTTP transport, plus the little state the client set (kept in its record). A
  * session another replica started is rebuilt by replaying the client's initialize request.
+ * Its tool calls belong to a thread: the client's `_meta.threadId`, else the session itself.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
@@ -37,6 +38,7 @@ import { CallSamplingResultSchema, type LoggingLevel } from "@toolbus/protocol";
 import { clientTraceContext } from "../../call-trace.js";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
 import type { SessionRecord } from "../../core/session-record.js";
+import { callThread, rememberThread } from "../../core/session-threads.js";
 import { setLogLevel } from "../../handlers/logging.js";
 import type { promptHandlers } from "../../handlers/prompts.js";
 import type { resourceHandlers } from "../../handlers/resources.js";
@@ -60,8 +62,10 @@ export interface McpSessionDeps {
   elicitApprovals: boolean;
   /** The session's record changed (created, or state the client set); store it. */
   onRecord(session: McpSession, record: SessionRecord): void;
-  /** The client ended the session with DELETE. */
-  onEnded(session: McpSession): void;
+  /** The client ended the session with DELETE; the DELETE is answered once this settles. */
+  onEnded(session: McpSession): Promise<void>;
+  /** Whether an MCP session has this id (a thread a client names must not be another's session). */
+  isSession(id: string): Promise<boolean>;
   /** The session closed (ended, expired or evicted). */
   onClosed(session: McpSession): void;
 }
@@ -73,6 +77,14 @@ const RESTORE_URL = "http://toolbus.internal/mcp";
 const sharedValidator = new AjvJsonSchemaValidator();
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** Why a request's signal aborted (its reason, which a cancelled call passes on to its server). */
+const CLIENT_LEFT = "the MCP client closed the connection before the call was answered";
+const SESSION_CLOSED = "the MCP session closed";
+function clientCancelled(reason: unknown): string {
+  const given = typeof reason === "string" && reason.trim() !== "" ? `: ${reason.trim()}` : "";
+  return `the MCP client sent notifications/cancelled${given}`;
+}
 
 export class McpSession implements SessionStatePort {
   readonly server: Server;
@@ -231,7 +243,7 @@ export class McpSession implements SessionStatePort {
 
   /** The client went away before these requests were answered. */
   abortRequests(ids: readonly RequestId[]): void {
-    for (const id of ids) this.#inflight.get(id)?.abort(new Error("the MCP client closed the connection"));
+    for (const id of ids) this.#inflight.get(id)?.abort(CLIENT_LEFT);
   }
 
   notifyToolListChanged(): void {
@@ -252,7 +264,7 @@ export class McpSession implements SessionStatePort {
   }
 
   async close(): Promise<void> {
-    for (const controller of this.#inflight.values()) controller.abort(new Error("the session closed"));
+    for (const controller of this.#inflight.values()) controller.abort(SESSION_CLOSED);
     await this.server.close();
   }
 
@@ -299,10 +311,10 @@ export class McpSession implements SessionStatePort {
     const deps = this.#deps;
     server.setRequestHandler(ListToolsRequestSchema, () => this.#run(() => listTools(this, deps.ports)));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      this.#tracked(extra, (signal) =>
+      this.#tracked(extra, async (signal) =>
         callTool(
           { name: request.params.name, arguments: request.params.arguments },
-          this.#channel(extra, signal),
+          this.#channel(extra, signal, await this.#threadOf(request.params._meta)),
           {
             ports: deps.ports,
             logger: deps.logger,
@@ -356,10 +368,34 @@ export class McpSession implements SessionStatePort {
     );
   }
 
-  #channel(extra: Extra, signal: AbortSignal): ClientChannel {
+  /**
+   * The call's thread. A thread the client names for the first time is remembered in the record
+   * (so its grants end with the session), unless it is another MCP session's id: naming one
+   * would let this client use that session's grants.
+   */
+  async #threadOf(meta: unknown): Promise<string> {
+    // A tools/call comes on an initialized session, which has its id.
+    const thread = callThread(meta, this.sessionId ?? "");
+    if (!thread.ok) throw new RequestFailure(JsonRpcCode.invalidParams, thread.message);
+    const known = this.record?.threads ?? [];
+    if (!thread.named || known.includes(thread.threadId)) return thread.threadId;
+    if (await this.#deps.isSession(thread.threadId)) {
+      throw new RequestFailure(
+        JsonRpcCode.invalidParams,
+        "Invalid params: _meta.threadId names another MCP session; name a thread of your own, or leave it out to use this session as the thread",
+      );
+    }
+    const remembered = rememberThread(this.record?.threads ?? [], thread.threadId);
+    this.#update({ threads: remembered.threads });
+    if (remembered.released.length > 0) void this.#deps.ports.approvals.forgetThreads(remembered.released);
+    return thread.threadId;
+  }
+
+  #channel(extra: Extra, signal: AbortSignal, threadId: string): ClientChannel {
     const record = this.record;
     const progressToken = extra._meta?.progressToken;
     return {
+      threadId,
       capabilities: (this.server.getClientCapabilities() ?? record?.capabilities ?? {}) as Record<
         string,
         unknown
@@ -426,7 +462,9 @@ export class McpSession implements SessionStatePort {
   async #tracked<T>(extra: Extra, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
     // One controller that also follows the SDK's signal: AbortSignal.any costs more than the call's own work here.
     const controller = new AbortController();
-    const follow = () => controller.abort(extra.signal.reason);
+    // The SDK aborts its signal for the client's notifications/cancelled, and when the session closes.
+    const follow = () =>
+      controller.abort(this.#closed ? SESSION_CLOSED : clientCancelled(extra.signal.reason));
     if (extra.signal.aborted) follow();
     else extra.signal.addEventListener("abort", follow, { once: true });
     this.#inflight.set(extra.requestId, controller);

@@ -3,17 +3,22 @@
  * session store when another replica started them) for the principal that started them only,
  * expired after the idle TTL, capped in number in all and per client (the least recently used
  * idle session makes room), and told when the tool or prompt listing changed.
+ *
+ * A session's "Allow for this session" grants end with it: at once when its client ends it
+ * (DELETE), and when it expires — which a replica that let it go (idle, or to make room) learns
+ * once its idle TTL has passed and no replica has stored its record since.
  */
 
 import type { InitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "@toolbus/bus";
 import { ANONYMOUS } from "@toolbus/http-guard";
 import type { SessionRecord } from "../../core/session-record.js";
+import { sessionThreads } from "../../core/session-threads.js";
 import type { SessionStore } from "../nats/session-store.js";
 import { McpSession, type McpSessionDeps } from "./mcp-session.js";
 
 export interface SessionRegistryOptions {
-  session: Omit<McpSessionDeps, "onRecord" | "onEnded" | "onClosed">;
+  session: Omit<McpSessionDeps, "onRecord" | "onEnded" | "onClosed" | "isSession">;
   store: SessionStore;
   logger: Logger;
   idleTtlMs: number;
@@ -47,12 +52,20 @@ export class SessionRegistry {
   readonly #sessions = new Map<string, McpSession>();
   readonly #restoring = new Map<string, Promise<McpSession | undefined>>();
   readonly #stored = new Map<string, number>();
+  /**
+   * Sessions this replica let go of without their client ending them (idle, or evicted to make
+   * room), with their threads: when their idle TTL has passed and their record is gone, they
+   * expired, and their grants are forgotten. At most `maxSessions`.
+   */
+  readonly #departed = new Map<string, { threads: string[]; lastSeen: number }>();
   readonly #options: SessionRegistryOptions;
   readonly #sweeper: NodeJS.Timeout;
 
   constructor(options: SessionRegistryOptions) {
     this.#options = options;
     options.store.onClosed((sessionId) => {
+      // Ended by its client where it was: that replica forgot its grants.
+      this.#departed.delete(sessionId);
       const session = this.#sessions.get(sessionId);
       if (session) void this.#drop(session, "ended by the client on another replica");
     });
@@ -137,14 +150,29 @@ export class SessionRegistry {
     for (const session of this.#sessions.values()) session.notifyPromptListChanged();
   }
 
-  /** Closes sessions idle for longer than the TTL (no request, no open stream). */
+  /**
+   * Closes sessions idle for longer than the TTL (no request, no open stream), and forgets the
+   * grants of those let go of that have expired since.
+   */
   sweep(): void {
     const cutoff = this.#options.now() - this.#options.idleTtlMs;
     for (const session of [...this.#sessions.values()]) {
-      if (session.openResponses === 0 && session.lastSeen < cutoff) void this.#drop(session, "idle");
+      if (session.openResponses === 0 && session.lastSeen < cutoff)
+        void this.#drop(session, "idle", { departs: true });
+    }
+    for (const [sessionId, departed] of [...this.#departed]) {
+      if (departed.lastSeen >= cutoff) continue;
+      void this.#options.store.expired(sessionId).then((expired) => {
+        // Unknown (the store did not answer): asked again at the next sweep.
+        if (expired === undefined || this.#departed.get(sessionId) !== departed) return;
+        this.#departed.delete(sessionId);
+        // Not expired: another replica stored it since, and holds it now; it forgets them in turn.
+        if (expired) void this.#options.session.ports.approvals.forgetThreads(departed.threads);
+      });
     }
   }
 
+  /** Closes every session; their grants stay for a replica that takes them on (or their end). */
   async closeAll(): Promise<void> {
     clearInterval(this.#sweeper);
     await Promise.all([...this.#sessions.values()].map((session) => this.#drop(session, "gateway stopping")));
@@ -154,10 +182,18 @@ export class SessionRegistry {
     return {
       ...this.#options.session,
       onRecord: (session, record) => this.#onRecord(session, record),
-      onEnded: (session) => {
-        if (session.sessionId !== undefined) this.#options.store.remove(session.sessionId);
+      // Answered once its grants are gone: a client that ended a session finds them ended.
+      onEnded: async (session) => {
+        const id = session.sessionId;
+        if (id === undefined) return;
+        this.#options.store.remove(id);
+        this.#departed.delete(id);
+        await this.#options.session.ports.approvals.forgetThreads(
+          sessionThreads(id, session.record?.threads),
+        );
       },
       onClosed: (session) => this.#onClosed(session),
+      isSession: async (id) => this.#sessions.has(id) || (await this.#options.store.get(id)) !== undefined,
     };
   }
 
@@ -195,7 +231,10 @@ export class SessionRegistry {
     const session = await McpSession.restore(this.#sessionDeps(), record);
     session.lastSeen = this.#options.now();
     this.#sessions.set(sessionId, session);
+    this.#departed.delete(sessionId);
+    // Stored again: the record outlives the use it sees here (and tells who let it go that it lives).
     this.#stored.set(sessionId, this.#options.now());
+    this.#options.store.put(record);
     this.#options.logger.info({ sessionId }, "rebuilt a session started on another replica");
     return session;
   }
@@ -212,7 +251,7 @@ export class SessionRegistry {
     }
     if (held < this.#options.maxSessionsPerClient) return;
     if (!oldest) throw new ClientSessionsFull(principal, this.#options.maxSessionsPerClient);
-    void this.#drop(oldest, "evicted to make room for its client's new session");
+    void this.#drop(oldest, "evicted to make room for its client's new session", { departs: true });
   }
 
   #makeRoom(): void {
@@ -223,14 +262,30 @@ export class SessionRegistry {
       if (!oldest || session.lastSeen < oldest.lastSeen) oldest = session;
     }
     if (!oldest) throw new SessionsFull(this.#options.maxSessions);
-    void this.#drop(oldest, "evicted to make room");
+    void this.#drop(oldest, "evicted to make room", { departs: true });
   }
 
-  async #drop(session: McpSession, why: string): Promise<void> {
+  /** `departs`: let go of while it may live on; its grants are forgotten once it expired. */
+  async #drop(session: McpSession, why: string, options: { departs?: boolean } = {}): Promise<void> {
     const id = session.sessionId;
     if (id !== undefined && this.#sessions.get(id) === session) this.#sessions.delete(id);
     if (id !== undefined) this.#stored.delete(id);
+    if (id !== undefined && options.departs) this.#depart(id, session);
     this.#options.logger.debug({ sessionId: id, why }, "closing session");
     await session.close().catch(() => undefined);
+  }
+
+  #depart(sessionId: string, session: McpSession): void {
+    this.#departed.delete(sessionId);
+    this.#departed.set(sessionId, {
+      threads: sessionThreads(sessionId, session.record?.threads),
+      lastSeen: session.lastSeen,
+    });
+    // Bounded: past the cap the oldest is forgotten now rather than tracked (the safe side).
+    while (this.#departed.size > this.#options.maxSessions) {
+      const [oldestId, oldest] = this.#departed.entries().next().value as [string, { threads: string[] }];
+      this.#departed.delete(oldestId);
+      void this.#options.session.ports.approvals.forgetThreads(oldest.threads);
+    }
   }
 }

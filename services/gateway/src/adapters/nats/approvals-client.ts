@@ -1,7 +1,8 @@
 /**
  * The gateway's side of approvals: one subscription to `<prefix>.approvals.pending` and
  * `.resolved` for the whole process, fanned out by callId to the calls this replica runs;
- * `resolve` with the client's answer; `cancel` when the client went away.
+ * `resolve` with the client's answer; `cancel` when the gateway stops with calls waiting;
+ * `forgetThreads` when an MCP session ended (its session grants end with it).
  */
 import type { Subscription } from "@nats-io/transport-node";
 import type { Bus, Logger } from "@toolbus/bus";
@@ -10,6 +11,8 @@ import {
   ApprovalRequestSchema,
   ApprovalResolvedEventSchema,
   ApprovalResolveResultSchema,
+  ForgetThreadsResultSchema,
+  MAX_FORGET_THREADS,
   type Subjects,
 } from "@toolbus/protocol";
 import type { ApprovalListener, ApprovalsPort } from "../../ports.js";
@@ -70,6 +73,28 @@ export function approvalsClient(bus: Bus, subjects: Subjects, logger: Logger): A
         );
       } catch (err) {
         logger.info({ err, callId }, "could not withdraw the call's approval request");
+      }
+    },
+    async forgetThreads(threadIds) {
+      for (let from = 0; from < threadIds.length; from += MAX_FORGET_THREADS) {
+        const batch = threadIds.slice(from, from + MAX_FORGET_THREADS);
+        try {
+          const { forgotten } = await bus.request(
+            subjects.approvalsForgetThreads,
+            { threadIds: batch },
+            ForgetThreadsResultSchema,
+            { timeoutMs: 5_000 },
+          );
+          logger.info(
+            { threads: batch.length, forgotten },
+            "forgot the session grants of threads whose MCP session ended",
+          );
+        } catch (err) {
+          logger.warn(
+            { err, threads: batch.length },
+            "could not forget the session grants of threads whose MCP session ended; they stay in the grants bucket",
+          );
+        }
       }
     },
     stop() {

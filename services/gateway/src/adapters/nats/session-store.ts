@@ -16,6 +16,11 @@ export interface SessionStore {
   put(record: SessionRecord): void;
   /** Deletes the record and tells the other replicas. */
   remove(sessionId: string): void;
+  /**
+   * Whether the session expired: no record, or none stored within the idle TTL. Undefined when
+   * the store could not say.
+   */
+  expired(sessionId: string): Promise<boolean | undefined>;
   /** Calls `onClosed` when any replica removed a session. */
   onClosed(listener: (sessionId: string) => void): void;
   /** Passes a client's answers to whichever replica asked the question. */
@@ -78,6 +83,19 @@ export async function openSessionStore(deps: {
       kv?.put(record.sessionId, JSON.stringify(record)).catch((err: unknown) => {
         logger.warn({ err, sessionId: record.sessionId }, "could not store a session record");
       });
+    },
+    async expired(sessionId) {
+      // Without a bucket a session lives on this replica only: let go of, it is gone.
+      if (!kv) return true;
+      try {
+        const entry = await kv.get(sessionId);
+        if (entry?.operation !== "PUT") return true;
+        // The bucket's TTL removes a record a moment late: its age decides, not its presence.
+        return entry.created.getTime() + deps.ttlMs <= Date.now();
+      } catch (err) {
+        logger.warn({ err, sessionId }, "could not read a session record");
+        return undefined;
+      }
     },
     remove(sessionId) {
       kv?.delete(sessionId).catch((err: unknown) => {

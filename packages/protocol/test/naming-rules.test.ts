@@ -149,14 +149,12 @@ describe("exposureFor", () => {
 
 describe("namespaceDescription", () => {
   it.each([
-    ["  Plan events.\n", "Calendar", "Plan events."],
-    [undefined, "Calendar", "Tools for working with Calendar."],
-    [" \t ", " Calendar ", "Tools for working with Calendar."],
-    [undefined, undefined, ""],
-    ["", "  ", ""],
-    ["\u00a0Use me.\u3000", undefined, "Use me."],
-  ])("instructions %j, connector %j → %j (checklist 20)", (instructions, connector, expected) => {
-    expect(namespaceDescription(instructions, connector)).toBe(expected);
+    ["  Plan events.\n", "Plan events."],
+    [" \t ", ""],
+    [undefined, ""],
+    ["\u00a0Use me.\u3000", "Use me."],
+  ])("instructions %j → %j (checklist 20)", (instructions, expected) => {
+    expect(namespaceDescription(instructions)).toBe(expected);
   });
 
   it("caps the description at 512 KiB without splitting a char (checklist 20)", () => {
@@ -194,7 +192,8 @@ describe("modelInputSchema", () => {
 });
 
 describe("searchText", () => {
-  it("reproduces the reference's calendar example (§3.5)", () => {
+  // The reference's example without its [apps] connector name and plugin names.
+  it("reproduces the reference's calendar example, less what only apps have (§3.5)", () => {
     expect(
       searchText({
         flatName: "mcp__calendar___create_event",
@@ -203,9 +202,7 @@ describe("searchText", () => {
         server: "codex-apps",
         title: "Create event",
         description: "Create a calendar event.",
-        connectorName: "Calendar",
-        namespaceDescription: "Plan events.",
-        pluginNames: [" Calendar plugin ", " "],
+        namespaceDescription: " Plan events. ",
         inputSchema: {
           type: "object",
           properties: { start_time: { type: "string" }, attendees: { type: "string" } },
@@ -213,7 +210,7 @@ describe("searchText", () => {
         },
       }),
     ).toBe(
-      "mcp__calendar___create_event _create_event createEvent codex-apps Create event Create a calendar event. Calendar Plan events. Calendar plugin attendees start_time",
+      "mcp__calendar___create_event _create_event createEvent codex-apps Create event Create a calendar event. Plan events. attendees start_time",
     );
   });
 

@@ -1,5 +1,6 @@
 // Listing through real servers: pagination limits and the legacy protocol (checklist 13–14),
 // the names catalog.get gives (15–24), re-listing on list_changed, and bad listings.
+import type { CatalogSnapshot } from "@toolbus/protocol";
 import {
   type StdioTestServer,
   startTestServer,
@@ -237,6 +238,8 @@ describe("listing tools", () => {
     expect(new Set(all.tools.map((t) => t.flatName)).size).toBe(all.tools.length);
 
     const model = await harness.catalog("model");
+    // A request without `exposure` gets the model view.
+    expect(await harness.ok<CatalogSnapshot>(harness.subjects.catalogGet, {})).toEqual(model);
     expect(model.tools.map((t) => t.rawName)).toEqual(
       all.tools.filter((t) => t.rawName !== "app-only").map((t) => t.rawName),
     );

@@ -1,3 +1,4 @@
+import { ApprovalChoice as ApprovalChoiceValues } from "@toolbus/protocol";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildApprovalRequest } from "../../src/core/approval-prompt.js";
@@ -8,7 +9,6 @@ import {
   timedOutDecision,
 } from "../../src/core/human-choice.js";
 import {
-  APPROVAL_CHOICES,
   APPROVAL_MODES,
   type ApprovalChoice,
   type ApprovalMode,
@@ -160,7 +160,7 @@ describe("the decisions stored with a request", () => {
             timeoutMs: 60_000,
           });
           const expected: Partial<Record<ApprovalChoice, DecideResult>> = {};
-          for (const choice of APPROVAL_CHOICES) {
+          for (const choice of Object.values(ApprovalChoiceValues)) {
             if (checkResolution(request, { state: "pending" }, choice, now).ok) {
               expected[choice] = choiceToDecision(choice, mode, updatedArguments);
             }

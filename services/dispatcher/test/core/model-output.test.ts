@@ -1,13 +1,7 @@
 import type { CallToolResult, ModelOutput } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import type { ResultOrError } from "../../src/core/call-outcome.js";
-import {
-  codeModeView,
-  logOutput,
-  type ProjectionOptions,
-  projectForModel,
-  wallTimeHeader,
-} from "../../src/core/model-output.js";
+import { type ProjectionOptions, projectForModel, wallTimeHeader } from "../../src/core/model-output.js";
 
 const header = (seconds: string) => `Wall time: ${seconds} seconds\nOutput:`;
 const hello: CallToolResult = { content: [{ type: "text", text: "hello" }] };
@@ -150,59 +144,6 @@ describe("projectForModel", () => {
         { type: "input_image", imageUrl: "data:image/png;base64,Zm9v", detail: "high" },
         { type: "input_text", text: "[omitted 1 text items ...]" },
       ],
-    });
-  });
-});
-
-describe("logOutput", () => {
-  it.each<{ name: string; outcome: ResultOrError; log: string }>([
-    {
-      name: "a text body follows the header, untruncated",
-      outcome: { content: [{ type: "text", text: "z".repeat(20_000) }] },
-      log: `${header("2.0000")}\n[{"type":"text","text":"${"z".repeat(20_000)}"}]`,
-    },
-    {
-      name: "items log only their non-blank text, one per line",
-      outcome: {
-        content: [
-          { type: "text", text: "one" },
-          png,
-          { type: "text", text: "  " },
-          { type: "text", text: "two" },
-        ],
-      },
-      log: `${header("2.0000")}\none\ntwo`,
-    },
-    {
-      name: "media alone logs the header alone",
-      outcome: { content: [png] },
-      log: header("2.0000"),
-    },
-  ])("$name", ({ outcome, log }) => {
-    expect(logOutput(outcome, { wallTimeMs: 2000 })).toBe(log);
-  });
-});
-
-describe("codeModeView", () => {
-  it("is the result JSON without _meta (checklist 50)", () => {
-    expect(
-      codeModeView({
-        content: [{ type: "text", text: "notes" }],
-        structuredContent: { bytes: 5 },
-        isError: false,
-        _meta: { secret: 1 },
-      }),
-    ).toEqual({
-      content: [{ type: "text", text: "notes" }],
-      structuredContent: { bytes: 5 },
-      isError: false,
-    });
-  });
-
-  it("shows an error text as an isError result", () => {
-    expect(codeModeView({ error: "boom" })).toEqual({
-      content: [{ type: "text", text: "boom" }],
-      isError: true,
     });
   });
 });

@@ -5,7 +5,6 @@ import {
   exposureFor,
   hookName,
   isModelVisible,
-  isToolAllowed,
   MAX_NAMESPACE_DESCRIPTION_BYTES,
   modelInputSchema,
   namespaceDescription,
@@ -46,27 +45,6 @@ describe("hookName", () => {
   ])("names (%j, %j) %j (checklist 22)", (namespace, name, expected) => {
     expect(hookName(namespace, name)).toBe(expected);
   });
-});
-
-describe("isToolAllowed", () => {
-  it.each([
-    { filter: {}, allowed: ["a", "b"], denied: [] },
-    { filter: { enabledTools: ["a"], disabledTools: ["a"] }, allowed: [], denied: ["a", "b"] },
-    {
-      filter: { enabledTools: ["keep", "remove"], disabledTools: ["remove"] },
-      allowed: ["keep"],
-      denied: ["remove", "x"],
-    },
-    { filter: { disabledTools: ["blocked"] }, allowed: ["open"], denied: ["blocked"] },
-    { filter: { enabledTools: [] }, allowed: [], denied: ["a"] },
-    { filter: { enabledTools: ["tool-name"] }, allowed: ["tool-name"], denied: ["tool_name"] },
-  ])(
-    "applies the allow-list, then the deny-list, to raw names: $filter (checklist 4)",
-    ({ filter, allowed, denied }) => {
-      expect(allowed.map((name) => isToolAllowed(name, filter))).toEqual(allowed.map(() => true));
-      expect(denied.map((name) => isToolAllowed(name, filter))).toEqual(denied.map(() => false));
-    },
-  );
 });
 
 describe("isModelVisible", () => {

@@ -6,7 +6,7 @@ import { CLOSE, cutAt, FORMAT_BODY, OPEN, span, streamThrough } from "./citation
 const ROLLOUT = "019cc2ea-1dff-7902-8d40-c8f6e5d83cc4";
 
 describe("stripCitations", () => {
-  it("strips the citation to `hello world` and parses it (stream_events_utils)", () => {
+  it("[54] strips the citation to `hello world` and parses it (stream_events_utils)", () => {
     const text = `hello${OPEN}<citation_entries>\nMEMORY.md:1-2|note=[x]\n</citation_entries>\n<rollout_ids>\n${ROLLOUT}\n</rollout_ids>${CLOSE} world`;
     expect(stripCitations(text)).toEqual({
       visibleText: "hello world",
@@ -17,7 +17,7 @@ describe("stripCitations", () => {
     });
   });
 
-  it("hides and parses a citation left unterminated at the end (checklist 55)", () => {
+  it("[55] hides and parses a citation left unterminated at the end", () => {
     expect(stripCitations(`answer\n${OPEN}${FORMAT_BODY}`)).toEqual({
       visibleText: "answer\n",
       citation: {
@@ -138,7 +138,7 @@ describe("stripProposedPlanBlocks", () => {
 });
 
 describe("a citation-only reply", () => {
-  it("has no visible text left, yet its citation is returned, so the turn is flagged as cited (checklist 59)", () => {
+  it("[59] has no visible text left, yet its citation is returned, so the turn is flagged as cited", () => {
     const text = span(`<rollout_ids>\n${ROLLOUT}\n</rollout_ids>`);
     expect(stripCitations(text)).toEqual({
       visibleText: "",

@@ -41,7 +41,7 @@ describe("canonicalUuid", () => {
 });
 
 describe("usageThreadIds", () => {
-  it("counts only the rollout ids that are UUIDs (checklist 57)", () => {
+  it("[57] counts only the rollout ids that are UUIDs", () => {
     const citation = parseCitationBodies([idsBody(A, "not-a-uuid", B)]);
     expect(usageThreadIds(citation)).toEqual([A, B]);
   });

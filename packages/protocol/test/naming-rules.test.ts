@@ -42,7 +42,7 @@ describe("hookName", () => {
     ["mcp__memory__", "create_entities", "mcp__memory__create_entities"],
     ["mcp__calendar__", "_create_event", "mcp__calendar__create_event"],
     ["srv", "__x", "mcp__srv__x"],
-  ])("names (%j, %j) %j (checklist 22)", (namespace, name, expected) => {
+  ])("[22] names (%j, %j) %j", (namespace, name, expected) => {
     expect(hookName(namespace, name)).toBe(expected);
   });
 });
@@ -57,7 +57,7 @@ describe("isModelVisible", () => {
     [{ ui: { visibility: ["app", "model"] } }, true],
     [{ ui: { visibility: "app" } }, true],
     [{ ui: "app" }, true],
-  ])("with _meta %j is visible: %s (checklist 19)", (meta, visible) => {
+  ])("[19] with _meta %j is visible: %s", (meta, visible) => {
     expect(isModelVisible({ name: "t", _meta: meta })).toBe(visible);
   });
 });
@@ -70,7 +70,7 @@ describe("supportsParallelCalls", () => {
     [{ readOnlyHint: false }, true, true],
     [undefined, true, true],
     [{ destructiveHint: false }, false, false],
-  ])("annotations %j with server opt-in %s → %s (checklist 23)", (annotations, optIn, parallel) => {
+  ])("[23] annotations %j with server opt-in %s → %s", (annotations, optIn, parallel) => {
     expect(supportsParallelCalls({ name: "t", annotations }, optIn)).toBe(parallel);
   });
 });
@@ -118,7 +118,7 @@ describe("exposureFor", () => {
     [true, undefined, true, "direct_model_only"],
     [true, ["direct"], true, "hidden"],
   ] as const)(
-    "search %s, omitted %j, direct-only %s → %s (§3.6)",
+    "[24 differs] search %s, omitted %j, direct-only %s → %s (§3.6)",
     (searchEnabled, omitToolsFrom, directOnly, expected) => {
       expect(exposureFor({ searchEnabled, omitToolsFrom, directOnly })).toBe(expected);
     },
@@ -131,11 +131,11 @@ describe("namespaceDescription", () => {
     [" \t ", ""],
     [undefined, ""],
     ["\u00a0Use me.\u3000", "Use me."],
-  ])("instructions %j → %j (checklist 20)", (instructions, expected) => {
+  ])("[20] instructions %j → %j", (instructions, expected) => {
     expect(namespaceDescription(instructions)).toBe(expected);
   });
 
-  it("caps the description at 512 KiB without splitting a char (checklist 20)", () => {
+  it("[20] caps the description at 512 KiB without splitting a char", () => {
     const ascii = "a".repeat(MAX_NAMESPACE_DESCRIPTION_BYTES - 1);
     const described = namespaceDescription(`${ascii}é tail`);
 
@@ -157,11 +157,11 @@ describe("modelInputSchema", () => {
       { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
       { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
     ],
-  ])("gives %j to the model as %j (checklist 21)", (schema, expected) => {
+  ])("[21] gives %j to the model as %j", (schema, expected) => {
     expect(modelInputSchema(schema)).toEqual({ ok: true, schema: expected });
   });
 
-  it("skips a tool whose schema has root type null (checklist 21)", () => {
+  it("[21] skips a tool whose schema has root type null", () => {
     expect(modelInputSchema({ type: "null" })).toEqual({
       ok: false,
       reason: "tool input schema must not be a singleton null type",

@@ -53,7 +53,7 @@ const stdio = (server: { command: string; args: string[] }) => ({
 });
 
 describe("listing tools", () => {
-  it("follows pages, and fails a listing past the reference's limits with its messages", {
+  it("[13] follows pages, and fails a listing past the reference's limits with its messages", {
     timeout: 90_000,
   }, async () => {
     harness = await CatalogHarness.create("listing");
@@ -94,7 +94,7 @@ describe("listing tools", () => {
     );
   });
 
-  it("reads one page of tools under the 2025-06-18 protocol, yet follows resource cursors, the empty one too", async () => {
+  it("[14] reads one page of tools under the 2025-06-18 protocol, yet follows resource cursors, the empty one too", async () => {
     harness = await CatalogHarness.create("listing");
     const legacy = await raw({
       protocolVersion: "2025-06-18",
@@ -125,7 +125,7 @@ describe("listing tools", () => {
     ]);
   });
 
-  it("names tools the reference's way across servers, in raw-identity order", async () => {
+  it("[15, 16, 17, 19, 21, 22, 23][18 differs] names tools the reference's way across servers, in raw-identity order", async () => {
     harness = await CatalogHarness.create("listing");
     const fits = "f".repeat(64 - "mcp__srv__".length);
     const { service } = await harness.start(
@@ -247,7 +247,7 @@ describe("listing tools", () => {
     expect(model.deferred).toEqual([]);
   });
 
-  it("offers tools directly, and deferred to a consumer that searches, as omit_tools_from allows", async () => {
+  it("[24 differs] offers tools directly, and deferred to a consumer that searches, as omit_tools_from allows", async () => {
     harness = await CatalogHarness.create("listing");
     const toolPages = [{ tools: listed({ name: "lookup", description: "Find a record." }) }];
     const { service } = await harness.start(

@@ -16,7 +16,7 @@ import {
   type JsonValue,
 } from "../../src/core/types.js";
 
-describe("a human's choice (checklist 38, 41)", () => {
+describe("a human's choice", () => {
   const rejected: DecideResult = {
     decision: "denied",
     source: "human",
@@ -40,7 +40,7 @@ describe("a human's choice (checklist 38, 41)", () => {
     { choice: "decline", mode: "prompt", result: rejected },
     { choice: "cancel", mode: "auto", result: cancelled },
     { choice: "cancel", mode: "writes", result: cancelled },
-  ])("$choice in mode $mode decides $result.decision", ({ choice, mode, result }) => {
+  ])("[38][41] $choice in mode $mode decides $result.decision", ({ choice, mode, result }) => {
     expect(choiceToDecision(choice, mode)).toStrictEqual(result);
   });
 
@@ -54,7 +54,7 @@ describe("a human's choice (checklist 38, 41)", () => {
     expect(choiceToDecision("decline", "auto", rewrite)).toStrictEqual(rejected);
   });
 
-  it("reports an unanswered request as timed out, with the wait", () => {
+  it("[38 differs] reports an unanswered request as timed out, with the wait", () => {
     expect(timedOutDecision(600_000)).toStrictEqual({
       decision: "timed_out",
       source: "timeout",

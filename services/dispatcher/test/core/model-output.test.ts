@@ -14,7 +14,7 @@ describe("wallTimeHeader", () => {
     [42, "0.0420"],
     [1234.56, "1.2346"],
     [300_000, "300.0000"],
-  ])("%d ms reads %s seconds (checklist 46)", (ms, seconds) => {
+  ])("[46] %d ms reads %s seconds", (ms, seconds) => {
     expect(wallTimeHeader(ms)).toBe(header(seconds));
   });
 });
@@ -22,13 +22,13 @@ describe("wallTimeHeader", () => {
 describe("projectForModel", () => {
   it.each<{ name: string; outcome: ResultOrError; options: ProjectionOptions; output: ModelOutput }>([
     {
-      name: "a text result starts with the wall-time header (checklist 46)",
+      name: "[46] a text result starts with the wall-time header",
       outcome: hello,
       options: { wallTimeMs: 1500 },
       output: { success: true, body: `${header("1.5000")}\n[{"type":"text","text":"hello"}]` },
     },
     {
-      name: "the model sees only the structuredContent JSON (checklist 47)",
+      name: "[47] the model sees only the structuredContent JSON",
       outcome: { content: [{ type: "text", text: "ignored" }], structuredContent: { x: 1 } },
       options: { wallTimeMs: 0 },
       output: { success: true, body: `${header("0.0000")}\n{"x":1}` },
@@ -43,13 +43,13 @@ describe("projectForModel", () => {
       },
     },
     {
-      name: "isError true gives success false (checklist 49)",
+      name: "[49] isError true gives success false",
       outcome: { ...hello, isError: true },
       options: { wallTimeMs: 0 },
       output: { success: false, body: `${header("0.0000")}\n[{"type":"text","text":"hello"}]` },
     },
     {
-      name: "an image gives content items with the header first (checklist 48)",
+      name: "[48] an image gives content items with the header first",
       outcome: { content: [png] },
       options: { wallTimeMs: 250 },
       output: {
@@ -61,7 +61,7 @@ describe("projectForModel", () => {
       },
     },
     {
-      name: "a model without images gets the placeholder as text (checklist 48)",
+      name: "[48] a model without images gets the placeholder as text",
       outcome: { content: [png] },
       options: { wallTimeMs: 250, model: { images: false } },
       output: {
@@ -85,7 +85,7 @@ describe("projectForModel", () => {
     expect(projectForModel(outcome, options)).toEqual(output);
   });
 
-  it("middle-truncates a long text to the policy × 1.2 with a chars marker (checklist 49)", () => {
+  it("[49] middle-truncates a long text to the policy × 1.2 with a chars marker", () => {
     const text = "x".repeat(500);
     const full = `${header("0.0000")}\n${JSON.stringify([{ type: "text", text }])}`;
     const budget = Math.ceil(100 * 1.2);
@@ -100,7 +100,7 @@ describe("projectForModel", () => {
     });
   });
 
-  it("counts removed tokens in tokens mode (checklist 49)", () => {
+  it("[49] counts removed tokens in tokens mode", () => {
     const text = "y".repeat(500);
     const full = `${header("0.0000")}\n${JSON.stringify([{ type: "text", text }])}`;
     const budgetBytes = Math.ceil(25 * 1.2) * 4;

@@ -7,15 +7,8 @@
  * call (a counter add and a histogram record on cached attributes, as the dispatcher does).
  */
 import { performance } from "node:perf_hooks";
-import {
-  AttributeCache,
-  connectBus,
-  createLogger,
-  defineMetrics,
-  flushTelemetry,
-  startTelemetry,
-} from "@toolbus/bus";
-import { isolation, startOtlpReceiver } from "@toolbus/testkit";
+import { AttributeCache, connectBus, createLogger, defineMetrics, startTelemetry } from "@toolbus/bus";
+import { flushTelemetry, isolation, startOtlpReceiver } from "@toolbus/testkit";
 import { z } from "zod";
 import { type BenchRow, formatTable, isEntryModule, ms, timings } from "./bench-table.js";
 

@@ -189,7 +189,7 @@ describe("pnpm start and toolbus start with a required server that fails", () =>
     ["pnpm start", [join(ROOT, "packages/all-in-one/src/main.ts")]],
     ["toolbus start", [join(ROOT, "packages/cli/src/main.ts"), "start"]],
   ])(
-    "%s stops with the reference's message and a non-zero exit (checklist 10)",
+    "[10] %s stops with the reference's message and a non-zero exit",
     async (_, entry) => {
       const { prefix } = isolation("required");
       const schema = await withPgSchema(process.env.DATABASE_URL!, "required");
@@ -221,7 +221,7 @@ describe("pnpm start and toolbus start with a required server that fails", () =>
 });
 
 describe("pnpm start with a server whose name is invalid", () => {
-  it("fails only that server, with the reference's message, and starts the rest (checklist 3)", async () => {
+  it("[3] fails only that server, with the reference's message, and starts the rest", async () => {
     const { prefix } = isolation("badname");
     const schema = await withPgSchema(process.env.DATABASE_URL!, "badname");
     const config = configWith([...EVERYTHING_SERVER, '[mcp_servers."bad name"]', 'command = "x"']);

@@ -90,6 +90,7 @@ const CHECKS: Record<string, string> = {
   "bash .ci/run": "CI's own entry; its lines are checked",
   "pnpm cluster":
     "is the cluster harness's entry, whose clusters test/cluster starts in CI (too heavy to start a third here)",
+  "node --import tsx test/requirements/checklist-report.ts": "runs it",
 };
 
 beforeAll(async () => {
@@ -159,6 +160,16 @@ describe("the README's commands, from a fresh clone", () => {
       "node --conditions=@toolbus/source --import tsx packages/testkit/src/cluster/main.ts",
     );
     expect(existsSync(join(clone, "packages/testkit/src/cluster/main.ts"))).toBe(true);
+  });
+
+  it("`node --import tsx test/requirements/checklist-report.ts` prints the checklist's report", async () => {
+    const ran = await run("node --import tsx test/requirements/checklist-report.ts");
+    expect({
+      code: ran.code,
+      summary: ran.output
+        .split("\n")[0]
+        ?.startsWith("Acceptance checklist (codex-mcp-behavior.md §12): 62 items"),
+    }).toEqual({ code: 0, summary: true });
   });
 
   it("`pnpm test`, `pnpm build`, `pnpm lint` and the set-up are what `bash .ci/run` runs", () => {

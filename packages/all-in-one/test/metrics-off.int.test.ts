@@ -1,8 +1,8 @@
 // Without OTEL_EXPORTER_OTLP_ENDPOINT nothing is exported, even with the per-signal endpoint
 // variables pointing at a receiver, and every service still works.
 // Its own worker: the OTEL_* variables and the global providers stay in this file.
-import { flushTelemetry, startTelemetry } from "@toolbus/bus";
-import { type OtlpReceiver, startOtlpReceiver } from "@toolbus/testkit";
+import { startTelemetry } from "@toolbus/bus";
+import { flushTelemetry, type OtlpReceiver, startOtlpReceiver } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Services, startServices, waitFor } from "./support/services.js";
 

@@ -2,12 +2,13 @@
 // same type, unit, attributes and meaning, and nothing else: checked both ways.
 import { readFileSync } from "node:fs";
 import { APPROVALS_METRICS } from "@toolbus/approvals";
-import { BUS_METRICS, type MetricDocRow, metricDocRows } from "@toolbus/bus";
+import { BUS_METRICS } from "@toolbus/bus";
 import { CATALOG_METRICS } from "@toolbus/catalog";
 import { DISPATCHER_METRICS } from "@toolbus/dispatcher";
 import { GATEWAY_METRICS } from "@toolbus/gateway";
 import { MEMORY_METRICS } from "@toolbus/memory";
 import { describe, expect, it } from "vitest";
+import { type MetricDocRow, metricDocRows } from "./support/metric-doc-rows.js";
 
 const README = new URL("../../../README.md", import.meta.url);
 

@@ -3,9 +3,9 @@
 // catalog). Exports happen when the test flushes, so each value read is exact. This file runs
 // in its own worker: the OTEL_* variables and the global meter provider stay here.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { flushTelemetry, startTelemetry } from "@toolbus/bus";
+import { startTelemetry } from "@toolbus/bus";
 import { ApprovalResolveResultSchema, ApprovalsListResultSchema } from "@toolbus/protocol";
-import { type OtlpReceiver, startOtlpReceiver } from "@toolbus/testkit";
+import { flushTelemetry, type OtlpReceiver, startOtlpReceiver } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Services, startServices, waitFor } from "./support/services.js";
 

@@ -35,9 +35,7 @@ export { maskUrl } from "./core/mask-url.js";
 export {
   DURATION_BUCKETS_S,
   type InstrumentKind,
-  type MetricDocRow,
   type MetricSpec,
-  metricDocRows,
 } from "./core/metric-specs.js";
 export { type AuthUser, renderAuthConf, TOOLBUS_ACCOUNT } from "./core/nats-auth-conf.js";
 export { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
@@ -93,7 +91,7 @@ export {
   serviceSettingsInput,
 } from "./service-settings.js";
 export { onShutdown, type ShutdownHandle, type ShutdownOptions } from "./shutdown.js";
-export { flushTelemetry, startTelemetry, type TelemetryOptions } from "./telemetry.js";
+export { startTelemetry, type TelemetryOptions } from "./telemetry.js";
 export {
   extractTraceContext,
   injectTraceContext,

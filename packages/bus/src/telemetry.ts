@@ -7,7 +7,7 @@
  * `OTEL_METRIC_EXPORT_INTERVAL`: ms between metric exports, default 10 000;
  * `OTEL_METRICS_EXPORTER=none`: traces only).
  */
-import { metrics, trace } from "@opentelemetry/api";
+import { metrics } from "@opentelemetry/api";
 import type { PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { ConfigError } from "./config.js";
 import {
@@ -77,21 +77,4 @@ async function metricExporter(protocol: MetricExportSettings["protocol"]): Promi
     case "http/protobuf":
       return new (await import("@opentelemetry/exporter-metrics-otlp-proto")).OTLPMetricExporter();
   }
-}
-
-/**
- * Exports what was recorded so far (metrics read now, spans ended so far) without waiting for
- * the next interval; a no-op when nothing is exported. For tests and before a planned exit.
- */
-export async function flushTelemetry(): Promise<void> {
-  const providers = [metrics.getMeterProvider(), unwrapProxy(trace.getTracerProvider())];
-  await Promise.all(
-    providers.map((provider) => (provider as { forceFlush?: () => Promise<void> }).forceFlush?.()),
-  );
-}
-
-/** The API hands out a proxy tracer provider; the SDK's is behind it. */
-function unwrapProxy(provider: object): object {
-  const delegate = (provider as { getDelegate?: () => object }).getDelegate?.();
-  return delegate ?? provider;
 }

@@ -2,12 +2,12 @@
 // SDK, exported as OTLP/HTTP JSON to a receiver on 127.0.0.1. This file runs in its own
 // worker, so the env vars and the global meter provider stay here.
 import { WireError } from "@toolbus/protocol";
-import { type OtlpReceiver, startOtlpReceiver } from "@toolbus/testkit";
+import { flushTelemetry, type OtlpReceiver, startOtlpReceiver } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigError } from "../src/config.js";
 import { defineMetrics, observeGauge } from "../src/metrics.js";
-import { flushTelemetry, startTelemetry } from "../src/telemetry.js";
+import { startTelemetry } from "../src/telemetry.js";
 import { startBus, uniqueName } from "./support.js";
 
 let receiver: OtlpReceiver;

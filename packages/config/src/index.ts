@@ -1,5 +1,4 @@
 /** @toolbus/config: the toolbus.toml schema (and .mcp.json), its loader, and the pure rules that read it. */
-export { effectiveApprovalMode } from "./approval-mode.js";
 export {
   APPROVAL_POLICIES,
   type ApprovalPolicy,

@@ -8,7 +8,7 @@ const server = {
   bearerTokenEnvVar: "GH_TOKEN",
 };
 
-describe("HTTP headers, resolved when the server connects (checklist 11)", () => {
+describe("[11] HTTP headers, resolved when the server connects", () => {
   it.each([
     [
       "every variable set",

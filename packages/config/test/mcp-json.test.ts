@@ -206,7 +206,7 @@ describe(".mcp.json (Claude Desktop, Claude Code, Cursor)", () => {
     expect(problems({ s: server })).toEqual(expected);
   });
 
-  it("leaves a bad server name to the catalog's start-up (checklist 3)", () => {
+  it("leaves a bad server name to the catalog's start-up", () => {
     expect(Object.keys(servers({ "my server": { command: "srv" }, ok: { command: "srv" } }))).toEqual([
       "my server",
       "ok",

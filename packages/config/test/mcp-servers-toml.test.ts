@@ -44,7 +44,7 @@ const httpDefaults: McpServerConfig = {
   omitToolsFrom: [],
 };
 
-describe("[mcp_servers.<name>] defaults (checklist 2)", () => {
+describe("[2] [mcp_servers.<name>] defaults", () => {
   it("gives a stdio server with only a command every reference default", () => {
     expect(servers('[mcp_servers.s]\ncommand = "srv"')).toEqual({ s: stdioDefaults });
   });
@@ -165,7 +165,7 @@ omit_tools_from = ["direct"]
   });
 });
 
-describe("tool lists (checklist 4: the filter lives in the catalog; the lists are kept as written)", () => {
+describe("tool lists (the filter lives in the catalog; the lists are kept as written)", () => {
   it.each([
     ['enabled_tools = ["a"]\ndisabled_tools = ["a"]', { enabledTools: ["a"], disabledTools: ["a"] }],
     ["enabled_tools = []", { enabledTools: [] }],
@@ -178,7 +178,7 @@ describe("tool lists (checklist 4: the filter lives in the catalog; the lists ar
   });
 });
 
-describe("transport selection (checklist 1)", () => {
+describe("transport selection", () => {
   it.each([
     ["neither command nor url", "enabled = true", "invalid transport"],
     [
@@ -187,7 +187,7 @@ describe("transport selection (checklist 1)", () => {
       "url is not supported for stdio",
     ],
     ["args on HTTP", 'url = "https://x.example"\nargs = ["a"]', "args is not supported for streamable_http"],
-  ])("rejects %s", (_, keys, message) => {
+  ])("[1] rejects %s", (_, keys, message) => {
     expect(problems(`[mcp_servers.s]\n${keys}`)).toEqual([{ at: "mcp_servers.s", message }]);
   });
 
@@ -261,7 +261,7 @@ describe("transport selection (checklist 1)", () => {
   });
 });
 
-describe("server names (checklist 3)", () => {
+describe("server names", () => {
   // The reference checks a name when it starts that server: one bad name fails that server
   // alone (the catalog says why), never the whole config.
   it.each(["bad name", "dots.not.allowed", "émoji", "slash/name", ""])(

@@ -14,7 +14,7 @@ const parentEnv = {
   NODE_OPTIONS: "--inspect",
 };
 
-describe("the stdio child's environment (checklist 12)", () => {
+describe("[12] the stdio child's environment", () => {
   it("passes only the allow-list, the local env_vars and env, with env winning", () => {
     const env = stdioChildEnv(
       {

@@ -7,12 +7,9 @@
  * The contract's subjects (`SUBJECTS`) name their users in the table itself; the subjects the
  * services keep among themselves are in `INTERNAL_SUBJECTS` below, in the same shape.
  */
-import { QueueGroup, Role, SUBJECTS, type SubjectSpec, type Subjects } from "./subjects.js";
+import { type QueueGroup, Role, SUBJECTS, type SubjectSpec, type Subjects } from "./subjects.js";
 
 export const ROLES: readonly Role[] = Object.freeze(Object.values(Role));
-
-/** Roles that are toolbus services (they serve subjects and may answer requests). */
-export const SERVICE_ROLES: readonly QueueGroup[] = Object.freeze(Object.values(QueueGroup));
 
 /**
  * Each identity's own reply-subject prefix. Replies and JetStream deliveries reach a client on
@@ -271,9 +268,4 @@ export function permissionsFor(role: Role, subjects: Subjects): Permissions {
     subscribe: Object.freeze([...subscribe].sort()),
     allowResponses: serves,
   });
-}
-
-/** Every role's permissions under one prefix. */
-export function permissionMatrix(subjects: Subjects): ReadonlyMap<Role, Permissions> {
-  return new Map(ROLES.map((role) => [role, permissionsFor(role, subjects)]));
 }

@@ -5,15 +5,15 @@ import {
   INTERNAL_SUBJECTS,
   inboxPrefix,
   internalSubjects,
-  permissionMatrix,
   permissionsFor,
   ROLES,
-  SERVICE_ROLES,
 } from "../src/access.js";
-import { createSubjects, SUBJECTS } from "../src/subjects.js";
+import { createSubjects, QueueGroup, SUBJECTS } from "../src/subjects.js";
 
 const subjects = createSubjects("toolbus");
-const matrix = permissionMatrix(subjects);
+const matrix = new Map(ROLES.map((role) => [role, permissionsFor(role, subjects)]));
+/** Roles that are toolbus services (they serve subjects and may answer requests). */
+const SERVICE_ROLES: readonly string[] = Object.values(QueueGroup);
 const who = (kind: "publish" | "subscribe", subject: string) =>
   ROLES.filter((role) => matrix.get(role)![kind].includes(subject));
 

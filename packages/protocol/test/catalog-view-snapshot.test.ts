@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildCatalogSnapshot, type CatalogServerEntry, type Tool, toolFingerprint } from "../src/index.js";
+import {
+  buildCatalogSnapshot,
+  type CatalogServerEntry,
+  searchCatalog,
+  type Tool,
+  toolFingerprint,
+} from "../src/index.js";
 import { referenceSnapshot } from "./naming-reference.js";
 
 const entry = (
@@ -203,5 +209,27 @@ describe("buildCatalogSnapshot", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("searchCatalog", () => {
+  const snapshot = buildCatalogSnapshot(
+    [
+      entry("files", [plain], { instructions: "Browse the project tree." }),
+      entry("tracker", [
+        { name: "get-issue", description: "Reads one issue.", inputSchema: { type: "object" } },
+      ]),
+    ],
+    { naming: {}, revision: 9, searchEnabled: true },
+  );
+  const found = (query: string) =>
+    searchCatalog(snapshot, query, { limit: 10 }).tools.map((tool) => tool.flatName);
+
+  it("finds a tool by its server's instructions, the namespace description (§3.5)", () => {
+    expect({ tree: found("project TREE"), issue: found("issue"), both: found("tree issue") }).toEqual({
+      tree: ["mcp__files__list_files"],
+      issue: ["mcp__tracker__get_issue"],
+      both: [],
+    });
   });
 });

@@ -106,7 +106,7 @@ describe("parseCitationBodies: entry lines", () => {
     });
   });
 
-  it("skips malformed and blank lines but keeps the good ones around them (checklist 56)", () => {
+  it("[56] skips malformed and blank lines but keeps the good ones around them", () => {
     const body = entriesBody("MEMORY.md:1-2|note=[x]", "", "garbage", "   ", "b.md:3-4|note=[y]\r");
     expect(parseCitationBodies([body])).toEqual({
       entries: [entry("MEMORY.md", 1, 2, "x"), entry("b.md", 3, 4, "y")],
@@ -135,7 +135,7 @@ describe("parseCitationBodies: entry lines", () => {
 describe("parseCitationBodies: rollout ids", () => {
   const idCases: { name: string; bodies: string[]; rolloutIds: string[] }[] = [
     {
-      name: "de-duplicates ids across bodies in first-seen order (checklist 57)",
+      name: "[57] de-duplicates ids across bodies in first-seen order",
       bodies: [
         `<rollout_ids>\n${ID_A}\n${ID_B}\n${ID_A}\n</rollout_ids>`,
         `<rollout_ids>\n${ID_B}\nlater\n</rollout_ids>`,
@@ -143,7 +143,7 @@ describe("parseCitationBodies: rollout ids", () => {
       rolloutIds: [ID_A, ID_B, "later"],
     },
     {
-      name: "accepts the legacy <thread_ids> block (checklist 57)",
+      name: "[57] accepts the legacy <thread_ids> block",
       bodies: [`<thread_ids>\n${ID_B}\n</thread_ids>`],
       rolloutIds: [ID_B],
     },
@@ -186,7 +186,7 @@ describe("parseCitationBodies: no citation", () => {
       name: "only malformed entries and blank ids",
       bodies: [`${entriesBody("nope", "MEMORY.md:1-x|note=[x]")}\n<thread_ids>\n \n</thread_ids>`],
     },
-  ])("gives none for $name (checklist 56)", ({ bodies }) => {
+  ])("[56] gives none for $name", ({ bodies }) => {
     expect(parseCitationBodies(bodies)).toBeNull();
   });
 });

@@ -12,19 +12,19 @@ const examples: { name: string; text: string; visible: string; bodies: string[] 
     bodies: ["one", "two"],
   },
   {
-    name: "ends a span at the first close tag (no nesting)",
+    name: "[55] ends a span at the first close tag (no nesting)",
     text: `a${OPEN}x${OPEN}y${CLOSE}z${CLOSE}b`,
     visible: `az${CLOSE}b`,
     bodies: [`x${OPEN}y`],
   },
   {
-    name: "hides the documented citation block between two words",
+    name: "[54] hides the documented citation block between two words",
     text: `hello${span(FORMAT_BODY)} world`,
     visible: "hello world",
     bodies: [FORMAT_BODY],
   },
   {
-    name: "auto-closes a span still open at the end of the stream",
+    name: "[55] auto-closes a span still open at the end of the stream",
     text: `x${OPEN}source`,
     visible: "x",
     bodies: ["source"],
@@ -36,7 +36,7 @@ const examples: { name: string; text: string; visible: string; bodies: string[] 
     bodies: ["source</oai-mem-"],
   },
   {
-    name: "releases a trailing partial open tag as visible text",
+    name: "[55] releases a trailing partial open tag as visible text",
     text: "hello <oai-mem-",
     visible: "hello <oai-mem-",
     bodies: [],
@@ -99,7 +99,7 @@ describe("createCitationStripper", () => {
     expect(streamThrough([...text])).toEqual({ visible, bodies });
   });
 
-  it("strips a citation split as `<oai-mem-` | `citation>` (checklist 54)", () => {
+  it("[54] strips a citation split as `<oai-mem-` | `citation>`", () => {
     const chunks = ["hello<oai-mem-", `citation>${FORMAT_BODY}${CLOSE} world`];
     expect(streamThrough(chunks)).toEqual({ visible: "hello world", bodies: [FORMAT_BODY] });
   });
@@ -124,7 +124,7 @@ describe("createCitationStripper", () => {
     });
   });
 
-  it("releases a partial open tag at the end of the stream (checklist 55)", () => {
+  it("[55] releases a partial open tag at the end of the stream", () => {
     const stripper = createCitationStripper();
     const delta = stripper.push("hello <oai-mem-");
     expect({ delta, tail: stripper.finish(), bodies: stripper.bodies }).toEqual({

@@ -1,11 +1,5 @@
-import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  canonicalUuid,
-  parseCitationBodies,
-  usageIdsFromBodies,
-  usageThreadIds,
-} from "../src/citations/index.js";
+import { canonicalUuid, parseCitationBodies, usageThreadIds } from "../src/citations/index.js";
 
 const A = "019c6e27-e55b-73d1-87d8-4e01f1f75043";
 const B = "019c7714-3b77-74d1-9866-e1f484aae2ab";
@@ -47,7 +41,7 @@ describe("canonicalUuid", () => {
 });
 
 describe("usageThreadIds", () => {
-  it("counts only the rollout ids that are UUIDs (checklist 57)", () => {
+  it("[57] counts only the rollout ids that are UUIDs", () => {
     const citation = parseCitationBodies([idsBody(A, "not-a-uuid", B)]);
     expect(usageThreadIds(citation)).toEqual([A, B]);
   });
@@ -71,33 +65,5 @@ describe("usageThreadIds", () => {
       rolloutIds: [A, A.toUpperCase()],
       usage: [A, A],
     });
-  });
-});
-
-describe("usageIdsFromBodies", () => {
-  it("keeps every mention, so [a, a, b] counts a twice (checklist 58)", () => {
-    expect(usageIdsFromBodies([idsBody(A, A, B, "missing-but-not-a-uuid")])).toEqual([A, A, B]);
-  });
-
-  it("keeps repeats across bodies and reads the legacy <thread_ids> block", () => {
-    expect(usageIdsFromBodies([idsBody(A), `<thread_ids>\n${A.toUpperCase()}\n${B}\n</thread_ids>`])).toEqual(
-      [A, A, B],
-    );
-  });
-
-  it("names the same ids as the parsed citation once repeats are removed", () => {
-    const idText = fc.oneof(
-      fc.constantFrom(A, B, A.toUpperCase(), "x", ""),
-      fc.uuid().map(String),
-      fc.string(),
-    );
-    fc.assert(
-      fc.property(fc.array(fc.array(idText, { maxLength: 6 }), { maxLength: 3 }), (idLists) => {
-        const bodies = idLists.map((ids) => idsBody(...ids));
-        const fromBodies = usageIdsFromBodies(bodies);
-        const fromCitation = usageThreadIds(parseCitationBodies(bodies));
-        expect(new Set(fromBodies)).toEqual(new Set(fromCitation));
-      }),
-    );
   });
 });

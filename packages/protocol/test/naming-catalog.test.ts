@@ -35,7 +35,7 @@ const named = (server: string, rawName: string, callableNamespace: string, calla
 });
 
 describe("normalizeCatalog", () => {
-  it("returns the whole normalized tool, with the raw route kept for the wire", () => {
+  it("[16] returns the whole normalized tool, with the raw route kept for the wire", () => {
     const raw: RawTool = {
       name: "tool.two-three",
       description: "Does two things.",
@@ -69,13 +69,13 @@ describe("normalizeCatalog", () => {
 
   it.each([
     {
-      rule: "every namespace gets the mcp__ prefix by default (checklist 15)",
+      rule: "[15] every namespace gets the mcp__ prefix by default",
       inputs: [input("srv", "foo")],
       options: {},
       expected: [named("srv", "foo", "mcp__srv", "foo")],
     },
     {
-      rule: "a server that opts out keeps its bare namespace (checklist 15)",
+      rule: "[15] a server that opts out keeps its bare namespace",
       inputs: [input("srv", "foo"), input("calendar", "list")],
       options: { nonPrefixedServers: ["srv"] },
       expected: [named("calendar", "list", "mcp__calendar", "list"), named("srv", "foo", "srv", "foo")],
@@ -90,13 +90,13 @@ describe("normalizeCatalog", () => {
       ],
     },
     {
-      rule: "an existing mcp__ prefix is not doubled (checklist 15)",
+      rule: "[15] an existing mcp__ prefix is not doubled",
       inputs: [input("mcp__srv", "foo")],
       options: {},
       expected: [named("mcp__srv", "foo", "mcp__srv", "foo")],
     },
     {
-      rule: "dots and dashes become underscores, case is kept (checklist 16)",
+      rule: "[16] dots and dashes become underscores, case is kept",
       inputs: [input("server.one", "tool.two-three"), input("Music-Studio", "Get-Guide")],
       options: {},
       expected: [
@@ -114,7 +114,7 @@ describe("normalizeCatalog", () => {
     expect(names(inputs, options)).toEqual(expected);
   });
 
-  it("drops a repeated tool identity with a warning and keeps the first (checklist 17)", () => {
+  it("[17] drops a repeated tool identity with a warning and keeps the first", () => {
     const first: CatalogInput = { server: "server1", tool: { name: "dup", description: "first" } };
     const second: CatalogInput = { server: "server1", tool: { name: "dup", description: "second" } };
 
@@ -138,7 +138,7 @@ describe("normalizeCatalog", () => {
     ]);
   });
 
-  it("gives namespaces that collide after sanitizing a hash of their raw identity (checklist 17)", () => {
+  it("[17] gives namespaces that collide after sanitizing a hash of their raw identity", () => {
     const result = names([
       input("basic-server", "lookup"),
       input("basic_server", "query"),
@@ -175,7 +175,7 @@ describe("normalizeCatalog", () => {
     ]);
   });
 
-  it("gives tool names that collide after sanitizing a hash of their raw identity (checklist 17)", () => {
+  it("[17] gives tool names that collide after sanitizing a hash of their raw identity", () => {
     expect(names([input("server", "tool-name"), input("server", "tool_name")])).toEqual([
       named("server", "tool-name", "mcp__server", `tool_name${hash(toolIdOf("server", "tool-name"))}`),
       named("server", "tool_name", "mcp__server", `tool_name${hash(toolIdOf("server", "tool_name"))}`),
@@ -186,7 +186,7 @@ describe("normalizeCatalog", () => {
     const namespace = "mcp__codex_apps";
     const roomForName = limit - namespace.length - 2;
 
-    it("keeps a flat name of exactly the limit unchanged (checklist 18)", () => {
+    it("[18] keeps a flat name of exactly the limit unchanged", () => {
       const name = "a".repeat(roomForName);
 
       expect(names([input("codex_apps", name)], { nameLimit: limit })).toEqual([
@@ -194,7 +194,7 @@ describe("normalizeCatalog", () => {
       ]);
     });
 
-    it("hashes a flat name one byte over the limit to exactly the limit (checklist 18)", () => {
+    it("[18] hashes a flat name one byte over the limit to exactly the limit", () => {
       const name = "a".repeat(roomForName + 1);
       const [result] = names([input("codex_apps", name)], { nameLimit: limit });
       const hashed = `${"a".repeat(roomForName - 13)}${hash(toolIdOf("codex_apps", name))}`;
@@ -226,7 +226,7 @@ describe("normalizeCatalog", () => {
     });
   });
 
-  it("sorts the output by raw identity bytewise, whatever the input order (checklist 18)", () => {
+  it("[18] sorts the output by raw identity bytewise, whatever the input order", () => {
     const inputs = [input("b", "x"), input("a", "z"), input("a", "y"), input("é", "x"), input("😀", "x")];
     const expected = [
       named("a", "y", "mcp__a", "y"),

@@ -2,9 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   CallToolResultSchema,
-  type ContentBlock,
   ContentBlockSchema,
-  isKnownContentBlock,
   McpServerInfoSchema,
   ResourceContentSchema,
   ResourceSchema,
@@ -63,16 +61,14 @@ describe("raw MCP objects", () => {
   });
 
   it.each([
-    ["text", { type: "text", text: "hi" }, true],
-    ["image", { type: "image", data: "aGk=", mimeType: "image/png" }, true],
-    ["audio", { type: "audio", data: "aGk=", mimeType: "audio/wav" }, true],
-    ["resource_link", { type: "resource_link", uri: "file:///a", name: "a" }, true],
-    ["resource", { type: "resource", resource: { uri: "file:///a", text: "hi" } }, true],
-    ["an unknown type", { type: "hologram", frames: 3 }, false],
-  ] as const)("accepts a %s content block as it is, known: %s", (_name, block, known) => {
-    const parsed = parseWith(ContentBlockSchema, block);
-    expect(parsed).toStrictEqual({ ok: true, value: block });
-    expect(isKnownContentBlock(block as ContentBlock)).toBe(known);
+    ["text", { type: "text", text: "hi" }],
+    ["image", { type: "image", data: "aGk=", mimeType: "image/png" }],
+    ["audio", { type: "audio", data: "aGk=", mimeType: "audio/wav" }],
+    ["resource_link", { type: "resource_link", uri: "file:///a", name: "a" }],
+    ["resource", { type: "resource", resource: { uri: "file:///a", text: "hi" } }],
+    ["an unknown type", { type: "hologram", frames: 3 }],
+  ] as const)("accepts a %s content block as it is", (_name, block) => {
+    expect(parseWith(ContentBlockSchema, block)).toStrictEqual({ ok: true, value: block });
   });
 
   it.each([

@@ -5,7 +5,6 @@ import {
   ApprovalRequestIdSchema,
   approvalRequestId,
   cappedString,
-  DEFAULT_CATALOG_EXPOSURE,
   DEFAULT_MODEL_TRUNCATION,
   IdSchema,
   MAX_ID_LENGTH,
@@ -109,9 +108,5 @@ describe("defaults the services apply", () => {
     expect(DEFAULT_MODEL_TRUNCATION).toStrictEqual({ mode: "bytes", limit: 10_000 });
     expect(Object.isFrozen(DEFAULT_MODEL_TRUNCATION)).toBe(true);
     expect(parseWith(TruncationPolicySchema, DEFAULT_MODEL_TRUNCATION).ok).toBe(true);
-  });
-
-  it("shows the model view of the catalog unless asked for all of it", () => {
-    expect(DEFAULT_CATALOG_EXPOSURE).toBe("model");
   });
 });

@@ -1,4 +1,5 @@
 export { chromiumPath } from "./chromium.js";
+export { flushTelemetry } from "./flush-telemetry.js";
 export { freePort } from "./free-port.js";
 export {
   type Infra,

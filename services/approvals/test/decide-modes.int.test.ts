@@ -54,7 +54,7 @@ async function check(name: string, rows: Row[]) {
 }
 
 describe("approval modes and annotations", () => {
-  it("31: approve never prompts, prompt always prompts, writes prompts unless the tool is read-only", async () => {
+  it("[31] approve never prompts, prompt always prompts, writes prompts unless the tool is read-only", async () => {
     await check("modes", [
       { name: "approve, no annotations", server: "approve", expected: byMode },
       {
@@ -76,7 +76,7 @@ describe("approval modes and annotations", () => {
     ]);
   });
 
-  it("32: auto prompts without annotations, not for read-only, for destructive even if read-only, for writes in an open world", async () => {
+  it("[32] auto prompts without annotations, not for read-only, for destructive even if read-only, for writes in an open world", async () => {
     await check("annotations", [
       { name: "no annotations", server: "auto", expected: { prompted: ALL_FOUR } },
       { name: "read-only only", server: "auto", annotations: READ_ONLY, expected: byAnnotations },
@@ -101,7 +101,7 @@ describe("approval modes and annotations", () => {
     ]);
   });
 
-  it("33: a tool's own mode wins over its server's default, which wins over auto", async () => {
+  it("[33] a tool's own mode wins over its server's default, which wins over auto", async () => {
     await check("mode resolution", [
       { name: "tool override approve", server: "mixed", tool: "reader", expected: byMode },
       {
@@ -128,7 +128,7 @@ describe("approval modes and annotations", () => {
     ]);
   });
 
-  it("denies a call that needs a human when the policy is never, without asking anyone", async () => {
+  it("[34] denies a call that needs a human when the policy is never, without asking anyone", async () => {
     const env = await testEnv("policy never");
     const service = await env.start({ servers: SERVERS, policy: "never" });
     await expect(probe(env.client, service.subjects, decideRequest({ server: "prompt" }))).resolves.toEqual({

@@ -36,7 +36,7 @@ async function answer(env: TestEnv, subjects: Subjects, choice: string, override
 }
 
 describe("remembered approvals", () => {
-  it("39: after allow for this session, the same tool in the same thread runs with no prompt and no hooks", async () => {
+  it("[39][42] after allow for this session, the same tool in the same thread runs with no prompt and no hooks", async () => {
     const env = await testEnv("session grant");
     const counter = join(await mkdtemp(join(tmpdir(), "toolbus-count-")), "runs");
     const hook = await hookScript("count.sh", `echo run >> ${counter}`);
@@ -119,7 +119,7 @@ describe("remembered approvals", () => {
     await expect(Promise.all([waiting, retried])).resolves.toEqual([declined, declined]);
   });
 
-  it("after allow and don't ask me again, the tool runs in every thread, across restarts, until its definition changes", async () => {
+  it("[40 differs] after allow and don't ask me again, the tool runs in every thread, across restarts, until its definition changes", async () => {
     const env = await testEnv("always grant");
     const first = await env.start();
     await expect(answer(env, first.subjects, "allow_always")).resolves.toEqual({
@@ -153,7 +153,7 @@ describe("remembered approvals", () => {
     }
   });
 
-  it("41: in modes prompt and writes an answer is never remembered: the next call asks again", async () => {
+  it("[41] in modes prompt and writes an answer is never remembered: the next call asks again", async () => {
     const env = await testEnv("no memory");
     const service = await env.start({
       servers: {

@@ -28,7 +28,7 @@ const command = (path: string, timeout?: number) => ({
 });
 
 describe("PermissionRequest hooks", () => {
-  it("42: a hook that allows skips the human", async () => {
+  it("[42] a hook that allows skips the human", async () => {
     const hook = await hookScript(
       "allow.sh",
       `echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'`,
@@ -41,7 +41,7 @@ describe("PermissionRequest hooks", () => {
     });
   });
 
-  it("42: a hook that denies skips the call with the hook's message", async () => {
+  it("[42] a hook that denies skips the call with the hook's message", async () => {
     const hook = await hookScript(
       "deny.sh",
       `echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"search is off limits today"}}}'`,

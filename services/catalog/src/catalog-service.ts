@@ -36,11 +36,12 @@ import {
   ResourceTemplatesListRequestSchema,
   type StartupCompleteEvent,
   type Subjects,
+  serverFromCatalogKey,
 } from "@toolbus/protocol";
 import type { z } from "zod";
 import type { ConnectSpec } from "./adapters/mcp/mcp-connection.js";
 import { createCallRelay } from "./adapters/nats/call-relay.js";
-import { CatalogStore, serverKey } from "./adapters/nats/catalog-store.js";
+import { CatalogStore } from "./adapters/nats/catalog-store.js";
 import { ResourceOrigins } from "./adapters/nats/resource-origins.js";
 import { ServerConnector, type StartupOutcome } from "./connectors/server-connector.js";
 import { nextServerEntry, type ServerEntry, shouldReportStatus } from "./core/catalog-entry.js";
@@ -452,7 +453,7 @@ async function watchOtherReplicas(
         if (update.operation !== "PUT") continue;
         const entry = update.json<ServerEntry>();
         const connector = connectors.get(entry.server);
-        if (connector && update.key === serverKey(entry.server)) connector.observeEntry(entry);
+        if (connector && serverFromCatalogKey(update.key) === entry.server) connector.observeEntry(entry);
       }
     } catch (error) {
       logger.warn({ err: error }, "the catalog watch ended");

@@ -96,7 +96,7 @@ const failure = (code: string, message: string, retryable: boolean) => ({
 });
 
 describe("connector calls", () => {
-  it("returns the server's result untouched, with callId and threadId set over the caller's _meta", async () => {
+  it("[28] returns the server's result untouched, with callId and threadId set over the caller's _meta", async () => {
     const reply = await call("srv", {
       callId: "call-meta",
       threadId: "thread-1",
@@ -126,7 +126,7 @@ describe("connector calls", () => {
     );
   });
 
-  it("refuses a call prepared against another revision of the server, which never sees it", async () => {
+  it("[29] refuses a call prepared against another revision of the server, which never sees it", async () => {
     const prepared = await revisionOf("srv");
     const before = (await srv.calls()).length;
     const stale = failure(
@@ -178,7 +178,7 @@ describe("connector calls", () => {
     });
   });
 
-  it("times a slow tool out after the server's tool timeout, or the caller's when it is shorter", async () => {
+  it("[30] times a slow tool out after the server's tool timeout, or the caller's when it is shorter", async () => {
     expect(await call("timed", { callId: "call-slow-1", tool: "slow" })).toEqual(
       failure(
         "timeout",
@@ -267,7 +267,7 @@ describe("connector calls", () => {
     ]);
   });
 
-  it("declines a tool_suggestion elicitation at once, never asking whoever answers the call (checklist 62)", async () => {
+  it("[62] declines a tool_suggestion elicitation at once, never asking whoever answers the call", async () => {
     const asked: unknown[] = [];
     const answerer = harness.nc.subscribe(harness.subjects.callRelay("call-suggest", "elicitation"), {
       callback: (_error, msg) => {

@@ -67,7 +67,7 @@ const answered = (answer: string) => ({
   result: { result: { content: [{ type: "text", text: answer }] } },
 });
 
-it("never with full access accepts an empty form with {}, and declines a form that asks for something (checklist 62)", async () => {
+it("[62] never with full access accepts an empty form with {}, and declines a form that asks for something", async () => {
   const { call, asked } = await withPolicy({
     TOOLBUS_APPROVAL_POLICY: "never",
     TOOLBUS_PERMISSION_PROFILE: "full-access",
@@ -77,7 +77,7 @@ it("never with full access accepts an empty form with {}, and declines a form th
   expect(asked).toEqual([]);
 });
 
-it("never with a restricted profile declines even an empty form (checklist 62)", async () => {
+it("[62] never with a restricted profile declines even an empty form", async () => {
   const { call, asked } = await withPolicy({ TOOLBUS_APPROVAL_POLICY: "never" });
   expect(await call("call-confirm", "confirm")).toEqual(answered('{"action":"decline"}'));
   expect(asked).toEqual([]);

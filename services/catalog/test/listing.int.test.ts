@@ -1,5 +1,6 @@
 // Listing through real servers: pagination limits and the legacy protocol (checklist 13–14),
 // the names catalog.get gives (15–24), re-listing on list_changed, and bad listings.
+import type { CatalogSnapshot } from "@toolbus/protocol";
 import {
   type StdioTestServer,
   startTestServer,
@@ -52,7 +53,7 @@ const stdio = (server: { command: string; args: string[] }) => ({
 });
 
 describe("listing tools", () => {
-  it("follows pages, and fails a listing past the reference's limits with its messages", {
+  it("[13] follows pages, and fails a listing past the reference's limits with its messages", {
     timeout: 90_000,
   }, async () => {
     harness = await CatalogHarness.create("listing");
@@ -93,7 +94,7 @@ describe("listing tools", () => {
     );
   });
 
-  it("reads one page of tools under the 2025-06-18 protocol, yet follows resource cursors, the empty one too", async () => {
+  it("[14] reads one page of tools under the 2025-06-18 protocol, yet follows resource cursors, the empty one too", async () => {
     harness = await CatalogHarness.create("listing");
     const legacy = await raw({
       protocolVersion: "2025-06-18",
@@ -124,7 +125,7 @@ describe("listing tools", () => {
     ]);
   });
 
-  it("names tools the reference's way across servers, in raw-identity order", async () => {
+  it("[15, 16, 17, 19, 21, 22, 23][18 differs] names tools the reference's way across servers, in raw-identity order", async () => {
     harness = await CatalogHarness.create("listing");
     const fits = "f".repeat(64 - "mcp__srv__".length);
     const { service } = await harness.start(
@@ -237,6 +238,8 @@ describe("listing tools", () => {
     expect(new Set(all.tools.map((t) => t.flatName)).size).toBe(all.tools.length);
 
     const model = await harness.catalog("model");
+    // A request without `exposure` gets the model view.
+    expect(await harness.ok<CatalogSnapshot>(harness.subjects.catalogGet, {})).toEqual(model);
     expect(model.tools.map((t) => t.rawName)).toEqual(
       all.tools.filter((t) => t.rawName !== "app-only").map((t) => t.rawName),
     );
@@ -244,7 +247,7 @@ describe("listing tools", () => {
     expect(model.deferred).toEqual([]);
   });
 
-  it("offers tools directly, and deferred to a consumer that searches, as omit_tools_from allows", async () => {
+  it("[24 differs] offers tools directly, and deferred to a consumer that searches, as omit_tools_from allows", async () => {
     harness = await CatalogHarness.create("listing");
     const toolPages = [{ tools: listed({ name: "lookup", description: "Find a record." }) }];
     const { service } = await harness.start(

@@ -69,7 +69,7 @@ function logLines(run: Run): Array<Record<string, unknown>> {
 }
 
 describe("the catalog process", () => {
-  it("refuses a config with problems, listing every one, and exits 1", async () => {
+  it("[1] refuses a config with problems, listing every one, and exits 1", async () => {
     harness = await CatalogHarness.create("main");
     const run = await runCatalog(
       [
@@ -99,7 +99,7 @@ describe("the catalog process", () => {
     );
   }, 60_000);
 
-  it("exits 1 with the reference's message when a required server does not start", async () => {
+  it("[10] exits 1 with the reference's message when a required server does not start", async () => {
     harness = await CatalogHarness.create("main");
     const run = await runCatalog(
       toolbusToml({

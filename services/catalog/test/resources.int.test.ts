@@ -59,7 +59,7 @@ describe("resources", () => {
     await harness?.close();
   });
 
-  it("lists every server's resources, all pages, sorted by server, leaving out and logging one that fails", async () => {
+  it("[51] lists every server's resources, all pages, sorted by server, leaving out and logging one that fails", async () => {
     expect(await harness.request(harness.subjects.catalogResourcesList, {})).toEqual({
       ok: true,
       result: {
@@ -78,7 +78,7 @@ describe("resources", () => {
     ).toBeDefined();
   });
 
-  it("refuses a cursor without a server", async () => {
+  it("[51] refuses a cursor without a server", async () => {
     expect(await harness.request(harness.subjects.catalogResourcesList, { cursor: "2" })).toEqual(
       failure("bad_request", "cursor can only be used when a server is specified", false),
     );
@@ -87,7 +87,7 @@ describe("resources", () => {
     );
   });
 
-  it("lists one page of one server's resources, with the cursor to the next", async () => {
+  it("[52] lists one page of one server's resources, with the cursor to the next", async () => {
     expect(await harness.ok(harness.subjects.catalogResourcesList, { server: "docs" })).toEqual({
       resources: [
         { server: "docs", uri: "test://a", name: "a", mimeType: "text/plain" },

@@ -17,7 +17,7 @@ afterEach(async () => {
   await connector?.stop();
 });
 
-it("waits for a startup_timeout_sec of 90 s past the SDK's 60 s, then shows the timeout advice (checklist 7)", async () => {
+it("[7] waits for a startup_timeout_sec of 90 s past the SDK's 60 s, then shows the timeout advice", async () => {
   const statuses: StatusUpdate[] = [];
   const ports: ConnectorPorts = {
     log: { info() {}, warn() {}, error() {} },

@@ -30,7 +30,7 @@ async function summaryEvent() {
 }
 
 describe("catalog start-up", () => {
-  it("never spawns a disabled server, publishes nothing about it, and lists it as disabled", async () => {
+  it("[5] never spawns a disabled server, publishes nothing about it, and lists it as disabled", async () => {
     harness = await CatalogHarness.create("startup");
     const dir = await mkdtemp(join(tmpdir(), "toolbus-disabled-"));
     harness.defer(() => rm(dir, { recursive: true, force: true }));
@@ -68,7 +68,7 @@ describe("catalog start-up", () => {
     expect(catalog.tools.map((tool) => tool.server)).toEqual(["on"]);
   });
 
-  it("reports each server starting, then ready or failed, then one summary carrying the raw errors", async () => {
+  it("[6][7] reports each server starting, then ready or failed, then one summary carrying the raw errors", async () => {
     harness = await CatalogHarness.create("startup");
     const good = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });
     harness.defer(() => good.dispose());
@@ -152,7 +152,7 @@ describe("catalog start-up", () => {
     ]);
   });
 
-  it("fails only a server whose name is invalid, with the reference's message, and starts the rest (checklist 3)", async () => {
+  it("[3] fails only a server whose name is invalid, with the reference's message, and starts the rest", async () => {
     harness = await CatalogHarness.create("startup");
     const good = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });
     harness.defer(() => good.dispose());
@@ -175,7 +175,7 @@ describe("catalog start-up", () => {
     expect((await harness.catalog()).tools.map((tool) => tool.server)).toEqual(["good"]);
   });
 
-  it("names every required server that failed, in sorted order, and ignores optional ones", async () => {
+  it("[10] names every required server that failed, in sorted order, and ignores optional ones", async () => {
     harness = await CatalogHarness.create("startup");
     const ok = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });
     harness.defer(() => ok.dispose());
@@ -214,7 +214,7 @@ describe("catalog start-up", () => {
     expect(await service.requiredFailure()).toBeUndefined();
   });
 
-  it("fails an HTTP server whose bearer token variable is empty or unset, before connecting", async () => {
+  it("[11] fails an HTTP server whose bearer token variable is empty or unset, before connecting", async () => {
     harness = await CatalogHarness.create("startup");
     const { service } = await harness.start(
       toolbusToml({
@@ -297,7 +297,7 @@ describe("catalog start-up", () => {
     });
   });
 
-  it("says an HTTP server that answers 401 is not logged in", async () => {
+  it("[8] says an HTTP server that answers 401 is not logged in", async () => {
     harness = await CatalogHarness.create("startup");
     const http = createServer((_req, res) => {
       res.writeHead(401, { "www-authenticate": 'Bearer realm="test"', "content-type": "text/plain" });
@@ -325,7 +325,7 @@ describe("catalog start-up", () => {
     ]);
   });
 
-  it("says a server that refuses the credentials it was sent requires OAuth reauthentication, with the reason (checklist 8)", async () => {
+  it("[8] says a server that refuses the credentials it was sent requires OAuth reauthentication, with the reason", async () => {
     harness = await CatalogHarness.create("startup");
     const http = createServer((_req, res) => {
       res.writeHead(401, { "www-authenticate": 'Bearer realm="test"', "content-type": "text/plain" });
@@ -354,7 +354,7 @@ describe("catalog start-up", () => {
     expect(entry).toMatchObject({ statusError: display, statusReason: "reauthentication_required" });
   });
 
-  it("stores each server's timeouts with the reference's defaults, `_sec` winning over `_ms`", async () => {
+  it("[2] stores each server's timeouts with the reference's defaults, `_sec` winning over `_ms`", async () => {
     harness = await CatalogHarness.create("startup");
     const { service } = await harness.start(
       toolbusToml({
@@ -410,7 +410,7 @@ describe("catalog start-up", () => {
     });
   });
 
-  it("serves the tools enabled_tools allows and disabled_tools does not deny, by raw name", async () => {
+  it("[4] serves the tools enabled_tools allows and disabled_tools does not deny, by raw name", async () => {
     harness = await CatalogHarness.create("startup");
     const server = await startTestServer({
       transport: "stdio",
@@ -453,7 +453,7 @@ describe("catalog start-up", () => {
     expect(await server.calls()).toEqual([]);
   });
 
-  it("cancels a server still starting when the service stops", async () => {
+  it("[6] cancels a server still starting when the service stops", async () => {
     harness = await CatalogHarness.create("startup");
     const running = await harness.start(
       toolbusToml({ servers: { mute: { command: NODE, args: ["-e", "setInterval(() => {}, 1000)"] } } }),
@@ -467,7 +467,7 @@ describe("catalog start-up", () => {
     expect(states("mute")).toEqual(["starting", "cancelled"]);
   });
 
-  it("gives a stdio server only the allow-listed variables, its env_vars and its env, env winning", async () => {
+  it("[12] gives a stdio server only the allow-listed variables, its env_vars and its env, env winning", async () => {
     harness = await CatalogHarness.create("startup");
     const everything = serverEverythingCommand();
     const parentEnv: Record<string, string | undefined> = {

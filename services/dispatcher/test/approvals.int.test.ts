@@ -120,7 +120,7 @@ describe("asking the approvals service", () => {
         "Do not assume the action is unsafe based on the timeout alone. " +
         "You may retry once, or ask the user for guidance or explicit approval.",
     },
-  ] as const)("skips the call on $name, server untouched", async (row) => {
+  ] as const)("[38 differs] skips the call on $name, server untouched", async (row) => {
     answer = () => approved(row.result);
     const callId = h.callId();
     const reply = await h.ok({ callId, tool: "mcp__scripted__asked", arguments: "{}" });

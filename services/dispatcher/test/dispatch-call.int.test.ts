@@ -54,8 +54,8 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
-describe("arguments (checklist 25–26)", () => {
-  it("answers invalid JSON with exactly `err: <parse error>` as the model output, and publishes no events (25)", async () => {
+describe("arguments", () => {
+  it("[25] answers invalid JSON with exactly `err: <parse error>` as the model output, and publishes no events", async () => {
     const before = (await h.scripted!.calls()).length;
     const callId = h.callId();
     const reply = await h.ok({ callId, tool: "mcp__scripted__echo", arguments: '{"a":' });
@@ -82,7 +82,7 @@ describe("arguments (checklist 25–26)", () => {
     }).toEqual({ seen: [], stored: [], serverCalls: before + 1 });
   });
 
-  it("sends no arguments for blank text and records them as null (26)", async () => {
+  it("[26] sends no arguments for blank text and records them as null", async () => {
     const callId = h.callId();
     const reply = await h.ok({
       callId,
@@ -116,7 +116,7 @@ describe("arguments (checklist 25–26)", () => {
     });
   });
 
-  it("refuses arguments that are not an object with the reference's message, server untouched (26)", async () => {
+  it("[26] refuses arguments that are not an object with the reference's message, server untouched", async () => {
     const before = (await h.scripted!.calls()).length;
     const callId = h.callId();
     const reply = await h.ok({ callId, tool: "mcp__scripted__echo", arguments: "[1]" });
@@ -144,7 +144,7 @@ describe("arguments (checklist 25–26)", () => {
   });
 });
 
-describe("tools the model may not call (checklist 27)", () => {
+describe("tools the model may not call", () => {
   it.each([
     {
       name: "a name the catalog does not have",
@@ -160,7 +160,7 @@ describe("tools the model may not call (checklist 27)", () => {
       invocation: { server: "scripted", tool: "hidden" },
       message: "MCP tool `scripted/hidden` is not available to the model",
     },
-  ])("skips $name with a begin and a failed end, and never calls the server", async (row) => {
+  ])("[19][27] skips $name with a begin and a failed end, and never calls the server", async (row) => {
     const before = (await h.scripted!.calls()).length;
     const callId = h.callId();
     const reply = await h.ok({ callId, tool: row.tool, arguments: '{"x":1}' });
@@ -193,8 +193,8 @@ describe("tools the model may not call (checklist 27)", () => {
   });
 });
 
-describe("the request _meta (checklist 28)", () => {
-  it("carries the callId and the threadId to the server", async () => {
+describe("the request _meta", () => {
+  it("[28] carries the callId and the threadId to the server", async () => {
     const callId = h.callId();
     await h.ok({
       callId,
@@ -220,8 +220,8 @@ describe("the request _meta (checklist 28)", () => {
   });
 });
 
-describe("items and events (checklist 43–44)", () => {
-  it("folds a thread's calls into items with their final status, via dispatch.history (43)", async () => {
+describe("items and events", () => {
+  it("[43] folds a thread's calls into items with their final status, via dispatch.history", async () => {
     const thread = "thread-43";
     const ok = await h.ok({ threadId: thread, tool: "mcp__scripted__echo", arguments: '{"q":"a"}' });
     const failing = await h.ok({ threadId: thread, tool: "mcp__scripted__failing", arguments: "" });
@@ -274,7 +274,7 @@ describe("items and events (checklist 43–44)", () => {
     expect(boom.error).toBe(boomError);
   });
 
-  it("shows a call waiting for approval as in progress, then completed (43)", async () => {
+  it("[43] shows a call waiting for approval as in progress, then completed", async () => {
     const thread = "thread-43-wait";
     const callId = h.callId();
     const pending = h.ok({ callId, threadId: thread, tool: "mcp__scripted__reviewed", arguments: '{"r":1}' });
@@ -313,7 +313,7 @@ describe("items and events (checklist 43–44)", () => {
     });
   });
 
-  it("publishes {ok} for a result and {err} for an error, with no app identity fields (44)", async () => {
+  it("[44 differs] publishes {ok} for a result and {err} for an error, with no app identity fields", async () => {
     const done = await h.ok({ tool: "mcp__scripted__echo", arguments: '{"k":"v"}' });
     const boom = await h.ok({ tool: "mcp__scripted__boom", arguments: "{}" });
     expect({
@@ -368,8 +368,8 @@ describe("items and events (checklist 43–44)", () => {
   });
 });
 
-describe("the model's output (checklist 46–49)", () => {
-  it("counts the approval wait in the wall time but not in the duration (46)", async () => {
+describe("the model's output", () => {
+  it("[46] counts the approval wait in the wall time but not in the duration", async () => {
     const callId = h.callId();
     const pending = h.ok({ callId, tool: "mcp__scripted__reviewed", arguments: '{"w":1}' });
     // Held 500 ms from the ask, not from the send (which a loaded machine can delay): the wall
@@ -392,18 +392,18 @@ describe("the model's output (checklist 46–49)", () => {
 
   it.each([
     {
-      name: "only the structuredContent JSON when there is one (47)",
+      name: "only the structuredContent JSON when there is one",
       tool: "mcp__scripted__structured",
       body: '{"answer":42}',
       result: { content: [{ type: "text", text: "forty-two" }], structuredContent: { answer: 42 } },
     },
     {
-      name: "the JSON array of the blocks for text-only content (47)",
+      name: "the JSON array of the blocks for text-only content",
       tool: "mcp__scripted__echo",
       body: '[{"type":"text","text":"{\\"t\\":true}"}]',
       result: { content: [{ type: "text", text: '{"t":true}' }] },
     },
-  ])("gives the model $name, and the caller the raw result", async (row) => {
+  ])("[47] gives the model $name, and the caller the raw result", async (row) => {
     const reply = await h.ok({ tool: row.tool, arguments: '{"t":true}' });
     expect({ output: reply.output, result: reply.result }).toEqual({
       output: { success: true, body: textBody(reply, row.body) },
@@ -411,7 +411,7 @@ describe("the model's output (checklist 46–49)", () => {
     });
   });
 
-  it("gives a model that takes images content items with a data URL (48)", async () => {
+  it("[48] gives a model that takes images content items with a data URL", async () => {
     const reply = await h.ok({ tool: "mcp__scripted__image", arguments: "" });
     expect(reply.output).toEqual({
       success: true,
@@ -422,7 +422,7 @@ describe("the model's output (checklist 46–49)", () => {
     });
   });
 
-  it("gives a model without image input the placeholder, and keeps the image in the raw result (48)", async () => {
+  it("[48] gives a model without image input the placeholder, and keeps the image in the raw result", async () => {
     const reply = await h.ok({ tool: "mcp__scripted__image", arguments: "", model: { images: false } });
     expect({ output: reply.output, result: reply.result }).toEqual({
       output: {
@@ -436,7 +436,7 @@ describe("the model's output (checklist 46–49)", () => {
     });
   });
 
-  it("replaces audio for a model that does not say it takes audio (48)", async () => {
+  it("replaces audio for a model that does not say it takes audio", async () => {
     const [without, withAudio] = await Promise.all([
       h.ok({ tool: "mcp__scripted__audio", arguments: "" }),
       h.ok({ tool: "mcp__scripted__audio", arguments: "", model: { audio: true } }),
@@ -459,7 +459,7 @@ describe("the model's output (checklist 46–49)", () => {
     });
   });
 
-  it("keeps server-everything's text and image blocks in order as content items (48)", async () => {
+  it("[48] keeps server-everything's text and image blocks in order as content items", async () => {
     const reply = await h.ok({ tool: "mcp__everything__get_tiny_image", arguments: "" });
     const image = reply.result?.content.find((block) => block.type === "image") as
       | { data: string; mimeType: string }
@@ -487,7 +487,7 @@ describe("the model's output (checklist 46–49)", () => {
       marker: (removedBytes: number) => `…${Math.ceil(removedBytes / 4)} tokens truncated…`,
     },
   ])(
-    "middle-truncates a big output to policy × 1.2 in $mode mode, the raw result whole (49)",
+    "[49] middle-truncates a big output to policy × 1.2 in $mode mode, the raw result whole",
     async ({ mode, limit, marker }) => {
       const reply = await h.ok({
         tool: "mcp__scripted__big",
@@ -508,7 +508,7 @@ describe("the model's output (checklist 46–49)", () => {
     },
   );
 
-  it("reports success false exactly when the result has isError (49)", async () => {
+  it("[49] reports success false exactly when the result has isError", async () => {
     const [failing, fine] = await Promise.all([
       h.ok({ tool: "mcp__scripted__failing", arguments: "" }),
       h.ok({ tool: "mcp__scripted__echo", arguments: "" }),

@@ -31,8 +31,8 @@ afterAll(async () => {
   await nats?.destroy();
 });
 
-describe("a result over 1 MiB (checklist 45)", () => {
-  it("reaches the caller whole, while the end event stores one truncated text block", async () => {
+describe("a result over 1 MiB", () => {
+  it("[45] reaches the caller whole, while the end event stores one truncated text block", async () => {
     const callId = h.callId();
     const reply = await h.ok({ callId, tool: "mcp__scripted__big", arguments: "" });
     const end = (await h.endedEvents(callId)).find((event) => event.phase === "end")!.body as CallEndEvent;

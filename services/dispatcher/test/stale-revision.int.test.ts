@@ -84,7 +84,7 @@ describe("at the dispatcher", () => {
       given: "nothing" as const,
       stale: false,
     },
-  ])("rejects or serves $name", async (row) => {
+  ])("[29] rejects or serves $name", async (row) => {
     const shown = await h.catalog();
     const entry = shown.tools.find((tool) => tool.rawName === row.tool)!;
     const newRevision = await changeDefinition();
@@ -138,7 +138,7 @@ describe("at the dispatcher", () => {
 });
 
 describe("at the connector (the barrier)", () => {
-  it("rejects a call whose tool changed after the dispatcher's check, before the server sees it", async () => {
+  it("[29] rejects a call whose tool changed after the dispatcher's check, before the server sees it", async () => {
     const shown = await h.catalog();
     const entry = shown.tools.find((tool) => tool.rawName === "changing")!;
     const asked = approvals.requests.length;

@@ -64,7 +64,7 @@ afterAll(async () => {
 });
 
 describe("approval prompts", () => {
-  it("puts the approval to a client that supports elicitation, in the reference's form shape, and runs the call it allows", async () => {
+  it("[37] puts the approval to a client that supports elicitation, in the reference's form shape, and runs the call it allows", async () => {
     const connected = await client(true);
     const asked: unknown[] = [];
     connected.setRequestHandler(ElicitRequestSchema, async (request) => {

@@ -131,7 +131,7 @@ afterAll(async () => {
 const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
 
 describe("the gateway's initialize instructions", () => {
-  it("carry one section per server, its trimmed instructions, by name (checklist 20)", async () => {
+  it("[20] carry one section per server, its trimmed instructions, by name", async () => {
     const instructions = (await client()).getInstructions() ?? "";
     expect(instructions.startsWith(`${GATEWAY_INTRO}\n`)).toBe(true);
     expect(instructions).toContain(
@@ -147,7 +147,7 @@ describe("the gateway's initialize instructions", () => {
 });
 
 describe("tools/list through the edge", () => {
-  it("shows input schemas cleaned as the reference cleans them: boolean schemas, const, types, $defs (checklist 21)", async () => {
+  it("shows input schemas cleaned as the reference cleans them: boolean schemas, const, types, $defs", async () => {
     const { tools } = await (await client()).listTools();
     expect(tools.find((tool) => tool.name === "docs__messy")?.inputSchema).toEqual({
       type: "object",
@@ -170,7 +170,7 @@ describe("tools/list through the edge", () => {
     });
   });
 
-  it("leaves out a tool whose schema is null-rooted or not an object, with the reference's warning (checklist 21)", async () => {
+  it("[21] leaves out a tool whose schema is null-rooted or not an object, with the reference's warning", async () => {
     const { tools } = await (await client()).listTools();
     const names = tools.map((tool) => tool.name);
     expect(names).not.toContain("docs__nothing");
@@ -244,7 +244,7 @@ describe("the resource tools (§8)", () => {
     ).rejects.toThrow(/Unknown tool: list_mcp_resources/);
   });
 
-  it("list every server's resources, sorted by server, each with its server, no cursor (checklist 51)", async () => {
+  it("[51] list every server's resources, sorted by server, each with its server, no cursor", async () => {
     const result = await (await client()).callTool({ name: "list_mcp_resources", arguments: {} });
     const text = textOf(result);
     expect(result.isError).toBeFalsy();
@@ -262,7 +262,7 @@ describe("the resource tools (§8)", () => {
     expect(end.result).toEqual({ ok: { content: [{ type: "text", text }], isError: false } });
   });
 
-  it("list one server's page with its nextCursor, then the next page (checklist 52)", async () => {
+  it("[52] list one server's page with its nextCursor, then the next page", async () => {
     const connected = await client();
     const first = textOf(
       await connected.callTool({ name: "list_mcp_resources", arguments: { server: "docs" } }),
@@ -281,7 +281,7 @@ describe("the resource tools (§8)", () => {
     });
   });
 
-  it("refuse a cursor without a server, after the call began (checklist 51)", async () => {
+  it("[51] refuse a cursor without a server, after the call began", async () => {
     const result = await (await client()).callTool({
       name: "list_mcp_resources",
       arguments: { cursor: "1" },
@@ -311,7 +311,7 @@ describe("the resource tools (§8)", () => {
     });
   });
 
-  it("read a resource: the payload as JSON, and a completed item with isError false (checklist 53)", async () => {
+  it("[53] read a resource: the payload as JSON, and a completed item with isError false", async () => {
     const args = { server: "docs", uri: "docs://guide" };
     const result = await (await client()).callTool({ name: "read_mcp_resource", arguments: args });
     const text = textOf(result);
@@ -329,7 +329,7 @@ describe("the resource tools (§8)", () => {
     });
   });
 
-  it("refuse a blank server before anything begins: no events (checklist 52)", async () => {
+  it("[52] refuse a blank server before anything begins: no events", async () => {
     const connected = await client();
     const blank = { server: " ", uri: "x" };
     expect(await connected.callTool({ name: "read_mcp_resource", arguments: blank })).toEqual({
@@ -345,7 +345,7 @@ describe("the resource tools (§8)", () => {
     ).toEqual([]);
   });
 
-  it("fail a read the server refuses with `resources/read failed: …` and a failed item (checklist 53)", async () => {
+  it("[53] fail a read the server refuses with `resources/read failed: …` and a failed item", async () => {
     const args = { server: "docs", uri: "docs://missing" };
     const result = await (await client()).callTool({ name: "read_mcp_resource", arguments: args });
     const text = textOf(result);
@@ -357,7 +357,7 @@ describe("the resource tools (§8)", () => {
     expect(end).toMatchObject({ status: "failed", result: { err: text } });
   });
 
-  it("truncate the payload to the model's policy × 1.2, keeping the whole in the event (checklist 53)", async () => {
+  it("[53] truncate the payload to the model's policy × 1.2, keeping the whole in the event", async () => {
     const args = { server: "docs", uri: "docs://big" };
     const result = await (await client()).callTool({ name: "read_mcp_resource", arguments: args });
     const { end } = await eventsOf("read_mcp_resource", args);

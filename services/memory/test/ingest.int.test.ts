@@ -19,7 +19,7 @@ async function settled(h: Harness, counted: number, duplicates = 0): Promise<voi
 }
 
 describe("counting citations from toolbus.memory.message", () => {
-  it("turns a NULL usage_count into 1, adds 1 after that, stamps last_usage in seconds, ignores unknown ids", async () => {
+  it("[58] turns a NULL usage_count into 1, adds 1 after that, stamps last_usage in seconds, ignores unknown ids", async () => {
     const h = await startHarness();
     await seedRollouts(h.db, [
       { threadId: A, sourceUpdatedAt: 100 },
@@ -42,7 +42,7 @@ describe("counting citations from toolbus.memory.message", () => {
     }
   });
 
-  it("counts ids from the legacy <thread_ids> block and ignores ids that are not UUIDs", async () => {
+  it("[57] counts ids from the legacy <thread_ids> block and ignores ids that are not UUIDs", async () => {
     const h = await startHarness();
     await seedRollouts(h.db, [
       { threadId: B, sourceUpdatedAt: 100 },

@@ -20,7 +20,7 @@ describe("toolbus.memory.strip", () => {
     h = await startHarness({ scope: "file" });
   });
 
-  it("hides the citation, returns its entries and its rollout ids de-duplicated in first-seen order", async () => {
+  it("[54][57] hides the citation, returns its entries and its rollout ids de-duplicated in first-seen order", async () => {
     const text = `hello${citation([B, "not-a-uuid", B, A])} world`;
     expect(await h.request(h.service.subjects.memoryStrip, { text }, MemoryStripResultSchema)).toEqual({
       visibleText: "hello world",
@@ -31,7 +31,7 @@ describe("toolbus.memory.strip", () => {
     });
   });
 
-  it("accepts the legacy <thread_ids> block and, in plan mode, hides <proposed_plan> blocks", async () => {
+  it("[57] accepts the legacy <thread_ids> block and, in plan mode, hides <proposed_plan> blocks", async () => {
     const text = `plan:\n<proposed_plan>\n1. do it\n</proposed_plan>\n${answer([A], "thread_ids")}`;
     expect(
       await h.request(h.service.subjects.memoryStrip, { text, planMode: true }, MemoryStripResultSchema),
@@ -41,7 +41,7 @@ describe("toolbus.memory.strip", () => {
     });
   });
 
-  it("leaves a citation-only reply with no visible text but still returns its citation", async () => {
+  it("[59] leaves a citation-only reply with no visible text but still returns its citation", async () => {
     expect(
       await h.request(h.service.subjects.memoryStrip, { text: citation([A]) }, MemoryStripResultSchema),
     ).toEqual({
@@ -50,7 +50,7 @@ describe("toolbus.memory.strip", () => {
     });
   });
 
-  it("keeps a trailing partial open tag visible and answers null for text without a citation", async () => {
+  it("[55] keeps a trailing partial open tag visible and answers null for text without a citation", async () => {
     expect(
       await h.request(h.service.subjects.memoryStrip, { text: "hello <oai-mem-" }, MemoryStripResultSchema),
     ).toEqual({ visibleText: "hello <oai-mem-", citation: null });

@@ -1,8 +1,8 @@
 /**
  * Metric declarations as data: what each instrument is called, measures and is broken down by.
  * Services declare theirs in one place (`defineMetrics`); the rules below keep them in the
- * `toolbus.` namespace, with OTel units and low-cardinality attributes only, and the README's
- * metrics table is compared with the rows `metricDocRows` makes of them.
+ * `toolbus.` namespace, with OTel units and low-cardinality attributes only (the README's metrics
+ * table is checked against them by packages/all-in-one/test/metrics-readme.test.ts).
  */
 
 export type InstrumentKind = "counter" | "up-down-counter" | "histogram" | "gauge";
@@ -75,32 +75,4 @@ export function metricSpecProblems(specs: Readonly<Record<string, MetricSpec>>):
     }
   }
   return problems;
-}
-
-/** One row of the README's metrics table. */
-export interface MetricDocRow {
-  metric: string;
-  type: string;
-  unit: string;
-  attributes: string;
-  meaning: string;
-}
-
-const TYPE_NAMES: Record<InstrumentKind, string> = {
-  counter: "counter",
-  "up-down-counter": "up-down counter",
-  histogram: "histogram",
-  gauge: "gauge",
-};
-
-/** The table rows documenting `specs`, in declaration order, as markdown cell text. */
-export function metricDocRows(specs: Iterable<MetricSpec>): MetricDocRow[] {
-  const code = (text: string) => `\`${text}\``;
-  return [...specs].map((spec) => ({
-    metric: code(spec.name),
-    type: TYPE_NAMES[spec.kind],
-    unit: code(spec.unit),
-    attributes: spec.attributes.length === 0 ? "—" : spec.attributes.map(code).join(", "),
-    meaning: spec.description,
-  }));
 }

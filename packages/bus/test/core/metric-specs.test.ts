@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type MetricSpec, metricDocRows, metricSpecProblems } from "../../src/core/metric-specs.js";
+import { type MetricSpec, metricSpecProblems } from "../../src/core/metric-specs.js";
 
 const calls: MetricSpec = {
   kind: "counter",
@@ -46,34 +46,6 @@ describe("metricSpecProblems", () => {
       'metric perCall (toolbus.a.d): attribute "x" is listed twice',
       "metric buckets (toolbus.a.e): only a histogram has bucket boundaries",
       "metric buckets (toolbus.a.e): bucket boundaries must increase",
-    ]);
-  });
-});
-
-describe("metricDocRows", () => {
-  it("gives one README row per instrument, in declaration order", () => {
-    expect(metricDocRows([calls, duration, { ...calls, kind: "gauge", name: "toolbus.g" }])).toEqual([
-      {
-        metric: "`toolbus.dispatcher.calls`",
-        type: "counter",
-        unit: "`{call}`",
-        attributes: "`mcp.server`, `toolbus.call.status`",
-        meaning: "Calls answered.",
-      },
-      {
-        metric: "`toolbus.dispatcher.call.duration`",
-        type: "histogram",
-        unit: "`s`",
-        attributes: "—",
-        meaning: "Time per call.",
-      },
-      {
-        metric: "`toolbus.g`",
-        type: "gauge",
-        unit: "`{call}`",
-        attributes: "`mcp.server`, `toolbus.call.status`",
-        meaning: "Calls answered.",
-      },
     ]);
   });
 });

@@ -168,6 +168,7 @@ export function searchCatalog(
   page: { cursor?: string; limit: number },
 ): { tools: ToolEntry[]; nextCursor?: string } {
   const terms = query.toLowerCase().split(/\s+/).filter(Boolean);
+  const instructions = new Map(snapshot.servers.map((server) => [server.name, server.instructions]));
   const matches = snapshot.tools.filter((tool) => {
     if (tool.exposure === "hidden") return false;
     const text = searchText({
@@ -177,6 +178,7 @@ export function searchCatalog(
       server: tool.server,
       title: tool.title,
       description: tool.description,
+      namespaceDescription: instructions.get(tool.server),
       inputSchema: tool.inputSchema,
     }).toLowerCase();
     return terms.every((term) => text.includes(term));

@@ -10,11 +10,5 @@ export {
   MemoryCitationSchema,
 } from "./memory-citation.js";
 export { stripProposedPlanBlocks } from "./proposed-plan.js";
-export {
-  isBlankAfterStrip,
-  lastAgentMessage,
-  type StripOptions,
-  type StripResult,
-  stripCitations,
-} from "./strip-citations.js";
-export { canonicalUuid, usageIdsFromBodies, usageThreadIds } from "./thread-ids.js";
+export { type StripOptions, type StripResult, stripCitations } from "./strip-citations.js";
+export { canonicalUuid, usageThreadIds } from "./thread-ids.js";

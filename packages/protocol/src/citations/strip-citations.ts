@@ -1,13 +1,13 @@
 /**
  * Agent-message finalization (reference §9 "Where it is used"): the visible text of a whole
- * message (citations removed, and `<proposed_plan>` blocks too in plan mode), the citation it
- * carried, and the rule that a message with nothing visible left is no last agent message.
+ * message (citations removed, and `<proposed_plan>` blocks too in plan mode) and the citation it
+ * carried. Whether a blank visible text is still a message is the caller's call: toolbus has no
+ * agent turn, so it keeps no last agent message.
  */
 import { parseCitationBodies } from "./citation-bodies.js";
 import { createCitationStripper } from "./citation-stripper.js";
 import type { MemoryCitation } from "./memory-citation.js";
 import { stripProposedPlanBlocks } from "./proposed-plan.js";
-import { trimRust } from "./rust-text.js";
 
 export interface StripOptions {
   /** The turn runs in plan mode: `<proposed_plan>` blocks are hidden too. */
@@ -27,14 +27,4 @@ export function stripCitations(text: string, options: StripOptions = {}): StripR
     visibleText: options.planMode === true ? stripProposedPlanBlocks(withoutCitations) : withoutCitations,
     citation: parseCitationBodies(stripper.bodies),
   };
-}
-
-/** The last agent message a finalized visible text gives: none when it is blank. */
-export function lastAgentMessage(visibleText: string): string | null {
-  return trimRust(visibleText) === "" ? null : visibleText;
-}
-
-/** Whether nothing visible remains once the hidden markup is removed (a citation-only reply). */
-export function isBlankAfterStrip(text: string, options: StripOptions = {}): boolean {
-  return lastAgentMessage(stripCitations(text, options).visibleText) === null;
 }

@@ -8,10 +8,8 @@
  * codex derives thread ids from that parsed citation, so one message naming a twice counts a
  * once; `usageThreadIds` does the same. Checklist 58's "[a, a, b] adds 2 to a" is about the
  * usage write itself, which does not de-duplicate the list it is given (a's two spellings, or
- * a caller's own list, both count). `usageIdsFromBodies` gives the list with every mention
- * kept, straight from the span bodies, for a caller that wants to count each one.
+ * the mentions of several messages, all count).
  */
-import { idLines, idsBlock } from "./citation-bodies.js";
 import type { MemoryCitation } from "./memory-citation.js";
 
 const HYPHEN_POSITIONS = [8, 13, 18, 23];
@@ -59,15 +57,4 @@ function uuidsOf(ids: readonly string[]): string[] {
 /** The thread ids whose usage a parsed citation counts; non-UUIDs are skipped. */
 export function usageThreadIds(citation: MemoryCitation | null): string[] {
   return citation === null ? [] : uuidsOf(citation.rolloutIds);
-}
-
-/** Every UUID named in the bodies' id blocks, in order, repeats kept. */
-export function usageIdsFromBodies(bodies: readonly string[]): string[] {
-  const ids: string[] = [];
-  for (const body of bodies) {
-    const block = idsBlock(body);
-    if (block === null) continue;
-    for (const id of idLines(block)) ids.push(id);
-  }
-  return uuidsOf(ids);
 }

@@ -20,9 +20,7 @@ export { type SearchTextInput, searchText } from "./search-text.js";
 export { compareUtf8, takeBytesAtCharBoundary } from "./text.js";
 export {
   isModelVisible,
-  isToolAllowed,
   supportsParallelCalls,
-  type ToolFilter,
   UNTRUSTED_META_KEYS,
   withoutUntrustedMeta,
 } from "./tool-rules.js";

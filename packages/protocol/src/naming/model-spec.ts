@@ -9,13 +9,12 @@ import type { JsonObject } from "./types.js";
 
 export const MAX_NAMESPACE_DESCRIPTION_BYTES = 512 * 1024;
 
-/** Trimmed server instructions, else `Tools for working with <connector>.`, else `""`; capped. */
-export function namespaceDescription(instructions?: string, connectorName?: string): string {
-  const trimmed = trimRust(instructions ?? "");
-  const connector = trimRust(connectorName ?? "");
-  const description =
-    trimmed !== "" ? trimmed : connector !== "" ? `Tools for working with ${connector}.` : "";
-  return takeBytesAtCharBoundary(description, MAX_NAMESPACE_DESCRIPTION_BYTES);
+/**
+ * The trimmed server instructions, else `""`; capped. The reference falls back to `Tools for
+ * working with <connector>.` for [apps] connectors, which toolbus does not have.
+ */
+export function namespaceDescription(instructions?: string): string {
+  return takeBytesAtCharBoundary(trimRust(instructions ?? ""), MAX_NAMESPACE_DESCRIPTION_BYTES);
 }
 
 export type ModelInputSchema = CleanSchema;

@@ -1,6 +1,7 @@
 /**
  * The text tool search indexes for one tool (codex-mcp-behavior.md §3.5): names first, then
- * the human text, then the input property names.
+ * the human text, then the input property names. The reference also indexes the [apps]
+ * connector name and plugin names, which toolbus does not have.
  */
 import { compareUtf8, trimRust } from "./text.js";
 import type { JsonObject } from "./types.js";
@@ -12,9 +13,7 @@ export interface SearchTextInput {
   readonly server: string;
   readonly title?: string | undefined;
   readonly description?: string | undefined;
-  readonly connectorName?: string | undefined;
   readonly namespaceDescription?: string | undefined;
-  readonly pluginNames?: readonly string[] | undefined;
   readonly inputSchema?: JsonObject | undefined;
 }
 
@@ -26,13 +25,7 @@ function propertyNames(schema: JsonObject | undefined): string[] {
 
 /** Space-joined; optional text is trimmed and left out when blank. */
 export function searchText(entry: SearchTextInput): string {
-  const optional = [
-    entry.title,
-    entry.description,
-    entry.connectorName,
-    entry.namespaceDescription,
-    ...(entry.pluginNames ?? []),
-  ]
+  const optional = [entry.title, entry.description, entry.namespaceDescription]
     .map((text) => trimRust(text ?? ""))
     .filter((text) => text !== "");
   return [

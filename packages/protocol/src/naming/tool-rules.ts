@@ -1,20 +1,9 @@
 /**
- * Per-tool rules read from config and the tool itself (codex-mcp-behavior.md §2.6, §3.1, §3.5):
- * the enabled/disabled filter, model visibility, parallel calls, and dropping the `_meta` keys
- * a server could use to pose as a connector.
+ * Per-tool rules read from the tool itself (codex-mcp-behavior.md §2.6, §3.1, §3.5): model
+ * visibility, parallel calls, and dropping the `_meta` keys a server could use to pose as a
+ * connector. The enabled/disabled filter is the catalog's (services/catalog tool-filter.ts).
  */
 import type { JsonObject, RawTool } from "./types.js";
-
-export interface ToolFilter {
-  readonly enabledTools?: readonly string[] | undefined;
-  readonly disabledTools?: readonly string[] | undefined;
-}
-
-/** The allow-list applies first (absent means all), then the deny-list; both hold raw names. */
-export function isToolAllowed(rawName: string, filter: ToolFilter): boolean {
-  if (filter.enabledTools !== undefined && !filter.enabledTools.includes(rawName)) return false;
-  return !(filter.disabledTools ?? []).includes(rawName);
-}
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);

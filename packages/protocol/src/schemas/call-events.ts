@@ -12,9 +12,6 @@ import {
   TimestampSchema,
 } from "./primitives.js";
 
-/** The serialized `result` of an end event is capped at 1 MiB (the model output is not). */
-export const CALL_EVENT_RESULT_MAX_BYTES = 1_048_576;
-
 /** The raw route and the parsed arguments; `arguments` is `null` when there were none. */
 export const McpInvocationSchema = z.object({
   server: ServerNameSchema,

@@ -141,10 +141,6 @@ export type KnownContentBlock = TextContent | ImageContent | AudioContent | Reso
 export type UnknownContentBlock = { type: string; [key: string]: unknown };
 export type ContentBlock = KnownContentBlock | UnknownContentBlock;
 
-export function isKnownContentBlock(block: ContentBlock): block is KnownContentBlock {
-  return Object.hasOwn(KNOWN_CONTENT_BLOCKS, block.type);
-}
-
 /**
  * One block of tool-result content. Known types are checked against their shape (so a text
  * block without `text` is rejected, naming `text`); unknown types pass through as they are.

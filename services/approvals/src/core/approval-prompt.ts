@@ -4,9 +4,8 @@
  * answer of a human who refuses the form itself (an MCP elicitation's "decline"), which
  * `choiceToDecision` still accepts.
  */
+import { APPROVAL_HEADER } from "@toolbus/protocol";
 import type { ApprovalMode, ApprovalOption, ApprovalRequest, JsonValue, ToolAnnotations } from "./types.js";
-
-export const APPROVAL_HEADER = "Approve app tool call?";
 
 export const APPROVAL_OPTIONS = {
   allow: { id: "allow", label: "Allow", description: "Run the tool and continue." },

@@ -3,16 +3,11 @@
  * schemas are their single source of truth) under the names the core uses, plus the policy words
  * the core reasons with.
  */
-import {
-  type ApprovalChoice,
-  ApprovalChoice as ApprovalChoiceValues,
-  type ApprovalDecideRequest,
-  type ApprovalDecideResult,
-  type ApprovalDecision,
-  ApprovalDecision as ApprovalDecisionValues,
-  type ApprovalSource,
-  ApprovalSource as ApprovalSourceValues,
-  type McpToolAnnotations,
+import type {
+  ApprovalDecideRequest,
+  ApprovalDecideResult,
+  ApprovalSource,
+  McpToolAnnotations,
 } from "@toolbus/protocol";
 
 export type {
@@ -45,7 +40,3 @@ export type DecideRequest = ApprovalDecideRequest;
 export type DecideResult = ApprovalDecideResult;
 
 export type DecisionSource = ApprovalSource;
-
-export const APPROVAL_DECISIONS: readonly ApprovalDecision[] = Object.values(ApprovalDecisionValues);
-export const DECISION_SOURCES: readonly DecisionSource[] = Object.values(ApprovalSourceValues);
-export const APPROVAL_CHOICES: readonly ApprovalChoice[] = Object.values(ApprovalChoiceValues);

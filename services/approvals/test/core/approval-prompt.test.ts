@@ -20,7 +20,7 @@ const allowAlways = {
 };
 const cancel = { id: "cancel", label: "Cancel", description: "Cancel this tool call." };
 
-describe("the question put to a human (checklist 35)", () => {
+describe("the question put to a human", () => {
   it.each([
     {
       server: "docs",
@@ -46,7 +46,7 @@ describe("the question put to a human (checklist 35)", () => {
       connector: undefined,
       question: 'Allow the gh MCP server to run tool "what?"?',
     },
-  ])("asks $question", ({ server, tool, connector, question }) => {
+  ])("[35] asks $question", ({ server, tool, connector, question }) => {
     expect(approvalQuestion(server, tool, connector)).toBe(question);
   });
 
@@ -60,7 +60,7 @@ describe("the question put to a human (checklist 35)", () => {
   });
 });
 
-describe("the options offered (checklist 36)", () => {
+describe("[36] the options offered", () => {
   it.each<{ name: string; mode: ApprovalMode; session: boolean; persistent: boolean; options: object[] }>([
     {
       name: "auto with both keys offers all four in order",
@@ -104,8 +104,8 @@ describe("the options offered (checklist 36)", () => {
 
 const DIGEST = "d".repeat(64);
 
-describe("the approval request (checklist 35–37)", () => {
-  it("carries the id, header, question, options, arguments and its expiry", () => {
+describe("the approval request", () => {
+  it("[35][37] carries the id, header, question, options, arguments and its expiry", () => {
     const request = buildApprovalRequest({
       callId: "call-7",
       threadId: "t-1",

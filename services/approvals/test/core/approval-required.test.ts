@@ -11,7 +11,7 @@ const annotationsArb: fc.Arbitrary<ToolAnnotations | undefined> = fc.option(
   { nil: undefined },
 );
 
-describe("whether a call needs approval (checklist 31, 32)", () => {
+describe("[31][32] whether a call needs approval", () => {
   it.each<{ name: string; mode: ApprovalMode; annotations?: ToolAnnotations; required: boolean }>([
     { name: "auto: no annotations prompt", mode: "auto", required: true },
     { name: "auto: empty annotations prompt", mode: "auto", annotations: {}, required: true },
@@ -112,7 +112,7 @@ describe("whether a call needs approval (checklist 31, 32)", () => {
   });
 });
 
-describe("which mode applies to a tool (checklist 33)", () => {
+describe("[33] which mode applies to a tool", () => {
   it.each<{ tool?: ApprovalMode; server?: ApprovalMode; mode: ApprovalMode }>([
     { tool: "approve", server: "prompt", mode: "approve" },
     { server: "writes", mode: "writes" },

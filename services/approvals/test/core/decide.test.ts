@@ -114,7 +114,7 @@ function run(row: Row): DecideStep {
   return decide(input, state(row.state), row.verdicts);
 }
 
-describe("the order of approval checks (checklist 31, 32, 34, 39, 41, 42)", () => {
+describe("the order of approval checks", () => {
   const destructive = { destructiveHint: true };
   const readOnly = { readOnlyHint: true };
   it.each<Row>([
@@ -248,7 +248,7 @@ describe("the order of approval checks (checklist 31, 32, 34, 39, 41, 42)", () =
       },
     },
     {
-      name: "policy never with full access runs a call that would need a human, asking nobody (checklist 34)",
+      name: "[34] policy never with full access runs a call that would need a human, asking nobody",
       mode: "prompt",
       request: { annotations: { destructiveHint: true } },
       state: { policy: "never", permissionProfile: "full-access", hooks: permissionHooks },
@@ -261,7 +261,7 @@ describe("the order of approval checks (checklist 31, 32, 34, 39, 41, 42)", () =
       step: human(["allow", "cancel"]),
     },
     {
-      name: "policy never with a restricted profile still denies (checklist 34)",
+      name: "[34] policy never with a restricted profile still denies",
       mode: "prompt",
       state: { policy: "never", permissionProfile: "restricted" },
       step: {
@@ -290,7 +290,7 @@ describe("the order of approval checks (checklist 31, 32, 34, 39, 41, 42)", () =
   });
 });
 
-describe("PermissionRequest hooks (checklist 42)", () => {
+describe("[42] PermissionRequest hooks", () => {
   it.each<Row>([
     {
       name: "run before the human, with the hook name and arguments",

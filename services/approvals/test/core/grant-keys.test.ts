@@ -89,18 +89,18 @@ describe("a grant is bound to the tool definition it was given for", () => {
   });
 });
 
-describe("grants a decision creates (checklist 39, 40)", () => {
+describe("grants a decision creates", () => {
   const keys = { session: "t.docs.=.search", persistent: "docs.=.search" };
   const grant = { fingerprint: "f1" };
   it.each<{ name: string; result: DecideResult; keys: object; effects: object }>([
     {
-      name: "allow for this session remembers the session key",
+      name: "[39] allow for this session remembers the session key",
       result: { decision: "approved_for_session", source: "human" },
       keys,
       effects: { session: { key: keys.session, grant } },
     },
     {
-      name: "allow always persists and also remembers for the session",
+      name: "[40 differs] allow always persists and also remembers for the session",
       result: { decision: "approved_always", source: "human" },
       keys,
       effects: { session: { key: keys.session, grant }, persistent: { key: keys.persistent, grant } },

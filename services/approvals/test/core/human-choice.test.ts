@@ -1,3 +1,4 @@
+import { ApprovalChoice as ApprovalChoiceValues } from "@toolbus/protocol";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildApprovalRequest } from "../../src/core/approval-prompt.js";
@@ -8,7 +9,6 @@ import {
   timedOutDecision,
 } from "../../src/core/human-choice.js";
 import {
-  APPROVAL_CHOICES,
   APPROVAL_MODES,
   type ApprovalChoice,
   type ApprovalMode,
@@ -16,7 +16,7 @@ import {
   type JsonValue,
 } from "../../src/core/types.js";
 
-describe("a human's choice (checklist 38, 41)", () => {
+describe("a human's choice", () => {
   const rejected: DecideResult = {
     decision: "denied",
     source: "human",
@@ -40,7 +40,7 @@ describe("a human's choice (checklist 38, 41)", () => {
     { choice: "decline", mode: "prompt", result: rejected },
     { choice: "cancel", mode: "auto", result: cancelled },
     { choice: "cancel", mode: "writes", result: cancelled },
-  ])("$choice in mode $mode decides $result.decision", ({ choice, mode, result }) => {
+  ])("[38][41] $choice in mode $mode decides $result.decision", ({ choice, mode, result }) => {
     expect(choiceToDecision(choice, mode)).toStrictEqual(result);
   });
 
@@ -54,7 +54,7 @@ describe("a human's choice (checklist 38, 41)", () => {
     expect(choiceToDecision("decline", "auto", rewrite)).toStrictEqual(rejected);
   });
 
-  it("reports an unanswered request as timed out, with the wait", () => {
+  it("[38 differs] reports an unanswered request as timed out, with the wait", () => {
     expect(timedOutDecision(600_000)).toStrictEqual({
       decision: "timed_out",
       source: "timeout",
@@ -160,7 +160,7 @@ describe("the decisions stored with a request", () => {
             timeoutMs: 60_000,
           });
           const expected: Partial<Record<ApprovalChoice, DecideResult>> = {};
-          for (const choice of APPROVAL_CHOICES) {
+          for (const choice of Object.values(ApprovalChoiceValues)) {
             if (checkResolution(request, { state: "pending" }, choice, now).ok) {
               expected[choice] = choiceToDecision(choice, mode, updatedArguments);
             }

@@ -8,6 +8,7 @@ import {
   type CatalogSearchRequest,
   type CatalogSearchResult,
   type CatalogSnapshot,
+  DEFAULT_CATALOG_EXPOSURE,
   DEFAULT_SEARCH_LIMIT,
   internalSubjects,
   type NamingOptions,
@@ -61,7 +62,7 @@ export function catalogViewHandlers(deps: CatalogViewDeps) {
       },
     );
   return {
-    get: (request: CatalogGetRequest) => snapshot(request.exposure ?? "model"),
+    get: (request: CatalogGetRequest) => snapshot(request.exposure ?? DEFAULT_CATALOG_EXPOSURE),
     async search(request: CatalogSearchRequest): Promise<CatalogSearchResult> {
       const view = await snapshot("model", true);
       return searchCatalog(view, request.query, {

@@ -15,7 +15,7 @@ function pages<T>(list: Array<Page<T>>) {
 }
 
 describe("paginate", () => {
-  it("follows cursors, including an empty one, until none is returned", async () => {
+  it("[14] follows cursors, including an empty one, until none is returned", async () => {
     const { fetch, requested } = pages([
       { items: [1], nextCursor: "" },
       { items: [2], nextCursor: "b" },
@@ -25,7 +25,7 @@ describe("paginate", () => {
     expect(requested).toEqual([undefined, "", "b"]);
   });
 
-  it("reads exactly one page under the legacy protocol even when nextCursor is set", async () => {
+  it("[14] reads exactly one page under the legacy protocol even when nextCursor is set", async () => {
     const { fetch, requested } = pages([{ items: [1], nextCursor: "more" }]);
     expect(await paginate(fetch, { method: "tools/list", firstPageOnly: true, sleep: never })).toEqual([1]);
     expect(requested).toEqual([undefined]);
@@ -59,12 +59,12 @@ describe("paginate", () => {
       limits: {},
       message: "tools/list returned a pagination cursor exceeding 65536 bytes",
     },
-  ])("fails on $rule with the reference's message", async ({ list, limits, message }) => {
+  ])("[13] fails on $rule with the reference's message", async ({ list, limits, message }) => {
     const { fetch } = pages<number>(list);
     await expect(paginate(fetch, { method: "tools/list", limits, sleep: never })).rejects.toThrow(message);
   });
 
-  it("fails when all pages together take longer than the timeout", async () => {
+  it("[13] fails when all pages together take longer than the timeout", async () => {
     const fetch = () => new Promise<Page<number>>(() => {});
     await expect(
       paginate(fetch, { method: "tools/list", limits: { timeoutMs: 30_000 }, sleep: async () => {} }),

@@ -12,7 +12,7 @@ const base = { server: "docs", startupTimeoutMs: 30_000 };
 describe("startup failure display", () => {
   it.each([
     {
-      name: "a start-up timeout names the configured seconds and the key to adjust",
+      name: "[7] a start-up timeout names the configured seconds and the key to adjust",
       facts: { ...base, error: startupTimeoutError(30_000) },
       display:
         "MCP client for `docs` timed out after 30 seconds. Add or adjust `startup_timeout_sec` in your config.toml:\n[mcp_servers.docs]\nstartup_timeout_sec = XX",
@@ -24,23 +24,23 @@ describe("startup failure display", () => {
         "MCP client for `docs` timed out after 5 seconds. Add or adjust `startup_timeout_sec` in your config.toml:\n[mcp_servers.docs]\nstartup_timeout_sec = XX",
     },
     {
-      name: "any other failure shows the error chain",
+      name: "[7] any other failure shows the error chain",
       facts: { ...base, error: "spawn nope ENOENT" },
       display: "MCP client for `docs` failed to start: spawn nope ENOENT",
     },
     {
-      name: "a local server that needs auth says it is not logged in",
+      name: "[8] a local server that needs auth says it is not logged in",
       facts: { ...base, error: "Auth required", local: true },
       display: "The docs MCP server is not logged in. Run `codex mcp login docs`.",
     },
     {
-      name: "a remote server with stored OAuth needs reauthentication",
+      name: "[8] a remote server with stored OAuth needs reauthentication",
       facts: { ...base, error: "401", authRequired: true, hasStoredOAuth: true },
       display:
         "The docs MCP server requires OAuth reauthentication. Use your client's MCP OAuth sign-in flow.",
     },
     {
-      name: "the GitHub Copilot URL without a token gets the PAT guidance",
+      name: "[9] the GitHub Copilot URL without a token gets the PAT guidance",
       facts: { ...base, server: "github", error: "Auth required", url: "https://api.githubcopilot.com/mcp/" },
       display:
         "GitHub MCP does not support OAuth. Log in by adding a personal access token (https://github.com/settings/personal-access-tokens) to your environment and config.toml:\n[mcp_servers.github]\nbearer_token_env_var = CODEX_GITHUB_PERSONAL_ACCESS_TOKEN",
@@ -49,7 +49,7 @@ describe("startup failure display", () => {
     expect(startupFailureDisplay(facts)).toBe(display);
   });
 
-  it("marks reauthentication_required only when auth is required and OAuth is stored", () => {
+  it("[8] marks reauthentication_required only when auth is required and OAuth is stored", () => {
     expect(startupFailureReason({ ...base, error: "Auth required", hasStoredOAuth: true })).toBe(
       "reauthentication_required",
     );
@@ -67,7 +67,7 @@ describe("startup failure display", () => {
 });
 
 describe("required servers", () => {
-  it("joins every failure in sorted order with the reference's wording", () => {
+  it("[10] joins every failure in sorted order with the reference's wording", () => {
     const outcomes = new Map([
       ["zeta", { state: "failed" as const, error: "boom" }],
       ["alpha", { state: "cancelled" as const }],

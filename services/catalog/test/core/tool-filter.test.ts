@@ -5,16 +5,16 @@ const tool = (name: string) => ({ name, inputSchema: { type: "object" } });
 
 describe("tool filter", () => {
   it.each([
-    { name: "no lists keep every tool", filter: {}, kept: ["a", "b-x", "c"] },
+    { name: "[4] no lists keep every tool", filter: {}, kept: ["a", "b-x", "c"] },
     { name: "enabled_tools keeps only those", filter: { enabledTools: ["a", "c"] }, kept: ["a", "c"] },
     { name: "disabled_tools drops those", filter: { disabledTools: ["b-x"] }, kept: ["a", "c"] },
     {
-      name: "the deny-list wins over the allow-list",
+      name: "[4] the deny-list wins over the allow-list",
       filter: { enabledTools: ["a"], disabledTools: ["a"] },
       kept: [],
     },
     { name: "an empty allow-list keeps nothing", filter: { enabledTools: [] }, kept: [] },
-    { name: "names are raw, not sanitized", filter: { enabledTools: ["b_x"] }, kept: [] },
+    { name: "[4] names are raw, not sanitized", filter: { enabledTools: ["b_x"] }, kept: [] },
   ])("$name", ({ filter, kept }) => {
     const names = ["a", "b-x", "c"];
     expect(acceptTools(names.map(tool), filter)).toEqual({
@@ -36,7 +36,7 @@ describe("tool filter", () => {
     ]);
   });
 
-  it("warns as the reference does about allowed tools no model can be shown, keeping only null-root ones (checklist 21)", () => {
+  it("warns as the reference does about allowed tools no model can be shown, keeping only null-root ones", () => {
     const nullRoot = { name: "nothing", inputSchema: { type: "null" } };
     const listed = [
       tool("fine"),

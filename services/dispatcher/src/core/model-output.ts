@@ -1,10 +1,11 @@
 /**
- * The three readers of a finished call's result (codex-mcp-behavior.md §7): the model (header,
- * media it can take, truncated to policy × 1.2), the log (header and the whole text), and code
- * mode (the result JSON without `_meta`). Each gets its own projection of the same outcome.
+ * What the model reads of a finished call's result (codex-mcp-behavior.md §7): the wall-time
+ * header, the media it can take, truncated to policy × 1.2. The reference's other two readers
+ * have no counterpart here: toolbus logs no call output and runs no code-mode scripts (the
+ * reply's `result` is the raw result, for clients that want it whole).
  */
 
-import type { CallToolResult, ModelCapabilities, ModelOutput, TruncationPolicy } from "@toolbus/protocol";
+import type { ModelCapabilities, ModelOutput, TruncationPolicy } from "@toolbus/protocol";
 import { asCallToolResult, type ResultOrError } from "./call-outcome.js";
 import { selectOutputBody } from "./output-body.js";
 import { scalePolicy, truncateText } from "./truncate.js";
@@ -35,24 +36,4 @@ export function projectForModel(outcome: ResultOrError, options: ProjectionOptio
     return { success, body: truncateText(body === "" ? header : `${header}\n${body}`, policy) };
   }
   return { success, body: truncateOutputItems([{ type: "input_text", text: header }, ...body], policy) };
-}
-
-/** The header and the untruncated text; media and encrypted items are left out. */
-export function logOutput(outcome: ResultOrError, options: ProjectionOptions): string {
-  const model = options.model ?? {};
-  const { body } = selectOutputBody(omitUnsupportedMedia(asCallToolResult(outcome), model), model);
-  const text =
-    typeof body === "string"
-      ? body
-      : body
-          .flatMap((item) => (item.type === "input_text" && item.text.trim() !== "" ? [item.text] : []))
-          .join("\n");
-  const header = wallTimeHeader(options.wallTimeMs);
-  return text === "" ? header : `${header}\n${text}`;
-}
-
-/** What a code-mode script receives: the result as JSON, minus the client-private `_meta`. */
-export function codeModeView(outcome: ResultOrError): Omit<CallToolResult, "_meta"> {
-  const { _meta: _private, ...rest } = asCallToolResult(outcome);
-  return rest;
 }

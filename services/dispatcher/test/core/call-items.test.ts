@@ -29,7 +29,7 @@ const started = (id: string) => ({
   status: "inProgress",
 });
 
-describe("reduceCallItems (checklist 43)", () => {
+describe("[43] reduceCallItems", () => {
   it.each([
     { name: "a begun call is in progress", events: [begin("a")], items: [started("a")] },
     {
@@ -101,7 +101,7 @@ describe("reduceCallItems (checklist 43)", () => {
       ],
     },
     {
-      name: "app and plugin fields are copied when present (checklist 44)",
+      name: "app and plugin fields are copied when present",
       events: [
         begin("a", {
           connectorId: "conn_1",

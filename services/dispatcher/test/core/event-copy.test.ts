@@ -15,7 +15,7 @@ function textOf(result: CallToolResult): string {
   return block?.type === "text" && typeof block.text === "string" ? block.text : "";
 }
 
-describe("endStatus (checklist 43)", () => {
+describe("[43] endStatus", () => {
   it.each<{ name: string; outcome: ResultOrError; status: CallEndStatus }>([
     { name: "a result without isError completed", outcome: { content: [] }, status: "completed" },
     { name: "isError false completed", outcome: { content: [], isError: false }, status: "completed" },
@@ -37,7 +37,7 @@ describe("eventResultCopy", () => {
     expect(eventResultCopy(result)).toEqual({ ok: result });
   });
 
-  it("keeps a small error unchanged (checklist 44)", () => {
+  it("[44 differs] keeps a small error unchanged", () => {
     expect(eventResultCopy({ error: "tool call error: boom" })).toEqual({ err: "tool call error: boom" });
   });
 
@@ -59,7 +59,7 @@ describe("eventResultCopy", () => {
     });
   });
 
-  it("turns a result over 1 MiB into one text preview, dropping structuredContent and _meta (checklist 45)", () => {
+  it("[45] turns a result over 1 MiB into one text preview, dropping structuredContent and _meta", () => {
     const original: CallToolResult = {
       content: [{ type: "text", text: "long-message-with-newlines-\n".repeat(200_000) }],
       structuredContent: { structured: "structured-value-".repeat(200_000) },

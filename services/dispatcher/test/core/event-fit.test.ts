@@ -48,7 +48,7 @@ describe("fitEndEvent", () => {
     }).toEqual({ copyWithinCap: true, nearlyFull: true });
   });
 
-  it("shrinks the result copy to the room the arguments leave (checklist 45 on a 1 MiB bus)", () => {
+  it("shrinks the result copy to the room the arguments leave (on a 1 MiB bus)", () => {
     const args = { q: "q".repeat(600_000) };
     const maxEventBytes = 1024 * 1024 - 4096;
     const event = fitEndEvent(fields(args), text("r".repeat(700_000)), maxEventBytes);

@@ -1,23 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { postToolUsePayload, preToolUsePayload } from "../../src/core/hook-payloads.js";
-
-describe("preToolUsePayload", () => {
-  it.each([
-    { name: "blank arguments are {}", raw: "  ", input: {} },
-    {
-      name: "JSON arguments are parsed",
-      raw: '{"entities":[{"name":"Ada"}]}',
-      input: { entities: [{ name: "Ada" }] },
-    },
-    { name: "invalid JSON is passed as the raw text", raw: "{oops", input: "{oops" },
-    { name: "non-object JSON is passed parsed", raw: "[1]", input: [1] },
-  ])("$name", ({ raw, input }) => {
-    expect(preToolUsePayload({ hookName: "mcp__memory__create_entities", rawArguments: raw })).toEqual({
-      tool_name: "mcp__memory__create_entities",
-      tool_input: input,
-    });
-  });
-});
+import { postToolUsePayload } from "../../src/core/hook-payloads.js";
 
 describe("postToolUsePayload", () => {
   const result = { content: [{ type: "text" as const, text: "notes" }], structuredContent: { bytes: 5 } };

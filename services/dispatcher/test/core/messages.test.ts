@@ -13,11 +13,11 @@ const REVIEW_TIMEOUT_TEXT =
   "You may retry once, or ask the user for guidance or explicit approval.";
 
 describe("fixed messages", () => {
-  it("says a tool absent from the catalog is not available to the model (checklist 27)", () => {
+  it("[27] says a tool absent from the catalog is not available to the model", () => {
     expect(notAvailableMessage("s", "t")).toBe("MCP tool `s/t` is not available to the model");
   });
 
-  it("names the raw route of a call rejected as stale (checklist 29)", () => {
+  it("[29] names the raw route of a call rejected as stale", () => {
     expect(staleCatalogMessage("s", "t")).toBe(
       "tool call rejected because the catalog changed after `s/t` was prepared",
     );
@@ -56,7 +56,7 @@ describe("approvalOutcome", () => {
       message: "nobody answered within 120 seconds",
       outcome: { kind: "skip", reason: "timed_out", message: REVIEW_TIMEOUT_TEXT },
     },
-  ] as const)("$decision with message $message → $outcome.kind (checklist 38, 42)", (row) => {
+  ] as const)("[38 differs][42] $decision with message $message → $outcome.kind", (row) => {
     const reply =
       "message" in row ? { decision: row.decision, message: row.message } : { decision: row.decision };
     expect(approvalOutcome(reply)).toEqual(row.outcome);
@@ -80,7 +80,7 @@ describe("toolCallErrorMessage", () => {
       }),
       text: "tool call error: tool call failed for `docs/search`\n\nCaused by:\n    0: transport closed\n    1: EPIPE",
     },
-  ])("formats $name (checklist 30)", ({ error, text }) => {
+  ])("[30] formats $name", ({ error, text }) => {
     expect(toolCallErrorMessage(error)).toBe(text);
   });
 

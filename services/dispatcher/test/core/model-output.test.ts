@@ -1,13 +1,7 @@
 import type { CallToolResult, ModelOutput } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import type { ResultOrError } from "../../src/core/call-outcome.js";
-import {
-  codeModeView,
-  logOutput,
-  type ProjectionOptions,
-  projectForModel,
-  wallTimeHeader,
-} from "../../src/core/model-output.js";
+import { type ProjectionOptions, projectForModel, wallTimeHeader } from "../../src/core/model-output.js";
 
 const header = (seconds: string) => `Wall time: ${seconds} seconds\nOutput:`;
 const hello: CallToolResult = { content: [{ type: "text", text: "hello" }] };
@@ -20,7 +14,7 @@ describe("wallTimeHeader", () => {
     [42, "0.0420"],
     [1234.56, "1.2346"],
     [300_000, "300.0000"],
-  ])("%d ms reads %s seconds (checklist 46)", (ms, seconds) => {
+  ])("[46] %d ms reads %s seconds", (ms, seconds) => {
     expect(wallTimeHeader(ms)).toBe(header(seconds));
   });
 });
@@ -28,13 +22,13 @@ describe("wallTimeHeader", () => {
 describe("projectForModel", () => {
   it.each<{ name: string; outcome: ResultOrError; options: ProjectionOptions; output: ModelOutput }>([
     {
-      name: "a text result starts with the wall-time header (checklist 46)",
+      name: "[46] a text result starts with the wall-time header",
       outcome: hello,
       options: { wallTimeMs: 1500 },
       output: { success: true, body: `${header("1.5000")}\n[{"type":"text","text":"hello"}]` },
     },
     {
-      name: "the model sees only the structuredContent JSON (checklist 47)",
+      name: "[47] the model sees only the structuredContent JSON",
       outcome: { content: [{ type: "text", text: "ignored" }], structuredContent: { x: 1 } },
       options: { wallTimeMs: 0 },
       output: { success: true, body: `${header("0.0000")}\n{"x":1}` },
@@ -49,13 +43,13 @@ describe("projectForModel", () => {
       },
     },
     {
-      name: "isError true gives success false (checklist 49)",
+      name: "[49] isError true gives success false",
       outcome: { ...hello, isError: true },
       options: { wallTimeMs: 0 },
       output: { success: false, body: `${header("0.0000")}\n[{"type":"text","text":"hello"}]` },
     },
     {
-      name: "an image gives content items with the header first (checklist 48)",
+      name: "[48] an image gives content items with the header first",
       outcome: { content: [png] },
       options: { wallTimeMs: 250 },
       output: {
@@ -67,7 +61,7 @@ describe("projectForModel", () => {
       },
     },
     {
-      name: "a model without images gets the placeholder as text (checklist 48)",
+      name: "[48] a model without images gets the placeholder as text",
       outcome: { content: [png] },
       options: { wallTimeMs: 250, model: { images: false } },
       output: {
@@ -91,7 +85,7 @@ describe("projectForModel", () => {
     expect(projectForModel(outcome, options)).toEqual(output);
   });
 
-  it("middle-truncates a long text to the policy × 1.2 with a chars marker (checklist 49)", () => {
+  it("[49] middle-truncates a long text to the policy × 1.2 with a chars marker", () => {
     const text = "x".repeat(500);
     const full = `${header("0.0000")}\n${JSON.stringify([{ type: "text", text }])}`;
     const budget = Math.ceil(100 * 1.2);
@@ -106,7 +100,7 @@ describe("projectForModel", () => {
     });
   });
 
-  it("counts removed tokens in tokens mode (checklist 49)", () => {
+  it("[49] counts removed tokens in tokens mode", () => {
     const text = "y".repeat(500);
     const full = `${header("0.0000")}\n${JSON.stringify([{ type: "text", text }])}`;
     const budgetBytes = Math.ceil(25 * 1.2) * 4;
@@ -150,59 +144,6 @@ describe("projectForModel", () => {
         { type: "input_image", imageUrl: "data:image/png;base64,Zm9v", detail: "high" },
         { type: "input_text", text: "[omitted 1 text items ...]" },
       ],
-    });
-  });
-});
-
-describe("logOutput", () => {
-  it.each<{ name: string; outcome: ResultOrError; log: string }>([
-    {
-      name: "a text body follows the header, untruncated",
-      outcome: { content: [{ type: "text", text: "z".repeat(20_000) }] },
-      log: `${header("2.0000")}\n[{"type":"text","text":"${"z".repeat(20_000)}"}]`,
-    },
-    {
-      name: "items log only their non-blank text, one per line",
-      outcome: {
-        content: [
-          { type: "text", text: "one" },
-          png,
-          { type: "text", text: "  " },
-          { type: "text", text: "two" },
-        ],
-      },
-      log: `${header("2.0000")}\none\ntwo`,
-    },
-    {
-      name: "media alone logs the header alone",
-      outcome: { content: [png] },
-      log: header("2.0000"),
-    },
-  ])("$name", ({ outcome, log }) => {
-    expect(logOutput(outcome, { wallTimeMs: 2000 })).toBe(log);
-  });
-});
-
-describe("codeModeView", () => {
-  it("is the result JSON without _meta (checklist 50)", () => {
-    expect(
-      codeModeView({
-        content: [{ type: "text", text: "notes" }],
-        structuredContent: { bytes: 5 },
-        isError: false,
-        _meta: { secret: 1 },
-      }),
-    ).toEqual({
-      content: [{ type: "text", text: "notes" }],
-      structuredContent: { bytes: 5 },
-      isError: false,
-    });
-  });
-
-  it("shows an error text as an isError result", () => {
-    expect(codeModeView({ error: "boom" })).toEqual({
-      content: [{ type: "text", text: "boom" }],
-      isError: true,
     });
   });
 });

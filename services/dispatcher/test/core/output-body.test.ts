@@ -8,7 +8,7 @@ const png = { type: "image", data: "Zm9v", mimeType: "image/png" } as const;
 describe("selectOutputBody (§7 body selection)", () => {
   it.each<{ name: string; result: CallToolResult; output: ReturnType<typeof selectOutputBody> }>([
     {
-      name: "text-only content is the compact JSON of the raw blocks (checklist 47)",
+      name: "[47] text-only content is the compact JSON of the raw blocks",
       result: { content: [hello, { type: "text", text: "world", _meta: { a: 1 } }] },
       output: {
         success: true,
@@ -16,7 +16,7 @@ describe("selectOutputBody (§7 body selection)", () => {
       },
     },
     {
-      name: "structuredContent wins over the content (checklist 47)",
+      name: "[47] structuredContent wins over the content",
       result: { content: [hello, png], structuredContent: { bytes: 5, items: ["a"] } },
       output: { success: true, body: '{"bytes":5,"items":["a"]}' },
     },
@@ -26,7 +26,7 @@ describe("selectOutputBody (§7 body selection)", () => {
       output: { success: true, body: '[{"type":"text","text":"hello"}]' },
     },
     {
-      name: "an image turns the body into content items (checklist 48)",
+      name: "[48] an image turns the body into content items",
       result: { content: [hello, png] },
       output: {
         success: true,
@@ -120,7 +120,7 @@ describe("selectOutputBody (§7 body selection)", () => {
   });
 });
 
-describe('`codex/imageDetail: "original"` (§7, checklist 48)', () => {
+describe('`codex/imageDetail: "original"` (§7)', () => {
   const image = (detail: string): CallToolResult => ({
     content: [{ type: "image", data: "Zm9v", mimeType: "image/png", _meta: { "codex/imageDetail": detail } }],
   });

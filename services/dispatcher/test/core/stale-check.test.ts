@@ -37,7 +37,7 @@ describe("checkStale", () => {
       prepared: { toolFingerprint: "f-new", catalogRevision: 3 },
       reason: "revision",
     },
-  ])("$name (checklist 29)", ({ prepared, reason }) => {
+  ])("[29] $name", ({ prepared, reason }) => {
     expect(checkStale(prepared, current, route)).toEqual({
       kind: "stale",
       reason,

@@ -22,7 +22,7 @@ describe("parseToolArguments", () => {
       parsed: { kind: "object", value: { path: "/tmp/a", n: [1, 2] } },
     },
     {
-      name: "an array is rejected with its compact JSON (checklist 26)",
+      name: "[26] an array is rejected with its compact JSON",
       text: "[1]",
       parsed: {
         kind: "not_object",
@@ -67,7 +67,7 @@ describe("parseToolArguments", () => {
   });
 
   it.each(["{", "{'a':1}", '{"a":1,}', "nope"])(
-    "answers invalid JSON %j with `err: <parse error>` (checklist 25)",
+    "[25] answers invalid JSON %j with `err: <parse error>`",
     (text) => {
       expect(parseToolArguments(text)).toEqual({
         kind: "invalid_json",

@@ -21,7 +21,7 @@ const audioText = {
   text: "<audio content omitted because you do not support audio input>",
 } as const;
 
-describe("omitUnsupportedMedia (checklist 25–26 of §11, 48)", () => {
+describe("[48] omitUnsupportedMedia (§11 tests 25–26)", () => {
   it.each([
     {
       name: "a text-only model gets placeholders for images and audio",

@@ -48,6 +48,8 @@ export interface HarnessOptions {
   scriptedMode?: ApprovalMode;
   /** `[mcp_servers.scripted.tools.<t>] approval_mode`. */
   toolModes?: Record<string, ApprovalMode>;
+  /** More `[mcp_servers.scripted]` keys, e.g. `tool_timeout_sec`. */
+  scriptedSettings?: Record<string, TomlValue>;
   /** server-everything over stdio as server `everything`, in mode `approve`. */
   everything?: boolean;
   /** Default `NATS_URL`. */
@@ -170,6 +172,7 @@ export class DispatchHarness {
               ),
             }
           : {}),
+        ...options.scriptedSettings,
       };
     }
     if (options.everything) {
@@ -433,7 +436,7 @@ export function wallTimeHeader(wallTimeMs: number): string {
   return `Wall time: ${(wallTimeMs / 1000).toFixed(4)} seconds\nOutput:`;
 }
 
-type TomlValue = string | number | boolean | TomlValue[] | { [key: string]: TomlValue };
+export type TomlValue = string | number | boolean | TomlValue[] | { [key: string]: TomlValue };
 
 /** toolbus.toml text with one `[mcp_servers.<name>]` table per server. */
 export function toolbusToml(servers: Record<string, Record<string, TomlValue>>): string {

@@ -12,10 +12,6 @@ const SEVERITY: Readonly<Record<LoggingLevel, number>> = {
   emergency: 7,
 };
 
-export function isLoggingLevel(value: unknown): value is LoggingLevel {
-  return typeof value === "string" && Object.hasOwn(SEVERITY, value);
-}
-
 /** With no level set, every message goes to the client. */
 export function passesLogLevel(level: LoggingLevel, minimum: LoggingLevel | undefined): boolean {
   return minimum === undefined || SEVERITY[level] >= SEVERITY[minimum];

@@ -37,7 +37,7 @@ function request(options: ApprovalRequest["options"], extra: Partial<ApprovalReq
 }
 
 describe("approval elicitation", () => {
-  it("asks with an empty form and the reference's _meta: kind, persist, title, description and sorted params", () => {
+  it("[37] asks with an empty form and the reference's _meta: kind, persist, title, description and sorted params", () => {
     expect(
       approvalElicitation(
         request([ALLOW, SESSION, ALWAYS, CANCEL], { title: "Search", description: "Searches the docs." }),
@@ -64,7 +64,7 @@ describe("approval elicitation", () => {
     ["persist is `session` when only the session choice is offered", [ALLOW, SESSION, CANCEL], "session"],
     ["persist is `always` when only the always choice is offered", [ALLOW, ALWAYS, CANCEL], "always"],
     ["persist is absent when nothing is remembered", [ALLOW, CANCEL], undefined],
-  ])("%s", (_rule, options, persist) => {
+  ])("[37] %s", (_rule, options, persist) => {
     expect(approvalElicitation(request(options))._meta.persist).toEqual(persist);
   });
 

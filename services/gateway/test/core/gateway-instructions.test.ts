@@ -9,7 +9,7 @@ describe("the gateway's initialize instructions", () => {
     expect(gatewayInstructions([{ name: "a" }, { name: "b", instructions: "  \n " }])).toBe(GATEWAY_INTRO);
   });
 
-  it("give one section per server that sent instructions, by name, trimmed (checklist 20)", () => {
+  it("[20] give one section per server that sent instructions, by name, trimmed", () => {
     expect(
       gatewayInstructions([
         { name: "zeta", instructions: "  Use zeta last.\n" },

@@ -51,7 +51,7 @@ async function totals(pool: pg.Pool): Promise<{ processed: number; usage: Record
 }
 
 describe("PgUsageStore.writeBatch", () => {
-  it("counts each message id once and loses no mention when writers race on the same ids and rows", async () => {
+  it("[58] counts each message id once and loses no mention when writers race on the same ids and rows", async () => {
     const pool = await migratedPool();
     // Every copy of a message cites the same rows, as a redelivery or a republish does.
     const universe: CountableMessage[] = fc

@@ -43,7 +43,7 @@ describe("planBatch", () => {
 });
 
 describe("mentionsOf", () => {
-  it("lists one pair per mention, repeats included ([a, a, b] mentions a twice)", () => {
+  it("[58] lists one pair per mention, repeats included ([a, a, b] mentions a twice)", () => {
     expect(
       mentionsOf([
         { messageId: "m1", threadIds: [B, A, A] },

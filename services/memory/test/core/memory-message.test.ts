@@ -7,12 +7,12 @@ const json = (value: unknown) => JSON.stringify(value);
 describe("decodeMemoryMessage", () => {
   const cases: Array<{ name: string; text: string; decoded: DecodedMessage }> = [
     {
-      name: "counts each distinct cited id once per message, as the reference's parse de-duplicates (checklist 57)",
+      name: "[57] counts each distinct cited id once per message, as the reference's parse de-duplicates",
       text: json({ messageId: "m1", text: answer([A, A, B]) }),
       decoded: { ok: true, messageId: "m1", threadIds: [A, B] },
     },
     {
-      name: "de-duplicates ids across several spans of one message, in first-seen order (checklist 57)",
+      name: "[57] de-duplicates ids across several spans of one message, in first-seen order",
       text: json({ messageId: "m1", text: `${citation([B])} and later ${citation([A, B])}` }),
       decoded: { ok: true, messageId: "m1", threadIds: [B, A] },
     },

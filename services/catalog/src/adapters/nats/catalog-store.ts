@@ -7,14 +7,10 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
 import { isOverMaxPayload } from "@toolbus/bus";
-import { catalogEntryTooLarge } from "@toolbus/protocol";
+import { catalogEntryTooLarge, catalogKey } from "@toolbus/protocol";
 import { nextServerEntry, type ServerEntry } from "../../core/catalog-entry.js";
 
 const MAX_WRITE_ATTEMPTS = 50;
-
-export function serverKey(server: string): string {
-  return `server.${server}`;
-}
 
 export interface CatalogStoreDeps {
   js: JetStreamClient;
@@ -39,7 +35,7 @@ export class CatalogStore {
   }
 
   async read(server: string): Promise<ServerEntry | undefined> {
-    const entry = await this.deps.kv.get(serverKey(server));
+    const entry = await this.deps.kv.get(catalogKey(server));
     return entry && entry.operation === "PUT" ? entry.json<ServerEntry>() : undefined;
   }
 
@@ -62,7 +58,7 @@ export class CatalogStore {
     server: string,
     compute: (current: ServerEntry | undefined, nextRevision: number) => ServerEntry | undefined,
   ): Promise<{ entry: ServerEntry; written: boolean; sequence?: number }> {
-    const subject = `$KV.${this.deps.bucket}.${serverKey(server)}`;
+    const subject = `$KV.${this.deps.bucket}.${catalogKey(server)}`;
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       const lastSequence = await this.revision();
       const current = await this.read(server);

@@ -11,7 +11,6 @@ import {
   CatalogIndex,
   type CatalogServerEntry,
   CatalogServerEntrySchema,
-  catalogKey,
   type NamingOptions,
   serverFromCatalogKey,
   type Tool,
@@ -187,5 +186,3 @@ function parseJson(text: string): unknown {
     return undefined;
   }
 }
-
-export { catalogKey };

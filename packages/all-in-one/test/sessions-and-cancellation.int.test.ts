@@ -137,7 +137,7 @@ const echoed = (args: Record<string, unknown>) => ({
 const ALLOW_FOR_SESSION: ElicitResult = { action: "accept", _meta: { persist: "session" } };
 
 describe("threads through the edge", () => {
-  it("checklist 28: the server gets _meta.threadId = the MCP session, or the thread the client named", async () => {
+  it("[28] the server gets _meta.threadId = the MCP session, or the thread the client named", async () => {
     const client = await session();
     await client.callTool({ name: "scripted__echo", arguments: { marker: "own-thread" } });
     await client.callTool({
@@ -172,7 +172,7 @@ describe("threads through the edge", () => {
     );
   });
 
-  it("checklist 36 and 39: offers Allow for this session, honours it within the session, and asks again in a new session", async () => {
+  it("[36][39] offers Allow for this session, honours it within the session, and asks again in a new session", async () => {
     const asked: Array<ElicitRequest["params"]> = [];
     const first = await session((params) => {
       asked.push(params);
@@ -277,7 +277,7 @@ describe("a session that expires", () => {
 });
 
 describe("cancellation through the edge", () => {
-  it("checklist 38: a cancel while the call waits for approval (the client's, or DELETE /v1/calls) withdraws it; the server never sees the call", async () => {
+  it("a cancel while the call waits for approval (the client's, or DELETE /v1/calls) withdraws it; the server never sees the call", async () => {
     const client = await session();
     const controller = new AbortController();
     const seen = pending.length;

@@ -361,6 +361,8 @@ describe("connector calls", () => {
       status: "ready",
       required: false,
       revision: expect.any(Number),
+      // What the restarted server said of itself in its initialize answer.
+      serverInfo: { name: "toolbus-mcp-test-server", version: expect.any(String) },
     });
     expect(await call("fragile", { callId: "call-after-crash", tool: "echo" })).toEqual({
       ok: true,

@@ -281,7 +281,7 @@ try {
   // Run 3: codex app-server, its user choosing "Allow and don't ask me again", then a second turn.
   {
     const title =
-      "Run 3: `codex app-server` (approval policy on-request), the user allows and is not asked again";
+      "Run 3: `codex app-server` (approval policy on-request), the user allows for this session and is not asked again";
     const start = mark();
     const callsBefore = (await notes.calls()).length;
     const prompts = ["Write a note: first, asked", "Write a note: second, remembered"];
@@ -291,7 +291,7 @@ try {
       env: codexEnv,
       prompts,
       // The user's pick among the options the elicitation's `_meta.persist` offers.
-      answer: () => ({ action: "accept", content: null, _meta: { persist: "always" } }),
+      answer: () => ({ action: "accept", content: null, _meta: { persist: "session" } }),
       timeoutMs: RUN_TIMEOUT_MS,
     });
     const seen = await settle(start, 2);
@@ -312,22 +312,25 @@ try {
     );
     check(
       title,
-      "the elicitation offered what toolbus offers over MCP (persist: always)",
-      JSON.stringify(offered?.persist) === '"always"',
+      "the elicitation offered Allow for this session and Allow and don't ask me again (persist: session, always)",
+      JSON.stringify(offered?.persist) === '["session","always"]',
     );
     check(
       title,
       "Codex passed the user's _meta.persist on to toolbus",
-      seen.wire.some((l) => /"_meta":\{"persist":"always"\}/.test(l.text)),
+      seen.wire.some((l) => /"_meta":\{"persist":"session"\}/.test(l.text)),
     );
     check(
       title,
-      "toolbus recorded approved_always by codex-user",
-      resolved(seen.events).some((r) => r.decision === "approved_always" && r.by === "codex-user"),
+      "toolbus recorded approved_for_session by codex-user",
+      resolved(seen.events).some((r) => r.decision === "approved_for_session" && r.by === "codex-user"),
     );
     check(title, "both turns completed", run.turns.join(",") === "completed,completed");
     check(title, "the upstream server ran both calls", (await notes.calls()).length === callsBefore + 2);
-    runs.push({ title, what: "asked once, answered allow always; the second call ran without asking" });
+    runs.push({
+      title,
+      what: "asked once, answered allow for this session; the second call, in the same thread, ran without asking",
+    });
   }
 
   doc.splice(
@@ -347,11 +350,9 @@ try {
     "  (the reference behaviour, codex-mcp-behavior.md §5.7): approval policy `never` (exec's default) without full access declines;",
     "  with full access it accepts the empty form with `{}`, which toolbus reads as Allow, for that call only.",
     "- `codex app-server` puts the elicitation to its user with toolbus's options (`_meta.persist`) and passes",
-    "  the user's `_meta.persist` back: \"Allow and don't ask me again\" became toolbus's `approved_always`,",
-    "  and the next call ran without a question (no `approvals.pending`, no `elicitation/create`).",
-    "- toolbus offers an MCP client Allow, Allow and don't ask me again, and Cancel, but not Allow for this",
-    "  session: a session grant is keyed by the call's thread, and the gateway gives the calls it receives",
-    "  none (Codex sends its thread on every `tools/call`, as `_meta.threadId`: see the MCP logs).",
+    "  the user's `_meta.persist` back: \"Allow for this session\" became toolbus's `approved_for_session`,",
+    "  a grant for the call's thread (Codex's `_meta.threadId`), and the next call in that thread ran without",
+    "  a question (no `approvals.pending`, no `elicitation/create`).",
     `- Codex measured ${asked.map((t) => `${t} s`).join(", ")} for the calls toolbus asked about and ${remembered.map((t) => `${t} s`).join(", ") || "nothing"} for the remembered one.`,
     "",
   );

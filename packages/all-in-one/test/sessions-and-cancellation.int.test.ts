@@ -5,7 +5,8 @@
  *
  * Threads (checklist 28, 36 and 39): a tools/call belongs to the MCP session, or to the thread the
  * client names in `_meta.threadId`; the server receives it as `_meta.threadId`; "Allow for this
- * session" is offered and honoured within the session, and ends with it.
+ * session" is offered and honoured within the session, and ends with it; another principal
+ * naming the thread (over MCP or REST) is refused, so its grants never cross tokens.
  *
  * Cancellation (checklist 38): a client's notifications/cancelled, a dropped request or
  * `DELETE /v1/calls/{callId}` stops the call end to end: a pending approval is withdrawn, a
@@ -74,8 +75,11 @@ afterAll(async () => {
   await s?.stop();
 });
 
-/** An MCP session as bob; with `answer`, it takes approval elicitations and answers them so. */
-async function session(answer?: (request: ElicitRequest["params"]) => ElicitResult): Promise<Client> {
+/** An MCP session (as bob unless told); with `answer`, it takes approval elicitations and answers them so. */
+async function session(
+  answer?: (request: ElicitRequest["params"]) => ElicitResult,
+  token: string = TOKENS.bob,
+): Promise<Client> {
   const client = new Client(
     { name: "sessions-test", version: "1.0.0" },
     { capabilities: answer ? { elicitation: {} } : {} },
@@ -83,7 +87,7 @@ async function session(answer?: (request: ElicitRequest["params"]) => ElicitResu
   if (answer) client.setRequestHandler(ElicitRequestSchema, async (request) => answer(request.params));
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${s.gateway.url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${TOKENS.bob}` } },
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
     }),
   );
   clients.push(client);
@@ -221,6 +225,68 @@ describe("threads through the edge", () => {
     expect({ askedBeforeEnd, askedAfterEnd: asked - askedBeforeEnd }).toEqual({
       askedBeforeEnd: 1,
       askedAfterEnd: 1,
+    });
+  });
+
+  it("refuses another principal a thread in use, over MCP and REST, so its session grants stay its owner's", async () => {
+    const asked = { bob: 0, carol: 0 };
+    const answer = (who: keyof typeof asked) => (): ElicitResult => {
+      asked[who] += 1;
+      return ALLOW_FOR_SESSION;
+    };
+    const thread = { threadId: "codex-thread-bob" };
+    const bob = await session(answer("bob"));
+    await bob.callTool({ name: "scripted__guarded", arguments: { marker: "bob-1" }, _meta: thread });
+    const carol = await session(answer("carol"), TOKENS.carol);
+    const overMcp = await carol
+      .callTool({ name: "scripted__guarded", arguments: { marker: "carol-mcp" }, _meta: thread })
+      .catch((error: unknown) => (error as Error).message);
+    // A thread with a grant (else the call would wait for an approver), and bob's session (echo: no approval).
+    const restCall = (threadId: string, tool: string, marker: string) =>
+      rest("POST", "/v1/calls", TOKENS.carol, {
+        callId: `${marker}-${Date.now()}`,
+        threadId,
+        tool,
+        arguments: JSON.stringify({ marker }),
+      });
+    const overRest = await restCall(thread.threadId, "mcp__scripted__guarded", "carol-rest");
+    const bobSessionOverRest = await restCall(sessionIdOf(bob), "mcp__scripted__echo", "carol-rest-session");
+    const kept = await bob.callTool({
+      name: "scripted__guarded",
+      arguments: { marker: "bob-2" },
+      _meta: thread,
+    });
+    const carolRuns = (await s.upstream.calls()).filter((line) =>
+      String(line.arguments?.marker).startsWith("carol-"),
+    );
+    expect({ overMcp, overRest, bobSessionOverRest, kept, asked, carolRuns }).toEqual({
+      overMcp:
+        'MCP error -32602: Invalid params: _meta.threadId names a thread another principal (token) is using, and its "Allow for this session" grants are not yours; name a thread of your own, or leave it out to use this MCP session as the thread',
+      overRest: {
+        status: 400,
+        body: {
+          error: {
+            code: "bad_request",
+            message:
+              'threadId names a thread another principal (token) is using, and its "Allow for this session" grants are not yours; name a thread of your own, or leave threadId out',
+            retryable: false,
+          },
+        },
+      },
+      bobSessionOverRest: {
+        status: 400,
+        body: {
+          error: {
+            code: "bad_request",
+            message:
+              "threadId names an MCP session, whose grants are that session's; name a thread of your own, or leave threadId out",
+            retryable: false,
+          },
+        },
+      },
+      kept: echoed({ marker: "bob-2" }),
+      asked: { bob: 1, carol: 0 },
+      carolRuns: [],
     });
   });
 });

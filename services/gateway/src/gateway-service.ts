@@ -200,6 +200,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     maxSessionsPerClient: edge.maxSessionsPerClient,
     now: () => performance.now(),
   });
+  const sessions = registry;
 
   const app = buildHttpApp({
     registry,
@@ -220,6 +221,10 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       dispatch: metrics.countingCalls(dispatch, "rest"),
       approvals,
       calls,
+      threads: {
+        isSession: (id) => sessions.isSession(id),
+        claim: (threadId, principal) => sessions.claimThread(threadId, principal),
+      },
       logger,
       bodyLimitBytes: limits.bodyLimitBytes,
     }),
@@ -234,12 +239,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   logger.info({ url, naming: deps.gateway.naming }, `gateway listening on ${url}/mcp`);
 
   let stopping: Promise<void> | undefined;
-  const held = registry;
-  const stopObserving = metrics.observeSessions(() => held.size);
+  const stopObserving = metrics.observeSessions(() => sessions.size);
   return {
     url,
     app,
-    sessions: () => held.size,
+    sessions: () => sessions.size,
     ready: () => health.connected() && catalog.loaded,
     stop: () => {
       stopping ??= (async () => {
@@ -248,7 +252,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
         approvals.stop();
         relay.stop();
         store.stop();
-        await held.closeAll();
+        await sessions.closeAll();
         stopObserving();
         // Requests in flight get a moment to finish; then whatever connection is left is cut, so
         // a stop never waits on a client (seen: a pnpm start that never exited on Ctrl-C).

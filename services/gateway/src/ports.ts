@@ -81,8 +81,11 @@ export interface ApprovalsPort {
   resolve(requestId: string, choice: ApprovalChoice, by: string): Promise<void>;
   /** Withdraws the call's pending approval, if any; never throws. */
   cancel(callId: string, reason: string): Promise<void>;
-  /** Ends the session grants of these threads (their MCP session ended); never throws. */
-  forgetThreads(threadIds: readonly string[]): Promise<void>;
+  /**
+   * Ends the session grants of these threads (their MCP session ended, or a thread is bound to a
+   * new principal); never throws: false when the approvals service did not confirm it.
+   */
+  forgetThreads(threadIds: readonly string[]): Promise<boolean>;
 }
 
 /** The calls this replica runs for its clients, and their cancellation. */

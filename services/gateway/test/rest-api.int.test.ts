@@ -272,6 +272,8 @@ describe("stopping", () => {
             .open(internalSubjects(stack.subjects.prefix).kv.calls, { allow_direct: true } as never),
         ),
         calls: callsClient(bus, stack.subjects),
+        // Its calls name no thread.
+        threads: { isSession: async () => false, claim: async () => "claimed" },
         logger,
         bodyLimitBytes: 1024 * 1024,
         // Long enough for the quick call to finish within it however loaded the machine is.

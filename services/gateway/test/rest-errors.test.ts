@@ -26,6 +26,8 @@ async function appFailingWith(error: Error) {
       subjects: createSubjects("rest_errors"),
       dispatch: { call: async () => Promise.reject(error) },
       calls: callsClient({ publish: () => undefined }, createSubjects("rest_errors")),
+      // Its calls name no thread.
+      threads: { isSession: async () => false, claim: async () => "claimed" },
       logger: createLogger({ service: "gateway", version: "test", level: "silent" }),
       bodyLimitBytes: 1024,
     }),

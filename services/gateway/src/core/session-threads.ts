@@ -4,6 +4,11 @@
  * session's id. The thread scopes "Allow for this session" grants and is what the server gets as
  * `_meta.threadId`. A session remembers the threads its client named (a few: the first named
  * are let go past the limit), so their grants end when the session ends.
+ *
+ * Grants never cross principals: a named thread belongs to the principal (token) that named it
+ * first, while it is in use (the gateway's session store keeps the binding, refreshed by its
+ * calls, for the idle TTL). Another principal naming it is refused; a thread bound anew starts
+ * with no grants, so whatever its last holder was granted never passes on.
  */
 import { MAX_ID_LENGTH } from "@toolbus/protocol";
 
@@ -44,6 +49,42 @@ export function rememberThread(
 /** Every thread whose session grants end with the session: its own and its client's. */
 export function sessionThreads(sessionId: string, named: readonly string[] | undefined): string[] {
   return [sessionId, ...(named ?? []).filter((threadId) => threadId !== sessionId)];
+}
+
+/**
+ * Whether a principal may use a thread it named: `claimed` (it was free, now bound to the
+ * principal, its old grants forgotten), `held` (already the principal's), `taken` (another
+ * principal's), or `unavailable` (the store or the approvals service did not answer).
+ */
+export type ThreadClaim = "claimed" | "held" | "taken" | "unavailable";
+
+/**
+ * Why a call may not use the thread it named in `field`, or undefined when it may. `retryable`:
+ * the same call may succeed later (the check could not be made).
+ */
+export function threadClaimRefusal(
+  claim: ThreadClaim,
+  field: "_meta.threadId" | "threadId",
+): { message: string; retryable: boolean } | undefined {
+  const instead =
+    field === "_meta.threadId"
+      ? "name a thread of your own, or leave it out to use this MCP session as the thread"
+      : "name a thread of your own, or leave threadId out";
+  switch (claim) {
+    case "claimed":
+    case "held":
+      return undefined;
+    case "taken":
+      return {
+        retryable: false,
+        message: `${field} names a thread another principal (token) is using, and its "Allow for this session" grants are not yours; ${instead}`,
+      };
+    case "unavailable":
+      return {
+        retryable: true,
+        message: `could not check which principal uses the thread ${field} names (the gateway's session store or the approvals service did not answer); try again`,
+      };
+  }
 }
 
 function describe(value: unknown): string {

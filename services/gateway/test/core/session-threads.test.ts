@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { callThread, rememberThread, sessionThreads } from "../../src/core/session-threads.js";
+import {
+  callThread,
+  rememberThread,
+  sessionThreads,
+  threadClaimRefusal,
+} from "../../src/core/session-threads.js";
 
 const SESSION = "4d2c9f0e-1b7a-4c1e-9a55-0c3f7e1d2b6a";
 
@@ -55,5 +60,36 @@ describe("the threads a session remembers", () => {
       [SESSION],
       [SESSION, "a", "b"],
     ]);
+  });
+});
+
+describe("whose a named thread is", () => {
+  it("lets its principal use a thread it just bound or already held", () => {
+    expect([threadClaimRefusal("claimed", "_meta.threadId"), threadClaimRefusal("held", "threadId")]).toEqual(
+      [undefined, undefined],
+    );
+  });
+
+  it("refuses another principal's thread for good, saying what to do on each path", () => {
+    expect([threadClaimRefusal("taken", "_meta.threadId"), threadClaimRefusal("taken", "threadId")]).toEqual([
+      {
+        retryable: false,
+        message:
+          '_meta.threadId names a thread another principal (token) is using, and its "Allow for this session" grants are not yours; name a thread of your own, or leave it out to use this MCP session as the thread',
+      },
+      {
+        retryable: false,
+        message:
+          'threadId names a thread another principal (token) is using, and its "Allow for this session" grants are not yours; name a thread of your own, or leave threadId out',
+      },
+    ]);
+  });
+
+  it("refuses, retryably, when whose it is could not be checked", () => {
+    expect(threadClaimRefusal("unavailable", "threadId")).toEqual({
+      retryable: true,
+      message:
+        "could not check which principal uses the thread threadId names (the gateway's session store or the approvals service did not answer); try again",
+    });
   });
 });

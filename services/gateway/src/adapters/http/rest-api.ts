@@ -32,6 +32,7 @@ import {
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply } from "fastify";
 import { z } from "zod";
 import { clientTraceContext, withCallSpan } from "../../call-trace.js";
+import { type ThreadClaim, threadClaimRefusal } from "../../core/session-threads.js";
 import type { ApprovalsPort, CallsPort, DispatchPort } from "../../ports.js";
 
 export const ErrorBodySchema = z.object({
@@ -66,6 +67,11 @@ export interface RestApiDeps {
   approvals?: Pick<ApprovalsPort, "cancel">;
   /** The calls in flight and who started them; cancels a call whose caller asks or goes away. */
   calls: CallsPort;
+  /** The threads calls name: a call's must be its caller's (their session grants never cross principals). */
+  threads: {
+    isSession(id: string): Promise<boolean>;
+    claim(threadId: string, principal: string): Promise<ThreadClaim>;
+  };
   logger: Logger;
   /** The app's body limit, for the 413 message. */
   bodyLimitBytes: number;
@@ -77,6 +83,18 @@ export interface RestApiDeps {
 
 export function restApi(deps: RestApiDeps): FastifyPluginAsync {
   const { bus, subjects, logger } = deps;
+
+  /** A call's thread is its caller's: never an MCP session's, never another principal's. */
+  async function ownThread(threadId: string, principal: string): Promise<void> {
+    if (await deps.threads.isSession(threadId)) {
+      throw new WireError(
+        "bad_request",
+        "threadId names an MCP session, whose grants are that session's; name a thread of your own, or leave threadId out",
+      );
+    }
+    const refusal = threadClaimRefusal(await deps.threads.claim(threadId, principal), "threadId");
+    if (refusal) throw new WireError(refusal.retryable ? "internal" : "bad_request", refusal.message);
+  }
   const timeoutMs = deps.catalogTimeoutMs ?? 10_000;
   const stopGraceMs = deps.stopGraceMs ?? 10_000;
   return async (app: FastifyInstance) => {
@@ -139,6 +157,8 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
         );
       }
       const call = parsed.value;
+      const caller = (principalOf(request) ?? ANONYMOUS).name;
+      if (call.threadId !== undefined) await ownThread(call.threadId, caller);
       const raw = reply.raw;
       const gone = () => {
         if (raw.writableFinished) return;
@@ -146,7 +166,7 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
         deps.calls.cancel(call.callId, "the HTTP client closed the connection before the call finished");
       };
       raw.once("close", gone);
-      const finished = deps.calls.started(call.callId, (principalOf(request) ?? ANONYMOUS).name);
+      const finished = deps.calls.started(call.callId, caller);
       const parent = clientTraceContext({ headers: request.headers });
       const running = withCallSpan({ api: "rest", parent, callId: call.callId }, () =>
         deps.dispatch.call(call),

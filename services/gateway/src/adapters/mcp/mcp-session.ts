@@ -38,7 +38,12 @@ import { CallSamplingResultSchema, type LoggingLevel } from "@toolbus/protocol";
 import { clientTraceContext } from "../../call-trace.js";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
 import type { SessionRecord } from "../../core/session-record.js";
-import { callThread, rememberThread } from "../../core/session-threads.js";
+import {
+  callThread,
+  rememberThread,
+  type ThreadClaim,
+  threadClaimRefusal,
+} from "../../core/session-threads.js";
 import { setLogLevel } from "../../handlers/logging.js";
 import type { promptHandlers } from "../../handlers/prompts.js";
 import type { resourceHandlers } from "../../handlers/resources.js";
@@ -66,6 +71,8 @@ export interface McpSessionDeps {
   onEnded(session: McpSession): Promise<void>;
   /** Whether an MCP session has this id (a thread a client names must not be another's session). */
   isSession(id: string): Promise<boolean>;
+  /** Binds a thread a client named to its principal, or says whose it is (core/session-threads.ts). */
+  claimThread(threadId: string, principal: string): Promise<ThreadClaim>;
   /** The session closed (ended, expired or evicted). */
   onClosed(session: McpSession): void;
 }
@@ -369,23 +376,35 @@ export class McpSession implements SessionStatePort {
   }
 
   /**
-   * The call's thread. A thread the client names for the first time is remembered in the record
-   * (so its grants end with the session), unless it is another MCP session's id: naming one
-   * would let this client use that session's grants.
+   * The call's thread. A thread the client names must be its principal's (no other principal may
+   * use its grants) and not another MCP session's id (naming one would let this client use that
+   * session's grants); named for the first time, it is remembered in the record (so its grants
+   * end with the session).
    */
   async #threadOf(meta: unknown): Promise<string> {
     // A tools/call comes on an initialized session, which has its id.
     const thread = callThread(meta, this.sessionId ?? "");
     if (!thread.ok) throw new RequestFailure(JsonRpcCode.invalidParams, thread.message);
+    if (!thread.named) return thread.threadId;
     const known = this.record?.threads ?? [];
-    if (!thread.named || known.includes(thread.threadId)) return thread.threadId;
-    if (await this.#deps.isSession(thread.threadId)) {
+    const isNew = !known.includes(thread.threadId);
+    if (isNew && (await this.#deps.isSession(thread.threadId))) {
       throw new RequestFailure(
         JsonRpcCode.invalidParams,
         "Invalid params: _meta.threadId names another MCP session; name a thread of your own, or leave it out to use this session as the thread",
       );
     }
-    const remembered = rememberThread(this.record?.threads ?? [], thread.threadId);
+    const refusal = threadClaimRefusal(
+      await this.#deps.claimThread(thread.threadId, this.principal),
+      "_meta.threadId",
+    );
+    if (refusal) {
+      throw refusal.retryable
+        ? new RequestFailure(JsonRpcCode.internalError, refusal.message)
+        : new RequestFailure(JsonRpcCode.invalidParams, `Invalid params: ${refusal.message}`);
+    }
+    if (!isNew) return thread.threadId;
+    const remembered = rememberThread(known, thread.threadId);
     this.#update({ threads: remembered.threads });
     if (remembered.released.length > 0) void this.#deps.ports.approvals.forgetThreads(remembered.released);
     return thread.threadId;

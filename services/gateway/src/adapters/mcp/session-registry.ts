@@ -13,12 +13,12 @@ import type { InitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "@toolbus/bus";
 import { ANONYMOUS } from "@toolbus/http-guard";
 import type { SessionRecord } from "../../core/session-record.js";
-import { sessionThreads } from "../../core/session-threads.js";
+import { sessionThreads, type ThreadClaim } from "../../core/session-threads.js";
 import type { SessionStore } from "../nats/session-store.js";
 import { McpSession, type McpSessionDeps } from "./mcp-session.js";
 
 export interface SessionRegistryOptions {
-  session: Omit<McpSessionDeps, "onRecord" | "onEnded" | "onClosed" | "isSession">;
+  session: Omit<McpSessionDeps, "onRecord" | "onEnded" | "onClosed" | "isSession" | "claimThread">;
   store: SessionStore;
   logger: Logger;
   idleTtlMs: number;
@@ -193,8 +193,21 @@ export class SessionRegistry {
         );
       },
       onClosed: (session) => this.#onClosed(session),
-      isSession: async (id) => this.#sessions.has(id) || (await this.#options.store.get(id)) !== undefined,
+      isSession: (id) => this.isSession(id),
+      claimThread: (threadId, principal) => this.claimThread(threadId, principal),
     };
+  }
+
+  /** Whether an MCP session, held here or by another replica, has this id. */
+  async isSession(id: string): Promise<boolean> {
+    return this.#sessions.has(id) || (await this.#options.store.get(id)) !== undefined;
+  }
+
+  /** Binds a thread a client named to its principal (a new binding ends the thread's old grants). */
+  claimThread(threadId: string, principal: string): Promise<ThreadClaim> {
+    return this.#options.store.claimThread(threadId, principal, () =>
+      this.#options.session.ports.approvals.forgetThreads([threadId]),
+    );
   }
 
   /** A new session is held from the moment its transport assigned the id (its first record). */

@@ -2,7 +2,8 @@
  * The gateway's side of approvals: one subscription to `<prefix>.approvals.pending` and
  * `.resolved` for the whole process, fanned out by callId to the calls this replica runs;
  * `resolve` with the client's answer; `cancel` when the gateway stops with calls waiting;
- * `forgetThreads` when an MCP session ended (its session grants end with it).
+ * `forgetThreads` when an MCP session ended (its session grants end with it) or a thread is bound
+ * to a new principal (it starts with none).
  */
 import type { Subscription } from "@nats-io/transport-node";
 import type { Bus, Logger } from "@toolbus/bus";
@@ -76,6 +77,7 @@ export function approvalsClient(bus: Bus, subjects: Subjects, logger: Logger): A
       }
     },
     async forgetThreads(threadIds) {
+      let forgotAll = true;
       for (let from = 0; from < threadIds.length; from += MAX_FORGET_THREADS) {
         const batch = threadIds.slice(from, from + MAX_FORGET_THREADS);
         try {
@@ -87,15 +89,17 @@ export function approvalsClient(bus: Bus, subjects: Subjects, logger: Logger): A
           );
           logger.info(
             { threads: batch.length, forgotten },
-            "forgot the session grants of threads whose MCP session ended",
+            "forgot the session grants of threads (their MCP session ended, or they were bound anew)",
           );
         } catch (err) {
           logger.warn(
             { err, threads: batch.length },
-            "could not forget the session grants of threads whose MCP session ended; they stay in the grants bucket",
+            "could not forget the session grants of threads; they stay in the grants bucket",
           );
+          forgotAll = false;
         }
       }
+      return forgotAll;
     },
     stop() {
       for (const subscription of subscriptions) subscription.unsubscribe();

@@ -2,13 +2,20 @@
  * Session records in the KV bucket `<prefix>_gateway_sessions` (entries expire after the idle
  * TTL unless touched), the `<prefix>.gateway.session_closed` broadcast that tells every replica
  * to drop a session a client ended with DELETE, and `<prefix>.gateway.responses`, which carries
- * a client's answers to the replica that asked (when they reach another one).
+ * a client's answers to the replica that asked (when they reach another one). The same bucket
+ * binds each thread a client named to the principal that named it (`thread.<sha256 of the id>`:
+ * the principal's name), so no other principal can use its session grants.
  */
+import { createHash } from "node:crypto";
 import type { KV } from "@nats-io/kv";
 import type { Subscription } from "@nats-io/transport-node";
 import { type Bus, ensureKv, type Logger } from "@toolbus/bus";
 import { internalSubjects } from "@toolbus/protocol";
 import { SESSION_ID_PATTERN, type SessionRecord, SessionRecordSchema } from "../../core/session-record.js";
+import type { ThreadClaim } from "../../core/session-threads.js";
+
+/** Thread bindings a replica without the bucket keeps; past it the oldest is let go (the safe side). */
+const MAX_LOCAL_THREADS = 10_000;
 
 export interface SessionStore {
   get(sessionId: string): Promise<SessionRecord | undefined>;
@@ -26,6 +33,12 @@ export interface SessionStore {
   /** Passes a client's answers to whichever replica asked the question. */
   forwardResponses(sessionId: string, messages: readonly unknown[]): void;
   onResponses(listener: (sessionId: string, messages: unknown[]) => void): void;
+  /**
+   * Binds a thread a client named to `principal`, or says whose it is (core/session-threads.ts).
+   * A binding lasts the idle TTL, renewed by the calls on it. Before a new one, `free` must end
+   * the thread's grants (false: it could not, the thread stays unbound and `unavailable`).
+   */
+  claimThread(threadId: string, principal: string, free: () => Promise<boolean>): Promise<ThreadClaim>;
   stop(): void;
 }
 
@@ -66,6 +79,37 @@ export async function openSessionStore(deps: {
       },
     }),
   ];
+  const localThreads = new Map<string, { principal: string; at: number }>();
+  async function claimLocally(
+    threadId: string,
+    principal: string,
+    free: () => Promise<boolean>,
+  ): Promise<ThreadClaim> {
+    const current = () => {
+      const bound = localThreads.get(threadId);
+      return bound && bound.at + deps.ttlMs > Date.now() ? bound : undefined;
+    };
+    const bind = () => {
+      localThreads.delete(threadId);
+      localThreads.set(threadId, { principal, at: Date.now() });
+    };
+    let bound = current();
+    if (!bound) {
+      if (!(await free())) return "unavailable";
+      // Another call may have bound it while its grants were being ended.
+      bound = current();
+      if (!bound) {
+        bind();
+        while (localThreads.size > MAX_LOCAL_THREADS) {
+          localThreads.delete(localThreads.keys().next().value as string);
+        }
+        return "claimed";
+      }
+    }
+    if (bound.principal !== principal) return "taken";
+    bind();
+    return "held";
+  }
   return {
     async get(sessionId) {
       if (!kv || !SESSION_ID_PATTERN.test(sessionId)) return undefined;
@@ -111,6 +155,34 @@ export async function openSessionStore(deps: {
     },
     onResponses(listener) {
       responseListeners.push(listener);
+    },
+    async claimThread(threadId, principal, free) {
+      if (!kv) return claimLocally(threadId, principal, free);
+      const key = `thread.${createHash("sha256").update(threadId).digest("hex")}`;
+      try {
+        // Twice at most: a create that lost a race reads the winner's binding.
+        for (let attempt = 0; attempt < 2; attempt += 1) {
+          const entry = await kv.get(key);
+          if (entry?.operation === "PUT") {
+            if (entry.string() !== principal) return "taken";
+            // Renewed a few times per TTL; `update` never overwrites a binding made since.
+            if (Date.now() - entry.created.getTime() >= deps.ttlMs / 3) {
+              await kv.update(key, principal, entry.revision).catch(() => undefined);
+            }
+            return "held";
+          }
+          if (!(await free())) return "unavailable";
+          const created = await kv.create(key, principal).then(
+            () => true,
+            () => false,
+          );
+          if (created) return "claimed";
+        }
+        return "unavailable";
+      } catch (err) {
+        logger.warn({ err }, "could not read or write a thread's binding to its principal");
+        return "unavailable";
+      }
     },
     stop() {
       for (const subscription of subscriptions) subscription.unsubscribe();

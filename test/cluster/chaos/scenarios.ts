@@ -117,7 +117,7 @@ export async function runChaos(cluster: ToolbusCluster, settings: ChaosSettings)
     const events = await eventuallyComplete(admin, subjects.streams.events.name, cluster.prefix, executions);
     const row = tally(fault?.name ?? "no fault (baseline)", load, executions, events);
     // Without a fault, how long a call's end event is not yet durable after the server answered.
-    rows.push(fault ? row : { ...row, note: eventWindow(lines, events, load) });
+    rows.push(fault ? withRenewals(row, cluster) : { ...row, note: eventWindow(lines, events, load) });
   }
   rows.push(
     await runApprovalsScenario(
@@ -233,6 +233,15 @@ function eventWindow(
   const at = (q: number) =>
     Math.round(windows[Math.min(windows.length - 1, Math.floor(q * windows.length))]!);
   return `server's answer → end event stored: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`;
+}
+
+/** Connections renewed so far (a service said so in its log), added to the row's note when there were any. */
+function withRenewals(row: ScenarioRow, cluster: ToolbusCluster): ScenarioRow {
+  const renewed = Object.values(cluster.services)
+    .flat()
+    .reduce((count, service) => count + service.output().split("renewing the connection").length - 1, 0);
+  if (renewed === 0) return row;
+  return { ...row, note: `${renewed} NATS connection(s) renewed so far; ${row.note ?? ""}`.trim() };
 }
 
 /** The flat name the dispatcher knows a server's tool by, from the gateway's catalog. */

@@ -75,7 +75,9 @@ export async function ensureNats(options: {
     ].join("\n"),
     { mode: 0o600 },
   );
-  const child = spawn(binary, ["-c", paths.conf], { stdio: ["ignore", "ignore", "pipe"] });
+  // Its own process group: a terminal's Ctrl-C reaches toolbus, which stops the services while
+  // NATS still runs and this server last, instead of every part losing NATS at once.
+  const child = spawn(binary, ["-c", paths.conf], { stdio: ["ignore", "ignore", "pipe"], detached: true });
   const url = `nats://127.0.0.1:${port}`;
   await waitUntilAnswering(url, child);
   writeFileSync(paths.url, `${url}\n`);

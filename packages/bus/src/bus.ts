@@ -109,6 +109,8 @@ export interface Bus {
 }
 
 const DEFAULT_GRACE_MS = 30_000;
+/** How long closing waits for events JetStream has not acknowledged yet. */
+const CLOSE_FLUSH_MS = 10_000;
 
 export async function connectBus(options: ConnectBusOptions): Promise<Bus> {
   const { logger } = options;
@@ -447,8 +449,18 @@ class NatsBus implements Bus {
   }
 
   async close(): Promise<void> {
-    await this.flushEvents();
-    if (!this.nc.isClosed()) await this.nc.drain();
+    // Bounded: a NATS or JetStream gone for good (Ctrl-C reaches a local nats-server too) must not
+    // hold a stopping process for the events' whole retry budget.
+    if (!(await settledWithin([this.flushEvents()], CLOSE_FLUSH_MS))) {
+      this.logger.warn(
+        { pending: this.pendingEvents },
+        `${this.pendingEvents} event(s) not acknowledged by JetStream within ${CLOSE_FLUSH_MS / 1000} s of stopping; stopping without them`,
+      );
+    }
+    if (!this.nc.isClosed()) {
+      // A connection that is reconnecting cannot drain; closed instead, it stops trying.
+      await this.nc.drain().catch(() => this.nc.close());
+    }
     this.#abort.abort(new Error("the bus is closed"));
   }
 }

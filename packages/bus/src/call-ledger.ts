@@ -106,6 +106,8 @@ export class CallLedger<T> implements CallLedgerPort<T> {
   readonly #running = new Set<string>();
   /** Outcomes not yet recorded (JetStream did not take them yet): answered from here meanwhile. */
   readonly #unrecorded = new Map<string, DoneRecord<T>>();
+  /** Keys whose possibly stored claim is being dropped in the background. */
+  readonly #dropping = new Set<string>();
 
   constructor(options: CallLedgerOptions<T>) {
     this.#bus = options.bus;
@@ -222,8 +224,13 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     return true;
   }
 
+  /** One background drop per key at most: a call retried while JetStream refuses must not pile them up. */
   #dropStaleClaim(key: string): void {
-    void this.#dropIfStale(key).catch(() => undefined);
+    if (this.#dropping.has(key)) return;
+    this.#dropping.add(key);
+    void this.#dropIfStale(key)
+      .catch(() => undefined)
+      .finally(() => this.#dropping.delete(key));
   }
 
   /** Tells the bus whether JetStream answered a write of the key (it renews a connection refused again and again). */

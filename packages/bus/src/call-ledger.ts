@@ -10,7 +10,7 @@
  * service that answers it makes the second send safe.
  */
 import { createHash } from "node:crypto";
-import type { KV } from "@nats-io/kv";
+import type { KV, KvEntry } from "@nats-io/kv";
 import { NoRespondersError } from "@nats-io/transport-node";
 import { WireError } from "@toolbus/protocol";
 import type { z } from "zod";
@@ -136,8 +136,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
       this.#answered(key, true);
     }
     const entry = await this.#kv.get(key);
-    const found = entry && entry.operation === "PUT" ? parseCallRecord<T>(entry.string()) : undefined;
-    const finding = findingOf(found, identity);
+    const finding = findingOf(recordOf<T>(entry), identity);
     // Expired between the create and the read: claim again (bounded: a record lives for minutes).
     if (finding.kind === "absent") return this.claim(callId, identity);
     if (finding.kind === "running" && entry && this.#isStale(key, finding.owner)) {
@@ -150,7 +149,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
 
   async read(callId: string, identity: string): Promise<Finding<T>> {
     const entry = await this.#kv.get(callKey(callId));
-    const record = entry && entry.operation === "PUT" ? parseCallRecord<T>(entry.string()) : undefined;
+    const record = recordOf<T>(entry);
     return findingOf(record, identity);
   }
 
@@ -187,7 +186,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
   async #dropIfStale(key: string): Promise<void> {
     await this.#untilStored(key, async () => {
       const entry = await this.#kv.get(key);
-      const record = entry && entry.operation === "PUT" ? parseCallRecord<T>(entry.string()) : undefined;
+      const record = recordOf<T>(entry);
       if (!entry || record?.state !== "running" || !this.#isStale(key, record.owner)) return;
       try {
         await this.#kv.delete(key, { previousSeq: entry.revision });
@@ -235,7 +234,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
 
   /** Tells the bus whether JetStream answered a write of the key (it renews a connection refused again and again). */
   #answered(key: string, answered: boolean): void {
-    this.#bus.jetStreamAnswered(`call ledger key ${key}`, answered);
+    this.#bus.jetStreamAnswered(key, answered);
   }
 
   /** Runs `write` of `key` until it succeeds, backing off, for at most `recordForMs`; then throws its error. */
@@ -278,7 +277,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
         await sleep(pollMs);
         continue;
       }
-      const record = entry && entry.operation === "PUT" ? parseCallRecord<T>(entry.string()) : undefined;
+      const record = recordOf<T>(entry);
       const finding = findingOf(record, identity);
       if (finding.kind === "done" || finding.kind === "reused") return finding;
       if (finding.kind === "absent") {
@@ -339,6 +338,11 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** The call record a KV entry holds; undefined for none, a delete marker or a foreign value. */
+function recordOf<T>(entry: KvEntry | null): CallRecord<T> | undefined {
+  return entry && entry.operation === "PUT" ? parseCallRecord<T>(entry.string()) : undefined;
+}
+
 function isWrongLastSequence(error: unknown): boolean {
   const code = (error as { code?: unknown; api_error?: { err_code?: unknown } } | null)?.api_error?.err_code;
   return (
@@ -357,8 +361,7 @@ export function watchedRecord(kv: KV, callId: string): WatchedRecord {
   return {
     async read() {
       const entry = await kv.get(callKey(callId));
-      const record =
-        entry && entry.operation === "PUT" ? parseCallRecord<unknown>(entry.string()) : undefined;
+      const record = recordOf<unknown>(entry);
       if (record === undefined) return { state: "absent" };
       return record.state === "running" ? { state: "running", owner: record.owner } : { state: "done" };
     },

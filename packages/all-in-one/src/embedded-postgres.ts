@@ -8,8 +8,8 @@ import { mkdirSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { maskUrl } from "@toolbus/bus";
+import { freePort } from "@toolbus/config";
 import pg from "pg";
-import { freePort } from "./free-port.js";
 import { SetupError } from "./setup-error.js";
 
 /** How long the Postgres at DATABASE_URL may take to accept a connection at start-up. */

@@ -7,7 +7,6 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { delimiter, join } from "node:path";
 import {
   localNatsPaths,
@@ -18,8 +17,8 @@ import {
   seedFileOf,
   writeNatsIdentities,
 } from "@toolbus/bus";
+import { acceptsConnections, freePort } from "@toolbus/config";
 import { inboxPrefix, type Role } from "@toolbus/protocol";
-import { freePort } from "./free-port.js";
 import { SetupError } from "./setup-error.js";
 
 export interface LocalNats {
@@ -134,16 +133,8 @@ async function waitUntilAnswering(url: string, child: ChildProcess): Promise<voi
   throw new SetupError(`nats-server did not answer at ${maskUrl(url)} within 10 s: ${stderr.trim()}`);
 }
 
-export function answers(url: string): Promise<boolean> {
+/** True when something accepts TCP connections at a NATS URL (`host:port` alone too; port 4222 when none). */
+function answers(url: string): Promise<boolean> {
   const { hostname, port } = new URL(/^[a-z]+:\/\//i.test(url) ? url : `nats://${url}`);
-  return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port || 4222) });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(500, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
-  });
+  return acceptsConnections(hostname, Number(port || 4222));
 }

@@ -22,6 +22,7 @@ export {
 } from "./gateway-tokens.js";
 export { type Env, type HeadersResolution, resolveHttpHeaders } from "./http-headers.js";
 export { type LoadToolbusConfigOptions, loadToolbusConfig } from "./load.js";
+export { acceptsConnections, freePort } from "./local-ports.js";
 export {
   applyEnvOverrides,
   type ConfigLocation,

@@ -1,6 +1,7 @@
+export { freePort } from "@toolbus/config";
 export { chromiumPath } from "./chromium.js";
+export { eventually } from "./eventually.js";
 export { flushTelemetry } from "./flush-telemetry.js";
-export { freePort } from "./free-port.js";
 export {
   type Infra,
   startInfra,
@@ -24,3 +25,4 @@ export {
   spansFromOtlpJson,
   startOtlpReceiver,
 } from "./otlp-receiver.js";
+export { type TomlValue, toolbusToml } from "./toolbus-toml.js";

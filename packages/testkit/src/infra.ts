@@ -6,13 +6,12 @@
  */
 import { type ChildProcess, execFileSync, type StdioOptions, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect as natsConnect } from "@nats-io/transport-node";
+import { acceptsConnections, freePort } from "@toolbus/config";
 import pg from "pg";
-import { freePort } from "./free-port.js";
 
 export interface Infra {
   natsUrl: string;
@@ -60,18 +59,9 @@ export async function startInfra(env: NodeJS.ProcessEnv = process.env): Promise<
 }
 
 /** True when something accepts TCP connections at the URL's host and port within 500 ms. */
-async function answers(url: string): Promise<boolean> {
+function answers(url: string): Promise<boolean> {
   const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = tcpConnect({ host: hostname, port: Number(port) });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(500, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
-  });
+  return acceptsConnections(hostname, Number(port));
 }
 
 /** True when a NATS server answers at the URL and has JetStream enabled for this account. */

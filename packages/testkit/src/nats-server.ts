@@ -4,10 +4,9 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "./free-port.js";
+import { acceptsConnections, freePort } from "@toolbus/config";
 
 export interface NatsServerProcess {
   url: string;
@@ -79,21 +78,8 @@ async function waitForPort(port: number, child: ChildProcess, lines: string[]): 
     if (child.exitCode !== null) {
       throw new Error(`nats-server exited with code ${child.exitCode}: ${lines.slice(-5).join(" | ")}`);
     }
-    if (await answers(port)) return;
+    if (await acceptsConnections("127.0.0.1", port)) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`nats-server did not answer on port ${port} within 15 s`);
-}
-
-function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = tcpConnect({ host: "127.0.0.1", port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(500, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
-  });
 }

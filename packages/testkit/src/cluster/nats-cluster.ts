@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort } from "../free-port.js";
+import { freePort } from "@toolbus/config";
 import { type ClusterProcess, ManagedProcess } from "./managed-process.js";
 
 const BINARIES = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];

@@ -12,9 +12,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transport-node";
+import { freePort } from "@toolbus/config";
 import { inboxPrefix } from "@toolbus/protocol";
 import { stringify } from "smol-toml";
-import { freePort } from "../free-port.js";
 import { startThrowawayPostgres } from "../infra.js";
 import { isolation } from "../isolation.js";
 import {

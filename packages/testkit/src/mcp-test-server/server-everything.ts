@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { freePort } from "../free-port.js";
+import { freePort } from "@toolbus/config";
 import { spawnUntilReady } from "./child.js";
 
 const PACKAGE = "@modelcontextprotocol/server-everything";

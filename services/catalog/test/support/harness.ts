@@ -19,6 +19,8 @@ import {
 import { cleanupJetStream, isolation } from "@toolbus/testkit";
 import { type CatalogService, startCatalogService } from "../../src/catalog-service.js";
 
+export { eventually, toolbusToml } from "@toolbus/testkit";
+
 export function natsUrl(): string {
   const url = process.env.NATS_URL;
   if (!url)
@@ -191,56 +193,4 @@ export class CatalogHarness {
     await this.nc.close();
     await cleanupJetStream(this.natsUrl, this.prefix);
   }
-}
-
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ""}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-type TomlValue = string | number | boolean | TomlValue[] | { [key: string]: TomlValue };
-
-/** toolbus.toml text: `[mcp_servers.<name>]` tables (and optionally `[catalog]`) from plain objects. */
-export function toolbusToml(tables: {
-  servers: Record<string, Record<string, TomlValue>>;
-  catalog?: Record<string, TomlValue>;
-}): string {
-  const lines: string[] = [];
-  if (tables.catalog) lines.push("[catalog]", ...keyValues(tables.catalog), "");
-  for (const [name, fields] of Object.entries(tables.servers)) {
-    lines.push(`[mcp_servers.${JSON.stringify(name)}]`, ...keyValues(fields), "");
-  }
-  return lines.join("\n");
-}
-
-function keyValues(fields: Record<string, TomlValue>): string[] {
-  return Object.entries(fields).map(([key, value]) => `${JSON.stringify(key)} = ${tomlValue(value)}`);
-}
-
-function tomlValue(value: TomlValue): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  if (Array.isArray(value)) return `[${value.map(tomlValue).join(", ")}]`;
-  return `{ ${Object.entries(value)
-    .map(([key, v]) => `${JSON.stringify(key)} = ${tomlValue(v)}`)
-    .join(", ")} }`;
 }

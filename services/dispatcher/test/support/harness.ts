@@ -28,7 +28,7 @@ import {
   type ToolCallRequest,
   type ToolEntry,
 } from "@toolbus/protocol";
-import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import { cleanupJetStream, eventually, isolation, type TomlValue, toolbusToml } from "@toolbus/testkit";
 import {
   type StdioTestServer,
   serverEverythingCommand,
@@ -37,6 +37,8 @@ import {
 } from "@toolbus/testkit/mcp-test-server";
 import { type DispatcherService, startDispatcherService } from "../../src/dispatcher-service.js";
 import { type ServiceProcess, startServiceProcess } from "./processes.js";
+
+export { eventually } from "@toolbus/testkit";
 
 export type ApprovalMode = "auto" | "prompt" | "writes" | "approve";
 
@@ -186,7 +188,7 @@ export class DispatchHarness {
     const dir = mkdtempSync(join(tmpdir(), "toolbus-dispatcher-test-"));
     this.cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
     this.configPath = join(dir, "toolbus.toml");
-    let toml = toolbusToml(servers);
+    let toml = toolbusToml({ servers });
     if (options.hooks !== undefined) {
       const hooksPath = join(dir, "hooks.json");
       writeFileSync(hooksPath, JSON.stringify(options.hooks));
@@ -407,54 +409,7 @@ export class DispatchHarness {
   }
 }
 
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ""}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** The model's header for a wall time, as the reply reports it. */
 export function wallTimeHeader(wallTimeMs: number): string {
   return `Wall time: ${(wallTimeMs / 1000).toFixed(4)} seconds\nOutput:`;
-}
-
-export type TomlValue = string | number | boolean | TomlValue[] | { [key: string]: TomlValue };
-
-/** toolbus.toml text with one `[mcp_servers.<name>]` table per server. */
-export function toolbusToml(servers: Record<string, Record<string, TomlValue>>): string {
-  const lines: string[] = [];
-  for (const [name, fields] of Object.entries(servers)) {
-    lines.push(`[mcp_servers.${JSON.stringify(name)}]`);
-    for (const [key, value] of Object.entries(fields))
-      lines.push(`${JSON.stringify(key)} = ${tomlValue(value)}`);
-    lines.push("");
-  }
-  return lines.join("\n");
-}
-
-function tomlValue(value: TomlValue): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  if (Array.isArray(value)) return `[${value.map(tomlValue).join(", ")}]`;
-  return `{ ${Object.entries(value)
-    .map(([key, v]) => `${JSON.stringify(key)} = ${tomlValue(v)}`)
-    .join(", ")} }`;
 }

@@ -16,8 +16,10 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { type Bus, connectBus, createLogger } from "@toolbus/bus";
 import { bareTokenName } from "@toolbus/config";
 import { createSubjects, type Subjects } from "@toolbus/protocol";
-import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import { cleanupJetStream, eventually, isolation } from "@toolbus/testkit";
 import { type GatewayDeps, type RunningGateway, startGateway } from "../../src/gateway-service.js";
+
+export { eventually } from "@toolbus/testkit";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 
@@ -241,28 +243,4 @@ export async function mcpClient(
   });
   await client.connect(transport);
   return client;
-}
-
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ""}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { CHECKLIST } from "./checklist.js";
 import { caveatOf, checklistCoverage, checklistReport } from "./checklist-report.js";
@@ -12,6 +13,13 @@ describe("the acceptance checklist (codex-mcp-behavior.md §12)", () => {
 
   it("lists the 62 items of the reference, in order", () => {
     expect(CHECKLIST.map((item) => item.id)).toEqual(Array.from({ length: 62 }, (_, i) => i + 1));
+  });
+
+  it("words each item as the reference's §12 does (docs/reference-behavior.md)", () => {
+    const reference = readFileSync(new URL("../../docs/reference-behavior.md", import.meta.url), "utf8");
+    const section = reference.slice(reference.indexOf("\n## 12. Acceptance checklist\n"));
+    const items = [...section.matchAll(/^(\d+)\. (.*)$/gm)].map(([, id, text]) => ({ id: Number(id), text }));
+    expect(CHECKLIST.map(({ id, text }) => ({ id, text }))).toStrictEqual(items);
   });
 
   it("has a test titled [N] for every item it counts as covered", () => {

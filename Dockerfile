@@ -59,6 +59,8 @@ COPY --from=prod-deps /app ./
 COPY --from=build /app/packages/bus/dist packages/bus/dist
 COPY --from=build /app/packages/config/dist packages/config/dist
 COPY --from=build /app/packages/http-guard/dist packages/http-guard/dist
+# The console and approvals inbox pages, read at start-up (pages.ts reads ../pages/).
+COPY --from=build /app/packages/http-guard/pages packages/http-guard/pages
 COPY --from=build /app/packages/protocol/dist packages/protocol/dist
 COPY --from=build /app/services/approvals/dist services/approvals/dist
 COPY --from=build /app/services/catalog/dist services/catalog/dist

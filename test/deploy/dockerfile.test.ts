@@ -135,13 +135,20 @@ describe("Dockerfile", () => {
     expect(filtered.sort()).toEqual(services.sort());
   });
 
-  it("copies the compiled output of every workspace package a service loads, and the memory migrations", () => {
+  it("copies the compiled output of every workspace package a service loads, the pages and the memory migrations", () => {
     const fromBuild = copies("runtime").filter(({ from }) => from === "build");
-    expect(fromBuild.map(({ source, destination }) => ({ source, destination }))).toEqual([
-      ...runtimePackages().map(({ dir }) => ({ source: `/app/${dir}/dist`, destination: `${dir}/dist` })),
-      { source: "/app/services/memory/migrations", destination: "services/memory/migrations" },
-    ]);
-    expect(existsInRepo("services/memory/migrations")).toBe(true);
+    // Files read at run time beside a package's dist/, copied right after it.
+    const besideDist: Record<string, string> = {
+      "packages/http-guard": "packages/http-guard/pages",
+      "services/memory": "services/memory/migrations",
+    };
+    expect(fromBuild.map(({ source, destination }) => ({ source, destination }))).toEqual(
+      runtimePackages().flatMap(({ dir }) => [
+        { source: `/app/${dir}/dist`, destination: `${dir}/dist` },
+        ...(besideDist[dir] ? [{ source: `/app/${besideDist[dir]}`, destination: besideDist[dir] }] : []),
+      ]),
+    );
+    expect(Object.values(besideDist).filter((path) => !existsInRepo(path))).toEqual([]);
     expect(copies("runtime")).toContainEqual({ from: "prod-deps", source: "/app", destination: "./" });
   });
 

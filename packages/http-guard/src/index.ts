@@ -28,4 +28,5 @@ export {
   takeStreamSlot,
 } from "./guard.js";
 export { pageCsp, pageHeaders } from "./page-csp.js";
+export { CONSOLE_PAGE, INBOX_PAGE, type PageName } from "./pages.js";
 export { type Principal, tokenMatcher } from "./token-matcher.js";

@@ -12,7 +12,14 @@
  * (`HTTP_STATUS_BY_CODE` in @toolbus/protocol, as every toolbus HTTP surface does).
  */
 import type { ServerResponse } from "node:http";
-import { pageHeaders, principalOf, routeAccess, sendSlotRefusal, takeStreamSlot } from "@toolbus/http-guard";
+import {
+  INBOX_PAGE,
+  pageHeaders,
+  principalOf,
+  routeAccess,
+  sendSlotRefusal,
+  takeStreamSlot,
+} from "@toolbus/http-guard";
 import {
   type ApprovalResolveRequest,
   ApprovalResolveRequestSchema,
@@ -32,7 +39,6 @@ import {
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from "fastify";
 import { z } from "zod";
 import type { InboxEvent } from "../nats/approval-events.js";
-import { INBOX_PAGE } from "./inbox-page.js";
 
 export interface ApprovalsHttpDeps {
   list(request: ApprovalsListRequest): Promise<ApprovalsListResult>;

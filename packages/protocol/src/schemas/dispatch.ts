@@ -75,7 +75,7 @@ export const ContentItemSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("input_audio"), data: z.string(), format: z.string().optional() }),
   /**
    * A text block the server marked `_meta["codex/encryptedContent"]`: passed to the model as an
-   * opaque item. Not in CONTRACT.md's list; added so such results are not rejected.
+   * opaque item, so such results are not rejected.
    */
   z.object({ type: z.literal("encrypted_content"), encryptedContent: z.string() }),
 ]);

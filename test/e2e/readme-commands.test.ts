@@ -168,7 +168,7 @@ describe("the README's commands, from a fresh clone", () => {
       code: ran.code,
       summary: ran.output
         .split("\n")[0]
-        ?.startsWith("Acceptance checklist (codex-mcp-behavior.md §12): 62 items"),
+        ?.startsWith("Acceptance checklist (docs/reference-behavior.md §12): 62 items"),
     }).toEqual({ code: 0, summary: true });
   });
 

@@ -347,7 +347,7 @@ try {
     "Reading it:",
     "",
     "- `codex exec` has no one to ask. It answers toolbus's approval elicitation by its own policy",
-    "  (the reference behaviour, codex-mcp-behavior.md §5.7): approval policy `never` (exec's default) without full access declines;",
+    "  (the reference behaviour, docs/reference-behavior.md §5.7): approval policy `never` (exec's default) without full access declines;",
     "  with full access it accepts the empty form with `{}`, which toolbus reads as Allow, for that call only.",
     "- `codex app-server` puts the elicitation to its user with toolbus's options (`_meta.persist`) and passes",
     "  the user's `_meta.persist` back: \"Allow for this session\" became toolbus's `approved_for_session`,",

@@ -64,7 +64,7 @@ export function checklistReport(
   const count = (kind: string) =>
     checklist.filter((item) => caveatOf(item).some((caveat) => caveat.kind === kind)).length;
   const lines = [
-    `Acceptance checklist (codex-mcp-behavior.md §12): ${checklist.length} items, ${covered} covered ` +
+    `Acceptance checklist (docs/reference-behavior.md §12): ${checklist.length} items, ${covered} covered ` +
       `(${count("partial")} partly, ${count("differs")} differing from the reference's text), ` +
       `${checklist.length - covered} not covered.`,
   ];

@@ -7,7 +7,7 @@ import { checklistTags, testTitles } from "./test-titles.js";
 /** A reason says something: a word or two is not one. */
 const MIN_REASON_LENGTH = 20;
 
-describe("the acceptance checklist (codex-mcp-behavior.md §12)", () => {
+describe("the acceptance checklist (docs/reference-behavior.md §12)", () => {
   const coverage = checklistCoverage();
   const tagged = (id: number) => coverage.get(id) ?? [];
 

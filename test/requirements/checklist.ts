@@ -1,8 +1,8 @@
 /**
- * The acceptance checklist of codex-mcp-behavior.md §12, as data: the spine of toolbus's tests.
+ * The acceptance checklist of docs/reference-behavior.md §12, as data: the spine of toolbus's tests.
  * A covered item has a test whose title starts with `[N]` and asserts the item's text; `partial`
  * says which part no test asserts and why; `differs` says where toolbus departs from the item's
- * text on purpose (CONTRACT.md wins over the reference, or the reference contradicts itself),
+ * text on purpose (docs/contract.md wins over the reference, or the reference contradicts itself),
  * and its tests are titled `[N differs]`. An item not covered says why. `checklist.test.ts`
  * holds the tests to this and prints the report of every caveat (checklist-report.ts).
  */
@@ -107,7 +107,7 @@ export const CHECKLIST: readonly Requirement[] = [
     text: "ns + `__` + name ≤ 128; exactly 128 is unchanged; 129 → hashed to exactly 128; output is sorted by raw identity regardless of input order.",
     covered: true,
     differs:
-      "CONTRACT.md: the flat-name limit defaults to 64 bytes; 128 (Codex's) is `[catalog] name_limit = 128`. The rule's tests run at both 64 and 128; the catalog's end-to-end test hashes at the default 64.",
+      "docs/contract.md: the flat-name limit defaults to 64 bytes; 128 (Codex's) is `[catalog] name_limit = 128`. The rule's tests run at both 64 and 128; the catalog's end-to-end test hashes at the default 64.",
   },
   {
     id: 19,
@@ -157,7 +157,7 @@ export const CHECKLIST: readonly Requirement[] = [
     text: "Request `_meta` has `callId` and `threadId` (a stale one is overwritten), plus `x-codex-turn-metadata` when available; sandbox meta only for servers with `codex/sandbox-state-meta`.",
     covered: true,
     partial:
-      "`x-codex-turn-metadata` and the `codex/sandbox-state-meta` meta are not sent: a ToolCallRequest (CONTRACT.md) carries no model or turn metadata beyond turnId, and toolbus runs no sandbox. callId, and threadId overwriting a stale one, are asserted.",
+      "`x-codex-turn-metadata` and the `codex/sandbox-state-meta` meta are not sent: a ToolCallRequest (docs/contract.md) carries no model or turn metadata beyond turnId, and toolbus runs no sandbox. callId, and threadId overwriting a stale one, are asserted.",
   },
   {
     id: 29,
@@ -207,7 +207,7 @@ export const CHECKLIST: readonly Requirement[] = [
     text: "Decline → item failed with `user rejected MCP tool call`, and the server is not called; cancel or no response → `user cancelled MCP tool call`.",
     covered: true,
     differs:
-      "an approval nobody answers times out (CONTRACT.md: decision `timed_out`, error `approval_timed_out`) and the call is skipped with the reviewer-timeout text of §4 step 5, not `user cancelled MCP tool call`; decline and cancel are as the item says.",
+      "an approval nobody answers times out (docs/contract.md: decision `timed_out`, error `approval_timed_out`) and the call is skipped with the reviewer-timeout text of §4 step 5, not `user cancelled MCP tool call`; decline and cancel are as the item says.",
   },
   {
     id: 39,
@@ -219,7 +219,7 @@ export const CHECKLIST: readonly Requirement[] = [
     text: '`persist:"always"` → writes `approval_mode="approve"` to `[mcp_servers.<s>.tools.<t>]` (in the project config if the server is defined there) and remembers for the session.',
     covered: true,
     differs:
-      'CONTRACT.md keeps "allow always" grants in Postgres, bound to the tool\'s fingerprint, not as `approval_mode="approve"` in config.toml; the grant is also remembered for the session, as the item says.',
+      'docs/contract.md keeps "allow always" grants in Postgres, bound to the tool\'s fingerprint, not as `approval_mode="approve"` in config.toml; the grant is also remembered for the session, as the item says.',
   },
   { id: 41, text: "In prompt/writes modes, session/always act as a one-time Allow.", covered: true },
   {
@@ -237,7 +237,7 @@ export const CHECKLIST: readonly Requirement[] = [
     text: 'Legacy end `result` is `{"Ok":…}` or `{"Err":"…"}`; app id fields appear only for codex_apps.',
     covered: true,
     differs:
-      'CONTRACT.md\'s end event is camelCase: `result:{ok:…}|{err:"…"}`, not `{"Ok"}`/`{"Err"}`. The app identity fields are never set: toolbus has no codex_apps server.',
+      'docs/contract.md\'s end event is camelCase: `result:{ok:…}|{err:"…"}`, not `{"Ok"}`/`{"Err"}`. The app identity fields are never set: toolbus has no codex_apps server.',
   },
   {
     id: 45,

@@ -75,7 +75,7 @@ async function changes(
 
 const SCRIPTED = { "mcp.server": "scripted" };
 
-/** A memory citation naming `ids`, as a model writes one (codex-mcp-behavior.md §9). */
+/** A memory citation naming `ids`, as a model writes one (docs/reference-behavior.md §9). */
 function citation(ids: readonly string[]): string {
   return ["<oai-mem-citation>", "<citation_entries>", "MEMORY.md:1-2|note=[x]", "</citation_entries>"]
     .concat("<rollout_ids>", ...ids, "</rollout_ids>", "</oai-mem-citation>")

@@ -1,7 +1,7 @@
 /**
  * Answering one request on a served endpoint: trace context from the headers, a span named
  * after the endpoint, the body decoded against the endpoint's schema, the handler run, and
- * exactly one envelope sent back whatever happens (CONTRACT.md "Conventions").
+ * exactly one envelope sent back whatever happens (docs/contract.md "Conventions").
  */
 
 import type { Msg, MsgHdrs } from "@nats-io/transport-node";

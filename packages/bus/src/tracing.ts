@@ -1,6 +1,6 @@
 /**
  * OpenTelemetry trace context across the bus: W3C `traceparent`/`tracestate` in NATS headers
- * (CONTRACT.md "Conventions"), and `withSpan` for spans with constant, dotted names.
+ * (docs/contract.md "Conventions"), and `withSpan` for spans with constant, dotted names.
  */
 import { type MsgHdrs, headers as natsHeaders } from "@nats-io/transport-node";
 import {

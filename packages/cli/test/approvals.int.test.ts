@@ -1,6 +1,6 @@
 /**
  * `toolbus approvals` against a stand-in for the approvals service's human side (list,
- * resolve, pending and resolved events as CONTRACT.md "Approvals" defines them); the CLI runs
+ * resolve, pending and resolved events as docs/contract.md "Approvals" defines them); the CLI runs
  * as a child process on the real NATS.
  */
 import { isolation } from "@toolbus/testkit";

@@ -1,7 +1,7 @@
 /**
  * The deployment's approval policy and permission profile (`TOOLBUS_APPROVAL_POLICY`,
  * `TOOLBUS_PERMISSION_PROFILE`), read by the approvals service for tool calls and by the catalog
- * for server elicitations (codex-mcp-behavior.md §5.2 step 1, §5.7 steps 4–5).
+ * for server elicitations (docs/reference-behavior.md §5.2 step 1, §5.7 steps 4–5).
  */
 import { z } from "zod";
 

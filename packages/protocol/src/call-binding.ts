@@ -1,5 +1,5 @@
 /**
- * What binds an approval to the call it approves (ARCHITECTURE.md "Trust boundary"): a digest of
+ * What binds an approval to the call it approves (docs/architecture.md "Trust boundary"): a digest of
  * the call's server, raw tool name, tool fingerprint and arguments. A request put to a human is
  * stored with it, and a `decide` for the same callId whose call digests differently is refused
  * with `callIdReusedMessage` instead of re-attaching: a callId reused for another call (after a
@@ -15,7 +15,7 @@ export interface ApprovalBinding {
   server: string;
   /** The raw tool name (the route the server is called with). */
   tool: string;
-  /** The tool's fingerprint (CONTRACT.md "Catalog"). */
+  /** The tool's fingerprint (docs/contract.md "Catalog"). */
   fingerprint: string;
   /** The parsed arguments; `null` when there were none. */
   arguments: JsonValue;

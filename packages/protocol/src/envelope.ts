@@ -1,4 +1,4 @@
-/** The reply envelope every request/reply subject answers with (CONTRACT.md "Conventions"). */
+/** The reply envelope every request/reply subject answers with (docs/contract.md "Conventions"). */
 import { z } from "zod";
 import { ERROR_CODES, type ErrorCode, RETRYABLE_BY_DEFAULT } from "./errors.js";
 

@@ -1,5 +1,5 @@
 /**
- * The closed set of wire error codes (CONTRACT.md "Conventions"). Every failed reply on the
+ * The closed set of wire error codes (docs/contract.md "Conventions"). Every failed reply on the
  * bus carries exactly one of these. README.md documents each; a test keeps the two in step.
  */
 export const ErrorCode = {

@@ -1,5 +1,5 @@
 /**
- * The resource tools (codex-mcp-behavior.md §8): `list_mcp_resources`,
+ * The resource tools (docs/reference-behavior.md §8): `list_mcp_resources`,
  * `list_mcp_resource_templates` and `read_mcp_resource`, through which a model lists and reads
  * the MCP servers' resources (many MCP clients never read resources on their own). The
  * dispatcher serves them (`toolbus.dispatch.call` with the name as `tool`); the gateway lists

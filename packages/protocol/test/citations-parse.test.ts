@@ -18,7 +18,7 @@ function entry(path: string, lineStart: number, lineEnd: number, note: string): 
   return { path, lineStart, lineEnd, note };
 }
 
-// One entry line per row: what it parses to, or null when the line is skipped (reference §9 steps 1–6).
+// One entry line per row: what it parses to, or null when the line is skipped (docs/reference-behavior.md §9 steps 1–6).
 const entryLines: { name: string; line: string; parsed: MemoryCitationEntry | null }[] = [
   { name: "a plain entry", line: "MEMORY.md:1-2|note=[x]", parsed: entry("MEMORY.md", 1, 2, "x") },
   {
@@ -191,7 +191,7 @@ describe("parseCitationBodies: no citation", () => {
   });
 });
 
-// The rule of reference §9 read step by step with plain string operations, as an oracle.
+// The rule of docs/reference-behavior.md §9 read step by step with plain string operations, as an oracle.
 const RUST_SPACE = "[\\t-\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
 const rustTrim = (text: string): string =>
   text.replace(new RegExp(`^${RUST_SPACE}+|${RUST_SPACE}+$`, "g"), "");

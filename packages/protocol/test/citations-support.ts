@@ -35,7 +35,7 @@ export function cutAt(text: string, offsets: readonly number[]): string[] {
   return chunks;
 }
 
-/** The format the model is told to emit (reference §9), as one span body. */
+/** The format the model is told to emit (docs/reference-behavior.md §9), as one span body. */
 export const FORMAT_BODY = [
   "",
   "<citation_entries>",

@@ -262,7 +262,7 @@ describe("normalizeCatalog", () => {
 
   it("makes flat names unique even where the delimiter-less names differ", () => {
     // Codex keys uniqueness on `ns + name`; `a__b` + `c` and `a` + `b__c` differ there but
-    // share the flat name `a__b__c`, which CONTRACT.md requires to be unique.
+    // share the flat name `a__b__c`, which docs/contract.md requires to be unique.
     const result = names([input("a__b", "c"), input("a", "b__c")], { prefixMcp: false });
 
     expect(result).toEqual([

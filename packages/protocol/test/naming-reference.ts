@@ -43,7 +43,7 @@ export const referenceSanitizeName = (name: string) => name.replace(/[^A-Za-z0-9
 
 const nameHash = (input: string) => `_${createHash("sha1").update(input, "utf8").digest("hex").slice(0, 12)}`;
 
-/** codex-mcp-behavior.md §3.3, steps 1-6, as in the first version of `normalizeCatalog`. */
+/** docs/reference-behavior.md §3.3, steps 1-6, as in the first version of `normalizeCatalog`. */
 export function referenceNormalizeCatalog(inputs: readonly CatalogInput[], options: NamingOptions = {}) {
   const limit = options.nameLimit ?? 64;
   const warnings: string[] = [];

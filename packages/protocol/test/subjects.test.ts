@@ -59,7 +59,7 @@ function producedSubjects(s: Subjects): string[] {
 const fill = (template: string) => template.replace("<server>", "github").replace("<callId>", "call_1");
 
 describe("the default prefix", () => {
-  it("gives exactly the subject and JetStream names of CONTRACT.md", () => {
+  it("gives exactly the subject and JetStream names of docs/contract.md", () => {
     const s = createSubjects();
     expect({
       prefix: s.prefix,

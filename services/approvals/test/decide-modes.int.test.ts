@@ -1,6 +1,6 @@
 /**
  * Approval modes and tool annotations end to end through `toolbus.approvals.decide`
- * (codex-mcp-behavior.md §12, checklist 31–33): which calls run at once and which are put to a
+ * (docs/reference-behavior.md §12, checklist 31–33): which calls run at once and which are put to a
  * human, with the modes read from the service's server table.
  */
 import { describe, expect, it } from "vitest";

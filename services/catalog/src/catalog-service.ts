@@ -84,7 +84,7 @@ export interface CatalogService {
   stop(): Promise<void>;
 }
 
-/** Items one server may list before its listing is refused (reference §2.2). */
+/** Items one server may list before its listing is refused (docs/reference-behavior.md §2.2). */
 const MAX_TOOLS = 2048;
 /** How long resource origins are remembered for `originCallId` checks. */
 const ORIGIN_TTL_MS = 24 * 60 * 60 * 1000;

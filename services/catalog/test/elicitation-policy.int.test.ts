@@ -1,4 +1,4 @@
-// Server elicitations the deployment's approval policy answers itself (codex-mcp-behavior.md
+// Server elicitations the deployment's approval policy answers itself (docs/reference-behavior.md
 // §5.7, checklist 62): under `never` with full access an empty form is accepted with `{}`; under
 // `never` with a restricted profile it is declined. Whoever answers the call is never asked.
 import {

@@ -265,7 +265,7 @@ describe("listing tools", () => {
     );
     await service.startup;
 
-    // The table of codex-mcp-behavior.md §3.6, without search and with it.
+    // The table of docs/reference-behavior.md §3.6, without search and with it.
     expect((await harness.catalog("all")).tools.map((t) => [t.server, t.exposure])).toEqual([
       ["nodeferred", "direct"],
       ["nodirect", "code_mode_only"],

@@ -1,4 +1,4 @@
-// Resources through real servers (codex-mcp-behavior.md §8, checklist 51–53): every server's
+// Resources through real servers (docs/reference-behavior.md §8, checklist 51–53): every server's
 // listing sorted by name with failing ones left out, one page of one server, templates, reads
 // and their errors, and reads checked against the call that produced the URI.
 import { serverEverythingCommand, startTestServer } from "@toolbus/testkit/mcp-test-server";

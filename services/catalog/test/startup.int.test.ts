@@ -1,6 +1,6 @@
 // Start-up against real server processes: status events, the summary, display errors,
 // required servers, disabled servers, defaults and filters from the config, and the stdio
-// child's environment (codex-mcp-behavior.md §1–2, checklist 2–7, 10–12).
+// child's environment (docs/reference-behavior.md §1–2, checklist 2–7, 10–12).
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -496,7 +496,7 @@ describe("catalog start-up", () => {
       { callId: "env-1", tool: "get-env", preparedRevision: (await harness.entry("everything"))!.revision },
     );
     const childEnv = JSON.parse(reply.result.content[0]!.text) as Record<string, string>;
-    // The reference's allow-list (codex-mcp-behavior.md §1), read independently of the code.
+    // The reference's allow-list (docs/reference-behavior.md §1), read independently of the code.
     const allowList = [
       ...["HOME", "LOGNAME", "PATH", "SHELL", "USER", "__CF_USER_TEXT_ENCODING"],
       ...["LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"],

@@ -1,5 +1,5 @@
 /**
- * The approval step of the call path (codex-mcp-behavior.md §4 step 5, CONTRACT.md
+ * The approval step of the call path (docs/reference-behavior.md §4 step 5, docs/contract.md
  * "Approvals"), against a stand-in for the approvals service on `<prefix>.approvals.decide`
  * (the service itself is tested in services/approvals): what the dispatcher asks, how each
  * decision ends the call, a hook's rewrite of the input, retries while the service is

@@ -1,5 +1,5 @@
 /**
- * `<prefix>.dispatch.call` end to end (codex-mcp-behavior.md §12, items 25–28 and 43–50): the
+ * `<prefix>.dispatch.call` end to end (docs/reference-behavior.md §12, items 25–28 and 43–50): the
  * catalog as its own process in front of the MCP test server and server-everything, the
  * dispatcher on its own bus, a real NATS in between.
  */

@@ -1,6 +1,6 @@
 /**
  * The call as the server sees it, through the dispatcher and the catalog: by the tool's raw name
- * whatever name the model used (codex-mcp-behavior.md §3.3 step 7), and cut off after the
+ * whatever name the model used (docs/reference-behavior.md §3.3 step 7), and cut off after the
  * server's `tool_timeout_sec` with the reference's error text (§4 step 6).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Stale revisions (CONTRACT.md "Stale revisions", checklist 29): a tool's definition changes
+ * Stale revisions (docs/contract.md "Stale revisions", checklist 29): a tool's definition changes
  * between the listing the model was shown and the call. The dispatcher rejects what it can see
  * is stale; a change racing in after its check is caught by the connector's barrier. Either
  * way the server never sees the call. Tools are in mode `prompt`, so a stand-in for the

@@ -1,5 +1,5 @@
 /**
- * What the model is told through the edge (codex-mcp-behavior.md §3.4 and §8): every server's
+ * What the model is told through the edge (docs/reference-behavior.md §3.4 and §8): every server's
  * instructions in the gateway's own `initialize`, bounded; input schemas cleaned as the
  * reference cleans them; tools no model could call left out with the reference's warning;
  * server info in the catalog; and the resource tools — listed unless turned off, with the

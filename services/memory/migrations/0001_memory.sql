@@ -1,4 +1,4 @@
--- Citation usage accounting (codex-mcp-behavior.md §9 "Schema"), in Postgres types.
+-- Citation usage accounting (docs/reference-behavior.md §9 "Schema"), in Postgres types.
 -- stage1_outputs and jobs mirror codex's memory_migrations/0001_memories.sql; times are Unix seconds.
 
 CREATE TABLE stage1_outputs (

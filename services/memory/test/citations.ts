@@ -1,4 +1,4 @@
-// Citation text as a model writes it (reference §9 "Format the model is told to emit"), for tests.
+// Citation text as a model writes it (docs/reference-behavior.md §9 "Format the model is told to emit"), for tests.
 
 export const A = "019c6e27-e55b-73d1-87d8-4e01f1f75043";
 export const B = "019c6e27-e55b-73d1-87d8-4e01f1f75044";

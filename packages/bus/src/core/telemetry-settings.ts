@@ -1,6 +1,6 @@
 /**
  * What telemetry a process exports, read from the standard `OTEL_*` variables: nothing unless
- * `OTEL_EXPORTER_OTLP_ENDPOINT` is set (CONTRACT.md "Running"); then traces, and metrics read
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` is set (docs/contract.md "Running"); then traces, and metrics read
  * and pushed every `OTEL_METRIC_EXPORT_INTERVAL` ms over the OTLP protocol asked for.
  */
 

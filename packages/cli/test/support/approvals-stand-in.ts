@@ -1,6 +1,6 @@
 /**
  * A stand-in for the approvals service's human side, on the real NATS: it answers
- * `<prefix>.approvals.list` and `.resolve` as CONTRACT.md "Approvals" says (envelopes,
+ * `<prefix>.approvals.list` and `.resolve` as docs/contract.md "Approvals" says (envelopes,
  * `bad_request` for a second answer), publishes `approvals.pending` / `approvals.resolved`,
  * and records every resolve it received.
  */

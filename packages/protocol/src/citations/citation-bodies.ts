@@ -1,5 +1,5 @@
 /**
- * Parsing the bodies of citation spans into a MemoryCitation (reference §9 "Parsing"):
+ * Parsing the bodies of citation spans into a MemoryCitation (docs/reference-behavior.md §9 "Parsing"):
  * entries from the first `<citation_entries>` block of each body, rollout ids from its
  * `<rollout_ids>` block (else the legacy `<thread_ids>`), de-duplicated across bodies.
  * Unparseable lines are skipped; nothing here throws.

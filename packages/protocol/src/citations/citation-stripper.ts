@@ -1,5 +1,5 @@
 /**
- * The streaming stripper of `<oai-mem-citation>` … `</oai-mem-citation>` spans (reference §9):
+ * The streaming stripper of `<oai-mem-citation>` … `</oai-mem-citation>` spans (docs/reference-behavior.md §9):
  * text outside spans flows out as it arrives, span bodies are collected. Matching is literal
  * and non-nested (the first close tag ends a span). A partial open tag at a chunk edge is held
  * back and released as text if the stream ends inside it; a span still open at the end is

@@ -1,5 +1,5 @@
 /**
- * The parsed memory citation (CONTRACT.md "Memory"): the entries the model cited and the
+ * The parsed memory citation (docs/contract.md "Memory"): the entries the model cited and the
  * rollout ids it named, exactly as `toolbus.memory.strip` replies with them.
  */
 import { z } from "zod";

@@ -1,5 +1,5 @@
 /**
- * Agent-message finalization (reference §9 "Where it is used"): the visible text of a whole
+ * Agent-message finalization (docs/reference-behavior.md §9 "Where it is used"): the visible text of a whole
  * message (citations removed, and `<proposed_plan>` blocks too in plan mode) and the citation it
  * carried. Whether a blank visible text is still a message is the caller's call: toolbus has no
  * agent turn, so it keeps no last agent message.

@@ -1,5 +1,5 @@
 /**
- * Which cited rollout ids count as thread ids for usage accounting (reference §9): those that
+ * Which cited rollout ids count as thread ids for usage accounting (docs/reference-behavior.md §9): those that
  * parse as UUIDs the way codex's `ThreadId::try_from` (uuid crate `Uuid::parse_str`) does, any
  * version, hex in either case, in the simple, hyphenated, `{braced}` or `urn:uuid:` form. Each
  * is returned in canonical lowercase hyphenated form, the key codex writes usage under.

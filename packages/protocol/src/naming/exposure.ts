@@ -1,5 +1,5 @@
 /**
- * Where a model can reach a tool (codex-mcp-behavior.md §3.6): directly in its tool list,
+ * Where a model can reach a tool (docs/reference-behavior.md §3.6): directly in its tool list,
  * deferred behind tool search, and/or from code mode, after `omit_tools_from`.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The tool fingerprint of CONTRACT.md "Catalog": hex SHA-256 of the canonical JSON of the
+ * The tool fingerprint of docs/contract.md "Catalog": hex SHA-256 of the canonical JSON of the
  * fields a model is shown, so a caller can tell whether the tool it prepared against changed.
  */
 import { hash } from "node:crypto";

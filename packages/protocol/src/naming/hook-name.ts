@@ -1,5 +1,5 @@
 /**
- * The hook name (codex-mcp-behavior.md §3.5): what hook matchers and audit logs see,
+ * The hook name (docs/reference-behavior.md §3.5): what hook matchers and audit logs see,
  * `mcp__<namespace>__<name>` whether or not the callable namespace carries the prefix.
  */
 import { MCP_PREFIX, NAME_DELIMITER } from "./sanitize.js";

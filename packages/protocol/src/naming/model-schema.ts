@@ -1,5 +1,5 @@
 /**
- * The input-schema clean-up a model is shown (codex-mcp-behavior.md §3.4, from the reference's
+ * The input-schema clean-up a model is shown (docs/reference-behavior.md §3.4, from the reference's
  * `json_schema.rs`): boolean schemas become `{type:"string"}`, `const` a one-value `enum`,
  * missing types are inferred (or the node becomes `{}`), objects and arrays get default
  * `properties` / `items`, unreachable `$defs` / `definitions` are pruned, and a schema whose

@@ -1,5 +1,5 @@
 /**
- * What a model is shown about a namespace and a tool's parameters (codex-mcp-behavior.md §3.4,
+ * What a model is shown about a namespace and a tool's parameters (docs/reference-behavior.md §3.4,
  * checklist 20-21): the namespace description and the input schema it may call with.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The catalog naming algorithm (codex-mcp-behavior.md §3.3): from every server's raw tools to
+ * The catalog naming algorithm (docs/reference-behavior.md §3.3): from every server's raw tools to
  * unique, sanitized, length-bounded callable names, the same whatever order the tools arrive in.
  */
 import { toolFingerprint } from "./fingerprint.js";
@@ -123,7 +123,7 @@ function fitWithHash(namespace: string, name: string, hashInput: string, limit: 
 
 /**
  * Step 6. Sanitized names are ASCII, so string length is byte length. The "used" key is the
- * flat name `ns + "__" + name`, where Codex uses `ns + name` without the delimiter: CONTRACT.md
+ * flat name `ns + "__" + name`, where Codex uses `ns + name` without the delimiter: docs/contract.md
  * requires flat names to be unique, and two pairs such as (`a__b`, `c`) and (`a`, `b__c`) share
  * a flat name while their delimiter-less keys differ.
  */

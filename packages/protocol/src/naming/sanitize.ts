@@ -1,5 +1,5 @@
 /**
- * The character rules of model-visible names (codex-mcp-behavior.md §3.2) and the short
+ * The character rules of model-visible names (docs/reference-behavior.md §3.2) and the short
  * SHA-1 suffix that disambiguates them (§3.3).
  */
 import { hash } from "node:crypto";

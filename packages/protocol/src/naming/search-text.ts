@@ -1,5 +1,5 @@
 /**
- * The text tool search indexes for one tool (codex-mcp-behavior.md §3.5): names first, then
+ * The text tool search indexes for one tool (docs/reference-behavior.md §3.5): names first, then
  * the human text, then the input property names. The reference also indexes the [apps]
  * connector name and plugin names, which toolbus does not have.
  */

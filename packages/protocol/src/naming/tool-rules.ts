@@ -1,5 +1,5 @@
 /**
- * Per-tool rules read from the tool itself (codex-mcp-behavior.md §2.6, §3.1, §3.5): model
+ * Per-tool rules read from the tool itself (docs/reference-behavior.md §2.6, §3.1, §3.5): model
  * visibility, parallel calls, and dropping the `_meta` keys a server could use to pose as a
  * connector. The enabled/disabled filter is the catalog's (services/catalog tool-filter.ts).
  */

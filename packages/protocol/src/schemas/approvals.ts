@@ -1,5 +1,5 @@
 /**
- * Approvals (CONTRACT.md "Approvals", reference §5): the dispatcher's `decide` and
+ * Approvals (docs/contract.md "Approvals", docs/reference-behavior.md §5): the dispatcher's `decide` and
  * `post_tool_use` requests, and the human side — pending requests, list, resolve, resolved,
  * and `cancel` (internal: the dispatcher withdraws a request whose call went away).
  */

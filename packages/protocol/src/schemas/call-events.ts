@@ -1,5 +1,5 @@
 /**
- * The life of one call as others see it (CONTRACT.md "Lifecycle events", reference §6):
+ * The life of one call as others see it (docs/contract.md "Lifecycle events", docs/reference-behavior.md §6):
  * begin and end events on the events stream, and the item a history or UI builds from them.
  */
 import { z } from "zod";
@@ -68,7 +68,7 @@ export const McpToolCallStatus = {
 export type McpToolCallStatus = (typeof McpToolCallStatus)[keyof typeof McpToolCallStatus];
 
 /**
- * The history/UI projection of a call (reference §6 `McpToolCallItem`): `inProgress` after
+ * The history/UI projection of a call (docs/reference-behavior.md §6 `McpToolCallItem`): `inProgress` after
  * begin; after end `completed`, or `failed` with the result (`isError`) or with `error`.
  */
 export const McpToolCallItemSchema = z.object({

@@ -1,5 +1,5 @@
 /**
- * The catalog (CONTRACT.md "Catalog"): the per-server KV entry the catalog service writes,
+ * The catalog (docs/contract.md "Catalog"): the per-server KV entry the catalog service writes,
  * the normalized snapshot readers build from it, and the `toolbus.catalog.*` requests.
  */
 import { z } from "zod";
@@ -78,7 +78,7 @@ export const CatalogServerEntrySchema = z.object({
 });
 export type CatalogServerEntry = z.infer<typeof CatalogServerEntrySchema>;
 
-/** How a tool reaches the model (reference §3.6): the values of `ExposureKind`. */
+/** How a tool reaches the model (docs/reference-behavior.md §3.6): the values of `ExposureKind`. */
 export const ToolExposureSchema = z.enum(ExposureKind);
 
 /** One normalized tool: the four identities, its fingerprint and how it is exposed. */

@@ -1,5 +1,5 @@
 /**
- * `toolbus.dispatch.call` (CONTRACT.md "Dispatch"): the call request as a model runtime
+ * `toolbus.dispatch.call` (docs/contract.md "Dispatch"): the call request as a model runtime
  * sends it, and the reply with the model projection and the untruncated raw result.
  */
 import { z } from "zod";
@@ -68,7 +68,7 @@ export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
 export const ImageDetail = { auto: "auto", low: "low", high: "high", original: "original" } as const;
 export type ImageDetail = (typeof ImageDetail)[keyof typeof ImageDetail];
 
-/** One item of the model projection (reference §7). */
+/** One item of the model projection (docs/reference-behavior.md §7). */
 export const ContentItemSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("input_text"), text: z.string() }),
   z.object({ type: z.literal("input_image"), imageUrl: z.string(), detail: z.enum(ImageDetail).optional() }),

@@ -1,5 +1,5 @@
 /**
- * Memory (CONTRACT.md "Memory", reference §9): assistant messages whose citations are
+ * Memory (docs/contract.md "Memory", docs/reference-behavior.md §9): assistant messages whose citations are
  * counted, the strip request that hides citation markup, and the usage query.
  * The citation itself is defined next to its parser in `../citations/`.
  */

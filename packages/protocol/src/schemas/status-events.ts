@@ -1,5 +1,5 @@
 /**
- * Startup and catalog events on the events stream (CONTRACT.md "Catalog", reference §2.3):
+ * Startup and catalog events on the events stream (docs/contract.md "Catalog", docs/reference-behavior.md §2.3):
  * one server's status change, the startup summary, "these servers' tools changed", and "this
  * server's prompts changed".
  */

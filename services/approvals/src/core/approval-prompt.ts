@@ -1,5 +1,5 @@
 /**
- * The question put to a human (reference §5.3): its id, header, question text, the options in
+ * The question put to a human (docs/reference-behavior.md §5.3): its id, header, question text, the options in
  * order and when each is offered, and how long it stays open. `decline` is never listed: it is the
  * answer of a human who refuses the form itself (an MCP elicitation's "decline"), which
  * `choiceToDecision` still accepts.

@@ -1,4 +1,4 @@
-/** Whether a call needs approval at all (reference §5.1), and which mode applies to a tool (§1). */
+/** Whether a call needs approval at all (docs/reference-behavior.md §5.1), and which mode applies to a tool (§1). */
 import type { ApprovalMode, ToolAnnotations } from "./types.js";
 
 /** `tools.<t>.approval_mode`, else the server's `default_tools_approval_mode`, else `auto`. */

@@ -1,5 +1,5 @@
 /**
- * A request put to a human answers only the call it was put for (ARCHITECTURE.md "Trust
+ * A request put to a human answers only the call it was put for (docs/architecture.md "Trust
  * boundary"). It is stored with its call's digest — server, raw tool, fingerprint and the
  * arguments as the caller sent them, before any PreToolUse rewrite — and a decide for the same
  * callId re-attaches to it only when its own call digests the same (a retry); anything else is

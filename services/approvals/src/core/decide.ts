@@ -1,5 +1,5 @@
 /**
- * The approval decision for one call (reference §5.2), as a pure step function. Each call of
+ * The approval decision for one call (docs/reference-behavior.md §5.2), as a pure step function. Each call of
  * `decide` either settles the call or names the one thing it still needs: hook verdicts, stored
  * grants, or a human. The caller supplies that and calls again with the same input.
  *

@@ -1,6 +1,6 @@
 /**
  * Remembered approvals: the keys under which "allow for this session" and "allow and don't ask me
- * again" are stored (reference §5.2 step 3), whether a stored grant still applies, and which grants
+ * again" are stored (docs/reference-behavior.md §5.2 step 3), whether a stored grant still applies, and which grants
  * a decision creates (§5.5). A grant is bound to the tool's fingerprint: once the tool's definition
  * changes, the grant no longer applies and the human is asked again (toolbus's addition).
  */

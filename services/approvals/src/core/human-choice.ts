@@ -1,5 +1,5 @@
 /**
- * A human's answer to an approval request (reference §5.4): which choices a request accepts, what
+ * A human's answer to an approval request (docs/reference-behavior.md §5.4): which choices a request accepts, what
  * each choice decides, and what an unanswered request decides when it expires.
  */
 import { formatSeconds } from "./format-seconds.js";

@@ -1,5 +1,5 @@
 /**
- * The wire shapes of CONTRACT.md "Approvals" (re-exported from @toolbus/protocol, whose zod
+ * The wire shapes of docs/contract.md "Approvals" (re-exported from @toolbus/protocol, whose zod
  * schemas are their single source of truth) under the names the core uses, plus the policy words
  * the core reasons with.
  */
@@ -18,7 +18,7 @@ export type {
   JsonValue,
 } from "@toolbus/protocol";
 
-/** Per-tool approval mode (reference §1): `tools.<t>.approval_mode` > server default > `auto`. */
+/** Per-tool approval mode (docs/reference-behavior.md §1): `tools.<t>.approval_mode` > server default > `auto`. */
 export const APPROVAL_MODES = ["auto", "prompt", "writes", "approve"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 

@@ -1,6 +1,6 @@
 /**
  * The rule for one server's entry in the catalog bucket: what a new listing or status
- * changes, and when nothing changed so nothing is written (CONTRACT.md "Catalog": a replica
+ * changes, and when nothing changed so nothing is written (docs/contract.md "Catalog": a replica
  * re-listing an unchanged server writes nothing; a server's `revision` moves only when its
  * tool list changes).
  */

@@ -1,5 +1,5 @@
 /**
- * Server elicitations answered before anyone is asked (codex-mcp-behavior.md §5.7): a
+ * Server elicitations answered before anyone is asked (docs/reference-behavior.md §5.7): a
  * `tool_suggestion` is always declined (step 2); under an auto-approving policy (`never` with full
  * access) an empty form is accepted with `{}` (step 4); under policy `never` the rest are declined
  * (step 5). Anything else goes to whoever answers the call.

@@ -1,6 +1,6 @@
 /**
  * Following `nextCursor` through a paginated MCP listing within the reference's limits
- * (codex-mcp-behavior.md §2.2). The page fetch is passed in, so the rules stay testable.
+ * (docs/reference-behavior.md §2.2). The page fetch is passed in, so the rules stay testable.
  */
 import { formatDuration } from "./startup-messages.js";
 

@@ -1,6 +1,6 @@
 /**
  * What a person reads about a server's start-up: the display string of a failure
- * (codex-mcp-behavior.md §2.3) and the required-servers summary (§2.5).
+ * (docs/reference-behavior.md §2.3) and the required-servers summary (§2.5).
  */
 
 export interface StartupFailureFacts {

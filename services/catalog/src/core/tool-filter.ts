@@ -1,5 +1,5 @@
 /**
- * Which listed tools a server's catalog entry keeps (codex-mcp-behavior.md §2.6): well-formed
+ * Which listed tools a server's catalog entry keeps (docs/reference-behavior.md §2.6): well-formed
  * ones that `enabled_tools` allows and `disabled_tools` does not deny, by raw name. A malformed
  * tool is left out with the reason, so one bad definition does not take the server down; one
  * whose input schema no model could call with gets the reference's warning (§3.4).
@@ -56,7 +56,7 @@ export function acceptTools(
   return { accepted, rejected, unconvertible };
 }
 
-/** The reference's text when a tool cannot become a model's function (codex-mcp-behavior.md §3.4). */
+/** The reference's text when a tool cannot become a model's function (docs/reference-behavior.md §3.4). */
 export function conversionWarning(rawName: string, reason: string): string {
   return `Failed to convert \`${rawName}\` MCP tool to OpenAI tool: ${reason}`;
 }

@@ -1,5 +1,5 @@
 /**
- * Resources (codex-mcp-behavior.md §8). The public `catalog.resources.*` subjects can be
+ * Resources (docs/reference-behavior.md §8). The public `catalog.resources.*` subjects can be
  * served by any catalog replica; each hands the server's part to the replica that owns the
  * server over `<prefix>.connector.<server>.resources.*`, so scale-per-connector holds here too.
  */

@@ -1,5 +1,5 @@
 /**
- * The MCP Apps resource a call's item points a UI at (codex-mcp-behavior.md §6): the tool's
+ * The MCP Apps resource a call's item points a UI at (docs/reference-behavior.md §6): the tool's
  * `_meta.ui.resourceUri`, else `_meta["ui/resourceUri"]`, else `_meta["openai/outputTemplate"]`.
  */
 import { isRecord } from "./json.js";

@@ -1,6 +1,6 @@
 /**
  * History: folding the begin/end lifecycle events of calls into `McpToolCallItem`s
- * (codex-mcp-behavior.md §6). Events may be redelivered, so a repeated begin or end changes
+ * (docs/reference-behavior.md §6). Events may be redelivered, so a repeated begin or end changes
  * nothing. An end carries every field of its begin, so an end whose begin is missing, or was
  * stored after it (a begin retried across a JetStream outage), makes the finished item by itself.
  */

@@ -1,6 +1,6 @@
 /**
  * One view of a call's outcome for every projection: an error string E reads as the result
- * `{content:[{type:"text",text:E}], isError:true}` (codex-mcp-behavior.md §4 step 10).
+ * `{content:[{type:"text",text:E}], isError:true}` (docs/reference-behavior.md §4 step 10).
  */
 import type { CallToolResult } from "@toolbus/protocol";
 

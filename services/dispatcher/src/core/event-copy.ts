@@ -1,5 +1,5 @@
 /**
- * What a call's end event carries (codex-mcp-behavior.md §6, CONTRACT.md "Dispatch"): its
+ * What a call's end event carries (docs/reference-behavior.md §6, docs/contract.md "Dispatch"): its
  * status and a copy of the outcome whose serialized JSON stays within 1 MiB. A larger result
  * becomes one text block previewing its serialized JSON (structuredContent and `_meta` are
  * dropped, `isError` is kept); a larger error text is middle-truncated. The model output and

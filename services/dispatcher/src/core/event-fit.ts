@@ -1,7 +1,7 @@
 /**
  * Lifecycle events that fit one bus message. A JetStream event larger than the bus's
  * `max_payload` is refused and lost, which would leave a begin without its end. So the end
- * event's result copy is capped at 1 MiB (reference §6) and further at the room the rest of the
+ * event's result copy is capped at 1 MiB (docs/reference-behavior.md §6) and further at the room the rest of the
  * event leaves; arguments too large to leave any room are replaced, in the event only, by a
  * note saying how large they were (the begin event, and the call itself, keep them whole
  * whenever they fit).

@@ -1,5 +1,5 @@
 /**
- * What PostToolUse hooks receive for an MCP call (codex-mcp-behavior.md §4 step 10): the hook
+ * What PostToolUse hooks receive for an MCP call (docs/reference-behavior.md §4 step 10): the hook
  * name (`mcp__<ns>__<tool>`), the input and the whole result as JSON (a skip or transport error
  * reads as an `isError` text result). PreToolUse hooks run inside the approvals service.
  */

@@ -1,6 +1,6 @@
 /**
  * The exact texts a model or a UI reads when a call does not run or fails
- * (codex-mcp-behavior.md §4, §5.4; CONTRACT.md "Dispatch"). Character for character.
+ * (docs/reference-behavior.md §4, §5.4; docs/contract.md "Dispatch"). Character for character.
  */
 import type { ApprovalDecision } from "@toolbus/protocol";
 

@@ -1,5 +1,5 @@
 /**
- * What the model reads of a finished call's result (codex-mcp-behavior.md §7): the wall-time
+ * What the model reads of a finished call's result (docs/reference-behavior.md §7): the wall-time
  * header, the media it can take, truncated to policy × 1.2. The reference's other two readers
  * have no counterpart here: toolbus logs no call output and runs no code-mode scripts (the
  * reply's `result` is the raw result, for clients that want it whole).

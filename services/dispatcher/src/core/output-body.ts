@@ -1,5 +1,5 @@
 /**
- * Body selection of the model output (codex-mcp-behavior.md §7): which of a result's parts the
+ * Body selection of the model output (docs/reference-behavior.md §7): which of a result's parts the
  * model reads, as plain text or as content items. No header and no truncation here.
  */
 

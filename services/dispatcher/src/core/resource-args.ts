@@ -1,6 +1,6 @@
 /**
  * Arguments of the resource tools (`list_mcp_resources`, `list_mcp_resource_templates`,
- * `read_mcp_resource`) as the reference reads them (codex-mcp-behavior.md §8): blank or `null`
+ * `read_mcp_resource`) as the reference reads them (docs/reference-behavior.md §8): blank or `null`
  * means the defaults (for a read, the error `expected value`); fields of the wrong type are
  * refused in serde's words; strings are trimmed and an empty one counts as absent; a read
  * needs both fields (`<field> must be provided`). Every failure here happens before the call

@@ -1,5 +1,5 @@
 /**
- * What the resource tools answer (codex-mcp-behavior.md §8): the payload in the reference's
+ * What the resource tools answer (docs/reference-behavior.md §8): the payload in the reference's
  * shape (`{server, resources:[{server, …}], nextCursor?}` for one server's page, `{resources}`
  * for every server, `{server, uri, contents}` for a read), as JSON text truncated for the model
  * to policy × 1.2 with success true, and the messages of a call that failed.

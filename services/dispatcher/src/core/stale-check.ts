@@ -1,5 +1,5 @@
 /**
- * The stale-revision rule of CONTRACT.md "Dispatch": a call prepared against a tool the
+ * The stale-revision rule of docs/contract.md "Dispatch": a call prepared against a tool the
  * model saw in an older catalog is rejected before any server sees it. A caller that names
  * neither a fingerprint nor a revision is served against the current catalog.
  */

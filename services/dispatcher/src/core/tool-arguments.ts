@@ -1,5 +1,5 @@
 /**
- * Reading the model's raw argument text (codex-mcp-behavior.md §4 step 1 and the wire rule of
+ * Reading the model's raw argument text (docs/reference-behavior.md §4 step 1 and the wire rule of
  * step 6): blank means no arguments, anything else must be JSON, and a call sends only a JSON
  * object. The nesting depth is checked before parsing, so a hostile text costs one linear scan.
  */

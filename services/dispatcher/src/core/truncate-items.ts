@@ -1,5 +1,5 @@
 /**
- * Truncation of content items under one shared budget (codex-mcp-behavior.md §7): text items
+ * Truncation of content items under one shared budget (docs/reference-behavior.md §7): text items
  * that fit are kept, the first that overflows is middle-truncated to what is left, later text
  * is dropped and counted; images and encrypted items always stay; audio stays only if it fits.
  */

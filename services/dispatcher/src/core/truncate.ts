@@ -1,5 +1,5 @@
 /**
- * Middle truncation of text on UTF-8 character boundaries (codex-mcp-behavior.md §7): keep
+ * Middle truncation of text on UTF-8 character boundaries (docs/reference-behavior.md §7): keep
  * a prefix of ⌊budget/2⌋ bytes and a suffix of the rest, and put a marker between them that
  * says how much was cut. Sizes are UTF-8 bytes; a JS string is walked by code point, so a
  * surrogate pair is never split. The marker is not counted against the budget.

@@ -1,6 +1,6 @@
 /**
  * Media the model cannot take is replaced by a text block before anything else reads the
- * result (codex-mcp-behavior.md §4 step 7). The rest of the result is kept as it is.
+ * result (docs/reference-behavior.md §4 step 7). The rest of the result is kept as it is.
  */
 import type { CallToolResult, ContentBlock, ModelCapabilities } from "@toolbus/protocol";
 

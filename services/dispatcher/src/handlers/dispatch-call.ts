@@ -1,6 +1,6 @@
 /**
- * `toolbus.dispatch.call`: one model tool call, in the reference's order (codex-mcp-behavior.md
- * §4, CONTRACT.md "Dispatch"): parse the arguments, resolve the name in the local catalog,
+ * `toolbus.dispatch.call`: one model tool call, in the reference's order (docs/reference-behavior.md
+ * §4, docs/contract.md "Dispatch"): parse the arguments, resolve the name in the local catalog,
  * wait for the server, check staleness, begin, approve, call the connector behind its
  * barrier, end, and project the result for the model, the hooks and the caller. The resource
  * tools take their own path (resource-tool-call.ts).

@@ -1,5 +1,5 @@
 /**
- * A resource tool call (codex-mcp-behavior.md §8): `list_mcp_resources`,
+ * A resource tool call (docs/reference-behavior.md §8): `list_mcp_resources`,
  * `list_mcp_resource_templates` or `read_mcp_resource` sent to `toolbus.dispatch.call`, in the
  * reference's order: parse the arguments (a failure publishes no events), begin, ask the
  * catalog's resource subjects, end, and give the model the payload's JSON truncated to

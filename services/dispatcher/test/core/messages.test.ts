@@ -6,7 +6,7 @@ import {
   toolCallErrorMessage,
 } from "../../src/core/messages.js";
 
-/** The reference's reviewer timeout text (codex-mcp-behavior.md §4 step 5), as the model reads it. */
+/** The reference's reviewer timeout text (docs/reference-behavior.md §4 step 5), as the model reads it. */
 const REVIEW_TIMEOUT_TEXT =
   "The automatic permission approval review did not finish before its deadline. " +
   "Do not assume the action is unsafe based on the timeout alone. " +

@@ -1,6 +1,6 @@
 /**
  * An approval request put to an MCP client as a form elicitation, in the reference's shape
- * (codex-mcp-behavior.md §5.3), and the client's answer read back as an approval choice (§5.4).
+ * (docs/reference-behavior.md §5.3), and the client's answer read back as an approval choice (§5.4).
  */
 import type { ApprovalChoice, ApprovalRequest } from "@toolbus/protocol";
 

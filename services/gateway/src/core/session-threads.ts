@@ -1,5 +1,5 @@
 /**
- * The thread an MCP tools/call belongs to (codex-mcp-behavior.md §4 step 6.4: every call carries
+ * The thread an MCP tools/call belongs to (docs/reference-behavior.md §4 step 6.4: every call carries
  * a `threadId`): the client's own `_meta.threadId` when it sends one (Codex does), else the MCP
  * session's id. The thread scopes "Allow for this session" grants and is what the server gets as
  * `_meta.threadId`. A session remembers the threads its client named (a few: the first named

@@ -1,6 +1,6 @@
 /**
  * Reading a `toolbus.memory.usage` request: either the rows of the named rollouts, or the
- * most used rollouts in the phase-2 ranking order (reference §9 "How usage is consumed").
+ * most used rollouts in the phase-2 ranking order (docs/reference-behavior.md §9 "How usage is consumed").
  */
 import { canonicalUuid, type MemoryUsageRequest } from "@toolbus/protocol";
 

@@ -1,5 +1,5 @@
 /**
- * The human-side events on the bus (CONTRACT.md "Approvals"): `<prefix>.approvals.pending` and
+ * The human-side events on the bus (docs/contract.md "Approvals"): `<prefix>.approvals.pending` and
  * `<prefix>.approvals.resolved`, core NATS publishes (kind `event` in the protocol's subject
  * table), and a subscription to both for live views such as the inbox's SSE stream.
  */

@@ -1,6 +1,6 @@
 /**
  * Approval for a call. A decision that needs neither a hook, a stored grant nor a human is a
- * pure function of the policy (ARCHITECTURE.md "Every bus hop costs"), so it is settled here
+ * pure function of the policy (docs/architecture.md "Every bus hop costs"), so it is settled here
  * with the approvals core; anything else goes to `toolbus.approvals.decide`. A cancelled call's
  * request put to a human is withdrawn through `toolbus.approvals.cancel`.
  */

@@ -1,7 +1,7 @@
 /**
  * The UsageStore on Postgres. A batch is one statement, so one transaction and one round trip:
  * the message ids go into `memory_processed_messages` (the ones already there are skipped),
- * the new messages' mentions are added to `stage1_outputs` (reference §9's update, summed per
+ * the new messages' mentions are added to `stage1_outputs` (docs/reference-behavior.md §9's update, summed per
  * row), and poison is parked. `transactions` counts committed batch writes, so tests can see
  * the batching.
  */

@@ -1,3 +1,4 @@
+export { approvalPolicyOf, publishApprovalPolicy } from "./approval-policy.js";
 export { chromiumPath } from "./chromium.js";
 export { flushTelemetry } from "./flush-telemetry.js";
 export { freePort } from "./free-port.js";

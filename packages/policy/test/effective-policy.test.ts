@@ -15,6 +15,7 @@ const request: DecideRequest = {
   hookName: "mcp__docs__write",
   fingerprint: "f1",
   arguments: null,
+  catalogRevision: 1,
 };
 const policyOf = (input: Partial<EffectivePolicyInput>) =>
   EffectivePolicySchema.parse({ timeoutMs: 600_000, ...input });

@@ -1,14 +1,8 @@
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import {
-  type ApprovalsService,
-  decide,
-  NO_HOOKS,
-  resolveApprovalMode,
-  sessionKey,
-  startApprovalsService,
-} from "@toolbus/approvals";
+import { type ApprovalsService, startApprovalsService } from "@toolbus/approvals";
 import { type Bus, connectBus, createLogger, type Logger } from "@toolbus/bus";
+import { decide, NO_HOOKS, resolveApprovalMode, sessionKey } from "@toolbus/policy";
 import {
   type ApprovalChoice,
   type ApprovalDecideRequest,

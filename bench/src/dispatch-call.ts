@@ -23,7 +23,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transport-node";
 import { type NatsIdentities, writeNatsIdentities } from "@toolbus/bus";
 import { createSubjects, inboxPrefix, type Subjects } from "@toolbus/protocol";
-import { isolation, startNatsServer } from "@toolbus/testkit";
+import { approvalPolicyOf, isolation, publishApprovalPolicy, startNatsServer } from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import * as hdr from "hdr-histogram-js";
 import { type BenchRow, formatTable, isEntryModule } from "./bench-table.js";
@@ -207,6 +207,20 @@ async function busCaller(deps: {
   });
   cleanups.push(() => nc.close());
   const seed = (role: "catalog" | "dispatcher") => (identities ? identities.seedFile(role) : undefined);
+  // No approvals service here: the policy it would publish is put as approvals (the one identity that may).
+  const publisher = await connect({
+    servers: natsUrl,
+    ...(identities
+      ? {
+          authenticator: nkeyAuthenticator(
+            new TextEncoder().encode(readFileSync(identities.seedFile("approvals"), "utf8").trim()),
+          ),
+          inboxPrefix: inboxPrefix(prefix, "approvals"),
+        }
+      : {}),
+  });
+  await publishApprovalPolicy(publisher, prefix, await approvalPolicyOf(configPath));
+  await publisher.close();
 
   const catalog = startService("catalog", { natsUrl, prefix, configPath, nkeyFile: seed("catalog") });
   cleanups.push(() => stopChild(catalog));

@@ -21,7 +21,14 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { cleanupJetStream, freePort, isolation } from "@toolbus/testkit";
+import { connect } from "@nats-io/transport-node";
+import {
+  approvalPolicyOf,
+  cleanupJetStream,
+  freePort,
+  isolation,
+  publishApprovalPolicy,
+} from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import { type BenchRow, formatTable, isEntryModule, percentile } from "./bench-table.js";
 
@@ -285,6 +292,10 @@ async function startToolbus(deps: {
       "",
     ].join("\n"),
   );
+  // No approvals service here: the policy it would publish is stood in for (mode `approve` needs nobody).
+  const nc = await connect({ servers: deps.natsUrl });
+  await publishApprovalPolicy(nc, deps.prefix, await approvalPolicyOf(configPath));
+  await nc.close();
   const env = { NATS_URL: deps.natsUrl, TOOLBUS_PREFIX: deps.prefix, LOG_LEVEL: "warn" };
   for (const service of ["catalog", "dispatcher", "gateway"] as const) {
     const main = join(repoRoot(), "services", service, "src", "main.ts");

@@ -126,14 +126,6 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       logger: catalogLogger,
     });
     stops.push(["catalog", () => catalog.stop()]);
-    const dispatcherLogger = loggerOf("dispatcher");
-    const dispatcher = await startDispatcherService({
-      bus: await connect("dispatcher", "The tool-call path", dispatcherLogger),
-      subjects,
-      config,
-      logger: dispatcherLogger,
-    });
-    stops.push(["dispatcher", () => dispatcher.stop()]);
     const approvalsConfig = await loadApprovalsConfig({
       env: serviceEnv,
       argv: config.source.kind === "file" ? ["--config", config.source.path] : [],
@@ -145,6 +137,15 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       { logger: loggerOf("approvals"), natsAccess: nats.accessFor("approvals"), warnUnauthenticated: false },
     );
     stops.push(["approvals", () => approvals.stop()]);
+    // After approvals, which publishes the policy: the dispatcher starts with its copy.
+    const dispatcherLogger = loggerOf("dispatcher");
+    const dispatcher = await startDispatcherService({
+      bus: await connect("dispatcher", "The tool-call path", dispatcherLogger),
+      subjects,
+      config,
+      logger: dispatcherLogger,
+    });
+    stops.push(["dispatcher", () => dispatcher.stop()]);
     const memory = await startMemoryService(loadMemoryConfig(serviceEnv, config.memory), {
       logger: loggerOf("memory"),
       natsAccess: nats.accessFor("memory"),

@@ -1,15 +1,4 @@
 /** @toolbus/config: the toolbus.toml schema (and .mcp.json), its loader, and the pure rules that read it. */
-export {
-  APPROVAL_POLICIES,
-  type ApprovalPolicy,
-  ApprovalPolicySchema,
-  PERMISSION_PROFILES,
-  type PermissionProfile,
-  PermissionProfileSchema,
-  type PolicySettings,
-  policyAutoApproves,
-  policySettingsFromEnv,
-} from "./approval-policy.js";
 export { DEMO_SERVER_NAME, demoConfig } from "./demo.js";
 export {
   bareTokenName,
@@ -33,8 +22,6 @@ export {
 } from "./locate.js";
 export { parseMcpJson } from "./mcp-json.js";
 export {
-  APPROVAL_MODES,
-  type ApprovalMode,
   DEFAULT_ENVIRONMENT_ID,
   DEFAULT_STARTUP_TIMEOUT_MS,
   DEFAULT_TOOL_TIMEOUT_MS,

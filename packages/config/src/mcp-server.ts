@@ -1,8 +1,5 @@
 /** The normalized MCP server config every service reads, whichever file format it came from. */
-
-export const APPROVAL_MODES = ["auto", "prompt", "writes", "approve"] as const;
-/** `auto` decides from tool annotations; `prompt` always asks; `writes` asks unless read-only; `approve` never asks. */
-export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+import type { ApprovalMode } from "@toolbus/policy";
 
 export const OMIT_TOOLS_FROM = ["code_mode", "deferred", "direct"] as const;
 export type OmitToolsFrom = (typeof OMIT_TOOLS_FROM)[number];

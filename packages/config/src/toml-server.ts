@@ -1,7 +1,7 @@
 /** One `[mcp_servers.<name>]` table of toolbus.toml (Codex's keys) → a McpServerConfig, or every problem in it. */
+import { ApprovalModeSchema } from "@toolbus/policy";
 import { z } from "zod";
 import {
-  APPROVAL_MODES,
   commonDefaults,
   DEFAULT_STARTUP_TIMEOUT_MS,
   DEFAULT_TOOL_TIMEOUT_MS,
@@ -28,7 +28,6 @@ const NonEmpty = z.string().min(1, { error: "must not be empty" });
 const StringList = z.array(z.string());
 const StringMap = z.record(z.string(), z.string());
 const Seconds = z.number().gt(0, { error: "must be a positive number of seconds" });
-const ApprovalModeSchema = z.enum(APPROVAL_MODES);
 
 const HttpUrl = z.string().refine(isHttpUrl, { error: "must be an http:// or https:// URL" });
 

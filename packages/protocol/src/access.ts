@@ -46,9 +46,14 @@ export function internalSubjects(prefix: string) {
       calls: `${prefix}_calls`,
       /** One record per connector callId: a tool runs once across catalog replicas. */
       executions: `${prefix}_executions`,
+      /** The effective approval policy, under `APPROVAL_POLICY_KEY`: approvals writes it, dispatchers follow it. */
+      approvalPolicy: `${prefix}_approval_policy`,
     }),
   });
 }
+
+/** The key of the effective approval policy in `internalSubjects(prefix).kv.approvalPolicy`. */
+export const APPROVAL_POLICY_KEY = "effective";
 
 const internal = (
   subject: string,
@@ -100,6 +105,7 @@ export const BUCKETS: readonly BucketSpec[] = Object.freeze([
   Object.freeze({ bucket: "toolbus_gateway_sessions", creators: ["gateway"], writers: ["gateway"], readers: [], description: "MCP session records shared by the gateway replicas." } as const),
   Object.freeze({ bucket: "toolbus_call_history", creators: ["dispatcher"], writers: ["dispatcher"], readers: [], description: "Each thread's call events by stream sequence, for dispatch.history." } as const),
   Object.freeze({ bucket: "toolbus_calls", creators: ["dispatcher"], writers: ["dispatcher"], readers: ["gateway"], recordOwner: "dispatcher", description: "One record per dispatch callId, then its reply: a call runs once across replicas." } as const),
+  Object.freeze({ bucket: "toolbus_approval_policy", creators: ["approvals", "dispatcher"], writers: ["approvals"], readers: ["dispatcher"], description: "The effective approval policy (modes, hooks, policy words): the dispatcher settles locally what it alone settles." } as const),
   Object.freeze({ bucket: "toolbus_executions", creators: ["catalog"], writers: ["catalog"], readers: ["dispatcher"], recordOwner: "catalog", description: "One record per connector callId, then its result: a tool runs once across replicas." } as const),
 ]);
 

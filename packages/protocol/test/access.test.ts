@@ -71,6 +71,19 @@ describe("permissionsFor", () => {
     expect(who("publish", `$KV.${subjects.kv.catalog}.>`)).toEqual(["catalog"]);
   });
 
+  it("lets only approvals write the approval policy, and only the dispatcher read it besides", () => {
+    const bucket = internalSubjects("toolbus").kv.approvalPolicy;
+    expect({
+      write: who("publish", `$KV.${bucket}.>`),
+      read: who("publish", `$JS.API.DIRECT.GET.KV_${bucket}.$KV.${bucket}.>`),
+      watch: who("publish", `$JS.API.CONSUMER.CREATE.KV_${bucket}.*.$KV.${bucket}.>`),
+    }).toEqual({
+      write: ["approvals"],
+      read: ["dispatcher", "approvals"],
+      watch: ["dispatcher", "approvals"],
+    });
+  });
+
   it("lets only the dispatcher publish call events; the gateway and the CLI may listen", () => {
     expect(who("publish", subjects.callBegin)).toEqual(["dispatcher"]);
     expect(who("publish", subjects.callEnd)).toEqual(["dispatcher"]);

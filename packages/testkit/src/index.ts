@@ -1,4 +1,5 @@
 export { freePort } from "@toolbus/config";
+export { approvalPolicyOf, publishApprovalPolicy } from "./approval-policy.js";
 export { chromiumPath } from "./chromium.js";
 export { eventually } from "./eventually.js";
 export { flushTelemetry } from "./flush-telemetry.js";

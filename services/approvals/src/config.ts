@@ -16,7 +16,6 @@ import {
   serviceSettingsInput,
 } from "@toolbus/bus";
 import {
-  ApprovalPolicySchema,
   ConfigFileError,
   DEFAULT_ALLOWED_HOSTS,
   DEFAULT_APPROVAL_TIMEOUT_MS,
@@ -25,27 +24,19 @@ import {
   DEFAULT_MAX_CONCURRENT_HOOKS,
   GATEWAY_ROLES,
   loadToolbusConfig,
-  PermissionProfileSchema,
   resolveGatewayTokens,
   type ToolbusConfig,
 } from "@toolbus/config";
-import { z } from "zod";
 import {
-  APPROVAL_MODES,
-  type ApprovalMode,
+  ApprovalPolicySchema,
   HookEventsSchema,
   type HooksConfig,
+  PermissionProfileSchema,
   parseHooksFile,
-} from "./core/index.js";
-
-const Mode = z.enum(APPROVAL_MODES);
-
-/** The part of `[mcp_servers.<name>]` approvals reads. */
-export const ServerModesSchema = z.object({
-  defaultToolsApprovalMode: Mode.default("auto"),
-  tools: z.record(z.string(), z.object({ approvalMode: Mode.optional() })).default({}),
-});
-export type ServerModes = z.output<typeof ServerModesSchema>;
+  ServerModesSchema,
+  serverModesOf,
+} from "@toolbus/policy";
+import { z } from "zod";
 
 const Port = z.int().min(0).max(65535);
 
@@ -102,18 +93,6 @@ export const ApprovalsServiceConfigSchema = z.object({
 export type ApprovalsServiceConfigInput = z.input<typeof ApprovalsServiceConfigSchema>;
 export type ApprovalsServiceConfig = z.output<typeof ApprovalsServiceConfigSchema>;
 
-/** The effective mode of a tool: `tools.<t>.approval_mode` > server default > `auto`. */
-export function approvalModeOf(
-  servers: Readonly<Record<string, ServerModes>>,
-  server: string,
-  tool: string,
-): ApprovalMode {
-  const entry = Object.hasOwn(servers, server) ? servers[server] : undefined;
-  if (entry === undefined) return "auto";
-  const perTool = Object.hasOwn(entry.tools, tool) ? entry.tools[tool]?.approvalMode : undefined;
-  return perTool ?? entry.defaultToolsApprovalMode;
-}
-
 export interface LoadOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** Command-line arguments after the script: `--config <path>`, `--host <h>`, `--port <n>`. */
@@ -142,7 +121,7 @@ export async function loadApprovalsConfig(options: LoadOptions): Promise<Readonl
     timeoutMs: toolbus?.approvals.timeoutMs,
     maxConcurrentHooks: toolbus?.approvals.maxConcurrentHooks,
     hooks,
-    servers: toolbus === undefined ? undefined : serverModes(toolbus),
+    servers: toolbus === undefined ? undefined : serverModesOf(toolbus.mcpServers),
     http: {
       host: args.host,
       port: args.port === undefined ? toolbus?.approvals.port : portNumber(args.port, problems),
@@ -230,14 +209,6 @@ async function hooksFile(path: string, problems: string[]): Promise<HooksConfig 
     return undefined;
   }
   return parsed.value;
-}
-
-function serverModes(config: ToolbusConfig): Record<string, ServerModes> {
-  const servers: Record<string, ServerModes> = {};
-  for (const [name, server] of Object.entries(config.mcpServers)) {
-    servers[name] = { defaultToolsApprovalMode: server.defaultToolsApprovalMode, tools: { ...server.tools } };
-  }
-  return servers;
 }
 
 function portNumber(text: string, problems: string[]): number | undefined {

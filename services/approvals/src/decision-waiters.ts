@@ -4,7 +4,7 @@
  * database), and the Postgres notifications of decisions recorded by other replicas. A wait
  * woken twice for one decision (by both) takes the first; the second finds nothing to wake.
  */
-import type { DecideResult } from "./core/index.js";
+import type { DecideResult } from "@toolbus/policy";
 import type { DecisionSignals, DecisionWake } from "./ports.js";
 
 export class DecisionWaiters implements DecisionSignals {

@@ -1,4 +1,4 @@
-/** @toolbus/approvals: the approvals core (shared with the dispatcher), the service, and its HTTP routes. */
+/** @toolbus/approvals: the approvals service, its configuration and its HTTP routes (the policy itself: @toolbus/policy). */
 
 export { type ApprovalsHttpDeps, buildApprovalsHttp } from "./adapters/http/approvals-http.js";
 export { approvalsHttpOverBus } from "./adapters/http/approvals-over-bus.js";
@@ -7,12 +7,9 @@ export {
   type ApprovalsServiceConfig,
   type ApprovalsServiceConfigInput,
   ApprovalsServiceConfigSchema,
-  approvalModeOf,
   type LoadOptions,
   loadApprovalsConfig,
-  type ServerModes,
 } from "./config.js";
-export * from "./core/index.js";
 export { APPROVALS_METRICS, decisionCounter } from "./metrics.js";
 export {
   type ApprovalsService,

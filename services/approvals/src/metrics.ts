@@ -1,20 +1,14 @@
 /**
  * The approvals metrics. Decisions are counted where they are made: by this service for the
  * calls it is asked about, and by the dispatcher for the calls its copy of the policy settles
- * without asking (it records `decisions` from this declaration too).
+ * without asking (both record `decisions` from @toolbus/policy's declaration).
  */
 import { AttributeCache, defineMetrics } from "@toolbus/bus";
+import { APPROVAL_DECISIONS_METRIC, APPROVALS_METER, decisionAttributes } from "@toolbus/policy";
 import type { PendingRecord, PendingStore } from "./ports.js";
 
-export const APPROVALS_METRICS = defineMetrics("@toolbus/approvals", {
-  decisions: {
-    kind: "counter",
-    name: "toolbus.approvals.decisions",
-    unit: "{decision}",
-    description:
-      "Approval decisions made, by decision (`approved`, `approved_for_session`, `approved_always`, `denied`, `abort`, `timed_out`) and source (`mode`, `annotations`, `session`, `persistent`, `hook`, `human`, `timeout`, `policy`); includes those the dispatcher settles from the policy alone, and its fail-closed denials when this service does not answer.",
-    attributes: ["toolbus.approval.decision", "toolbus.approval.source"],
-  },
+export const APPROVALS_METRICS = defineMetrics(APPROVALS_METER, {
+  decisions: APPROVAL_DECISIONS_METRIC,
   pending: {
     kind: "gauge",
     name: "toolbus.approvals.pending",
@@ -36,10 +30,7 @@ export const APPROVALS_METRICS = defineMetrics("@toolbus/approvals", {
 
 /** Counts decisions with one attribute object per (decision, source). */
 export function decisionCounter(counter = APPROVALS_METRICS.instrument("decisions")) {
-  const attributes = new AttributeCache((decision: string, source: string) => ({
-    "toolbus.approval.decision": decision,
-    "toolbus.approval.source": source,
-  }));
+  const attributes = new AttributeCache(decisionAttributes);
   return (result: { decision: string; source: string }): void => {
     counter.add(1, attributes.get(result.decision, result.source));
   };

@@ -3,7 +3,7 @@
  * grant stores, the table of requests put to humans, the wake-up signal, the event publisher),
  * gathered with the service's policy into the one `ApprovalPorts` object every handler takes.
  */
-import type { ApprovalResolvedEvent } from "@toolbus/protocol";
+
 import type {
   ApprovalChoice,
   ApprovalMode,
@@ -14,12 +14,12 @@ import type {
   GrantKeys,
   HookHandler,
   HookPayload,
-  HookRun,
   HooksConfig,
   JsonValue,
-  ListPosition,
   PermissionProfile,
-} from "./core/index.js";
+} from "@toolbus/policy";
+import type { ApprovalResolvedEvent } from "@toolbus/protocol";
+import type { HookRun, ListPosition } from "./core/index.js";
 
 export interface HookRunner {
   /** Runs every handler (at once) and answers their runs in the handlers' order; never rejects. */

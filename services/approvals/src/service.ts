@@ -19,6 +19,7 @@ import {
   withSpan,
 } from "@toolbus/bus";
 import { checkBind, installHttpGuard, routeAccess } from "@toolbus/http-guard";
+import { approvalModeOf, EffectivePolicySchema } from "@toolbus/policy";
 import {
   ApprovalCancelRequestSchema,
   ApprovalDecideRequestSchema,
@@ -26,6 +27,7 @@ import {
   ApprovalsListRequestSchema,
   createSubjects,
   ForgetThreadsRequestSchema,
+  internalSubjects,
   PostToolUseRequestSchema,
   QueueGroup,
   type Subjects,
@@ -37,6 +39,7 @@ import pg from "pg";
 import { createHookRunner } from "./adapters/hooks/hook-runner.js";
 import { type ApprovalsHttpDeps, buildApprovalsHttp } from "./adapters/http/approvals-http.js";
 import { natsApprovalEvents, subscribeInboxEvents } from "./adapters/nats/approval-events.js";
+import { publishPolicy } from "./adapters/nats/policy-publisher.js";
 import { KvSessionGrants } from "./adapters/nats/session-grants.js";
 import { decisionChannel, PgDecisionSignals } from "./adapters/pg/decision-signals.js";
 import { migrate } from "./adapters/pg/migrations.js";
@@ -46,7 +49,6 @@ import {
   type ApprovalsServiceConfig,
   type ApprovalsServiceConfigInput,
   ApprovalsServiceConfigSchema,
-  approvalModeOf,
 } from "./config.js";
 import { DecisionWaiters } from "./decision-waiters.js";
 import { handleCancel } from "./handlers/cancel.js";
@@ -153,13 +155,24 @@ export async function startApprovalsService(
     );
     closers.push(async () => stopObserving());
     const countDecision = decisionCounter();
-    const ports: ApprovalPorts = {
+    // What this replica decides with, published for the dispatchers before it serves a decide.
+    const policy = EffectivePolicySchema.parse({
       policy: config.policy,
       permissionProfile: config.permissionProfile,
+      servers: config.servers,
       hooks: config.hooks,
       timeoutMs: config.timeoutMs,
+    });
+    const policyKv = await ensureKv(bus, internalSubjects(config.prefix).kv.approvalPolicy, { history: 1 });
+    const policyRevision = await publishPolicy(policyKv, policy);
+    logger.info({ policyRevision }, "published the effective approval policy");
+    const ports: ApprovalPorts = {
+      policy: policy.policy,
+      permissionProfile: policy.permissionProfile,
+      hooks: policy.hooks,
+      timeoutMs: policy.timeoutMs,
       pollIntervalMs: config.pollIntervalMs,
-      modeOf: (server, tool) => approvalModeOf(config.servers, server, tool),
+      modeOf: (server, tool) => approvalModeOf(policy.servers, server, tool),
       hookRunner: createHookRunner({ maxConcurrentHooks: config.maxConcurrentHooks }),
       sessionGrants: new KvSessionGrants(grantsKv),
       persistentGrants: new PgPersistentGrants(pool),

@@ -5,6 +5,7 @@
  * hook runs or anyone is asked, on this replica, after a restart, or on another replica.
  */
 import { readFile, writeFile } from "node:fs/promises";
+import { callDigestOf } from "@toolbus/policy";
 import {
   type ApprovalRequest,
   ApprovalResolveResultSchema,
@@ -13,7 +14,6 @@ import {
 } from "@toolbus/protocol";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { callDigestOf } from "../src/core/index.js";
 import {
   decide,
   decideRequest,

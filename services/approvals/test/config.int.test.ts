@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, LOG_LEVELS } from "@toolbus/bus";
 import { describe, expect, it } from "vitest";
-import { approvalModeOf, loadApprovalsConfig } from "../src/config.js";
+import { loadApprovalsConfig } from "../src/config.js";
 
 async function files(entries: Record<string, string>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "toolbus-approvals-config-"));
@@ -137,24 +137,6 @@ describe("loadApprovalsConfig", () => {
       'TOOLBUS_APPROVAL_POLICY: Invalid option: expected one of "on-request"|"never"',
       'TOOLBUS_PERMISSION_PROFILE: Invalid option: expected one of "restricted"|"full-access"',
     ]);
-  });
-});
-
-describe("approvalModeOf", () => {
-  const servers = {
-    docs: {
-      defaultToolsApprovalMode: "writes" as const,
-      tools: { search: { approvalMode: "approve" as const }, other: {} },
-    },
-  };
-  it.each([
-    ["a tool's own mode", "docs", "search", "approve"],
-    ["the server default for a tool without one", "docs", "other", "writes"],
-    ["the server default for an unlisted tool", "docs", "fetch", "writes"],
-    ["auto for an unconfigured server", "web", "search", "auto"],
-    ["auto for a server named like an Object property", "constructor", "toString", "auto"],
-  ])("gives %s", (_name, server, tool, mode) => {
-    expect(approvalModeOf(servers, server, tool)).toBe(mode);
   });
 });
 

@@ -8,9 +8,9 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { HooksConfig } from "@toolbus/policy";
 import { ApprovalResolveResultSchema, PostToolUseResultSchema } from "@toolbus/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import type { HooksConfig } from "../src/core/index.js";
 import { decide, decideRequest, hookScript, probe, testEnv, waitForPending } from "./support.js";
 
 type HookEvents = Partial<HooksConfig>;

@@ -2,6 +2,8 @@
  * A call that needs a human, end to end over the bus: decide waits, the request is listed and
  * announced, and each way of answering it (or not) reaches the waiting call.
  */
+
+import { callDigestOf } from "@toolbus/policy";
 import {
   ApprovalCancelResultSchema,
   type ApprovalRequest,
@@ -11,7 +13,6 @@ import {
 } from "@toolbus/protocol";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { callDigestOf } from "../src/core/index.js";
 import { decide, decideRequest, listPending, testEnv, waitForPending } from "./support.js";
 
 const OPTIONS = {

@@ -4,10 +4,10 @@
  * is bound to, and clicking Allow releases the waiting decide. Leaves a screenshot at /tmp/inbox.png.
  */
 
+import { callDigestOf } from "@toolbus/policy";
 import { chromiumPath } from "@toolbus/testkit";
 import { type Browser, chromium } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
-import { callDigestOf } from "../src/core/index.js";
 import { decide, decideRequest, testEnv } from "./support.js";
 
 let browser: Browser | undefined;

@@ -16,12 +16,12 @@ import {
 } from "@toolbus/bus";
 import {
   type McpServerConfig,
-  policySettingsFromEnv,
   resolveHttpHeaders,
   serverNameProblem,
   stdioChildEnv,
   type ToolbusConfig,
 } from "@toolbus/config";
+import { policySettingsFromEnv } from "@toolbus/policy";
 import {
   CatalogGetRequestSchema,
   CatalogRefreshRequestSchema,

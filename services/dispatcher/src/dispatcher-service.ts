@@ -4,8 +4,6 @@
  * endpoint and the `toolbus.dispatch.history` replay.
  * Stateless: replicas share the queue group.
  */
-import { readFile } from "node:fs/promises";
-import { type HooksConfig, NO_HOOKS, parseHooksFile } from "@toolbus/approvals";
 import {
   type Bus,
   CallCancellations,
@@ -31,6 +29,7 @@ import { createCallEvents } from "./adapters/nats/call-events.js";
 import { openCallHistoryIndex, replayThreadItems } from "./adapters/nats/call-history.js";
 import { CatalogReplica } from "./adapters/nats/catalog-replica.js";
 import { createConnectorClient } from "./adapters/nats/connector-client.js";
+import { PolicyReplica } from "./adapters/nats/policy-replica.js";
 import { createResourcesClient } from "./adapters/nats/resources-client.js";
 import { callIdentity, createCallDeduper, HOST_SERVER_LABEL, parseToolArguments } from "./core/index.js";
 import { callOnce } from "./handlers/call-once.js";
@@ -93,7 +92,13 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   });
   // The catalog writes it; the dispatcher reads it to notice a connector that died mid-call.
   const executions = await bus.kvm().open(internal.kv.executions, { allow_direct: true } as never);
-  const hooks = await loadHooks(config, logger);
+  // The approvals service publishes the policy; this bucket is created here too so that either may start first.
+  const policy = await PolicyReplica.open({
+    kv: await ensureKv(bus, internal.kv.approvalPolicy, { history: 1 }),
+    jsm,
+    bucket: internal.kv.approvalPolicy,
+    logger,
+  });
   const history = await openCallHistoryIndex({ bus, subjects, events: config.bus.events, logger });
   const events = createCallEvents(bus, subjects, history);
   const metrics = dispatcherRecorder();
@@ -102,7 +107,12 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   const call = dispatchCall({
     catalog,
     resources: createResourcesClient(bus, subjects),
-    approvals: createApprovalsClient({ bus, subjects, config, hooks }),
+    approvals: createApprovalsClient({
+      bus,
+      subjects,
+      policy: () => policy.current?.policy,
+      defaultTimeoutMs: config.approvals.timeoutMs,
+    }),
     connector: createConnectorClient({
       bus,
       subjects,
@@ -169,24 +179,8 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
     async stop() {
       unfollow();
       catalog.stop();
+      policy.stop();
       events.flush();
     },
   };
-}
-
-/** The hooks file, when the config names one. Unreadable → undefined: every decision goes to the service. */
-async function loadHooks(config: ToolbusConfig, logger: Logger): Promise<HooksConfig | undefined> {
-  const path = config.approvals.hooksPath;
-  if (!path) return NO_HOOKS;
-  try {
-    const parsed = parseHooksFile(JSON.parse(await readFile(path, "utf8")));
-    if (parsed.ok) return parsed.value;
-    logger.warn(
-      { path, problem: parsed.message },
-      "hooks file invalid; every approval goes to the approvals service",
-    );
-  } catch (error) {
-    logger.warn({ path, err: error }, "hooks file unreadable; every approval goes to the approvals service");
-  }
-  return undefined;
 }

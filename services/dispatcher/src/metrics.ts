@@ -1,5 +1,6 @@
 /** The dispatcher's metrics, recorded by the `toolbus.dispatch.call` endpoint (dispatcher-service.ts). */
 import { AttributeCache, defineMetrics, type Instruments } from "@toolbus/bus";
+import { APPROVAL_DECISIONS_METRIC, APPROVALS_METER, decisionAttributes } from "@toolbus/policy";
 
 export const DISPATCHER_METRICS = defineMetrics("@toolbus/dispatcher", {
   calls: {
@@ -56,3 +57,18 @@ export function dispatcherRecorder(instruments: DispatcherInstruments = DISPATCH
 }
 
 export type DispatcherRecorder = ReturnType<typeof dispatcherRecorder>;
+
+/**
+ * The approvals service's decisions counter (declared in @toolbus/policy, documented with the
+ * approvals metrics): the dispatcher adds the calls its copy of the policy settles, and its
+ * fail-closed denials.
+ */
+const APPROVAL_DECISIONS = defineMetrics(APPROVALS_METER, { decisions: APPROVAL_DECISIONS_METRIC });
+
+/** Counts decisions with one attribute object per (decision, source). */
+export function decisionCounter(counter = APPROVAL_DECISIONS.instrument("decisions")) {
+  const attributes = new AttributeCache(decisionAttributes);
+  return (result: { decision: string; source: string }): void => {
+    counter.add(1, attributes.get(result.decision, result.source));
+  };
+}

@@ -9,8 +9,6 @@
 import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ApprovalsService, loadApprovalsConfig, startApprovalsService } from "@toolbus/approvals";
-import { createLogger } from "@toolbus/bus";
 import {
   type ApprovalRequest,
   type ApprovalResolveResult,
@@ -22,14 +20,15 @@ import { provided } from "@toolbus/testkit/provided";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { notRunReply } from "./support/expect.js";
 import { DispatchHarness, type Envelope, eventually } from "./support/harness.js";
+import { type ServiceProcess, startServiceProcess } from "./support/processes.js";
 
 let h: DispatchHarness;
 let databaseUrl: string;
-let approvals: ApprovalsService;
+let approvals: ServiceProcess;
 let hookLog: string;
 let pending: ApprovalRequest[];
-/** Every approvals log line, across restarts. */
-const approvalLogs: Array<Record<string, unknown>> = [];
+/** Every approvals process started, for their log lines across restarts. */
+const approvalProcesses: ServiceProcess[] = [];
 /** What the approvals service logs when a decide finds its call's request (REATTACHED). */
 const REATTACHED = "decide re-attached to the call's approval request";
 
@@ -44,19 +43,19 @@ async function recordingHook(): Promise<{ command: string; log: string }> {
   return { command, log };
 }
 
-/** The approvals service on the harness's prefix and toolbus.toml (modes, hooks), as main.ts loads it. */
-async function startApprovals(): Promise<ApprovalsService> {
-  const config = await loadApprovalsConfig({
-    env: { NATS_URL: h.natsUrl, DATABASE_URL: databaseUrl, TOOLBUS_PREFIX: h.prefix },
-    argv: ["--config", h.configPath],
-  });
-  const logger = createLogger({
+/** The approvals service as its own process on the harness's prefix and toolbus.toml (modes, hooks). */
+async function startApprovals(): Promise<ServiceProcess> {
+  const started = await startServiceProcess({
     service: "approvals",
-    version: "test",
-    level: "info",
-    destination: { write: (line: string) => void approvalLogs.push(JSON.parse(line)) },
+    prefix: h.prefix,
+    natsUrl: h.natsUrl,
+    configPath: h.configPath,
+    env: { DATABASE_URL: databaseUrl },
+    args: ["--port", "0"],
+    readyMessage: /^approvals inbox at /,
   });
-  return startApprovalsService({ ...config, http: false, shutdownGraceMs: 2_000 }, { logger });
+  approvalProcesses.push(started);
+  return started;
 }
 
 beforeAll(async () => {
@@ -199,7 +198,9 @@ describe("a retry of the same call", () => {
     // The caller retries too, keys in another order: the same call, the same reply.
     const retry = h.ok({ callId, tool: TOOL, arguments: '{"amount":3,"to":"bob"}' }, 30_000);
     await eventually("the dispatcher's decide to re-attach to the request", () =>
-      approvalLogs.some((line) => line.msg === REATTACHED && line.requestId === request.requestId)
+      approvalProcesses.some(({ logs }) =>
+        logs.some((line) => line.msg === REATTACHED && line.requestId === request.requestId),
+      )
         ? true
         : undefined,
     );

@@ -2,8 +2,8 @@
  * A real toolbus for the CLI tests: the catalog and dispatcher services as child processes
  * (from source, like `node --conditions=@toolbus/source --import tsx services/<name>/src/main.ts
  * --config <toolbus.toml>`) on an isolated prefix, with the testkit's scriptable MCP server as
- * server `test`. With approval mode `approve` no approvals service is needed and the stack is
- * ready when a call through the dispatcher completes; with `prompt`, the approvals service runs
+ * server `test`. With approval mode `approve` no approvals service is needed (the stack publishes
+ * the policy it would) and the stack is ready when a call through the dispatcher completes; with `prompt`, the approvals service runs
  * too (on a Postgres schema of its own) and the stack is ready when it answers a list request.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -12,7 +12,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
+import {
+  approvalPolicyOf,
+  cleanupJetStream,
+  isolation,
+  publishApprovalPolicy,
+  withPgSchema,
+} from "@toolbus/testkit";
 import {
   type StdioTestServer,
   startTestServer,
@@ -70,6 +76,8 @@ export async function startToolbusStack(
     ].join("\n"),
   );
   const nc = await connect({ servers: url });
+  // Without an approvals service, the policy it would publish is stood in for.
+  if (mode === "approve") await publishApprovalPolicy(nc, prefix, await approvalPolicyOf(configPath));
   const schema = mode === "prompt" ? await withPgSchema(databaseUrl(), label) : undefined;
   const services = [
     startService("catalog", configPath, prefix, url),

@@ -3,24 +3,15 @@
  * it, and how the verdicts of several hooks on one call combine (deny > ask > allow > none).
  * Unlike Claude Code, a hook that times out or cannot run denies the call (fail closed).
  */
+import type { ApprovalHookEvent, HookOutcome } from "@toolbus/policy";
 import {
   blockingReason,
   failureReason,
   type HookJsonOutput,
   type HookRun,
   isJsonObject,
-  type JsonRecord,
   readHookStdout,
 } from "./hook-run.js";
-
-export type HookOutcome =
-  | { kind: "allow"; reason?: string; updatedInput?: JsonRecord }
-  | { kind: "ask"; reason?: string; updatedInput?: JsonRecord }
-  | { kind: "deny"; reason: string }
-  /** No verdict; `warning` says why a hook's output was ignored, for the log. */
-  | { kind: "none"; warning?: string };
-
-export type ApprovalHookEvent = "PreToolUse" | "PermissionRequest";
 
 export function interpretHookOutcome(event: ApprovalHookEvent, run: HookRun): HookOutcome {
   const failure = failureReason(run);

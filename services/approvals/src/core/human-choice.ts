@@ -2,8 +2,9 @@
  * A human's answer to an approval request (docs/reference-behavior.md §5.4): which choices a request accepts, what
  * each choice decides, and what an unanswered request decides when it expires.
  */
+
+import type { ApprovalChoice, ApprovalMode, ApprovalRequest, DecideResult, JsonValue } from "@toolbus/policy";
 import { formatSeconds } from "./format-seconds.js";
-import type { ApprovalChoice, ApprovalMode, ApprovalRequest, DecideResult, JsonValue } from "./types.js";
 
 export const USER_REJECTED_MESSAGE = "user rejected MCP tool call";
 export const USER_CANCELLED_MESSAGE = "user cancelled MCP tool call";

@@ -3,8 +3,9 @@
  * away. The request is resolved as `abort`, so a decide still waiting on it (on any replica) ends
  * and the inboxes drop it. Nothing pending for the call is not an error: `{cancelled:false}`.
  */
+
+import { approvalRequestId, type DecideResult } from "@toolbus/policy";
 import type { ApprovalCancelRequest, ApprovalCancelResult } from "@toolbus/protocol";
-import { approvalRequestId, type DecideResult } from "../core/index.js";
 import type { ApprovalPorts } from "../ports.js";
 
 /** Who resolved the request, in the `resolved` event. */

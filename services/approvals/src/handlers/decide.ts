@@ -24,15 +24,14 @@ import {
   type ApprovalState,
   approvalRequestId,
   callDigestOf,
-  combineHookOutcomes,
   type DecideRequest,
   type DecideResult,
   decide,
   type Grant,
   grantKeys,
   type HookVerdicts,
-  interpretHookOutcome,
-} from "../core/index.js";
+} from "@toolbus/policy";
+import { combineHookOutcomes, interpretHookOutcome } from "../core/index.js";
 import type { ApprovalPorts, GrantStore } from "../ports.js";
 import {
   askHuman,

@@ -3,8 +3,9 @@
  * "Allow for this session" grants end with it (the gateway asks when a client ends its session
  * or lets it expire). A thread without grants is no error: it counts 0.
  */
+
+import { sessionKeyPrefix } from "@toolbus/policy";
 import type { ForgetThreadsRequest, ForgetThreadsResult } from "@toolbus/protocol";
-import { sessionKeyPrefix } from "../core/index.js";
 import type { ApprovalPorts } from "../ports.js";
 
 export async function handleForgetThreads(

@@ -6,8 +6,9 @@
  * when its time runs out.
  */
 import type { Logger } from "@toolbus/bus";
+import { bindingMismatch, type DecideResult } from "@toolbus/policy";
 import { WireError } from "@toolbus/protocol";
-import { bindingMismatch, type DecideResult, timedOutDecision } from "../core/index.js";
+import { timedOutDecision } from "../core/index.js";
 import type { ApprovalPorts, DecisionWake, NewPendingRecord, PendingRecord } from "../ports.js";
 
 /** The log line of a decide that found its call already put to a human. */

@@ -3,13 +3,9 @@
  * on the finished call. The first block (in file order) wins; a hook that fails blocks.
  */
 import type { Logger } from "@toolbus/bus";
+import { matchingHooks, postToolUsePayload } from "@toolbus/policy";
 import type { PostToolUseRequest, PostToolUseResult } from "@toolbus/protocol";
-import {
-  combinePostToolUseOutcomes,
-  interpretPostToolUseOutcome,
-  matchingHooks,
-  postToolUsePayload,
-} from "../core/index.js";
+import { combinePostToolUseOutcomes, interpretPostToolUseOutcome } from "../core/index.js";
 import type { ApprovalPorts } from "../ports.js";
 
 export async function handlePostToolUse(

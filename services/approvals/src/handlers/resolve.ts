@@ -9,9 +9,10 @@
  */
 
 import type { Logger } from "@toolbus/bus";
+import { type GrantWrite, grantEffects } from "@toolbus/policy";
 import type { ApprovalResolveRequest, ApprovalResolveResult } from "@toolbus/protocol";
 import { WireError } from "@toolbus/protocol";
-import { checkResolution, choiceToDecision, type GrantWrite, grantEffects } from "../core/index.js";
+import { checkResolution, choiceToDecision } from "../core/index.js";
 import type { ApprovalPorts, GrantStore, PendingRecord } from "../ports.js";
 import { expireRequest } from "./human-step.js";
 

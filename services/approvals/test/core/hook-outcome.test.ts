@@ -1,11 +1,7 @@
+import type { ApprovalHookEvent, HookOutcome } from "@toolbus/policy";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  type ApprovalHookEvent,
-  combineHookOutcomes,
-  type HookOutcome,
-  interpretHookOutcome,
-} from "../../src/core/hook-outcome.js";
+import { combineHookOutcomes, interpretHookOutcome } from "../../src/core/hook-outcome.js";
 import type { HookRun } from "../../src/core/hook-run.js";
 
 const label = "./guard.sh";

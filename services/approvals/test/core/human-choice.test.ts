@@ -1,20 +1,20 @@
+import {
+  APPROVAL_MODES,
+  type ApprovalChoice,
+  type ApprovalMode,
+  buildApprovalRequest,
+  type DecideResult,
+  type JsonValue,
+} from "@toolbus/policy";
 import { ApprovalChoice as ApprovalChoiceValues } from "@toolbus/protocol";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildApprovalRequest } from "../../src/core/approval-prompt.js";
 import {
   checkResolution,
   choiceToDecision,
   decisionsByChoice,
   timedOutDecision,
 } from "../../src/core/human-choice.js";
-import {
-  APPROVAL_MODES,
-  type ApprovalChoice,
-  type ApprovalMode,
-  type DecideResult,
-  type JsonValue,
-} from "../../src/core/types.js";
 
 describe("a human's choice", () => {
   const rejected: DecideResult = {

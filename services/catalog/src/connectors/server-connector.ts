@@ -4,7 +4,7 @@
  * the connection dies, and the raw calls behind the revision barrier.
  */
 import { cancelReason, maskUrl } from "@toolbus/bus";
-import type { PolicySettings } from "@toolbus/config";
+import type { PolicySettings } from "@toolbus/policy";
 import type { Tool } from "@toolbus/protocol";
 import type { ServerRequestRelay } from "../adapters/mcp/call-router.js";
 import { type ConnectSpec, isAuthRequired, McpConnection } from "../adapters/mcp/mcp-connection.js";

@@ -4,7 +4,7 @@
  * access) an empty form is accepted with `{}` (step 4); under policy `never` the rest are declined
  * (step 5). Anything else goes to whoever answers the call.
  */
-import { type PolicySettings, policyAutoApproves } from "@toolbus/config";
+import { type PolicySettings, policyAutoApproves } from "@toolbus/policy";
 
 export const TOOL_SUGGESTION_KIND = "tool_suggestion";
 

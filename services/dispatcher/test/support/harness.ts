@@ -3,7 +3,8 @@
  * in a temp folder naming the scriptable MCP test server (`scripted`) and server-everything
  * (`everything`), the catalog service as a child process, the dispatcher (in this process on a
  * bus of its own, or as a child process), every call event recorded from before the first call,
- * a stand-in for the approvals service, and a cleanup that leaves nothing behind.
+ * stand-ins for the approvals service (its published policy, its decide endpoint), and a cleanup
+ * that leaves nothing behind.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,7 +29,15 @@ import {
   type ToolCallRequest,
   type ToolEntry,
 } from "@toolbus/protocol";
-import { cleanupJetStream, eventually, isolation, type TomlValue, toolbusToml } from "@toolbus/testkit";
+import {
+  approvalPolicyOf,
+  cleanupJetStream,
+  eventually,
+  isolation,
+  publishApprovalPolicy,
+  type TomlValue,
+  toolbusToml,
+} from "@toolbus/testkit";
 import {
   type StdioTestServer,
   serverEverythingCommand,
@@ -64,6 +73,12 @@ export interface HarnessOptions {
   hooks?: unknown;
   /** More toolbus.toml tables, e.g. `[bus]` limits. */
   tables?: string;
+  /**
+   * Publish the approval policy of this toolbus.toml as the approvals service would (default
+   * true): the dispatcher then settles what the policy alone settles. false: only a real
+   * approvals service publishes it.
+   */
+  standInPolicy?: boolean;
 }
 
 export type Envelope<T> =
@@ -196,6 +211,9 @@ export class DispatchHarness {
     }
     if (options.tables !== undefined) toml = `${options.tables}\n\n${toml}`;
     writeFileSync(this.configPath, toml);
+    if (options.standInPolicy !== false) {
+      await publishApprovalPolicy(this.nc, this.prefix, await approvalPolicyOf(this.configPath));
+    }
 
     this.catalogProcess = await startServiceProcess({
       service: "catalog",

@@ -20,13 +20,15 @@ export interface ServiceProcess {
 }
 
 export interface StartServiceOptions {
-  service: "catalog" | "dispatcher";
+  service: "catalog" | "dispatcher" | "approvals";
   prefix: string;
   natsUrl: string;
   configPath: string;
   env?: Record<string, string>;
-  /** The `msg` of the log line that says the service is ready. */
-  readyMessage: string;
+  /** More command-line arguments, e.g. `--port 0`. */
+  args?: readonly string[];
+  /** The `msg` of the log line that says the service is ready (a pattern: the start of it). */
+  readyMessage: string | RegExp;
   timeoutMs?: number;
 }
 
@@ -41,6 +43,7 @@ export function startServiceProcess(options: StartServiceOptions): Promise<Servi
       join(REPO_ROOT, "services", service, "src", "main.ts"),
       "--config",
       options.configPath,
+      ...(options.args ?? []),
     ],
     {
       cwd: REPO_ROOT,
@@ -86,7 +89,11 @@ export function startServiceProcess(options: StartServiceOptions): Promise<Servi
         parsed = { raw: line };
       }
       logs.push(parsed);
-      if (parsed.msg === readyMessage) {
+      const msg = typeof parsed.msg === "string" ? parsed.msg : undefined;
+      if (
+        msg !== undefined &&
+        (typeof readyMessage === "string" ? msg === readyMessage : readyMessage.test(msg))
+      ) {
         clearTimeout(timer);
         child.off("exit", onExit);
         resolve({ child, logs, stop });

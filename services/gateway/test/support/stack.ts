@@ -1,7 +1,8 @@
 /**
  * A toolbus stack for the gateway's integration tests, on its own subject prefix: the catalog
- * and dispatcher services as child processes (as they run in production), real upstream MCP
- * servers behind them, and gateways started in-process with `startGateway`.
+ * and dispatcher services as child processes (as they run in production), the approval policy
+ * the approvals service would publish for the config, real upstream MCP servers behind them, and
+ * gateways started in-process with `startGateway`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -16,7 +17,13 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { type Bus, connectBus, createLogger } from "@toolbus/bus";
 import { bareTokenName } from "@toolbus/config";
 import { createSubjects, type Subjects } from "@toolbus/protocol";
-import { cleanupJetStream, eventually, isolation } from "@toolbus/testkit";
+import {
+  approvalPolicyOf,
+  cleanupJetStream,
+  eventually,
+  isolation,
+  publishApprovalPolicy,
+} from "@toolbus/testkit";
 import { type GatewayDeps, type RunningGateway, startGateway } from "../../src/gateway-service.js";
 
 export { eventually } from "@toolbus/testkit";
@@ -81,6 +88,10 @@ export class Stack {
     await writeFile(configPath, toml);
     const stack = new Stack(prefix, dir, configPath, await connect({ servers: natsUrl() }), env);
     try {
+      // No approvals service here: its published policy is stood in for (mode `approve` needs nobody).
+      if (!services.includes("approvals")) {
+        await publishApprovalPolicy(stack.nc, prefix, await approvalPolicyOf(configPath));
+      }
       await Promise.all(services.map((service) => stack.spawnService(service)));
     } catch (error) {
       await stack.close();

@@ -5,8 +5,10 @@
  * (core/hook-env.ts), never the service's own.
  */
 import { spawn } from "node:child_process";
-import type { CommandHook, HookPayload, HookRun } from "../../core/index.js";
-import { hookEnv, hookTimeoutMs } from "../../core/index.js";
+import type { CommandHook, HookPayload } from "@toolbus/policy";
+import { hookTimeoutMs } from "@toolbus/policy";
+import type { HookRun } from "../../core/index.js";
+import { hookEnv } from "../../core/index.js";
 import { BoundedText } from "./bounded-text.js";
 
 export interface CommandHookOptions {

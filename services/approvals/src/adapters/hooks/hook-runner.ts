@@ -6,8 +6,10 @@
  */
 import { withSpan } from "@toolbus/bus";
 import { DEFAULT_MAX_CONCURRENT_HOOKS } from "@toolbus/config";
-import type { CommandHook, HookHandler, HookPayload, HookRun } from "../../core/index.js";
-import { hookTimeoutMs, noHookSlotError } from "../../core/index.js";
+import type { CommandHook, HookHandler, HookPayload } from "@toolbus/policy";
+import { hookTimeoutMs } from "@toolbus/policy";
+import type { HookRun } from "../../core/index.js";
+import { noHookSlotError } from "../../core/index.js";
 import type { HookRunner } from "../../ports.js";
 import { runCommandHook } from "./command-hook.js";
 import { HookSlots } from "./hook-slots.js";

@@ -6,8 +6,9 @@
  * those listed in `allowedEnvVars`, as in Claude Code.
  */
 import { maskUrl } from "@toolbus/bus";
-import type { HookPayload, HookRun, HttpHook } from "../../core/index.js";
-import { hookTimeoutMs } from "../../core/index.js";
+import type { HookPayload, HttpHook } from "@toolbus/policy";
+import { hookTimeoutMs } from "@toolbus/policy";
+import type { HookRun } from "../../core/index.js";
 import { BoundedText } from "./bounded-text.js";
 
 export interface HttpHookOptions {

@@ -5,8 +5,8 @@
  * dispatcher may read the same bucket to decide remembered calls locally.
  */
 import type { KV } from "@nats-io/kv";
+import type { Grant } from "@toolbus/policy";
 import { z } from "zod";
-import type { Grant } from "../../core/index.js";
 import type { GrantRecord, SessionGrantStore } from "../../ports.js";
 
 const StoredGrantSchema = z.object({ fingerprint: z.string() });

@@ -7,17 +7,18 @@
  * exactly when, and only if, the answer is committed. Once committed, this replica's own
  * waiters are woken directly: they need no notification to come back (on PGlite none does).
  */
+
+import type {
+  ApprovalChoice,
+  ApprovalMode,
+  ApprovalRequest,
+  DecideResult,
+  GrantKeys,
+  JsonValue,
+} from "@toolbus/policy";
 import type { ApprovalResolvedEvent } from "@toolbus/protocol";
 import type pg from "pg";
-import {
-  type ApprovalChoice,
-  type ApprovalMode,
-  type ApprovalRequest,
-  type DecideResult,
-  decisionsByChoice,
-  type GrantKeys,
-  type JsonValue,
-} from "../../core/index.js";
+import { decisionsByChoice } from "../../core/index.js";
 import type { DecisionWaiters } from "../../decision-waiters.js";
 import type { ListPage, NewPendingRecord, PendingRecord, PendingStore } from "../../ports.js";
 

@@ -3,8 +3,9 @@
  * persistent key (`<server>.<connector>.<tool>`), bound to the tool fingerprint it was given for.
  * A later grant for the same key replaces the earlier one.
  */
+
+import type { Grant } from "@toolbus/policy";
 import type pg from "pg";
-import type { Grant } from "../../core/index.js";
 import type { GrantRecord, GrantStore } from "../../ports.js";
 
 export class PgPersistentGrants implements GrantStore {

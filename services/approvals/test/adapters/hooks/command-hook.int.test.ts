@@ -2,10 +2,10 @@
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { HookPayload } from "@toolbus/policy";
 import { describe, expect, it } from "vitest";
 import { HOOK_OUTPUT_CAP_BYTES } from "../../../src/adapters/hooks/bounded-text.js";
 import { runCommandHook } from "../../../src/adapters/hooks/command-hook.js";
-import type { HookPayload } from "../../../src/core/index.js";
 
 const payload: HookPayload = {
   session_id: "thread-1",

@@ -9,9 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NodeSDK } from "@opentelemetry/sdk-node";
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { HookPayload } from "@toolbus/policy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHookRunner, HOOK_SPAN } from "../../../src/adapters/hooks/hook-runner.js";
-import type { HookPayload } from "../../../src/core/index.js";
 
 // Each test file runs in its own worker, so this registration stays inside this file.
 const exporter = new InMemorySpanExporter();

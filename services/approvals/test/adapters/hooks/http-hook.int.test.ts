@@ -1,9 +1,9 @@
 /** Running HTTP hooks against a real local server: statuses, bodies, timeouts, refused connections. */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { HookPayload } from "@toolbus/policy";
 import { afterEach, describe, expect, it } from "vitest";
 import { runHttpHook } from "../../../src/adapters/hooks/http-hook.js";
-import type { HookPayload } from "../../../src/core/index.js";
 
 const payload: HookPayload = { hook_event_name: "PostToolUse", tool_name: "mcp__a__b", tool_input: {} };
 const servers: Server[] = [];

@@ -1,5 +1,6 @@
 /** The Postgres adapters against a real database: migrations, the request table, wake-ups. */
 import { createLogger } from "@toolbus/bus";
+import { type ApprovalMode, buildApprovalRequest, type DecideResult } from "@toolbus/policy";
 import { isolation, withPgSchema } from "@toolbus/testkit";
 import { provided } from "@toolbus/testkit/provided";
 import pg from "pg";
@@ -7,7 +8,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import { decisionChannel, PgDecisionSignals } from "../../../src/adapters/pg/decision-signals.js";
 import { MIGRATIONS, migrate } from "../../../src/adapters/pg/migrations.js";
 import { PgPendingStore } from "../../../src/adapters/pg/pending-requests.js";
-import { type ApprovalMode, buildApprovalRequest, type DecideResult } from "../../../src/core/index.js";
 import { DecisionWaiters } from "../../../src/decision-waiters.js";
 import type { NewPendingRecord } from "../../../src/ports.js";
 

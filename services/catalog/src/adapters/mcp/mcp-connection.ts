@@ -18,7 +18,7 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { PolicySettings } from "@toolbus/config";
+import type { PolicySettings } from "@toolbus/policy";
 import { type McpServerInfo, McpServerInfoSchema, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { z } from "zod";
 import { autoAnswer } from "../../core/elicitation-rules.js";

@@ -1,20 +1,13 @@
 /**
  * Approval for a call. A decision that needs neither a hook, a stored grant nor a human is a
  * pure function of the policy (docs/architecture.md "Every bus hop costs"), so it is settled here
- * with the approvals core; anything else goes to `toolbus.approvals.decide`. A cancelled call's
- * request put to a human is withdrawn through `toolbus.approvals.cancel`.
+ * from the dispatcher's copy of the policy the approvals service publishes; anything else goes
+ * to `toolbus.approvals.decide`. A cancelled call's request put to a human is withdrawn through
+ * `toolbus.approvals.cancel`.
  */
 
-import {
-  decide,
-  decisionCounter,
-  type HooksConfig,
-  hookTimeoutMs,
-  matchingHooks,
-  resolveApprovalMode,
-} from "@toolbus/approvals";
 import { type Bus, tracer, withSpan } from "@toolbus/bus";
-import type { ToolbusConfig } from "@toolbus/config";
+import { type EffectivePolicy, hookTimeoutMs, matchingHooks, settledByPolicy } from "@toolbus/policy";
 import {
   ApprovalCancelResultSchema,
   type ApprovalDecideRequest,
@@ -26,6 +19,7 @@ import {
   WireError,
 } from "@toolbus/protocol";
 import type { ApprovalsPort } from "../../handlers/dispatch-call.js";
+import { decisionCounter } from "../../metrics.js";
 
 const DECIDE_SPAN = "toolbus.approvals.decide";
 /**
@@ -52,35 +46,24 @@ const CANCELLED_DECISION: ApprovalDecideResult = {
 export function createApprovalsClient(deps: {
   bus: Bus;
   subjects: Subjects;
-  config: ToolbusConfig;
-  /** Parsed hooks file, or undefined when it could not be read here (then nothing is settled locally). */
-  hooks: HooksConfig | undefined;
+  /** The published policy as this dispatcher last read it; undefined: none (then nothing is settled here). */
+  policy: () => EffectivePolicy | undefined;
+  /** How long a human has to answer while no policy says (`[approvals] timeout_sec`). */
+  defaultTimeoutMs: number;
 }): ApprovalsPort {
-  const { bus, subjects, config, hooks } = deps;
+  const { bus, subjects } = deps;
   // The decisions made here, without the approvals service, are counted here.
   const countDecision = decisionCounter();
   // A human may take the whole approval timeout; the request must outlive it.
-  const decideTimeoutMs = config.approvals.timeoutMs + 10_000;
-  /** The decision when the policy alone settles it (no hook, grant or human needed), else undefined. */
-  const decideLocally = (request: ApprovalDecideRequest, hooks: HooksConfig) => {
-    const server = config.mcpServers[request.server];
-    const mode = resolveApprovalMode(
-      server?.tools[request.tool]?.approvalMode,
-      server?.defaultToolsApprovalMode,
-    );
-    const step = decide(
-      { request, mode, now: Date.now() },
-      { policy: "on-request", hooks, timeoutMs: config.approvals.timeoutMs },
-    );
-    return step.kind === "decided" ? step.result : undefined;
-  };
+  const decideTimeoutMs = () => (deps.policy()?.timeoutMs ?? deps.defaultTimeoutMs) + 10_000;
   /**
    * The time the PreToolUse and PermissionRequest hooks of a call may take at the service, so a
    * send is not given up while its hooks still run (and they never run twice). Unknown hooks: the
    * whole approval timeout.
    */
   const hookBudgetMs = (hookName: string): number => {
-    if (hooks === undefined) return decideTimeoutMs;
+    const hooks = deps.policy()?.hooks;
+    if (hooks === undefined) return decideTimeoutMs();
     return [
       ...matchingHooks(hooks, "PreToolUse", hookName),
       ...matchingHooks(hooks, "PermissionRequest", hookName),
@@ -93,7 +76,8 @@ export function createApprovalsClient(deps: {
       request: ApprovalDecideRequest,
       cancelled?: AbortSignal,
     ): ApprovalDecideResult | Promise<ApprovalDecideResult> {
-      const local = hooks ? decideLocally(request, hooks) : undefined;
+      const policy = deps.policy();
+      const local = policy === undefined ? undefined : settledByPolicy(policy, request, Date.now());
       if (local) {
         // Settled without I/O, so synchronously: the caller's next bus message leaves in the same write.
         const span = tracer.startSpan(DECIDE_SPAN, { attributes: { "mcp.call_id": request.callId } });
@@ -103,7 +87,7 @@ export function createApprovalsClient(deps: {
       }
       return withSpan(DECIDE_SPAN, { "mcp.call_id": request.callId }, async () => {
         // Each send waits for a human at most DECIDE_WAIT_MS; the whole approval, its timeout.
-        const deadline = Date.now() + decideTimeoutMs;
+        const deadline = Date.now() + decideTimeoutMs();
         const attemptMs = DECIDE_WAIT_MS + hookBudgetMs(request.hookName) + ATTEMPT_GRACE_MS;
         // Counted from the first unavailable answer: no approvals service at all fails closed soon.
         let unavailableUntil: number | undefined;
@@ -160,7 +144,8 @@ export function createApprovalsClient(deps: {
       }
     },
     hasPostToolUse(hookName: string): boolean {
-      // Without a readable hooks file we cannot rule hooks out, so ask the service.
+      // Without a copy of the policy we cannot rule hooks out, so ask the service.
+      const hooks = deps.policy()?.hooks;
       return hooks === undefined || matchingHooks(hooks, "PostToolUse", hookName).length > 0;
     },
     async postToolUse(request): Promise<PostToolUseResult> {
@@ -169,7 +154,12 @@ export function createApprovalsClient(deps: {
           timeoutMs: 60_000,
         });
       } catch (error) {
-        if (error instanceof WireError && error.code === "server_unavailable" && hooks === undefined) {
+        // No approvals service and no policy saying there are hooks: nothing to run.
+        if (
+          error instanceof WireError &&
+          error.code === "server_unavailable" &&
+          deps.policy() === undefined
+        ) {
           return { block: false };
         }
         const reason = error instanceof Error ? error.message : String(error);

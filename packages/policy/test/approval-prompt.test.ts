@@ -4,8 +4,8 @@ import {
   approvalQuestion,
   buildApprovalRequest,
   collapseTrailingQuestionMarks,
-} from "../../src/core/approval-prompt.js";
-import type { ApprovalMode } from "../../src/core/types.js";
+} from "../src/approval-prompt.js";
+import type { ApprovalMode } from "../src/types.js";
 
 const allow = { id: "allow", label: "Allow", description: "Run the tool and continue." };
 const allowSession = {

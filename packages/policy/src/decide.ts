@@ -17,23 +17,16 @@
  * A dispatcher holding the published policy, hooks and session grants can run this locally: a
  * `decided` step needs no bus hop, and any other step means "ask the approvals service".
  */
-import { policyAutoApproves } from "@toolbus/config";
+
+import { approvalRequired } from "./approval-mode.js";
+import { type ApprovalPolicy, type PermissionProfile, policyAutoApproves } from "./approval-policy.js";
 import { buildApprovalRequest } from "./approval-prompt.js";
-import { approvalRequired } from "./approval-required.js";
 import { callDigestOf } from "./call-binding.js";
 import { type GrantKeys, type GrantLookup, grantApplies, grantKeys } from "./grant-keys.js";
-import type { ApprovalHookEvent, HookOutcome } from "./hook-outcome.js";
 import { type HookPayload, permissionRequestPayload, preToolUsePayload } from "./hook-payload.js";
+import type { ApprovalHookEvent, HookOutcome } from "./hook-verdict.js";
 import { type HookHandler, type HooksConfig, matchingHooks } from "./hooks-file.js";
-import type {
-  ApprovalMode,
-  ApprovalPolicy,
-  ApprovalRequest,
-  DecideRequest,
-  DecideResult,
-  JsonValue,
-  PermissionProfile,
-} from "./types.js";
+import type { ApprovalMode, ApprovalRequest, DecideRequest, DecideResult, JsonValue } from "./types.js";
 
 export const POLICY_NEVER_MESSAGE = "MCP tool call requires approval, but approval policy is never";
 

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { approvalRequired, resolveApprovalMode } from "../../src/core/approval-required.js";
-import type { ApprovalMode, ToolAnnotations } from "../../src/core/types.js";
+import { approvalModeOf, approvalRequired, resolveApprovalMode } from "../src/approval-mode.js";
+import type { ApprovalMode, ToolAnnotations } from "../src/types.js";
 
 const annotationsArb: fc.Arbitrary<ToolAnnotations | undefined> = fc.option(
   fc.record(
@@ -120,5 +120,23 @@ describe("[33] which mode applies to a tool", () => {
     { mode: "auto" },
   ])("tool $tool over server $server gives $mode", ({ tool, server, mode }) => {
     expect(resolveApprovalMode(tool, server)).toBe(mode);
+  });
+});
+
+describe("approvalModeOf", () => {
+  const servers = {
+    docs: {
+      defaultToolsApprovalMode: "writes" as const,
+      tools: { search: { approvalMode: "approve" as const }, other: {} },
+    },
+  };
+  it.each([
+    ["a tool's own mode", "docs", "search", "approve"],
+    ["the server default for a tool without one", "docs", "other", "writes"],
+    ["the server default for an unlisted tool", "docs", "fetch", "writes"],
+    ["auto for an unconfigured server", "web", "search", "auto"],
+    ["auto for a server named like an Object property", "constructor", "toString", "auto"],
+  ])("gives %s", (_name, server, tool, mode) => {
+    expect(approvalModeOf(servers, server, tool)).toBe(mode);
   });
 });

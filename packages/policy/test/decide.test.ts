@@ -1,22 +1,17 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { callDigestOf } from "../../src/core/call-binding.js";
+import type { ApprovalPolicy } from "../src/approval-policy.js";
+import { callDigestOf } from "../src/call-binding.js";
 import {
   type ApprovalState,
   type DecideInput,
   type DecideStep,
   decide,
   type HookVerdicts,
-} from "../../src/core/decide.js";
-import type { Grant } from "../../src/core/grant-keys.js";
-import { type HooksConfig, NO_HOOKS, parseHooksFile } from "../../src/core/hooks-file.js";
-import type {
-  ApprovalMode,
-  ApprovalPolicy,
-  DecideRequest,
-  JsonValue,
-  ToolAnnotations,
-} from "../../src/core/types.js";
+} from "../src/decide.js";
+import type { Grant } from "../src/grant-keys.js";
+import { type HooksConfig, NO_HOOKS, parseHooksFile } from "../src/hooks-file.js";
+import type { ApprovalMode, DecideRequest, JsonValue, ToolAnnotations } from "../src/types.js";
 
 const NOW = Date.parse("2026-03-01T12:00:00.000Z");
 const SESSION_KEY = "t-1.docs.=.search";

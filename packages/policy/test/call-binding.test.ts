@@ -1,7 +1,7 @@
 import { approvalCallDigest, callIdReusedMessage } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
-import { bindingMismatch, callDigestOf } from "../../src/core/call-binding.js";
-import type { DecideRequest } from "../../src/core/types.js";
+import { bindingMismatch, callDigestOf } from "../src/call-binding.js";
+import type { DecideRequest } from "../src/types.js";
 
 const request: DecideRequest = {
   callId: "call-1",

@@ -1,9 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  permissionRequestPayload,
-  postToolUsePayload,
-  preToolUsePayload,
-} from "../../src/core/hook-payload.js";
+import { permissionRequestPayload, postToolUsePayload, preToolUsePayload } from "../src/hook-payload.js";
 
 describe("what a hook reads on stdin", () => {
   it("gives PreToolUse the hook name, the raw arguments, the call and the thread", () => {

@@ -8,8 +8,8 @@ import {
   persistentKey,
   sessionKey,
   sessionKeyPrefix,
-} from "../../src/core/grant-keys.js";
-import type { ApprovalMode, DecideResult } from "../../src/core/types.js";
+} from "../src/grant-keys.js";
+import type { ApprovalMode, DecideResult } from "../src/types.js";
 
 const identity = { threadId: "t-1", server: "docs", tool: "search" };
 

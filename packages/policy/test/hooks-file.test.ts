@@ -6,7 +6,7 @@ import {
   matchingHooks,
   NO_HOOKS,
   parseHooksFile,
-} from "../../src/core/hooks-file.js";
+} from "../src/hooks-file.js";
 
 const guard = { type: "command", command: "./guard.sh", timeout: 5 } as const;
 const audit = {

@@ -1,7 +1,7 @@
 /**
  * The wire shapes of docs/contract.md "Approvals" (re-exported from @toolbus/protocol, whose zod
- * schemas are their single source of truth) under the names the core uses, plus the policy words
- * the core reasons with.
+ * schemas are their single source of truth) under the names the policy uses, and the approval
+ * modes.
  */
 import type {
   ApprovalDecideRequest,
@@ -18,17 +18,13 @@ export type {
   JsonValue,
 } from "@toolbus/protocol";
 
-/** Per-tool approval mode (docs/reference-behavior.md §1): `tools.<t>.approval_mode` > server default > `auto`. */
+/**
+ * Per-tool approval mode (docs/reference-behavior.md §1), set by `tools.<t>.approval_mode` or the server's
+ * `default_tools_approval_mode`: `auto` decides from tool annotations; `prompt` always asks;
+ * `writes` asks unless read-only; `approve` never asks.
+ */
 export const APPROVAL_MODES = ["auto", "prompt", "writes", "approve"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
-
-/** The deployment's policy and permission profile: one rule, shared with the catalog (@toolbus/config). */
-export {
-  APPROVAL_POLICIES,
-  type ApprovalPolicy,
-  PERMISSION_PROFILES,
-  type PermissionProfile,
-} from "@toolbus/config";
 
 /** MCP `ToolAnnotations`; only the hints matter to approvals. */
 export type ToolAnnotations = McpToolAnnotations;

@@ -193,8 +193,11 @@ describe("a retry of the same call", () => {
     // service), then the waiting decide is cut off: the dispatcher still sends it again, to the
     // restarted service.
     await new Promise((resolve) => setTimeout(resolve, 5_500));
+    // The new replica is up before the old one stops (a rolling restart): the decide cut off by
+    // the stop must find a replica within the dispatcher's 5 s, however slowly a process starts.
+    const restarted = await startApprovals();
     await approvals.stop();
-    approvals = await startApprovals();
+    approvals = restarted;
     // The caller retries too, keys in another order: the same call, the same reply.
     const retry = h.ok({ callId, tool: TOOL, arguments: '{"amount":3,"to":"bob"}' }, 30_000);
     await eventually("the dispatcher's decide to re-attach to the request", () =>

@@ -327,7 +327,7 @@ class NatsBus implements Bus {
 
   jetStreamAnswered(subject: string, answered: boolean): void {
     if (answered) {
-      this.#staleSubjects.succeeded(subject);
+      this.#staleSubjects.succeeded(subject, Date.now());
       return;
     }
     if (!this.#staleSubjects.failed(subject, Date.now()) || this.nc.isClosed()) return;

@@ -4,8 +4,11 @@
  * was lost: a long-lived connection went on getting "no responders" (or no answer) for every
  * write to the KV keys it had first tried during the outage — for minutes, after the cluster had
  * recovered — while a fresh connection to the same server wrote those keys at once. The state
- * that goes stale is the server's, per connection; only a new connection clears it. Pure: fed
- * with what happened, it says when to renew.
+ * that goes stale is the server's, per connection; only a new connection clears it. A subject is
+ * stale only once JetStream took a write of another subject after it began failing: while every
+ * write fails (an election, an outage) a new connection cures nothing, and renewing then would
+ * spend the renewal that is needed once the cluster is back. Pure: fed with what happened, it
+ * says when to renew.
  */
 
 export interface StaleSubjectLimits {
@@ -22,7 +25,7 @@ export interface StaleSubjectLimits {
 export const STALE_SUBJECT_LIMITS: StaleSubjectLimits = {
   failures: 4,
   overMs: 8_000,
-  renewEveryMs: 60_000,
+  renewEveryMs: 15_000,
   tracked: 1_000,
 };
 
@@ -30,6 +33,8 @@ export class StaleSubjects {
   readonly #limits: StaleSubjectLimits;
   readonly #failing = new Map<string, { since: number; count: number }>();
   #lastRenewal = Number.NEGATIVE_INFINITY;
+  /** When JetStream last took a write, of any subject. */
+  #lastSuccess = Number.NEGATIVE_INFINITY;
 
   constructor(limits: StaleSubjectLimits = STALE_SUBJECT_LIMITS) {
     this.#limits = limits;
@@ -44,15 +49,19 @@ export class StaleSubjects {
     if (this.#failing.size > this.#limits.tracked) {
       this.#failing.delete(this.#failing.keys().next().value as string);
     }
-    const stale = entry.count >= this.#limits.failures && now - entry.since >= this.#limits.overMs;
+    const stale =
+      entry.count >= this.#limits.failures &&
+      now - entry.since >= this.#limits.overMs &&
+      this.#lastSuccess > entry.since;
     if (!stale || now - this.#lastRenewal < this.#limits.renewEveryMs) return false;
     this.#lastRenewal = now;
     this.#failing.clear();
     return true;
   }
 
-  /** A request on `subject` was answered: it is not stale. */
-  succeeded(subject: string): void {
+  /** A request on `subject` was answered: it is not stale, and JetStream takes writes. */
+  succeeded(subject: string, now: number): void {
     this.#failing.delete(subject);
+    this.#lastSuccess = now;
   }
 }

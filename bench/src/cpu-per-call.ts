@@ -15,6 +15,11 @@ import {
   readRssKb,
 } from "./process-usage.js";
 
+/** Issue 14: CPU per call on the hot path, µs, for each toolbus service on it. */
+export const CPU_AIM_MICROS = { gateway: 250, dispatcher: 150, catalog: 150 } as const;
+/** Issue 14: each toolbus service's resident memory idle and after 10,000 calls, MB. */
+export const RSS_AIM_MB = { idle: 100, loaded: 150 } as const;
+
 /** A process, or a group (a server's children), whose use is counted for an edge. */
 export interface Watched {
   edge: string;

@@ -30,7 +30,7 @@ import { isolation, type NatsServerProcess, startNatsServer } from "@toolbus/tes
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import * as hdr from "hdr-histogram-js";
 import { type BenchRow, type BenchTable, formatResult, isEntryModule } from "./bench-table.js";
-import { CpuPerCall, type Watched } from "./cpu-per-call.js";
+import { CPU_AIM_MICROS, CpuPerCall, type Watched } from "./cpu-per-call.js";
 import { clockTicksPerSecond, descendantsIn, procAvailable } from "./process-usage.js";
 
 const CALLS = 2_000;
@@ -45,9 +45,6 @@ const GUARD_MS = 240_000;
 
 /** One way of making an echo call; resolves when the answer is the expected echo. */
 type Caller = (message: string) => Promise<void>;
-
-/** Issue 14: CPU per call on the hot path, µs. */
-const CPU_AIM_MICROS = { dispatcher: 150, catalog: 150 } as const;
 
 /** A way of calling and the processes it runs on (named for the CPU table). */
 interface Path {

@@ -14,17 +14,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { freePort } from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
-import type { Watched } from "./cpu-per-call.js";
+import { CPU_AIM_MICROS, RSS_AIM_MB, type Watched } from "./cpu-per-call.js";
 import { descendants, descendantsIn } from "./process-usage.js";
 
 /** Toolbus first: the peers' rows compare against it. */
 export const EDGES = ["toolbus", "supergateway", "mcp-proxy"] as const;
 export type EdgeName = (typeof EDGES)[number];
-
-/** Issue 14: CPU per call on the hot path, µs. */
-const CPU_AIM_MICROS = { gateway: 250, dispatcher: 150, catalog: 150 } as const;
-/** Issue 14: each service's resident memory idle and after 10,000 calls, MB. */
-const RSS_AIM_MB = { idle: 100, loaded: 150 } as const;
 
 export const CALL_TIMEOUT_MS = 10_000;
 /** initialize and tools/list: supergateway starts a server per session, slow on a busy machine. */
@@ -78,28 +73,27 @@ export async function startToolbus(deps: {
   const catalog = start("catalog");
   const dispatcher = start("dispatcher");
   const gateway = start("gateway");
-  const rss = RSS_AIM_MB;
   const watched: Watched[] = [
     {
       edge: "toolbus",
       process: "gateway",
       pids: () => one(gateway),
       cpuAimMicros: CPU_AIM_MICROS.gateway,
-      rssAimMb: rss,
+      rssAimMb: RSS_AIM_MB,
     },
     {
       edge: "toolbus",
       process: "dispatcher",
       pids: () => one(dispatcher),
       cpuAimMicros: CPU_AIM_MICROS.dispatcher,
-      rssAimMb: rss,
+      rssAimMb: RSS_AIM_MB,
     },
     {
       edge: "toolbus",
       process: "catalog connector",
       pids: () => one(catalog),
       cpuAimMicros: CPU_AIM_MICROS.catalog,
-      rssAimMb: rss,
+      rssAimMb: RSS_AIM_MB,
     },
     {
       edge: "toolbus",

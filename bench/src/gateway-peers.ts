@@ -131,7 +131,7 @@ export async function runGatewayBench(): Promise<BenchTable[]> {
         rows: cpu.rows(),
       },
       {
-        title: `toolbus's resident memory: idle after start-up and ${WARMUP_CALLS} calls; loaded after the ${LOAD_CALLS.toLocaleString("en")}-call phase (${loadHeld(load)})`,
+        title: `toolbus's resident memory: idle after start-up and ${WARMUP_CALLS} calls; loaded after the comparison's calls and then the ${LOAD_CALLS.toLocaleString("en")}-call phase (${loadHeld(load)})`,
         rows: rssRows(toolbus.watched, idle, loaded),
       },
     ];

@@ -6,7 +6,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 // the list (it sends @opentelemetry/api to its browser build): see TOOLCHAIN.md §9.
 const ssr = { resolve: { conditions: ["@toolbus/source", "node", "development|production"] } };
 const root = fileURLToPath(new URL(".", import.meta.url));
-const packageTests = ["packages/*/test/**/*", "services/*/test/**/*"];
+const packageTests = ["packages/*/test/**/*", "services/*/test/**/*", "bench/test/**/*"];
 
 // `expect.poll` waits for something real processes (servers, a browser) do; its default 1 s
 // fails on a loaded machine, so it waits as long as the tests' own `eventually` helpers.

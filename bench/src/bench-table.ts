@@ -7,6 +7,25 @@ import { fileURLToPath } from "node:url";
 
 export type BenchRow = { name: string; [column: string]: string | number };
 
+/** A benchmark with more than one kind of row hands back tables, each with a title. */
+export interface BenchTable {
+  title: string;
+  rows: BenchRow[];
+}
+
+/** What a benchmark hands back: one table's rows, or titled tables. */
+export type BenchResult = BenchRow[] | BenchTable[];
+
+export function formatResult(result: BenchResult): string {
+  if (!isTables(result)) return formatTable(result);
+  return result.map((table) => `${table.title}\n${formatTable(table.rows)}`).join("\n\n");
+}
+
+function isTables(result: BenchResult): result is BenchTable[] {
+  const [first] = result;
+  return first !== undefined && Array.isArray(first.rows);
+}
+
 /** Nearest-rank percentile of ascending values. */
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;

@@ -9,6 +9,9 @@
  * The bus path runs twice, each on a nats-server of its own started here: one open, one enforcing
  * the identities and permissions of `toolbus nats-config` (catalog, dispatcher and the caller, as
  * `agent`, each with its NKey). `auth ÷ open` is the cost of authentication per call (issue 12).
+ * A second table gives the CPU per call of every process on each path, read from /proc before and
+ * after each measured batch: the dispatcher and the catalog run as processes of their own, the
+ * caller is this process. Aims (issue 14): dispatcher ≤ 150 µs, catalog connector ≤ 150 µs.
  *
  * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/dispatch-call.ts`.
  */
@@ -23,15 +26,25 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transport-node";
 import { type NatsIdentities, writeNatsIdentities } from "@toolbus/bus";
 import { createSubjects, inboxPrefix, type Subjects } from "@toolbus/protocol";
-import { approvalPolicyOf, isolation, publishApprovalPolicy, startNatsServer } from "@toolbus/testkit";
+import {
+  approvalPolicyOf,
+  isolation,
+  type NatsServerProcess,
+  publishApprovalPolicy,
+  startNatsServer,
+} from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import * as hdr from "hdr-histogram-js";
-import { type BenchRow, formatTable, isEntryModule } from "./bench-table.js";
+import { type BenchRow, type BenchTable, formatResult, isEntryModule } from "./bench-table.js";
+import { CPU_AIM_MICROS, CpuPerCall, type Watched } from "./cpu-per-call.js";
+import { clockTicksPerSecond, descendantsIn, procAvailable } from "./process-usage.js";
 
 const CALLS = 2_000;
 const WARMUP_CALLS = 200;
 const CONCURRENCIES = [1, 32] as const;
 const CALL_TIMEOUT_MS = 10_000;
+/** After the warm-up, each process's CPU with no calls is measured over this long. */
+const IDLE_MS = 3_000;
 const STARTUP_TIMEOUT_MS = 90_000;
 /** The whole run, start-up included, ends within this when run alone. */
 const GUARD_MS = 240_000;
@@ -39,14 +52,22 @@ const GUARD_MS = 240_000;
 /** One way of making an echo call; resolves when the answer is the expected echo. */
 type Caller = (message: string) => Promise<void>;
 
+/** A way of calling and the processes it runs on (named for the CPU table). */
+interface Path {
+  call: Caller;
+  watched: Watched[];
+}
+
 interface Measured {
+  calls: number;
   callsPerSecond: number;
   p50: number;
   p99: number;
   errors: number;
 }
 
-export async function runDispatchBench(): Promise<BenchRow[]> {
+export async function runDispatchBench(): Promise<BenchTable[]> {
+  if (!procAvailable()) throw new Error("the dispatch benchmark reads CPU from /proc: Linux only");
   const { prefix } = isolation("bench_dispatch");
   const subjects = createSubjects(prefix);
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -60,17 +81,28 @@ export async function runDispatchBench(): Promise<BenchRow[]> {
     cleanups.push(() => open.stop());
     const secured = await startNatsServer({ config: readFileSync(identities.authConf, "utf8") });
     cleanups.push(() => secured.stop());
-    const bus = await busCaller({ natsUrl: open.url, prefix, subjects, cleanups });
-    const authed = await busCaller({ natsUrl: secured.url, prefix, subjects, cleanups, identities });
+    const bus = await busCaller({ path: "dispatch.call", nats: open, prefix, subjects, cleanups });
+    const authed = await busCaller({
+      path: "dispatch.call, authenticated",
+      nats: secured,
+      prefix,
+      subjects,
+      cleanups,
+      identities,
+    });
 
     await measure(WARMUP_CALLS, 8, direct.call);
-    await measure(WARMUP_CALLS, 8, bus);
-    await measure(WARMUP_CALLS, 8, authed);
+    await measure(WARMUP_CALLS, 8, bus.call);
+    await measure(WARMUP_CALLS, 8, authed.call);
+    const cpu = new CpuPerCall();
+    await cpu.idle([...direct.watched, ...bus.watched, ...authed.watched], IDLE_MS);
+    const measured = (concurrency: number, path: Path) =>
+      cpu.around(path.watched, `c=${concurrency}`, () => measure(CALLS, concurrency, path.call));
     const rows: BenchRow[] = [];
     for (const concurrency of CONCURRENCIES) {
-      const viaDirect = await measure(CALLS, concurrency, direct.call);
-      const viaBus = await measure(CALLS, concurrency, bus);
-      const viaAuthed = await measure(CALLS, concurrency, authed);
+      const viaDirect = await measured(concurrency, direct);
+      const viaBus = await measured(concurrency, bus);
+      const viaAuthed = await measured(concurrency, authed);
       rows.push(
         row(`direct c=${concurrency}`, concurrency, viaDirect),
         row(`dispatch.call c=${concurrency}`, concurrency, viaBus),
@@ -82,7 +114,13 @@ export async function runDispatchBench(): Promise<BenchRow[]> {
     if (secured.violations().length > 0) {
       throw new Error(`the authenticated bus refused something: ${secured.violations().join("; ")}`);
     }
-    return rows;
+    return [
+      { title: "echo calls, direct and through the bus", rows },
+      {
+        title: `CPU per call of each process, from /proc over each path's own batches (one tick is ${1000 / clockTicksPerSecond()} ms); "of it idle": what the process spends with no calls (${IDLE_MS / 1000} s measured before the calls) over the batches' time`,
+        rows: cpu.rows(),
+      },
+    ];
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
@@ -139,6 +177,7 @@ async function measure(n: number, concurrency: number, call: Caller): Promise<Me
   await Promise.all(Array.from({ length: concurrency }, worker));
   const elapsedMs = performance.now() - started;
   const measured = {
+    calls: n,
     callsPerSecond: (n / elapsedMs) * 1000,
     p50: histogram.getValueAtPercentile(50) / 1000,
     p99: histogram.getValueAtPercentile(99) / 1000,
@@ -154,11 +193,17 @@ function round(value: number, digits: number): number {
 }
 
 /** The MCP SDK client over stdio, straight to server-everything. */
-async function directCaller(): Promise<{ call: Caller; close: () => Promise<void> }> {
+async function directCaller(): Promise<Path & { close: () => Promise<void> }> {
   const { command, args } = serverEverythingCommand();
   const client = new Client({ name: "toolbus-bench", version: "0.1.0" });
-  await client.connect(new StdioClientTransport({ command, args, stderr: "ignore" }));
+  const transport = new StdioClientTransport({ command, args, stderr: "ignore" });
+  await client.connect(transport);
+  const server = transport.pid ?? undefined;
   return {
+    watched: [
+      callerWatched("direct"),
+      { edge: "direct", process: "server-everything", pids: () => one(server), note: "this process's child" },
+    ],
     call: async (message) => {
       const result = await client.callTool({ name: "echo", arguments: { message } }, undefined, {
         timeout: CALL_TIMEOUT_MS,
@@ -172,14 +217,17 @@ async function directCaller(): Promise<{ call: Caller; close: () => Promise<void
 
 /** The catalog and the dispatcher as their own processes; calls as a model runtime sends them. */
 async function busCaller(deps: {
-  natsUrl: string;
+  /** Its name in the CPU table. */
+  path: string;
+  nats: NatsServerProcess;
   prefix: string;
   subjects: Subjects;
   cleanups: Array<() => Promise<unknown>>;
   /** Each process connects with its own identity (the caller as `agent`); none: an open bus. */
   identities?: NatsIdentities;
-}): Promise<Caller> {
-  const { natsUrl, prefix, subjects, cleanups, identities } = deps;
+}): Promise<Path> {
+  const { path, prefix, subjects, cleanups, identities } = deps;
+  const natsUrl = deps.nats.url;
   const dir = mkdtempSync(join(tmpdir(), "toolbus-bench-dispatch-"));
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
   const configPath = join(dir, "toolbus.toml");
@@ -261,7 +309,45 @@ async function busCaller(deps: {
       return undefined;
     }
   });
-  return call;
+  const watched: Watched[] = [
+    callerWatched(path),
+    {
+      edge: path,
+      process: "dispatcher",
+      pids: () => one(dispatcher.pid),
+      cpuAimMicros: CPU_AIM_MICROS.dispatcher,
+      note: "a process of its own, not this one",
+    },
+    {
+      edge: path,
+      process: "catalog connector",
+      pids: () => one(catalog.pid),
+      cpuAimMicros: CPU_AIM_MICROS.catalog,
+      note: "a process of its own",
+    },
+    {
+      edge: path,
+      process: "server-everything",
+      pids: (table) => (catalog.pid === undefined ? [] : descendantsIn(table, catalog.pid)),
+      note: "the catalog's child",
+    },
+    {
+      edge: path,
+      process: "nats-server",
+      pids: () => one(deps.nats.pid),
+      note: "its own, for this path only",
+    },
+  ];
+  return { call, watched };
+}
+
+/** This process, which makes the calls (and, on the direct path, is the MCP client). */
+function callerWatched(path: string): Watched {
+  return { edge: path, process: "the bench (caller)", pids: () => [process.pid], note: "this process" };
+}
+
+function one(pid: number | undefined): number[] {
+  return pid === undefined ? [] : [pid];
 }
 
 function startService(
@@ -339,9 +425,9 @@ if (isEntryModule(import.meta.url)) {
   }, GUARD_MS);
   guard.unref();
   runDispatchBench().then(
-    (rows) => {
+    (tables) => {
       clearTimeout(guard);
-      console.log(formatTable(rows));
+      console.log(formatResult(tables));
     },
     (err: unknown) => {
       clearTimeout(guard);

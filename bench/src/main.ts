@@ -1,12 +1,12 @@
 /**
  * `pnpm bench`: runs every benchmark in turn and prints a table of rows for each (their columns
- * differ). A benchmark that fails prints a row saying so and the run goes on; the exit code is
- * 1 then. Arguments
- * select benchmarks by name (`pnpm bench catalog`). The process ends by itself, also when a
+ * differ), or titled tables for one that measures more than one kind of thing. A benchmark that
+ * fails prints a row saying so and the run goes on; the exit code is 1 then. Arguments select
+ * benchmarks by name (`pnpm bench catalog`). The process ends by itself, also when a
  * benchmark leaves a handle open or hangs past the guard.
  */
 import { runApprovalsBench } from "./approvals-decide.js";
-import { type BenchRow, formatTable } from "./bench-table.js";
+import { type BenchResult, formatResult } from "./bench-table.js";
 import { runCatalogListChangedBench } from "./catalog-list-changed.js";
 import { runCatalogNormalizeBench } from "./catalog-normalize.js";
 import { runChaosBench } from "./chaos.js";
@@ -15,7 +15,7 @@ import { runGatewayBench } from "./gateway-peers.js";
 import { runMemoryBench } from "./memory-ingest.js";
 import { runMetricsBench } from "./metrics-overhead.js";
 
-const BENCHES: ReadonlyArray<{ name: string; run: () => Promise<BenchRow[]> }> = [
+const BENCHES: ReadonlyArray<{ name: string; run: () => Promise<BenchResult> }> = [
   { name: "catalog-normalize", run: runCatalogNormalizeBench },
   { name: "catalog-list-changed", run: runCatalogListChangedBench },
   { name: "dispatch-call", run: runDispatchBench },
@@ -46,16 +46,16 @@ let failed = false;
 for (const bench of selected) {
   const started = Date.now();
   console.error(`running ${bench.name} …`);
-  let rows: BenchRow[];
+  let result: BenchResult;
   try {
-    rows = await bench.run();
+    result = await bench.run();
   } catch (error) {
     failed = true;
-    rows = [{ name: `${bench.name} FAILED`, note: (error as Error).message.split("\n")[0] ?? "" }];
+    result = [{ name: `${bench.name} FAILED`, note: (error as Error).message.split("\n")[0] ?? "" }];
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.error(`${bench.name} took ${seconds} s`);
-  tables.push(`${bench.name} (${seconds} s)\n${formatTable(rows)}`);
+  tables.push(`${bench.name} (${seconds} s)\n${formatResult(result)}`);
 }
 console.log(tables.join("\n\n"));
 process.exit(failed ? 1 : 0);

@@ -82,6 +82,8 @@ const CHECKS: Record<string, string> = {
   "toolbus nats-config": "the same run as `toolbus nats-config --out <dir>`",
   "bash scripts/setup.sh --tests": "runs it",
   "pnpm bench": "runs it with a name that selects no benchmark (the benchmarks themselves take minutes)",
+  "pnpm bench gateway": "checks `gateway` selects one benchmark (it runs for minutes)",
+  "pnpm bench dispatch": "checks `dispatch` selects one benchmark (it runs for minutes)",
   "pnpm bench chaos":
     "checks `chaos` is a benchmark's name (it runs for many minutes; test/cluster/chaos.test.ts runs its scenarios at CI size)",
   "pnpm test": "a line of .ci/run: CI runs it",
@@ -148,8 +150,11 @@ describe("the README's commands, from a fresh clone", () => {
     const ran = await run("pnpm bench no-such-benchmark");
     expect(ran.code).not.toBe(0);
     expect(ran.output).toContain("no benchmark matches no-such-benchmark; there are: catalog-normalize");
-    // `pnpm bench chaos` selects by that name.
-    expect(ran.output.split("there are: ")[1]?.split("\n")[0]?.trim().split(", ")).toContain("chaos");
+    // `pnpm bench chaos`, `… gateway` and `… dispatch` each select one benchmark by (part of) its name.
+    const names = ran.output.split("there are: ")[1]?.split("\n")[0]?.trim().split(", ") ?? [];
+    expect(
+      ["chaos", "gateway", "dispatch"].map((wanted) => names.filter((name) => name.includes(wanted))),
+    ).toEqual([["chaos"], ["gateway-peers"], ["dispatch-call"]]);
   });
 
   it("`pnpm cluster` runs the cluster harness's entry, the one the cluster tests use", () => {

@@ -11,6 +11,8 @@ import { acceptsConnections, freePort } from "@toolbus/config";
 export interface NatsServerProcess {
   url: string;
   port: number;
+  /** The server's process (a benchmark reads its CPU time from /proc). */
+  pid: number | undefined;
   /** Everything the server logged so far, one line each. */
   logLines(): string[];
   /** The lines where the server refused a publish or subscription ("Permissions Violation"). */
@@ -59,6 +61,7 @@ export async function startNatsServer(
   return {
     url,
     port,
+    pid: child.pid,
     logLines: () => [...lines],
     violations: () => lines.filter((line) => line.includes("Violation")),
     async stop() {

@@ -1,0 +1,305 @@
+/**
+ * The three MCP edges the gateway benchmark compares, each in front of server-everything over
+ * streamable HTTP and each its own processes: the toolbus gateway (with the catalog and the
+ * dispatcher, on a nats-server of the bench's own), `supergateway` (stdio → stateful streamable
+ * HTTP; one server per session) and `mcp-proxy` (one server for all sessions). Each says which
+ * processes it is, with issue 14's aims for toolbus's, so their CPU and memory can be read.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { connect } from "@nats-io/transport-node";
+import { approvalPolicyOf, freePort, publishApprovalPolicy } from "@toolbus/testkit";
+import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
+import { CPU_AIM_MICROS, RSS_AIM_MB, type Watched } from "./cpu-per-call.js";
+import { descendants, descendantsIn } from "./process-usage.js";
+
+/** Toolbus first: the peers' rows compare against it. */
+export const EDGES = ["toolbus", "supergateway", "mcp-proxy"] as const;
+export type EdgeName = (typeof EDGES)[number];
+
+export const CALL_TIMEOUT_MS = 10_000;
+/** initialize and tools/list: supergateway starts a server per session, slow on a busy machine. */
+const SESSION_TIMEOUT_MS = 60_000;
+/** Three services compiled from source and their server, on a busy machine. */
+const STARTUP_TIMEOUT_MS = 90_000;
+
+/** An MCP edge in front of server-everything, the name `echo` has behind it, and its processes. */
+export interface Edge {
+  name: EdgeName;
+  url: string;
+  tool: string;
+  watched: Watched[];
+}
+
+/** The catalog, the dispatcher and the gateway, each its own process from source. */
+export async function startToolbus(deps: {
+  natsUrl: string;
+  natsPid: number | undefined;
+  prefix: string;
+  dir: string;
+  cleanups: Array<() => Promise<unknown>>;
+}): Promise<Edge> {
+  const port = await freePort();
+  const configPath = join(deps.dir, "toolbus.toml");
+  const everything = serverEverythingCommand();
+  writeFileSync(
+    configPath,
+    [
+      "[gateway]",
+      `port = ${port}`,
+      "",
+      "[mcp_servers.everything]",
+      `command = ${JSON.stringify(everything.command)}`,
+      `args = ${JSON.stringify(everything.args)}`,
+      'default_tools_approval_mode = "approve"',
+      "",
+    ].join("\n"),
+  );
+  // No approvals service here: the policy it would publish is stood in for (mode `approve` needs nobody).
+  const nc = await connect({ servers: deps.natsUrl });
+  await publishApprovalPolicy(nc, deps.prefix, await approvalPolicyOf(configPath));
+  await nc.close();
+  const env = { NATS_URL: deps.natsUrl, TOOLBUS_PREFIX: deps.prefix, LOG_LEVEL: "warn" };
+  const start = (service: "catalog" | "dispatcher" | "gateway") => {
+    const main = join(repoRoot(), "services", service, "src", "main.ts");
+    const child = startChild(
+      `toolbus ${service}`,
+      ["--conditions=@toolbus/source", "--import", "tsx", main, "--config", configPath],
+      env,
+    );
+    deps.cleanups.push(() => child.stop());
+    return child.pid;
+  };
+  const catalog = start("catalog");
+  const dispatcher = start("dispatcher");
+  const gateway = start("gateway");
+  const watched: Watched[] = [
+    {
+      edge: "toolbus",
+      process: "gateway",
+      pids: () => one(gateway),
+      cpuAimMicros: CPU_AIM_MICROS.gateway,
+      rssAimMb: RSS_AIM_MB,
+    },
+    {
+      edge: "toolbus",
+      process: "dispatcher",
+      pids: () => one(dispatcher),
+      cpuAimMicros: CPU_AIM_MICROS.dispatcher,
+      rssAimMb: RSS_AIM_MB,
+    },
+    {
+      edge: "toolbus",
+      process: "catalog connector",
+      pids: () => one(catalog),
+      cpuAimMicros: CPU_AIM_MICROS.catalog,
+      rssAimMb: RSS_AIM_MB,
+    },
+    {
+      edge: "toolbus",
+      process: "server-everything",
+      pids: (table) => (catalog === undefined ? [] : descendantsIn(table, catalog)),
+      note: "the catalog's child",
+    },
+    {
+      edge: "toolbus",
+      process: "nats-server",
+      pids: () => one(deps.natsPid),
+      note: "the bench's own; only toolbus uses it",
+    },
+  ];
+  const edge: Edge = {
+    name: "toolbus",
+    url: `http://127.0.0.1:${port}/mcp`,
+    tool: "everything__echo",
+    watched,
+  };
+  await untilServing(edge);
+  return edge;
+}
+
+/** supergateway: stdio → stateful streamable HTTP (it starts one server per session). */
+export async function startSupergateway(cleanups: Array<() => Promise<unknown>>): Promise<Edge> {
+  const port = await freePort();
+  const everything = serverEverythingCommand();
+  const stdio = [everything.command, ...everything.args].map(shellQuote).join(" ");
+  const child = startChild("supergateway", [
+    peerBin("supergateway", "supergateway"),
+    ...["--stdio", stdio, "--outputTransport", "streamableHttp", "--stateful"],
+    ...["--port", String(port), "--streamableHttpPath", "/mcp", "--logLevel", "none"],
+  ]);
+  cleanups.push(() => child.stop());
+  const watched: Watched[] = [
+    { edge: "supergateway", process: "supergateway", pids: () => one(child.pid) },
+    {
+      edge: "supergateway",
+      process: "server-everything",
+      pids: (table) => (child.pid === undefined ? [] : descendantsIn(table, child.pid)),
+      note: "one per session (with its shell), children of supergateway",
+    },
+  ];
+  const edge: Edge = { name: "supergateway", url: `http://127.0.0.1:${port}/mcp`, tool: "echo", watched };
+  await untilServing(edge);
+  return edge;
+}
+
+/** mcp-proxy: one stdio server behind a streamable HTTP endpoint with sessions. */
+export async function startMcpProxy(cleanups: Array<() => Promise<unknown>>): Promise<Edge> {
+  const port = await freePort();
+  const everything = serverEverythingCommand();
+  const child = startChild("mcp-proxy", [
+    peerBin("mcp-proxy", "mcp-proxy"),
+    ...["--server", "stream", "--host", "127.0.0.1", "--port", String(port), "--streamEndpoint", "/mcp"],
+    "--",
+    everything.command,
+    ...everything.args,
+  ]);
+  cleanups.push(() => child.stop());
+  const watched: Watched[] = [
+    { edge: "mcp-proxy", process: "mcp-proxy", pids: () => one(child.pid) },
+    {
+      edge: "mcp-proxy",
+      process: "server-everything",
+      pids: (table) => (child.pid === undefined ? [] : descendantsIn(table, child.pid)),
+      note: "mcp-proxy's child, shared by every session",
+    },
+  ];
+  const edge: Edge = { name: "mcp-proxy", url: `http://127.0.0.1:${port}/mcp`, tool: "echo", watched };
+  await untilServing(edge);
+  return edge;
+}
+
+function one(pid: number | undefined): number[] {
+  return pid === undefined ? [] : [pid];
+}
+
+// ── sessions ─────────────────────────────────────────────────────────────────────────────────
+
+/** A new MCP session that has listed the tools, as a client does before calling. */
+export async function openSession(edge: Edge): Promise<Client> {
+  const client = new Client({ name: "toolbus-gateway-bench", version: "0.1.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(edge.url)), { timeout: SESSION_TIMEOUT_MS });
+  const { tools } = await client.listTools(undefined, { timeout: SESSION_TIMEOUT_MS });
+  if (!tools.some((tool) => tool.name === edge.tool)) {
+    await closeSession(client);
+    throw new Error(
+      `${edge.name} does not list ${edge.tool}; it lists ${tools.map((t) => t.name).join(", ")}`,
+    );
+  }
+  return client;
+}
+
+/** DELETE the session (supergateway stops that session's server), then close the client. */
+export async function closeSession(client: Client): Promise<void> {
+  const transport = client.transport as StreamableHTTPClientTransport | undefined;
+  await transport?.terminateSession().catch(() => undefined);
+  await client.close().catch(() => undefined);
+}
+
+/** Until a session can list `echo` and call it once. */
+async function untilServing(edge: Edge): Promise<void> {
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const client = await openSession(edge);
+      try {
+        await client.callTool({ name: edge.tool, arguments: { message: "ready?" } }, undefined, {
+          timeout: CALL_TIMEOUT_MS,
+        });
+        return;
+      } finally {
+        await closeSession(client);
+      }
+    } catch (error) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `${edge.name} did not serve echo within ${STARTUP_TIMEOUT_MS} ms: ${(error as Error).message}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+/** The bin script of a peer gateway, from the bench's own dependencies or the gateway's dev ones. */
+function peerBin(pkg: string, bin: string): string {
+  for (const from of ["bench/package.json", "services/gateway/package.json"]) {
+    try {
+      const manifestPath = createRequire(join(repoRoot(), from)).resolve(`${pkg}/package.json`);
+      const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { bin: Record<string, string> };
+      return join(dirname(manifestPath), manifest.bin[bin]!);
+    } catch {
+      // not a dependency there
+    }
+  }
+  throw new Error(`${pkg} is not installed; it is a dev dependency of services/gateway`);
+}
+
+// ── child processes ──────────────────────────────────────────────────────────────────────────
+
+interface Child {
+  pid: number | undefined;
+  stop(): Promise<void>;
+}
+
+/** A node process that never outlives the benchmark, nor do the processes it starts. */
+function startChild(label: string, args: string[], env: Record<string, string> = {}): Child {
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: repoRoot(),
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  let stopping = false;
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString("utf8")).slice(-4_000);
+  });
+  child.once("exit", (code, signal) => {
+    if (!stopping && code !== 0) console.error(`${label} exited (${code ?? signal}): ${stderr.trim()}`);
+  });
+  const killAll = () => {
+    for (const pid of [...descendants(child.pid), child.pid]) signal(pid, "SIGKILL");
+  };
+  process.once("exit", killAll);
+  return {
+    pid: child.pid,
+    async stop() {
+      stopping = true;
+      if (child.exitCode === null && child.signalCode === null) {
+        // Taken before the parent goes: supergateway puts each session's server in its own group.
+        const offspring = descendants(child.pid);
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        const killer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+        await exited;
+        clearTimeout(killer);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        for (const pid of offspring) signal(pid, "SIGKILL");
+      }
+      process.off("exit", killAll);
+    },
+  };
+}
+
+function signal(pid: number | undefined, name: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
+  }
+}
+
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The checkout: this file sits in bench/src. */
+function repoRoot(): string {
+  return fileURLToPath(new URL("../../", import.meta.url));
+}

@@ -135,7 +135,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
       }
       this.#answered(key, true);
     }
-    const entry = await this.#kv.get(key);
+    const entry = await this.#get(key);
     const finding = findingOf(recordOf<T>(entry), identity);
     // Expired between the create and the read: claim again (bounded: a record lives for minutes).
     if (finding.kind === "absent") return this.claim(callId, identity);
@@ -148,7 +148,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
   }
 
   async read(callId: string, identity: string): Promise<Finding<T>> {
-    const entry = await this.#kv.get(callKey(callId));
+    const entry = await this.#get(callKey(callId));
     const record = recordOf<T>(entry);
     return findingOf(record, identity);
   }
@@ -185,7 +185,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
   /** Deletes the key's record if it is this instance's and stale, tried until JetStream answers. */
   async #dropIfStale(key: string): Promise<void> {
     await this.#untilStored(key, async () => {
-      const entry = await this.#kv.get(key);
+      const entry = await this.#get(key);
       const record = recordOf<T>(entry);
       if (!entry || record?.state !== "running" || !this.#isStale(key, record.owner)) return;
       try {
@@ -214,7 +214,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
   async #takeOver(key: string, identity: string, revision: number): Promise<boolean> {
     const mine: CallRecord<T> = { state: "running", identity, owner: this.#bus.instance };
     try {
-      await this.#kv.update(key, JSON.stringify(mine), revision);
+      await this.#update(key, JSON.stringify(mine), revision);
     } catch (error) {
       if (isWrongLastSequence(error)) return false;
       throw error;
@@ -230,6 +230,30 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     void this.#dropIfStale(key)
       .catch(() => undefined)
       .finally(() => this.#dropping.delete(key));
+  }
+
+  /**
+   * Reads the key's record. A read that fails counts against the key like a write: on
+   * nats-server 2.9.10 the direct get of a key can be refused on one connection for minutes too.
+   */
+  async #get(key: string): Promise<KvEntry | null> {
+    try {
+      return await this.#kv.get(key);
+    } catch (error) {
+      this.#answered(key, false);
+      throw error;
+    }
+  }
+
+  /** Writes the key by revision, telling the bus whether JetStream answered. */
+  async #update(key: string, value: string, revision: number): Promise<void> {
+    try {
+      await this.#kv.update(key, value, revision);
+      this.#answered(key, true);
+    } catch (error) {
+      this.#answered(key, isWrongLastSequence(error));
+      throw error;
+    }
   }
 
   /** Tells the bus whether JetStream answered a write of the key (it renews a connection refused again and again). */
@@ -272,7 +296,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
       const remembered = this.#remembered(key, identity);
       if (remembered) return remembered;
       // JetStream out of reach for a moment (a node lost, a leader being elected): keep waiting.
-      const entry = await this.#kv.get(key).catch(() => undefined);
+      const entry = await this.#get(key).catch(() => undefined);
       if (entry === undefined) {
         await sleep(pollMs);
         continue;
@@ -325,7 +349,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     const outcome = orphan(owner);
     const closed: CallRecord<T> = { state: "done", identity, owner, outcome };
     try {
-      await this.#kv.update(key, JSON.stringify(closed), revision);
+      await this.#update(key, JSON.stringify(closed), revision);
     } catch (error) {
       if (isWrongLastSequence(error)) return undefined;
       throw error;

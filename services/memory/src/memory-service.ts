@@ -33,10 +33,10 @@ import type { MemoryConfig } from "./config.js";
 import { DEFAULT_RETRY_POLICY, holdDelayMs, type RetryPolicy } from "./core/retry-policy.js";
 import { ingestBatch } from "./handlers/ingest-batch.js";
 import { MemoryParkedRequestSchema, parked } from "./handlers/parked.js";
-import { StoreError, type UsageStore } from "./handlers/ports.js";
 import { strip } from "./handlers/strip.js";
 import { usage } from "./handlers/usage.js";
 import { memoryRecorder } from "./metrics.js";
+import { StoreError, type UsageStore } from "./ports.js";
 
 export const SERVICE_NAME = "memory";
 

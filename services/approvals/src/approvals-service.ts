@@ -17,7 +17,7 @@ import {
   type RunningService,
   withSpan,
 } from "@toolbus/bus";
-import { checkBind, installHttpGuard, routeAccess } from "@toolbus/http-guard";
+import { checkBind, installHttpGuard, installProbes } from "@toolbus/http-guard";
 import { approvalModeOf, EffectivePolicySchema } from "@toolbus/policy";
 import {
   ApprovalCancelRequestSchema,
@@ -301,10 +301,7 @@ async function listenHttp(
   });
   await app.register(buildApprovalsHttp(inbox));
   // Probes for orchestrators: alive while the process serves HTTP; ready while the bus is connected.
-  app.get("/healthz", routeAccess("health"), () => ({ ok: true }));
-  app.get("/readyz", routeAccess("probe"), (_request, reply) =>
-    bus.nc.isClosed() ? reply.code(503).send({ ok: false, reason: "not connected to NATS" }) : { ok: true },
-  );
+  installProbes(app, () => ({ bus: !bus.nc.isClosed() }));
   await app.listen({ host: http.host, port: http.port });
   return app;
 }

@@ -65,18 +65,27 @@ async function runBench(signal: AbortSignal): Promise<BenchRow[]> {
     const schema = await withPgSchema(databaseUrl, "bench_approvals");
     cleanups.push(() => schema.drop());
     const logger = benchLogger("approvals");
-    const service = await startApprovalsService(
-      {
-        natsUrl,
+    const serviceBus = await connectBus({
+      natsUrl,
+      service: { name: "approvals", version: "0.0.0" },
+      logger,
+    });
+    cleanups.push(() => serviceBus.close());
+    const service = await startApprovalsService({
+      bus: serviceBus,
+      config: {
         databaseUrl: schema.url,
         prefix,
         servers: SERVERS,
         http: { host: "127.0.0.1", port: 0 },
         shutdownGraceMs: 2_000,
       },
-      { logger },
-    );
-    cleanups.push(() => service.stop());
+      logger,
+    });
+    cleanups.push(async () => {
+      await service.drain();
+      await service.stop();
+    });
     const client = await connectBus({ natsUrl, service: { name: "bench-client", version: "0.0.0" }, logger });
     cleanups.push(() => client.close());
     const echoBus = await connectBus({ natsUrl, service: { name: "bench-echo", version: "0.0.0" }, logger });
@@ -95,7 +104,7 @@ async function runBench(signal: AbortSignal): Promise<BenchRow[]> {
     if (grant.result.decision !== "approved_for_session")
       throw new Error(`granting the session gave ${grant.result.decision}`);
 
-    rows.push(...(await busRows({ client, echoBus, service, db, signal })));
+    rows.push(...(await busRows({ client, echoBus, service, serviceBus, db, signal })));
     rows.push(...(await clickRows(human, signal)));
     rows.push(await environmentRow(db));
   } catch (err) {
@@ -158,22 +167,24 @@ interface BusDeps {
   client: Bus;
   echoBus: Bus;
   service: ApprovalsService;
+  /** The service's own bus. */
+  serviceBus: Bus;
   db: pg.Pool;
   signal: AbortSignal;
 }
 
 /** The bus paths and their parts, interleaved in rotating order so drift and load hit all alike. */
-async function busRows({ client, echoBus, service, db, signal }: BusDeps): Promise<BenchRow[]> {
+async function busRows({ client, echoBus, service, serviceBus, db, signal }: BusDeps): Promise<BenchRow[]> {
   const { subjects } = service;
   const rawEcho = `${subjects.prefix}.bench.echo_raw`;
   const busEcho = `${subjects.prefix}.bench.echo_bus`;
   // The raw echo answers on the service's own connection: the same sockets as a decide reply.
-  const echoSub = service.bus.nc.subscribe(rawEcho, {
+  const echoSub = serviceBus.nc.subscribe(rawEcho, {
     callback: (err, msg) => {
       if (err === null) msg.respond(msg.data);
     },
   });
-  await service.bus.nc.flush();
+  await serviceBus.nc.flush();
   await echoBus.serve({ subject: busEcho, name: "echo", request: ApprovalDecideRequestSchema }, async () => ({
     decision: "approved",
     source: "annotations",

@@ -21,7 +21,7 @@ import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { createLogger } from "@toolbus/bus";
+import { connectBus, createLogger } from "@toolbus/bus";
 import {
   loadMemoryConfig,
   type MemoryService,
@@ -119,7 +119,24 @@ async function runScenario(scenario: Scenario, infra: Infra): Promise<BenchRow> 
         level: "warn",
         destination: process.stderr,
       });
-      const service = await startMemoryService(config, { logger });
+      const bus = await connectBus({
+        natsUrl: infra.natsUrl,
+        service: { name: "memory", version: "1.0.0" },
+        logger,
+      });
+      const started = await startMemoryService({ bus, config, logger });
+      // Stopped as a process stops it: drained, stopped, its bus closed.
+      let stopped: Promise<void> | undefined;
+      const service: MemoryService = {
+        ...started,
+        stop: () => {
+          stopped ??= started
+            .drain()
+            .then(() => started.stop())
+            .then(() => bus.close());
+          return stopped;
+        },
+      };
       cleanups.push(() => service.stop());
       await service.ingesting;
       return service;
@@ -178,7 +195,7 @@ async function measure(
     const cpu = process.cpuUsage(cpuBefore);
     const interrupted = signal.aborted;
     // Ingest stops first, so the counters and the rows it left in Postgres agree.
-    await service.close();
+    await service.stop();
     const counts = {
       countedAt: watch.countedAt,
       stats: service.stats(),

@@ -26,7 +26,7 @@ import {
 import { startCatalogService } from "@toolbus/catalog";
 import { loadToolbusConfig, resolveGatewayTokens } from "@toolbus/config";
 import { startDispatcherService } from "@toolbus/dispatcher";
-import { startGateway } from "@toolbus/gateway";
+import { startGatewayService } from "@toolbus/gateway";
 import { loadMemoryConfig, startMemoryService } from "@toolbus/memory";
 import { createSubjects, type Role, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { ensureDatabase } from "./embedded-postgres.js";
@@ -131,12 +131,15 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       argv: config.source.kind === "file" ? ["--config", config.source.path] : [],
       cwd,
     });
-    // The gateway serves the inbox on its own port in all-in-one mode.
-    const approvals = await startApprovalsService(
-      { ...approvalsConfig, http: false },
-      { logger: loggerOf("approvals"), natsAccess: nats.accessFor("approvals"), warnUnauthenticated: false },
-    );
-    stops.push(["approvals", () => approvals.stop()]);
+    const approvalsLogger = loggerOf("approvals");
+    const approvals = await startApprovalsService({
+      bus: await connect("approvals", "approval policy, hooks and humans", approvalsLogger),
+      // The gateway serves the inbox on its own port in all-in-one mode.
+      config: { ...approvalsConfig, http: false },
+      logger: approvalsLogger,
+    });
+    // Decides waiting for a human are answered, in-flight work finishes, then it stops.
+    stops.push(["approvals", () => approvals.drain().then(() => approvals.stop())]);
     // After approvals, which publishes the policy: the dispatcher starts with its copy.
     const dispatcherLogger = loggerOf("dispatcher");
     const dispatcher = await startDispatcherService({
@@ -146,18 +149,19 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       logger: dispatcherLogger,
     });
     stops.push(["dispatcher", () => dispatcher.stop()]);
-    const memory = await startMemoryService(loadMemoryConfig(serviceEnv, config.memory), {
-      logger: loggerOf("memory"),
-      natsAccess: nats.accessFor("memory"),
-      warnUnauthenticated: false,
+    const memoryLogger = loggerOf("memory");
+    const memory = await startMemoryService({
+      bus: await connect("memory", "Memory citations: strip markup, count cited rollouts", memoryLogger),
+      config: loadMemoryConfig(serviceEnv, config.memory),
+      logger: memoryLogger,
       streamLimits: config.bus.memory,
     });
-    stops.push(["memory", () => memory.stop()]);
+    stops.push(["memory", () => memory.drain().then(() => memory.stop())]);
     const gatewayLogger = loggerOf("gateway");
     const gatewayBus = await connect("gateway", "The MCP edge, REST and the console", gatewayLogger);
     const tokens = resolveGatewayTokens(config.gateway, env);
     if (!tokens.ok) throw new SetupError(tokens.message);
-    const gateway = await startGateway({
+    const gateway = await startGatewayService({
       bus: gatewayBus,
       subjects,
       logger: gatewayLogger,

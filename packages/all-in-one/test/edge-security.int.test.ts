@@ -11,7 +11,7 @@ import { request } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { RunningGateway } from "@toolbus/gateway";
+import type { GatewayService } from "@toolbus/gateway";
 import {
   type ApprovalRequest,
   type ApprovalResolvedEvent,
@@ -65,7 +65,7 @@ interface Answer {
 
 /** Raw HTTP, so the test may forge Host and Origin as an attacker's page or DNS would. */
 function send(
-  gateway: RunningGateway,
+  gateway: GatewayService,
   options: {
     method?: string;
     path: string;
@@ -119,7 +119,7 @@ const edgeRefusal = (message: string) => ({ jsonrpc: "2.0", id: null, error: { c
 async function mcpAs(
   token: string,
   options: {
-    gateway?: RunningGateway;
+    gateway?: GatewayService;
     elicit?: (params: unknown, cancelled: AbortSignal) => unknown;
   } = {},
 ): Promise<Client> {

@@ -27,23 +27,25 @@ const logger = createLogger({ service: "pglite-test", version: "test", level: "s
 let dir: string;
 let database: Database;
 let approvals: ApprovalsService;
+let approvalsBus: Bus;
 let client: Bus;
 const announced: ApprovalRequest[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "toolbus-pglite-"));
   database = await ensureDatabase({ dataDir: join(dir, "pglite") });
-  approvals = await startApprovalsService(
-    {
-      natsUrl,
+  approvalsBus = await connectBus({ natsUrl, service: { name: "approvals", version: "1.0.0" }, logger });
+  approvals = await startApprovalsService({
+    bus: approvalsBus,
+    config: {
       databaseUrl: database.url,
       prefix,
       http: { port: 0 },
       // Far longer than the test: a decide that has to re-read to notice its answer never does.
       pollIntervalMs: 600_000,
     },
-    { logger },
-  );
+    logger,
+  });
   client = await connectBus({ natsUrl, service: { name: "pglite-test", version: "1.0.0" }, logger });
   client.nc.subscribe(approvals.subjects.approvalsPending, {
     callback: (_error, msg) => void announced.push(ApprovalRequestSchema.parse(msg.json())),
@@ -53,7 +55,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client?.close();
+  await approvals?.drain();
   await approvals?.stop();
+  await approvalsBus?.close();
   await database?.stop();
   await cleanupJetStream(natsUrl, prefix);
   await rm(dir, { recursive: true, force: true });

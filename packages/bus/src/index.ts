@@ -81,16 +81,18 @@ export {
 export { DEFAULT_REQUEST_TIMEOUT_MS, isOverMaxPayload, type RequestOptions } from "./request.js";
 export type { EndpointSpec, Handler, HandlerContext } from "./serve.js";
 export {
+  configOrExit,
   LOG_LEVELS,
   LogLevelSetting,
   NatsUrlSetting,
   PrefixSetting,
+  parseCommandLine,
   SERVICE_SETTINGS_ENV,
   type ServiceSettings,
   ServiceSettingsSchema,
   serviceSettingsInput,
 } from "./service-settings.js";
-export { onShutdown, type ShutdownHandle, type ShutdownOptions } from "./shutdown.js";
+export { onShutdown, type RunningService, type ShutdownHandle, type ShutdownOptions } from "./shutdown.js";
 export { startTelemetry, type TelemetryOptions } from "./telemetry.js";
 export {
   extractTraceContext,

@@ -19,6 +19,7 @@ import { createSubjects, inboxPrefix, permissionsFor, ROLES, type Role } from "@
 import { ConfigError } from "./config.js";
 import { maskUrl } from "./core/mask-url.js";
 import { type AuthUser, renderAuthConf } from "./core/nats-auth-conf.js";
+import type { Logger } from "./logger.js";
 
 export interface NatsTlsFiles {
   caFile?: string;
@@ -244,11 +245,13 @@ export function hasCredentials(access: NatsAccess): boolean {
 }
 
 /**
- * A service could not start (bad settings, refused credentials, no NATS): one line on stderr
- * naming what is wrong, then exit 1 — no stack trace for a problem the operator must fix.
+ * A service could not start (bad settings, refused credentials, no NATS, a start-up the service
+ * refused): one line on stderr naming what is wrong, then exit 1 — no stack trace for a problem
+ * the operator must fix. With the service's logger, the error is also logged at `fatal`.
  */
-export function exitWithStartupError(service: string, error: unknown): never {
+export function exitWithStartupError(service: string, error: unknown, logger?: Logger): never {
   let message = error instanceof Error ? error.message : String(error);
+  logger?.fatal({ err: error }, message);
   const cause = error instanceof Error ? error.cause : undefined;
   if (error instanceof PermissionViolationError || cause instanceof PermissionViolationError) {
     message +=

@@ -5,8 +5,10 @@
  * service may key them by variable name (memory: problems then name the variable) or by field
  * (`ServiceSettingsSchema`, extended with the service's own settings).
  */
+import { parseArgs } from "node:util";
 import { DEFAULT_PREFIX, validatePrefix } from "@toolbus/protocol";
 import { z } from "zod";
+import { ConfigError } from "./config.js";
 import { DEFAULT_NATS_URL } from "./nats-identity.js";
 
 /** pino's levels, most severe first; `silent` logs nothing. */
@@ -75,4 +77,35 @@ export function serviceSettingsInput(
     configPath: configFlag ?? env.TOOLBUS_CONFIG,
     logLevel: env.LOG_LEVEL,
   };
+}
+
+/**
+ * A service's command line, `strict`: an option it does not take is a `ConfigError` that names
+ * the ones it does (`options` maps each to what it takes, e.g. `{ config: "<path>" }`).
+ */
+export function parseCommandLine<K extends string>(
+  argv: readonly string[],
+  options: Readonly<Record<K, string>>,
+): Partial<Record<K, string>> {
+  const spec = Object.fromEntries(Object.keys(options).map((name) => [name, { type: "string" as const }]));
+  try {
+    return parseArgs({ args: [...argv], options: spec, strict: true }).values as Partial<Record<K, string>>;
+  } catch (error) {
+    const accepted = Object.entries(options).map(([name, value]) => `--${name} ${value}`);
+    throw new ConfigError([`command line: ${(error as Error).message} (accepted: ${accepted.join(", ")})`]);
+  }
+}
+
+/**
+ * How every service process reads its configuration (settings, command line, config file): a
+ * problem the operator must fix stops it with the loader's message on stderr — every problem,
+ * one per line — and exit 1, never a stack trace.
+ */
+export async function configOrExit<T>(load: () => T | Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
 }

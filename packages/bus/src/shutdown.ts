@@ -1,12 +1,31 @@
 /**
- * Graceful exit on SIGTERM/SIGINT: stop serving and let in-flight handlers finish, run the
- * service's closers, flush events, close NATS, exit 0. A second signal exits at once.
+ * Graceful exit on SIGTERM/SIGINT: stop serving and let in-flight handlers finish, stop the
+ * service, run the closers, flush events, close NATS, exit 0. A second signal exits at once.
  */
 import type { Logger } from "pino";
 import type { Bus, DrainOptions } from "./bus.js";
 
+/**
+ * What every toolbus service's start function returns (`startCatalogService(deps)`, …). The
+ * service is given a bus it does not own: neither method closes it; whoever connected it does.
+ */
+export interface RunningService {
+  /**
+   * Stops taking requests and lets those in flight finish, aborting what still runs after
+   * `graceMs`; work that only ends when asked to (a decide waiting for a human) is told to end first.
+   */
+  drain(options?: DrainOptions): Promise<void>;
+  /**
+   * Releases what the service opened: MCP servers, watches, timers, pools, HTTP listeners. Does
+   * not wait for work in flight: `drain` first for a graceful stop.
+   */
+  stop(): Promise<void>;
+}
+
 export interface ShutdownOptions extends DrainOptions {
   logger: Logger;
+  /** The service on this bus: it drains instead of the bus alone, and stops before the closers run. */
+  service?: RunningService;
   /** Run in order after the bus stopped serving, e.g. closing a pg pool or an HTTP server. */
   closers?: Array<() => Promise<void>>;
   /** Default SIGTERM and SIGINT. */
@@ -43,9 +62,10 @@ export function onShutdown(
           logger.error({ err }, `shutdown: ${what} failed`);
         }
       };
-      await step("draining the bus", () =>
-        bus.drain(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
-      );
+      const grace = options.graceMs === undefined ? {} : { graceMs: options.graceMs };
+      const { service } = options;
+      await step("draining the bus", () => (service ?? bus).drain(grace));
+      if (service) await step("stopping the service", () => service.stop());
       for (const [index, closer] of (options.closers ?? []).entries()) {
         await step(`closer #${index + 1}`, closer);
       }

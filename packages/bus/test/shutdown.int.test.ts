@@ -45,6 +45,36 @@ describe("onShutdown", () => {
     });
   });
 
+  it("drains the service it is given instead of the bus alone, and stops it before the closers", async () => {
+    const { server, client, subject, release, started, order } = await slowService();
+    const exits: number[] = [];
+    const handle = onShutdown(server.bus, {
+      logger: server.bus.logger,
+      service: {
+        drain: async (options) => {
+          order.push(`service drain, grace ${options?.graceMs}`);
+          await server.bus.drain(options);
+        },
+        stop: async () => void order.push("service stopped"),
+      },
+      graceMs: 5_000,
+      closers: [async () => void order.push("closer ran")],
+      signals: [],
+      exit: (code) => exits.push(code),
+    });
+    const reply = client.bus.request(subject, {}, z.object({ done: z.boolean() }));
+    await started.promise;
+    const stopping = handle.shutdown("test");
+    setTimeout(release.open, 200);
+    await expect(reply).resolves.toEqual({ done: true });
+    await stopping;
+    expect({ order, exits, closed: server.bus.nc.isClosed() }).toEqual({
+      order: ["service drain, grace 5000", "handler finished", "service stopped", "closer ran"],
+      exits: [0],
+      closed: true,
+    });
+  });
+
   it("exits at once on a second signal", async () => {
     const { server, client, subject, release, started } = await slowService();
     const exits: number[] = [];

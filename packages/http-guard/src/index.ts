@@ -1,7 +1,7 @@
 /**
  * @toolbus/http-guard: the one guard of every toolbus HTTP server — Host/Origin checks, bearer
  * tokens with roles and principals, security headers and page CSPs, the loopback-or-tokens
- * start-up rule, and event-stream limits.
+ * start-up rule, event-stream limits, and the health and readiness probes.
  */
 export {
   ACCESS_BY_ROLE,
@@ -29,4 +29,5 @@ export {
 } from "./guard.js";
 export { pageCsp, pageHeaders } from "./page-csp.js";
 export { CONSOLE_PAGE, INBOX_PAGE, type PageName } from "./pages.js";
+export { installProbes } from "./probes.js";
 export { type Principal, tokenMatcher } from "./token-matcher.js";

@@ -45,7 +45,7 @@ export const ApprovalsServiceConfigSchema = z.object({
   /** Pending requests and persistent grants live here; required. */
   databaseUrl: z.string().min(1),
   prefix: PrefixSetting,
-  /** The level of the service's own logger (one passed in `options.logger` keeps its own). */
+  /** The level of the service's own logger (one passed in `deps.logger` keeps its own). */
   logLevel: LogLevelSetting,
   /** `never`: no human is ever asked; a call that would need one is denied. */
   policy: ApprovalPolicySchema,

@@ -4,6 +4,12 @@ export { type ApprovalsHttpDeps, buildApprovalsHttp } from "./adapters/http/appr
 export { approvalsHttpOverBus } from "./adapters/http/approvals-over-bus.js";
 export { type InboxEvent, subscribeInboxEvents } from "./adapters/nats/approval-events.js";
 export {
+  type ApprovalsService,
+  type ApprovalsServiceDeps,
+  SERVICE_NAME,
+  startApprovalsService,
+} from "./approvals-service.js";
+export {
   type ApprovalsServiceConfig,
   type ApprovalsServiceConfigInput,
   ApprovalsServiceConfigSchema,
@@ -11,9 +17,3 @@ export {
   loadApprovalsConfig,
 } from "./config.js";
 export { APPROVALS_METRICS, decisionCounter } from "./metrics.js";
-export {
-  type ApprovalsService,
-  type ApprovalsServiceOptions,
-  SERVICE_NAME,
-  startApprovalsService,
-} from "./service.js";

@@ -19,8 +19,8 @@ import {
 import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
 import { provided } from "@toolbus/testkit/provided";
 import { afterEach, expect } from "vitest";
+import { type ApprovalsService, startApprovalsService } from "../src/approvals-service.js";
 import type { ApprovalsServiceConfigInput } from "../src/config.js";
-import { type ApprovalsService, startApprovalsService } from "../src/service.js";
 
 export interface LogLine {
   level: number;
@@ -33,8 +33,13 @@ export interface TestEnv {
   databaseUrl: string;
   natsUrl: string;
   client: Bus;
-  /** Starts a replica on this test's prefix and schema; `http` is off unless asked for. */
-  start(overrides?: Partial<ApprovalsServiceConfigInput>): Promise<ApprovalsService & { lines: LogLine[] }>;
+  /**
+   * Starts a replica on this test's prefix and schema, on a bus of its own; `http` is off unless
+   * asked for. Its `stop` drains it, stops it and closes its bus, as a process's shutdown does.
+   */
+  start(
+    overrides?: Partial<ApprovalsServiceConfigInput>,
+  ): Promise<ApprovalsService & { bus: Bus; lines: LogLine[] }>;
 }
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -72,17 +77,25 @@ export async function testEnv(name: string): Promise<TestEnv> {
         level: "debug",
         destination: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) },
       });
-      const service = await startApprovalsService(
-        { natsUrl, databaseUrl: schema.url, prefix, http: false, shutdownGraceMs: 2_000, ...overrides },
-        { logger },
-      );
+      const bus = await connectBus({ natsUrl, service: { name: "approvals", version: "1.0.0" }, logger });
+      const service = await startApprovalsService({
+        bus,
+        config: { databaseUrl: schema.url, prefix, http: false, shutdownGraceMs: 2_000, ...overrides },
+        logger,
+      }).catch(async (error: unknown) => {
+        await bus.close();
+        throw error;
+      });
       running.add(service);
       const stop = service.stop;
       return Object.assign(service, {
+        bus,
         lines,
         stop: async () => {
           running.delete(service);
+          await service.drain();
           await stop();
+          await bus.close();
         },
       });
     },

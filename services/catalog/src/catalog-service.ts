@@ -4,7 +4,7 @@
  */
 
 import { type KV, KvWatchInclude } from "@nats-io/kv";
-import type { Bus, Handler, Logger } from "@toolbus/bus";
+import type { Bus, Handler, Logger, RunningService } from "@toolbus/bus";
 import {
   CallCancellations,
   CallLedger,
@@ -65,6 +65,8 @@ import { ownerPromptHandlers, publicPromptHandlers } from "./handlers/prompts.js
 import { ownerHandlers, publicHandlers } from "./handlers/resources.js";
 import { catalogRecorder } from "./metrics.js";
 
+export const SERVICE_NAME = "catalog";
+
 export interface CatalogServiceDeps {
   bus: Bus;
   subjects: Subjects;
@@ -75,13 +77,12 @@ export interface CatalogServiceDeps {
   logger: Logger;
 }
 
-export interface CatalogService {
+export interface CatalogService extends RunningService {
   readonly connectors: ReadonlyMap<string, ServerConnector>;
   /** Resolves with the startup summary once every owned server is ready, failed or cancelled. */
   readonly startup: Promise<StartupCompleteEvent>;
   /** The reference's error when a required server did not come up, else undefined. */
   requiredFailure(): Promise<string | undefined>;
-  stop(): Promise<void>;
 }
 
 /** Items one server may list before its listing is refused (docs/reference-behavior.md §2.2). */
@@ -391,6 +392,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       }
       return requiredServersFailure(required);
     },
+    drain: (options) => bus.drain(options),
     async stop() {
       stopWatch();
       stopObserving();

@@ -1,6 +1,11 @@
 /** The catalog service's own settings: environment and command line, validated once. */
-import { parseArgs } from "node:util";
-import { loadConfig, SERVICE_SETTINGS_ENV, ServiceSettingsSchema, serviceSettingsInput } from "@toolbus/bus";
+import {
+  loadConfig,
+  parseCommandLine,
+  SERVICE_SETTINGS_ENV,
+  ServiceSettingsSchema,
+  serviceSettingsInput,
+} from "@toolbus/bus";
 import { z } from "zod";
 
 const CatalogSettingsSchema = ServiceSettingsSchema.extend({
@@ -15,11 +20,7 @@ export function loadCatalogSettings(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
 ): Readonly<CatalogSettings> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: { config: { type: "string" }, servers: { type: "string" } },
-    strict: true,
-  });
+  const values = parseCommandLine(argv, { config: "<path>", servers: "<name,…>" });
   return loadConfig(
     CatalogSettingsSchema,
     {

@@ -1,6 +1,7 @@
-/** Composition root of the catalog service: settings → logger → bus → connectors → shutdown. */
+/** Composition root of the catalog service: settings → logger → telemetry → bus → service → shutdown. */
 import { createRequire } from "node:module";
 import {
+  configOrExit,
   connectServiceBus,
   createLogger,
   exitWithStartupError,
@@ -9,44 +10,39 @@ import {
 } from "@toolbus/bus";
 import { loadToolbusConfig } from "@toolbus/config";
 import { createSubjects, TOOLBUS_VERSION } from "@toolbus/protocol";
-import { startCatalogService } from "./catalog-service.js";
+import { SERVICE_NAME, startCatalogService } from "./catalog-service.js";
 import { loadCatalogSettings } from "./config.js";
 
-// Bad settings or a bad config file stop start-up with every problem listed, without a stack trace.
-const { settings, config } = await (async () => {
-  try {
-    const settings = loadCatalogSettings(process.argv.slice(2), process.env);
-    const config = await loadToolbusConfig({
-      ...(settings.configPath ? { path: settings.configPath } : {}),
-      env: process.env,
-      cwd: process.cwd(),
-      demoServer: () => ({
-        command: process.execPath,
-        args: [
-          createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"),
-          "stdio",
-        ],
-      }),
-    });
-    return { settings, config };
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n`);
-    process.exit(1);
-  }
-})();
-const logger = createLogger({ service: "catalog", version: TOOLBUS_VERSION, level: settings.logLevel });
-const stopTelemetry = await startTelemetry({ serviceName: "toolbus-catalog" });
+const { settings, config } = await configOrExit(async () => {
+  const settings = loadCatalogSettings(process.argv.slice(2), process.env);
+  const config = await loadToolbusConfig({
+    ...(settings.configPath ? { path: settings.configPath } : {}),
+    env: process.env,
+    cwd: process.cwd(),
+    demoServer: () => ({
+      command: process.execPath,
+      args: [
+        createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"),
+        "stdio",
+      ],
+    }),
+  });
+  return { settings, config };
+});
+const logger = createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: settings.logLevel });
+const stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
 const bus = await connectServiceBus({
   env: process.env,
   prefix: settings.prefix,
   role: "catalog",
   service: {
-    name: "catalog",
+    name: SERVICE_NAME,
     version: TOOLBUS_VERSION,
     description: "MCP server connections and the revisioned catalog",
   },
   logger,
-}).catch((error: unknown) => exitWithStartupError("catalog", error));
+}).catch((error: unknown) => exitWithStartupError(SERVICE_NAME, error, logger));
+// e.g. `--servers` naming a server the config does not have.
 const service = await startCatalogService({
   bus,
   subjects: createSubjects(settings.prefix),
@@ -54,18 +50,12 @@ const service = await startCatalogService({
   env: process.env,
   logger,
   ...(settings.servers ? { servers: settings.servers } : {}),
-})
-  .catch(async (error: unknown) => {
-    // e.g. `--servers` naming a server the config does not have.
-    logger.fatal({ err: error }, (error as Error).message);
-    await bus.close();
-    process.exit(1);
-  })
-  .catch((error: unknown) => exitWithStartupError("catalog", error));
+}).catch((error: unknown) => exitWithStartupError(SERVICE_NAME, error, logger));
 let exitCode = 0;
 const shutdown = onShutdown(bus, {
   logger,
-  closers: [() => service.stop(), stopTelemetry],
+  service,
+  closers: [stopTelemetry],
   exit: (code) => process.exit(code || exitCode),
 });
 

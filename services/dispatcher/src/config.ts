@@ -1,7 +1,7 @@
 /** The dispatcher's own settings: environment and command line, validated once. */
-import { parseArgs } from "node:util";
 import {
   loadConfig,
+  parseCommandLine,
   SERVICE_SETTINGS_ENV,
   type ServiceSettings,
   ServiceSettingsSchema,
@@ -14,6 +14,6 @@ export function loadDispatcherSettings(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
 ): Readonly<DispatcherSettings> {
-  const { values } = parseArgs({ args: [...argv], options: { config: { type: "string" } }, strict: true });
+  const values = parseCommandLine(argv, { config: "<path>" });
   return loadConfig(ServiceSettingsSchema, serviceSettingsInput(env, values.config), SERVICE_SETTINGS_ENV);
 }

@@ -14,6 +14,7 @@ import {
   followCancellations,
   type Logger,
   largeReplyOptions,
+  type RunningService,
   secondsSince,
 } from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
@@ -36,6 +37,8 @@ import { callOnce } from "./handlers/call-once.js";
 import { dispatchCall, reusedCallIdReply } from "./handlers/dispatch-call.js";
 import { dispatcherRecorder } from "./metrics.js";
 
+export const SERVICE_NAME = "dispatcher";
+
 export interface DispatcherServiceDeps {
   bus: Bus;
   subjects: Subjects;
@@ -43,9 +46,8 @@ export interface DispatcherServiceDeps {
   logger: Logger;
 }
 
-export interface DispatcherService {
+export interface DispatcherService extends RunningService {
   readonly catalog: CatalogReplica;
-  stop(): Promise<void>;
 }
 
 /**
@@ -176,6 +178,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   );
   return {
     catalog,
+    drain: (options) => bus.drain(options),
     async stop() {
       unfollow();
       catalog.stop();

@@ -1,5 +1,6 @@
-/** Composition root of the dispatcher: settings → logger → bus → catalog replica → endpoint → shutdown. */
+/** Composition root of the dispatcher: settings → logger → telemetry → bus → service → shutdown. */
 import {
+  configOrExit,
   connectServiceBus,
   createLogger,
   exitWithStartupError,
@@ -9,30 +10,33 @@ import {
 import { loadToolbusConfig } from "@toolbus/config";
 import { createSubjects, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { loadDispatcherSettings } from "./config.js";
-import { startDispatcherService } from "./dispatcher-service.js";
+import { SERVICE_NAME, startDispatcherService } from "./dispatcher-service.js";
 
-const settings = loadDispatcherSettings(process.argv.slice(2), process.env);
-const logger = createLogger({ service: "dispatcher", version: TOOLBUS_VERSION, level: settings.logLevel });
-const stopTelemetry = await startTelemetry({ serviceName: "toolbus-dispatcher" });
-// The dispatcher never starts servers: with no config file it only needs the demo's policy.
-const config = await loadToolbusConfig({
-  ...(settings.configPath ? { path: settings.configPath } : {}),
-  env: process.env,
-  cwd: process.cwd(),
-  demoServer: () => ({ command: "server-everything", args: [] }),
+const { settings, config } = await configOrExit(async () => {
+  const settings = loadDispatcherSettings(process.argv.slice(2), process.env);
+  // The dispatcher never starts servers: with no config file it only needs the demo's policy.
+  const config = await loadToolbusConfig({
+    ...(settings.configPath ? { path: settings.configPath } : {}),
+    env: process.env,
+    cwd: process.cwd(),
+    demoServer: () => ({ command: "server-everything", args: [] }),
+  });
+  return { settings, config };
 });
+const logger = createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: settings.logLevel });
+const stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
 const bus = await connectServiceBus({
   env: process.env,
   prefix: settings.prefix,
   role: "dispatcher",
-  service: { name: "dispatcher", version: TOOLBUS_VERSION, description: "The tool-call path" },
+  service: { name: SERVICE_NAME, version: TOOLBUS_VERSION, description: "The tool-call path" },
   logger,
-}).catch((error: unknown) => exitWithStartupError("dispatcher", error));
+}).catch((error: unknown) => exitWithStartupError(SERVICE_NAME, error, logger));
 const service = await startDispatcherService({
   bus,
   subjects: createSubjects(settings.prefix),
   config,
   logger,
-}).catch((error: unknown) => exitWithStartupError("dispatcher", error));
-onShutdown(bus, { logger, closers: [() => service.stop(), stopTelemetry] });
+}).catch((error: unknown) => exitWithStartupError(SERVICE_NAME, error, logger));
+onShutdown(bus, { logger, service, closers: [stopTelemetry] });
 logger.info({ revision: service.catalog.revision }, "dispatcher ready");

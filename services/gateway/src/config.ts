@@ -3,8 +3,13 @@
  * `[gateway]` table (port, host, naming, tokens_env, allowed_hosts) comes from toolbus.toml;
  * `--port` and `--host` override it.
  */
-import { parseArgs } from "node:util";
-import { loadConfig, SERVICE_SETTINGS_ENV, ServiceSettingsSchema, serviceSettingsInput } from "@toolbus/bus";
+import {
+  loadConfig,
+  parseCommandLine,
+  SERVICE_SETTINGS_ENV,
+  ServiceSettingsSchema,
+  serviceSettingsInput,
+} from "@toolbus/bus";
 import { z } from "zod";
 import { DEFAULT_GATEWAY_LIMITS } from "./gateway-service.js";
 
@@ -26,11 +31,7 @@ export function loadGatewaySettings(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
 ): Readonly<GatewaySettings> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: { config: { type: "string" }, port: { type: "string" }, host: { type: "string" } },
-    strict: true,
-  });
+  const values = parseCommandLine(argv, { config: "<path>", port: "<port>", host: "<host>" });
   return loadConfig(
     GatewaySettingsSchema,
     {

@@ -4,7 +4,7 @@
  * main.ts, by tests, and by an all-in-one process that runs the gateway in-process.
  */
 import { randomUUID } from "node:crypto";
-import { type Bus, ConfigError, type Logger } from "@toolbus/bus";
+import { type Bus, ConfigError, type Logger, type RunningService } from "@toolbus/bus";
 import { DEFAULT_EDGE_LIMITS, type GatewayConfig, type GatewayPrincipal } from "@toolbus/config";
 import { checkBind } from "@toolbus/http-guard";
 import { internalSubjects, type Subjects, TOOLBUS_VERSION } from "@toolbus/protocol";
@@ -27,6 +27,8 @@ import { promptHandlers } from "./handlers/prompts.js";
 import { resourceHandlers } from "./handlers/resources.js";
 import { gatewayRecorder } from "./metrics.js";
 import type { GatewayPorts } from "./ports.js";
+
+export const SERVICE_NAME = "gateway";
 
 /** How long a stopping gateway waits for requests in flight before it closes their connections. */
 const CLOSE_GRACE_MS = 3_000;
@@ -58,7 +60,7 @@ export const DEFAULT_GATEWAY_LIMITS: Readonly<GatewayLimits> = Object.freeze({
   resourceTimeoutMs: 60_000,
 });
 
-export interface GatewayDeps {
+export interface GatewayServiceDeps {
   bus: Bus;
   subjects: Subjects;
   logger: Logger;
@@ -90,7 +92,7 @@ export interface GatewayDeps {
   plugins?: readonly FastifyPluginAsync[];
 }
 
-export interface RunningGateway {
+export interface GatewayService extends RunningService {
   /** `http://<host>:<port>`; the MCP endpoint is `${url}/mcp`. */
   url: string;
   app: FastifyInstance;
@@ -98,11 +100,9 @@ export interface RunningGateway {
   sessions(): number;
   /** Bus connected and catalog loaded (what `/readyz` reports). */
   ready(): boolean;
-  /** Stops listening, closes every session and the bus subscriptions (not the bus itself). */
-  stop(): Promise<void>;
 }
 
-export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
+export async function startGatewayService(deps: GatewayServiceDeps): Promise<GatewayService> {
   const { bus, subjects, logger } = deps;
   const principals = deps.principals ?? [];
   const edge = {
@@ -245,6 +245,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     app,
     sessions: () => sessions.size,
     ready: () => health.connected() && catalog.loaded,
+    drain: (options) => bus.drain(options),
+    // Stops listening, closes every session and the bus subscriptions.
     stop: () => {
       stopping ??= (async () => {
         catalog.stop();

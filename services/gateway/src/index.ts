@@ -8,9 +8,9 @@ export {
 } from "./core/exposed-names.js";
 export {
   DEFAULT_GATEWAY_LIMITS,
-  type GatewayDeps,
   type GatewayLimits,
-  type RunningGateway,
-  startGateway,
+  type GatewayService,
+  type GatewayServiceDeps,
+  startGatewayService,
 } from "./gateway-service.js";
 export { GATEWAY_METRICS } from "./metrics.js";

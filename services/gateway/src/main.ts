@@ -1,5 +1,7 @@
-/** Composition root of the gateway: settings → logger → config → bus → gateway → shutdown. */
+/** Composition root of the gateway: settings → logger → telemetry → bus → service → shutdown. */
 import {
+  ConfigError,
+  configOrExit,
   connectServiceBus,
   createLogger,
   exitWithStartupError,
@@ -9,31 +11,31 @@ import {
 import { loadToolbusConfig, resolveGatewayTokens } from "@toolbus/config";
 import { createSubjects, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { loadGatewaySettings } from "./config.js";
-import { startGateway } from "./gateway-service.js";
+import { SERVICE_NAME, startGatewayService } from "./gateway-service.js";
 
-const settings = loadGatewaySettings(process.argv.slice(2), process.env);
-const logger = createLogger({ service: "gateway", version: TOOLBUS_VERSION, level: settings.logLevel });
-const stopTelemetry = await startTelemetry({ serviceName: "toolbus-gateway" });
-// The gateway starts no servers: with no config file it only needs the demo's [gateway] defaults.
-const config = await loadToolbusConfig({
-  ...(settings.configPath ? { path: settings.configPath } : {}),
-  env: process.env,
-  cwd: process.cwd(),
-  demoServer: () => ({ command: "server-everything", args: [] }),
+const { settings, config, principals } = await configOrExit(async () => {
+  const settings = loadGatewaySettings(process.argv.slice(2), process.env);
+  // The gateway starts no servers: with no config file it only needs the demo's [gateway] defaults.
+  const config = await loadToolbusConfig({
+    ...(settings.configPath ? { path: settings.configPath } : {}),
+    env: process.env,
+    cwd: process.cwd(),
+    demoServer: () => ({ command: "server-everything", args: [] }),
+  });
+  const tokens = resolveGatewayTokens(config.gateway, process.env);
+  if (!tokens.ok) throw new ConfigError([tokens.message]);
+  return { settings, config, principals: tokens.principals };
 });
-const tokens = resolveGatewayTokens(config.gateway, process.env);
-if (!tokens.ok) {
-  logger.fatal(tokens.message);
-  process.exit(1);
-}
+const logger = createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: settings.logLevel });
+const stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
 const bus = await connectServiceBus({
   env: process.env,
   prefix: settings.prefix,
   role: "gateway",
-  service: { name: "gateway", version: TOOLBUS_VERSION, description: "The MCP edge" },
+  service: { name: SERVICE_NAME, version: TOOLBUS_VERSION, description: "The MCP edge" },
   logger,
-}).catch((error: unknown) => exitWithStartupError("gateway", error));
-const gateway = await startGateway({
+}).catch((error: unknown) => exitWithStartupError(SERVICE_NAME, error, logger));
+const service = await startGatewayService({
   bus,
   subjects: createSubjects(settings.prefix),
   logger,
@@ -42,7 +44,7 @@ const gateway = await startGateway({
     ...(settings.port !== undefined ? { port: settings.port } : {}),
     ...(settings.host !== undefined ? { host: settings.host } : {}),
   },
-  principals: tokens.principals,
+  principals,
   limits: {
     sessionIdleTtlMs: settings.sessionIdleTtlSec * 1000,
     maxSessions: settings.maxSessions,
@@ -50,5 +52,6 @@ const gateway = await startGateway({
     callTimeoutMs: config.approvals.timeoutMs + 6 * 60_000,
   },
   version: TOOLBUS_VERSION,
-}).catch((error: unknown) => exitWithStartupError("gateway", error));
-onShutdown(bus, { logger, closers: [() => gateway.stop(), stopTelemetry] });
+}).catch((error: unknown) => exitWithStartupError(SERVICE_NAME, error, logger));
+onShutdown(bus, { logger, service, closers: [stopTelemetry] });
+logger.info({ url: service.url }, "gateway ready");

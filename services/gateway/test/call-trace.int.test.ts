@@ -12,7 +12,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-tr
 import { type OtlpReceiver, startOtlpReceiver } from "@toolbus/testkit";
 import { startTestServer } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { RunningGateway } from "../src/gateway-service.js";
+import type { GatewayService } from "../src/gateway-service.js";
 import { eventually, mcpClient, Stack, tomlFor } from "./support/stack.js";
 
 // Each test file runs in its own worker, so this registration stays inside this file.
@@ -32,7 +32,7 @@ function clientSpan(traceDigit: string) {
 }
 
 let stack: Stack;
-let gateway: RunningGateway;
+let gateway: GatewayService;
 let receiver: OtlpReceiver;
 const clients: Client[] = [];
 

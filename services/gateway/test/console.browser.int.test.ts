@@ -15,7 +15,7 @@ import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { RunningGateway } from "../src/gateway-service.js";
+import type { GatewayService } from "../src/gateway-service.js";
 import { natsUrl, REPO_ROOT, Stack, tomlFor } from "./support/stack.js";
 
 /** A 1×1 PNG, as a server would send its icon inline. */
@@ -31,7 +31,7 @@ const ALPHA_INFO = {
 
 let stack: Stack;
 let alpha: StdioTestServer;
-let gateway: RunningGateway;
+let gateway: GatewayService;
 let browser: Browser | undefined;
 
 beforeAll(async () => {

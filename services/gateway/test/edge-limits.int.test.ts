@@ -5,12 +5,12 @@
  * and what to do.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningGateway } from "../src/gateway-service.js";
+import type { GatewayService } from "../src/gateway-service.js";
 import { initializeBody, MCP_ACCEPT, rawRequest } from "./support/http.js";
 import { Stack } from "./support/stack.js";
 
 let stack: Stack;
-let gateway: RunningGateway;
+let gateway: GatewayService;
 const open: AbortController[] = [];
 
 const PRINCIPALS = [

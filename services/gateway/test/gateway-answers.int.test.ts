@@ -6,13 +6,13 @@
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SSE_COMMIT_MS } from "../src/adapters/http/answer-stream.js";
-import type { RunningGateway } from "../src/gateway-service.js";
+import type { GatewayService } from "../src/gateway-service.js";
 import { MCP_ACCEPT, sseMessages } from "./support/http.js";
 import { eventually, Stack, tomlFor } from "./support/stack.js";
 
 let stack: Stack;
 let alpha: StdioTestServer;
-let gateway: RunningGateway;
+let gateway: GatewayService;
 
 beforeAll(async () => {
   alpha = await startTestServer({

@@ -12,13 +12,13 @@ import type { Subscription } from "@nats-io/transport-node";
 import { cancellationsIn, elicitationsIn, receivedMessages } from "@toolbus/testkit";
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningGateway } from "../src/gateway-service.js";
+import type { GatewayService } from "../src/gateway-service.js";
 import { type FakeApprovals, fakeApprovals } from "./support/fake-approvals.js";
 import { MCP_ACCEPT } from "./support/http.js";
 import { eventually, mcpClient, Stack, tomlFor } from "./support/stack.js";
 
 let stack: Stack;
-let gateway: RunningGateway;
+let gateway: GatewayService;
 let approvals: FakeApprovals;
 const clients: Client[] = [];
 const begun: string[] = [];

@@ -6,13 +6,13 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningGateway } from "../src/gateway-service.js";
+import type { GatewayService } from "../src/gateway-service.js";
 import { initializeBody, rawRequest } from "./support/http.js";
 import { eventually, mcpClient, Stack } from "./support/stack.js";
 
 let stack: Stack;
-let open: RunningGateway;
-let guarded: RunningGateway;
+let open: GatewayService;
+let guarded: GatewayService;
 
 beforeAll(async () => {
   // A catalog with no servers: the edge needs a catalog to be ready, not tools.
@@ -25,7 +25,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-function hostOf(gateway: RunningGateway): string {
+function hostOf(gateway: GatewayService): string {
   return new URL(gateway.url).host;
 }
 
@@ -246,7 +246,7 @@ describe("readiness", () => {
   });
 });
 
-async function lonelyGateway(lonely: Stack): Promise<RunningGateway> {
+async function lonelyGateway(lonely: Stack): Promise<GatewayService> {
   // stack.gateway() waits for readiness, which never comes here.
   const started = lonely.gateway();
   const gateway = await Promise.race([

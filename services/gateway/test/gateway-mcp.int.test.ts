@@ -17,7 +17,7 @@ import {
   startTestServer,
 } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningGateway } from "../src/gateway-service.js";
+import type { GatewayService } from "../src/gateway-service.js";
 import { MCP_ACCEPT, sseMessages } from "./support/http.js";
 import { eventually, mcpClient, Stack, tomlFor } from "./support/stack.js";
 
@@ -44,12 +44,12 @@ const EVERYTHING_TOOLS = [
 let stack: Stack;
 let alpha: StdioTestServer;
 let beta: StdioTestServer;
-let prefixed: RunningGateway;
-let conditional: RunningGateway;
+let prefixed: GatewayService;
+let conditional: GatewayService;
 const clients: Client[] = [];
 
 async function client(
-  gateway: RunningGateway,
+  gateway: GatewayService,
   options: Parameters<typeof mcpClient>[1] = {},
 ): Promise<Client> {
   const connected = await mcpClient(gateway, options);
@@ -325,7 +325,7 @@ describe("notifications/tools/list_changed", () => {
 
 describe("several replicas", () => {
   it("takes a client's answer to an elicitation on another replica back to the replica that asked", async () => {
-    const post = (gateway: RunningGateway, body: unknown, sessionId?: string) =>
+    const post = (gateway: GatewayService, body: unknown, sessionId?: string) =>
       fetch(`${gateway.url}/mcp`, {
         method: "POST",
         headers: {

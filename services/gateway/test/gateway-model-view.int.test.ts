@@ -16,7 +16,7 @@ import {
   GATEWAY_INTRO,
   MAX_GATEWAY_INSTRUCTIONS_BYTES,
 } from "../src/core/gateway-instructions.js";
-import type { RunningGateway } from "../src/gateway-service.js";
+import type { GatewayService } from "../src/gateway-service.js";
 import { eventually, mcpClient, Stack, tomlFor } from "./support/stack.js";
 
 const RESOURCE_TOOLS = ["list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"];
@@ -35,14 +35,14 @@ let stack: Stack;
 let docs: StdioTestServer;
 let notes: StdioTestServer;
 let verbose: StdioTestServer;
-let gateway: RunningGateway;
-let withoutResourceTools: RunningGateway;
+let gateway: GatewayService;
+let withoutResourceTools: GatewayService;
 let events: Subscription;
 const begins: CallBeginEvent[] = [];
 const ends: CallEndEvent[] = [];
 const clients: Client[] = [];
 
-async function client(target: RunningGateway = gateway): Promise<Client> {
+async function client(target: GatewayService = gateway): Promise<Client> {
   const connected = await mcpClient(target);
   clients.push(connected);
   return connected;

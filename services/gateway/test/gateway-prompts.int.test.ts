@@ -17,7 +17,7 @@ import {
   type TestServerScript,
 } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningGateway } from "../src/gateway-service.js";
+import type { GatewayService } from "../src/gateway-service.js";
 import { eventually, mcpClient, Stack, tomlFor } from "./support/stack.js";
 
 const alphaScript: TestServerScript = {
@@ -37,12 +37,12 @@ const alphaScript: TestServerScript = {
 
 let stack: Stack;
 let alpha: StdioTestServer;
-let prefixed: RunningGateway;
-let conditional: RunningGateway;
+let prefixed: GatewayService;
+let conditional: GatewayService;
 const clients: Client[] = [];
 
 async function client(
-  gateway: RunningGateway,
+  gateway: GatewayService,
   options: Parameters<typeof mcpClient>[1] = {},
 ): Promise<Client> {
   const connected = await mcpClient(gateway, options);
@@ -50,7 +50,7 @@ async function client(
   return connected;
 }
 
-const names = async (gateway: RunningGateway) =>
+const names = async (gateway: GatewayService) =>
   (await (await client(gateway)).listPrompts()).prompts.map((prompt) => prompt.name);
 
 beforeAll(async () => {
@@ -237,7 +237,7 @@ describe("notifications/prompts/list_changed", () => {
 });
 
 describe("sampling during a tool call", () => {
-  async function samplingClient(gateway: RunningGateway, asked: CreateMessageRequest["params"][]) {
+  async function samplingClient(gateway: GatewayService, asked: CreateMessageRequest["params"][]) {
     const connected = await client(gateway, { capabilities: { sampling: {} } });
     connected.setRequestHandler(CreateMessageRequestSchema, async (request) => {
       asked.push(request.params);

@@ -11,13 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restApi } from "../src/adapters/http/rest-api.js";
 import { callsClient } from "../src/adapters/nats/calls-client.js";
 import { dispatchClient } from "../src/adapters/nats/toolbus-clients.js";
-import type { RunningGateway } from "../src/gateway-service.js";
+import type { GatewayService } from "../src/gateway-service.js";
 import { rawRequest } from "./support/http.js";
 import { eventually, natsUrl, Stack, tomlFor } from "./support/stack.js";
 
 let stack: Stack;
 let alpha: StdioTestServer;
-let gateway: RunningGateway;
+let gateway: GatewayService;
 
 beforeAll(async () => {
   alpha = await startTestServer({

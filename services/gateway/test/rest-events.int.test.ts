@@ -7,13 +7,13 @@ import { randomUUID } from "node:crypto";
 import type { ApprovalRequest, CallEndEvent } from "@toolbus/protocol";
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningGateway } from "../src/gateway-service.js";
+import type { GatewayService } from "../src/gateway-service.js";
 import { readSse, type SseEvent } from "./support/sse-events.js";
 import { Stack, tomlFor } from "./support/stack.js";
 
 let stack: Stack;
 let alpha: StdioTestServer;
-let gateway: RunningGateway;
+let gateway: GatewayService;
 
 beforeAll(async () => {
   alpha = await startTestServer({

@@ -11,7 +11,7 @@ export {
 } from "./handlers/parked.js";
 export {
   type MemoryService,
-  type MemoryServiceOptions,
+  type MemoryServiceDeps,
   type MemoryServiceStats,
   SERVICE_NAME,
   startMemoryService,

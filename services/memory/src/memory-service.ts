@@ -1,18 +1,11 @@
 /**
- * The memory service assembled from its parts: Postgres (migrated at start-up), the bus
- * endpoints (strip, usage, parked) and the ingest loop on the memory stream. `main.ts` and
- * in-process tests both start it here. Strip never touches the database, so it answers
+ * The memory service assembled from its parts on the bus it is given: Postgres (migrated at
+ * start-up), the bus endpoints (strip, usage, parked) and the ingest loop on the memory stream.
+ * `main.ts` and in-process tests both start it here. Strip never touches the database, so it answers
  * while Postgres is down; ingest then waits, and starts once the schema is migrated.
  */
 import { fileURLToPath } from "node:url";
-import {
-  type Bus,
-  connectBus,
-  createLogger,
-  type Logger,
-  type NatsAccess,
-  type StreamLimits,
-} from "@toolbus/bus";
+import { type Bus, createLogger, type Logger, type RunningService, type StreamLimits } from "@toolbus/bus";
 import { DEFAULT_BUS_CONFIG } from "@toolbus/config";
 import {
   createSubjects,
@@ -33,24 +26,23 @@ import type { MemoryConfig } from "./config.js";
 import { DEFAULT_RETRY_POLICY, holdDelayMs, type RetryPolicy } from "./core/retry-policy.js";
 import { ingestBatch } from "./handlers/ingest-batch.js";
 import { MemoryParkedRequestSchema, parked } from "./handlers/parked.js";
-import { StoreError, type UsageStore } from "./handlers/ports.js";
 import { strip } from "./handlers/strip.js";
 import { usage } from "./handlers/usage.js";
 import { memoryRecorder } from "./metrics.js";
+import { StoreError, type UsageStore } from "./ports.js";
 
 export const SERVICE_NAME = "memory";
 
 const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations/", import.meta.url));
 
-export interface MemoryServiceOptions {
+export interface MemoryServiceDeps {
+  /** Connected with the memory identity (`connectServiceBus`, role `memory`); not closed here. */
+  bus: Bus;
+  config: MemoryConfig;
   /** Default: a logger at `config.logLevel` with `{service:"memory", version}`. */
   logger?: Logger;
   /** Default: the service's own `migrations/`. */
   migrationsDir?: string;
-  /** The memory identity on NATS (`natsAccessFromEnv`); default: `config.natsUrl`, no credentials. */
-  natsAccess?: NatsAccess;
-  /** Log that the bus has no credentials (default true; `pnpm start` says it once itself). */
-  warnUnauthenticated?: boolean;
   /** Limits of TOOLBUS_MEMORY (the `[bus]` table's `memory_*`); default `DEFAULT_BUS_CONFIG.memory`. */
   streamLimits?: StreamLimits;
 }
@@ -60,25 +52,17 @@ export interface MemoryServiceStats extends IngestStats {
   transactions: number;
 }
 
-export interface MemoryService {
-  readonly bus: Bus;
+export interface MemoryService extends RunningService {
   readonly subjects: Subjects;
   /** Resolves once the schema is migrated and the ingest loop runs (it waits for Postgres if needed). */
   readonly ingesting: Promise<void>;
   stats(): MemoryServiceStats;
-  /** Stops ingest (the batch in hand finishes) and closes the pool; the bus stays open. For `onShutdown`'s closers. */
-  close(): Promise<void>;
-  /** Everything: stops serving, `close()`, then closes the bus. */
-  stop(): Promise<void>;
 }
 
-export async function startMemoryService(
-  config: MemoryConfig,
-  options: MemoryServiceOptions = {},
-): Promise<MemoryService> {
+export async function startMemoryService(deps: MemoryServiceDeps): Promise<MemoryService> {
+  const { bus, config } = deps;
   const logger =
-    options.logger ??
-    createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: config.logLevel });
+    deps.logger ?? createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: config.logLevel });
   const subjects = createSubjects(config.prefix);
   const policy: RetryPolicy = {
     ...DEFAULT_RETRY_POLICY,
@@ -91,29 +75,12 @@ export async function startMemoryService(
   };
   const pool = createPool(config.databaseUrl, logger);
   const store = new PgUsageStore(pool, subjects.streams.memory.name);
-  let bus: Bus;
-  try {
-    bus = await connectBus({
-      ...(options.natsAccess ? { access: options.natsAccess } : { natsUrl: config.natsUrl }),
-      ...(options.warnUnauthenticated === false ? { warnUnauthenticated: false } : {}),
-      service: {
-        name: SERVICE_NAME,
-        version: TOOLBUS_VERSION,
-        description: "Memory citations: strip markup, count cited rollouts",
-      },
-      logger,
-    });
-  } catch (err) {
-    await pool.end();
-    throw err;
-  }
   try {
     const jsm = await bus.jsm();
-    await ensureMemoryStream(jsm, subjects, options.streamLimits ?? DEFAULT_BUS_CONFIG.memory, bus.replicas);
+    await ensureMemoryStream(jsm, subjects, deps.streamLimits ?? DEFAULT_BUS_CONFIG.memory, bus.replicas);
     await ensureMemoryConsumer(jsm, subjects, consumerSettings);
     await serveEndpoints(bus, subjects, store);
   } catch (err) {
-    await bus.close().catch(() => undefined);
     await pool.end();
     throw err;
   }
@@ -132,7 +99,7 @@ export async function startMemoryService(
       ingestBatch(deliveries, { store, policy, logger, now: () => Math.floor(Date.now() / 1000) }),
   });
   const stopping = new AbortController();
-  const migrationsDir = options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR;
+  const migrationsDir = deps.migrationsDir ?? DEFAULT_MIGRATIONS_DIR;
   let ingesting: Promise<void>;
   try {
     await runMigrations(pool, migrationsDir, logger);
@@ -140,7 +107,6 @@ export async function startMemoryService(
     ingesting = Promise.resolve();
   } catch (err) {
     if (!(err instanceof StoreError && err.kind === "transient")) {
-      await bus.close().catch(() => undefined);
       await pool.end();
       throw err;
     }
@@ -153,28 +119,19 @@ export async function startMemoryService(
     });
   }
 
-  let closed: Promise<void> | undefined;
   let stopped: Promise<void> | undefined;
-  const close = () => {
-    closed ??= (async () => {
-      stopping.abort();
-      await ingesting;
-      await loop.stop();
-      await pool.end();
-    })();
-    return closed;
-  };
   return {
-    bus,
     subjects,
     ingesting,
     stats: () => ({ ...stats, transactions: store.transactions }),
-    close,
+    drain: (drainOptions) => bus.drain(drainOptions),
+    // Ingest (the batch in hand finishes), then the pool.
     stop() {
       stopped ??= (async () => {
-        await bus.drain();
-        await close();
-        await bus.close();
+        stopping.abort();
+        await ingesting;
+        await loop.stop();
+        await pool.end();
       })();
       return stopped;
     },

@@ -76,9 +76,26 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     level: "debug",
     destination: { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) },
   });
+  // A replica on a bus of its own; stopping it drains it, stops it and closes the bus, as a process's shutdown does.
   const start = async (env: Record<string, string>) => {
     const config = loadMemoryConfig({ ...baseEnv, ...env });
-    const service = await startMemoryService(config, { logger });
+    const bus = await connectBus({ natsUrl, service: { name: "memory", version: "1.0.0" }, logger });
+    const started = await startMemoryService({ bus, config, logger }).catch(async (error: unknown) => {
+      await bus.close();
+      throw error;
+    });
+    let stopped: Promise<void> | undefined;
+    const service: MemoryService = {
+      ...started,
+      stop: () => {
+        stopped ??= (async () => {
+          await started.drain();
+          await started.stop();
+          await bus.close();
+        })();
+        return stopped;
+      },
+    };
     cleanups.push(() => service.stop());
     return { config, service };
   };

@@ -18,7 +18,12 @@ import { type Bus, connectBus, createLogger } from "@toolbus/bus";
 import { type CatalogService, startCatalogService } from "@toolbus/catalog";
 import { type GatewayPrincipal, parseToolbusToml } from "@toolbus/config";
 import { type DispatcherService, startDispatcherService } from "@toolbus/dispatcher";
-import { type GatewayDeps, type GatewayLimits, type RunningGateway, startGateway } from "@toolbus/gateway";
+import {
+  type GatewayLimits,
+  type GatewayService,
+  type GatewayServiceDeps,
+  startGatewayService,
+} from "@toolbus/gateway";
 import { loadMemoryConfig, type MemoryService, startMemoryService } from "@toolbus/memory";
 import {
   createSubjects,
@@ -46,7 +51,7 @@ export interface Services {
   dispatcher: DispatcherService;
   approvals: ApprovalsService;
   memory: MemoryService;
-  gateway: RunningGateway;
+  gateway: GatewayService;
   /** The scripted MCP test server behind `scripted`: its call and cancellation logs. */
   upstream: StdioTestServer;
   /** `toolbus.dispatch.call` over the bus, as any caller sends it. */
@@ -54,7 +59,7 @@ export interface Services {
   /** An MCP client connected to the gateway's `/mcp`. */
   mcpClient(): Promise<Client>;
   /** Another gateway on the same bus, with these `[gateway]` settings (and the same principals and mounts). */
-  anotherGateway(gateway: Partial<GatewayDeps["gateway"]>): Promise<RunningGateway>;
+  anotherGateway(gateway: Partial<GatewayServiceDeps["gateway"]>): Promise<GatewayService>;
   /** Ends the client's session (DELETE /mcp), then closes it. */
   closeMcpClient(client: Client): Promise<void>;
   stop(): Promise<void>;
@@ -130,13 +135,21 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     });
     cleanups.push(() => dispatcher.stop());
     const approvalsConfig = await loadApprovalsConfig({ env, argv: ["--config", configPath], cwd: dir });
-    const approvals = await startApprovalsService({ ...approvalsConfig, http: false }, { logger });
-    cleanups.push(() => approvals.stop());
-    const memory = await startMemoryService(loadMemoryConfig(env), { logger });
-    cleanups.push(() => memory.stop());
+    const approvals = await startApprovalsService({
+      bus: await connect("approvals"),
+      config: { ...approvalsConfig, http: false },
+      logger,
+    });
+    cleanups.push(() => approvals.drain().then(() => approvals.stop()));
+    const memory = await startMemoryService({
+      bus: await connect("memory"),
+      config: loadMemoryConfig(env),
+      logger,
+    });
+    cleanups.push(() => memory.drain().then(() => memory.stop()));
     await memory.ingesting;
-    const launchGateway = async (settings: Partial<GatewayDeps["gateway"]>) => {
-      const started = await startGateway({
+    const launchGateway = async (settings: Partial<GatewayServiceDeps["gateway"]>) => {
+      const started = await startGatewayService({
         bus: await connect("gateway"),
         subjects,
         logger,

@@ -8,8 +8,8 @@ import type { PolicySettings } from "@toolbus/policy";
 import type { Tool } from "@toolbus/protocol";
 import type { ServerRequestRelay } from "../adapters/mcp/call-router.js";
 import { type ConnectSpec, isAuthRequired, McpConnection } from "../adapters/mcp/mcp-connection.js";
-import { errorChain, isOversized, isRequestTimeout, oversizedText } from "../adapters/mcp/mcp-errors.js";
 import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
+import { errorChain, isOversized, isRequestTimeout, oversizedText } from "../core/mcp-errors.js";
 import {
   formatDuration,
   type StartupFailureFacts,
@@ -18,6 +18,7 @@ import {
   startupTimeoutError,
 } from "../core/startup-messages.js";
 import { acceptTools, isToolAllowed } from "../core/tool-filter.js";
+import type { CallOutcome, OwnedServer } from "../ports.js";
 
 export interface ConnectorSettings {
   server: string;
@@ -76,18 +77,6 @@ export type EntryUpdate = Partial<
   >
 >;
 
-export type CallOutcome =
-  | { kind: "ok"; result: Record<string, unknown> }
-  | { kind: "stale"; message: string }
-  | { kind: "not_ready"; message: string }
-  | { kind: "bad_arguments"; message: string }
-  | { kind: "disabled"; message: string }
-  | { kind: "timeout"; message: string }
-  | { kind: "too_large"; message: string }
-  /** The caller cancelled the call (or the service is stopping): the server was sent notifications/cancelled. */
-  | { kind: "cancelled"; message: string }
-  | { kind: "failed"; message: string };
-
 /**
  * How long a call prepared against a revision this connector has not learnt yet waits for it.
  * The dispatcher only knows revisions that are in the bucket already, so the write is on its way
@@ -101,7 +90,7 @@ const MAX_TOOL_WARNINGS = 20;
 /** Delays before each reconnection attempt; the last one repeats until the server is back. */
 const BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
 
-export class ServerConnector {
+export class ServerConnector implements OwnedServer {
   private connection: McpConnection | undefined;
   private state: StatusUpdate["state"] = "starting";
   private revision = -1;

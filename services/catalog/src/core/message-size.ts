@@ -113,7 +113,7 @@ export interface OversizedData {
 /**
  * The JSON-RPC error response that stands in for an oversized one. The transport does not know
  * which request it answers, so the message is the general one; the connection, which does,
- * says it again for that request (adapters/mcp/mcp-errors.ts).
+ * says it again for that request (core/mcp-errors.ts).
  */
 export function oversizedResponse(
   id: string | number,

@@ -15,14 +15,13 @@ import {
   searchCatalog,
   WireError,
 } from "@toolbus/protocol";
-import type { CatalogStore } from "../adapters/nats/catalog-store.js";
-import type { ServerConnector } from "../connectors/server-connector.js";
+import type { CatalogEntries, OwnedServer } from "../ports.js";
 import { OwnerRefreshResultSchema } from "./owner-subjects.js";
 
 export interface CatalogViewDeps {
   bus: Bus;
   prefix: string;
-  store: CatalogStore;
+  store: CatalogEntries;
   naming: NamingOptions;
   /** Bounds waiting for an owner replica's re-listing. */
   timeoutMs: number;
@@ -96,7 +95,7 @@ export function catalogViewHandlers(deps: CatalogViewDeps) {
 }
 
 /** `<prefix>.connector.<server>.refresh`, answered by the replica that owns the server. */
-export function ownerRefreshHandler(connector: ServerConnector) {
+export function ownerRefreshHandler(connector: OwnedServer) {
   return async (): Promise<Record<string, never>> => {
     if (!connector.mcp) {
       throw new WireError(

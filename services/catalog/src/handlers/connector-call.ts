@@ -11,8 +11,8 @@ import {
   type McpResourceOrigin,
   WireError,
 } from "@toolbus/protocol";
-import { type ResourceOrigins, resourceUris } from "../adapters/nats/resource-origins.js";
-import type { CallOutcome, ServerConnector } from "../connectors/server-connector.js";
+import { resourceUris } from "../core/resource-uris.js";
+import type { CallOutcome, OwnedServer, ResourceOriginStore } from "../ports.js";
 
 const CODE_BY_OUTCOME: Record<Exclude<CallOutcome["kind"], "ok">, ErrorCode> = {
   stale: "stale_revision",
@@ -27,10 +27,10 @@ const CODE_BY_OUTCOME: Record<Exclude<CallOutcome["kind"], "ok">, ErrorCode> = {
 };
 
 export function connectorCallHandler(deps: {
-  connector: ServerConnector;
+  connector: OwnedServer;
   /** Told of each call's outcome and seconds at the connector (`toolbus.catalog.connector.call.duration`). */
   recordCall?(outcome: CallOutcome["kind"], seconds: number): void;
-  origins: ResourceOrigins;
+  origins: ResourceOriginStore;
   /** The calls of this process their caller may cancel. */
   cancellations: CallCancellations;
   progressFor(callId: string): ((progress: Record<string, unknown>) => void) | undefined;

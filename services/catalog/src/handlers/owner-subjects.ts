@@ -7,9 +7,7 @@
  */
 import { CompletionCompleteRequestSchema, PromptsGetRequestSchema, WireError } from "@toolbus/protocol";
 import { z } from "zod";
-import type { McpConnection } from "../adapters/mcp/mcp-connection.js";
-import type { CatalogStore } from "../adapters/nats/catalog-store.js";
-import type { ServerConnector } from "../connectors/server-connector.js";
+import type { CatalogEntries, McpSession, OwnedServer } from "../ports.js";
 
 export const OwnerListRequestSchema = z.object({
   kind: z.enum(["resources", "resourceTemplates"]),
@@ -34,7 +32,7 @@ export const OwnerPromptsGetRequestSchema = PromptsGetRequestSchema.omit({ serve
 export const OwnerCompleteRequestSchema = CompletionCompleteRequestSchema.omit({ server: true });
 
 /** The owner's connection to its server, or `server_not_ready` while it has none. */
-export function readyConnection(connector: ServerConnector): McpConnection {
+export function readyConnection(connector: OwnedServer): McpSession {
   const mcp = connector.mcp;
   if (!mcp) {
     throw new WireError(
@@ -46,7 +44,7 @@ export function readyConnection(connector: ServerConnector): McpConnection {
 }
 
 /** The catalog entry of a server a public request names; `bad_request` for one not served. */
-export async function knownServer(store: CatalogStore, server: string) {
+export async function knownServer(store: CatalogEntries, server: string) {
   const entry = await store.read(server);
   if (!entry || entry.status === "disabled")
     throw new WireError("bad_request", `unknown MCP server '${server}'`);

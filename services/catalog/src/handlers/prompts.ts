@@ -25,10 +25,9 @@ import {
   WireError,
 } from "@toolbus/protocol";
 import type { z } from "zod";
-import { errorChain, isOversized, isRequestTimeout, oversizedText } from "../adapters/mcp/mcp-errors.js";
-import type { CatalogStore } from "../adapters/nats/catalog-store.js";
-import type { ServerConnector } from "../connectors/server-connector.js";
+import { errorChain, isOversized, isRequestTimeout, oversizedText } from "../core/mcp-errors.js";
 import { formatDuration } from "../core/startup-messages.js";
+import type { CatalogEntries, OwnedServer } from "../ports.js";
 import {
   knownServer,
   type OwnerCompleteRequestSchema,
@@ -43,7 +42,7 @@ const INVALID_PARAMS = -32602;
 const NO_COMPLETION: CompleteResult = { completion: { values: [], hasMore: false } };
 
 /** Served by the replica that owns the server. */
-export function ownerPromptHandlers(connector: ServerConnector) {
+export function ownerPromptHandlers(connector: OwnedServer) {
   const { server, toolTimeoutMs } = connector.settings;
   /** The server's failure as a wire error; `context` says which request on which server. */
   const failure = (context: string, error: unknown): WireError => {
@@ -139,7 +138,7 @@ export function ownerPromptHandlers(connector: ServerConnector) {
 interface PublicDeps {
   bus: Bus;
   prefix: string;
-  store: CatalogStore;
+  store: CatalogEntries;
   /** Bounds waiting for an owner replica to answer. */
   timeoutMs: number;
 }

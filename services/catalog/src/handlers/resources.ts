@@ -15,10 +15,8 @@ import {
   WireError,
 } from "@toolbus/protocol";
 import type { z } from "zod";
-import { isOversized, oversizedText } from "../adapters/mcp/mcp-errors.js";
-import type { CatalogStore } from "../adapters/nats/catalog-store.js";
-import type { ResourceOrigins } from "../adapters/nats/resource-origins.js";
-import type { ServerConnector } from "../connectors/server-connector.js";
+import { isOversized, oversizedText } from "../core/mcp-errors.js";
+import type { CatalogEntries, OwnedServer, ResourceOriginStore } from "../ports.js";
 import {
   knownServer,
   type OwnerListRequestSchema,
@@ -36,7 +34,7 @@ const METHOD: Record<ResourceKind, "resources/list" | "resources/templates/list"
 };
 
 /** Served by the replica that owns the server. */
-export function ownerHandlers(connector: ServerConnector) {
+export function ownerHandlers(connector: OwnedServer) {
   const { server, toolTimeoutMs } = connector.settings;
   return {
     async list(
@@ -85,8 +83,8 @@ export function ownerHandlers(connector: ServerConnector) {
 interface PublicDeps {
   bus: Bus;
   prefix: string;
-  store: CatalogStore;
-  origins: ResourceOrigins;
+  store: CatalogEntries;
+  origins: ResourceOriginStore;
   /** Bounds waiting for an owner replica to answer. */
   timeoutMs: number;
 }

@@ -6,11 +6,9 @@
  * that replica died (safe: its approval re-attaches by callId and the connector runs a callId
  * once). The same callId for another call is refused.
  */
-import type { CallLedgerPort as BusCallLedgerPort, Claim, HandlerContext, Logger } from "@toolbus/bus";
+import type { Claim, HandlerContext, Logger } from "@toolbus/bus";
 import { type ToolCallReply, type ToolCallRequest, WireError } from "@toolbus/protocol";
-
-/** The dispatch calls' ledger, as the call path needs it. */
-export type CallLedgerPort = BusCallLedgerPort<ToolCallReply>;
+import type { CallLedgerPort } from "../ports.js";
 
 export function callOnce(deps: {
   ledger: CallLedgerPort;

@@ -9,28 +9,23 @@
  * human, its approval request is withdrawn and the call skipped; running, its connector is told
  * to stop (the server gets `notifications/cancelled`) and the call ends with why.
  */
-import { cancelReason, type HandlerContext, type TrackedCall } from "@toolbus/bus";
+import { cancelReason, type HandlerContext } from "@toolbus/bus";
 import {
   type ApprovalDecideRequest,
   type ApprovalDecideResult,
   type CallBeginEvent,
-  type CallEndEvent,
-  type CallToolResult,
   callIdReusedMessage,
   DEFAULT_MODEL_TRUNCATION,
   isResourceToolName,
-  type JsonObject,
   type JsonValue,
   type ModelCapabilities,
   type ModelOutput,
-  type PostToolUseResult,
   type ResourceToolName,
   type ToolCallReply,
   type ToolCallRequest,
   type ToolEntry,
   WireError,
 } from "@toolbus/protocol";
-import type { CatalogReplica } from "../adapters/nats/catalog-replica.js";
 import {
   approvalOutcome,
   cancelledWhileRunningMessage,
@@ -52,70 +47,18 @@ import {
   toolCallErrorMessage,
   USER_CANCELLED_MESSAGE,
 } from "../core/index.js";
-import { type ResourcesPort, resourceToolCall } from "./resource-tool-call.js";
-
-export interface ApprovalsPort {
-  /**
-   * Synchronous when the policy alone settles the call, so nothing waits on an idle tick. Rejects
-   * with `bad_request` when the service refuses the call itself: its callId was already put to a
-   * human for another call (the approval is bound to the call it approves).
-   */
-  decide(
-    request: ApprovalDecideRequest,
-    /** The call's cancellation: a decide waiting for a human stops asking again once it aborts. */
-    cancelled?: AbortSignal,
-  ): ApprovalDecideResult | Promise<ApprovalDecideResult>;
-  /**
-   * Withdraws the call's request put to a human (resolved as `abort`); false when none was
-   * pending (not yet asked, or already answered) or the service did not answer. Never throws.
-   */
-  withdraw(callId: string, reason: string): Promise<boolean>;
-  /** Whether a PostToolUse hook matches, so the round trip is paid only when it can matter. */
-  hasPostToolUse(hookName: string): boolean;
-  postToolUse(request: {
-    callId: string;
-    hookName: string;
-    toolInput: JsonValue;
-    toolResponse: CallToolResult;
-    threadId?: string;
-  }): Promise<PostToolUseResult>;
-}
-
-export interface ConnectorPort {
-  /**
-   * The raw call; throws `WireError` (`stale_revision`, `timeout`, …) when it did not run or failed.
-   * Once `cancelled` aborts, a call the connector did not take yet is not offered again.
-   */
-  call(
-    server: string,
-    request: {
-      callId: string;
-      threadId?: string;
-      tool: string;
-      arguments?: JsonObject;
-      preparedRevision: number;
-    },
-    cancelled?: AbortSignal,
-  ): Promise<CallToolResult>;
-  /** Tells the connector running the call to stop it (it sends the server notifications/cancelled). */
-  cancel(server: string, callId: string, reason: string): void;
-}
-
-/** The calls their caller may cancel, as the call path tracks them. */
-export interface CancellationsPort {
-  /** The call's cancellation signal until `release` (already aborted when it was cancelled first). */
-  track(callId: string): TrackedCall;
-}
-
-export interface EventsPort {
-  /** The largest serialized event the bus carries (its max_payload less room for headers). */
-  readonly maxEventBytes: number;
-  begin(event: CallBeginEvent): void;
-  end(event: CallEndEvent): void;
-}
+import type {
+  ApprovalsPort,
+  CancellationsPort,
+  CatalogPort,
+  ConnectorPort,
+  EventsPort,
+  ResourcesPort,
+} from "../ports.js";
+import { resourceToolCall } from "./resource-tool-call.js";
 
 export interface CallPathDeps {
-  catalog: CatalogReplica;
+  catalog: CatalogPort;
   /** For the resource tools (`list_mcp_resources`, …), which go to the catalog, not a connector. */
   resources: ResourcesPort;
   approvals: ApprovalsPort;
@@ -510,7 +453,7 @@ function approvalRequest(
 }
 
 /** The MCP Apps resource of the tool, read from the raw tool's `_meta` (normalized entries drop it). */
-function appResource(catalog: CatalogReplica, tool: ToolEntry | undefined): { mcpAppResourceUri?: string } {
+function appResource(catalog: CatalogPort, tool: ToolEntry | undefined): { mcpAppResourceUri?: string } {
   if (!tool) return {};
   const uri = mcpAppResourceUri(catalog.rawTool(tool.server, tool.rawName)?._meta);
   return uri ? { mcpAppResourceUri: uri } : {};

@@ -9,9 +9,6 @@ import type { HandlerContext } from "@toolbus/bus";
 import {
   type CallBeginEvent,
   type McpInvocation,
-  type ResourcesListResult,
-  type ResourcesReadResult,
-  type ResourceTemplatesListResult,
   ResourceToolName,
   ServerNameSchema,
   type ToolCallReply,
@@ -35,14 +32,7 @@ import {
   templatesPayload,
   unknownServerMessage,
 } from "../core/index.js";
-import type { EventsPort } from "./dispatch-call.js";
-
-/** The catalog's resource subjects; each throws `WireError` when the catalog refused or did not answer. */
-export interface ResourcesPort {
-  list(request: { server?: string; cursor?: string }): Promise<ResourcesListResult>;
-  templates(request: { server?: string; cursor?: string }): Promise<ResourceTemplatesListResult>;
-  read(request: { server: string; uri: string }): Promise<ResourcesReadResult>;
-}
+import type { EventsPort, ResourcesPort } from "../ports.js";
 
 export interface ResourceToolDeps {
   resources: ResourcesPort;

@@ -2,7 +2,7 @@
  * A toolbus stack for the gateway's integration tests, on its own subject prefix: the catalog
  * and dispatcher services as child processes (as they run in production), the approval policy
  * the approvals service would publish for the config, real upstream MCP servers behind them, and
- * gateways started in-process with `startGateway`.
+ * gateways started in-process with `startGatewayService`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -24,7 +24,11 @@ import {
   isolation,
   publishApprovalPolicy,
 } from "@toolbus/testkit";
-import { type GatewayDeps, type RunningGateway, startGateway } from "../../src/gateway-service.js";
+import {
+  type GatewayService,
+  type GatewayServiceDeps,
+  startGatewayService,
+} from "../../src/gateway-service.js";
 
 export { eventually } from "@toolbus/testkit";
 
@@ -56,7 +60,7 @@ export function tomlFor(servers: readonly ServerSpec[], extra = ""): string {
 
 export class Stack {
   readonly subjects: Subjects;
-  readonly gateways: RunningGateway[] = [];
+  readonly gateways: GatewayService[] = [];
   readonly logs: string[] = [];
   private readonly children: ChildProcess[] = [];
   private readonly buses: Bus[] = [];
@@ -162,8 +166,8 @@ export class Stack {
 
   /** A gateway on this stack's prefix, listening on a free port, with its own bus connection. */
   async gateway(
-    options: Partial<Pick<GatewayDeps, "principals" | "limits" | "plugins">> &
-      Partial<GatewayDeps["gateway"]> & {
+    options: Partial<Pick<GatewayServiceDeps, "principals" | "limits" | "plugins">> &
+      Partial<GatewayServiceDeps["gateway"]> & {
         /** Bare tokens: admins, as a bare token in tokens_env is. */
         tokens?: readonly string[];
       } = {},
@@ -185,7 +189,7 @@ export class Stack {
       logger,
     });
     this.buses.push(bus);
-    const gateway = await startGateway({
+    const gateway = await startGatewayService({
       bus,
       subjects: this.subjects,
       logger,
@@ -242,7 +246,7 @@ function stopChild(child: ChildProcess): Promise<void> {
 
 /** An SDK client connected to the gateway's `/mcp`. */
 export async function mcpClient(
-  gateway: Pick<RunningGateway, "url">,
+  gateway: Pick<GatewayService, "url">,
   options: { capabilities?: ClientCapabilities; headers?: Record<string, string> } = {},
 ): Promise<Client> {
   const client = new Client(

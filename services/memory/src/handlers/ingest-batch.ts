@@ -10,7 +10,7 @@ import { planBatch } from "../core/batch-plan.js";
 import { type DecodedMessage, decodeMemoryMessage } from "../core/memory-message.js";
 import { parkedError, storableText } from "../core/parked-message.js";
 import { failedMessageAction, type RetryPolicy } from "../core/retry-policy.js";
-import { type BatchWrite, type ParkInput, StoreError, type UsageStore } from "./ports.js";
+import { type BatchWrite, type ParkInput, StoreError, type UsageStore } from "../ports.js";
 
 export interface Delivery {
   streamSequence: number;

@@ -4,7 +4,7 @@
  * most recent first, for an operator to inspect.
  */
 import { z } from "zod";
-import type { UsageStore } from "./ports.js";
+import type { UsageStore } from "../ports.js";
 import { storeFailureForCaller } from "./store-unavailable.js";
 
 export const DEFAULT_PARKED_LIMIT = 100;

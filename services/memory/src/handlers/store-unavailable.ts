@@ -1,6 +1,6 @@
 /** A store failure as request/reply callers see it: unreachable database → `server_unavailable`. */
 import { WireError } from "@toolbus/protocol";
-import { StoreError } from "./ports.js";
+import { StoreError } from "../ports.js";
 
 /** The wire error for a transient store failure; anything else comes back as it is (answered `internal`). */
 export function storeFailureForCaller(err: unknown, what: string): unknown {

@@ -4,7 +4,7 @@
  */
 import type { MemoryUsageRequest, MemoryUsageResult } from "@toolbus/protocol";
 import { usageQuery } from "../core/usage-query.js";
-import type { UsageStore } from "./ports.js";
+import type { UsageStore } from "../ports.js";
 import { storeFailureForCaller } from "./store-unavailable.js";
 
 export async function usage(

@@ -10,7 +10,7 @@ import { provided } from "@toolbus/testkit/provided";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { runMigrations } from "../../src/adapters/pg/migrations.js";
-import { StoreError } from "../../src/handlers/ports.js";
+import { StoreError } from "../../src/ports.js";
 
 const MIGRATIONS = fileURLToPath(new URL("../../migrations/", import.meta.url));
 const logger = createLogger({ service: "memory", version: "test", level: "silent" });

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runMigrations } from "../../src/adapters/pg/migrations.js";
 import { PgUsageStore } from "../../src/adapters/pg/usage-store.js";
 import type { CountableMessage } from "../../src/core/batch-plan.js";
-import { StoreError } from "../../src/handlers/ports.js";
+import { StoreError } from "../../src/ports.js";
 import { A, B, C } from "../citations.js";
 
 const MIGRATIONS = fileURLToPath(new URL("../../migrations/", import.meta.url));

@@ -1,8 +1,8 @@
 // A UsageStore that records writes and fails as a test scripts it: the Postgres seam, faked
 // only where the real database cannot be made to fail on cue (the pg adapter's own tests use Postgres).
 import type { RolloutUsage } from "@toolbus/protocol";
-import type { BatchWrite, BatchWriteResult, ParkedMessage, UsageStore } from "../../src/handlers/ports.js";
-import { StoreError } from "../../src/handlers/ports.js";
+import type { BatchWrite, BatchWriteResult, ParkedMessage, UsageStore } from "../../src/ports.js";
+import { StoreError } from "../../src/ports.js";
 
 export type WriteScript = (write: BatchWrite) => StoreError | undefined;
 

@@ -155,8 +155,8 @@ describe("approvals HTTP routes", () => {
       return { status: response.status, body: await response.json() };
     };
     expect([await probe("/healthz"), await probe("/readyz")]).toEqual([
-      { status: 200, body: { ok: true } },
-      { status: 200, body: { ok: true } },
+      { status: 200, body: { status: "ok" } },
+      { status: 200, body: { status: "ready", bus: true } },
     ]);
   });
 

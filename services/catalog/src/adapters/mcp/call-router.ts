@@ -7,8 +7,8 @@
 import { randomUUID } from "node:crypto";
 import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { associateCall, type CallInFlight, unrelatedRequestMessage } from "../../core/call-association.js";
+import { jsonRpcError } from "../../core/mcp-errors.js";
 import { takeRelated } from "../../core/related-request.js";
-import { jsonRpcError } from "./mcp-errors.js";
 
 /** What a server may send mid-call; each call has one, relaying to whoever made that call. */
 export interface ServerRequestRelay {

@@ -22,11 +22,12 @@ import type { PolicySettings } from "@toolbus/policy";
 import { type McpServerInfo, McpServerInfoSchema, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { z } from "zod";
 import { autoAnswer } from "../../core/elicitation-rules.js";
+import { oversizedFor } from "../../core/mcp-errors.js";
 import { type Page, paginate } from "../../core/pagination.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
+import type { McpSession, PagedMethod } from "../../ports.js";
 import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
 import { CallRouter, type ServerRequestRelay } from "./call-router.js";
-import { oversizedFor } from "./mcp-errors.js";
 
 export type ConnectSpec =
   | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string }
@@ -71,7 +72,6 @@ const LEGACY_PROTOCOL = "2025-06-18";
 /** How long an HTTP server has to answer the ping that checks it is still there. */
 const LIVENESS_TIMEOUT_MS = 5_000;
 
-type PagedMethod = "resources/list" | "resources/templates/list" | "prompts/list";
 const LIST_KEY: Record<PagedMethod, string> = {
   "resources/list": "resources",
   "resources/templates/list": "resourceTemplates",
@@ -90,7 +90,7 @@ export interface ServerInfo {
   serverInfo?: McpServerInfo;
 }
 
-export class McpConnection {
+export class McpConnection implements McpSession {
   private client: Client | undefined;
   private transport: Transport | undefined;
   private negotiatedProtocol: string | undefined;

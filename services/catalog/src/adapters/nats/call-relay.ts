@@ -12,9 +12,9 @@ import {
   type Subjects,
   WireError,
 } from "@toolbus/protocol";
+import { jsonRpcError } from "../../core/mcp-errors.js";
 import { formatDuration } from "../../core/startup-messages.js";
 import type { ServerRequestRelay } from "../mcp/call-router.js";
-import { jsonRpcError } from "../mcp/mcp-errors.js";
 
 const LOG_LEVELS = new Set(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]);
 

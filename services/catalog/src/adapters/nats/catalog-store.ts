@@ -9,6 +9,7 @@ import type { KV } from "@nats-io/kv";
 import { isOverMaxPayload } from "@toolbus/bus";
 import { catalogEntryTooLarge, catalogKey } from "@toolbus/protocol";
 import { nextServerEntry, type ServerEntry } from "../../core/catalog-entry.js";
+import type { CatalogEntries } from "../../ports.js";
 
 const MAX_WRITE_ATTEMPTS = 50;
 
@@ -21,7 +22,7 @@ export interface CatalogStoreDeps {
   maxPayload: () => number;
 }
 
-export class CatalogStore {
+export class CatalogStore implements CatalogEntries {
   constructor(private readonly deps: CatalogStoreDeps) {}
 
   get streamName(): string {

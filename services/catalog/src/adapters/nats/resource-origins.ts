@@ -5,21 +5,9 @@
  */
 import type { KV } from "@nats-io/kv";
 import type { McpResourceOrigin } from "@toolbus/protocol";
+import type { ResourceOriginStore } from "../../ports.js";
 
-/** Resource URIs a call result points at: `resource_link` blocks and embedded resources. */
-export function resourceUris(result: Record<string, unknown>): string[] {
-  const content = Array.isArray(result.content) ? result.content : [];
-  const uris: string[] = [];
-  for (const block of content as Array<Record<string, unknown>>) {
-    if (block?.type === "resource_link" && typeof block.uri === "string") uris.push(block.uri);
-    const embedded =
-      block?.type === "resource" ? (block.resource as { uri?: unknown } | undefined) : undefined;
-    if (typeof embedded?.uri === "string") uris.push(embedded.uri);
-  }
-  return uris;
-}
-
-export class ResourceOrigins {
+export class ResourceOrigins implements ResourceOriginStore {
   constructor(private readonly kv: KV) {}
 
   async record(origins: McpResourceOrigin[]): Promise<void> {

@@ -18,8 +18,8 @@ import {
   type Subjects,
   WireError,
 } from "@toolbus/protocol";
-import type { ApprovalsPort } from "../../handlers/dispatch-call.js";
 import { decisionCounter } from "../../metrics.js";
+import type { ApprovalsPort } from "../../ports.js";
 
 const DECIDE_SPAN = "toolbus.approvals.decide";
 /**

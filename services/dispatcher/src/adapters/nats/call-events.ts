@@ -14,7 +14,7 @@ import { type Context, context } from "@opentelemetry/api";
 import type { Bus } from "@toolbus/bus";
 import type { CallBeginEvent, CallEndEvent, Subjects } from "@toolbus/protocol";
 import { EVENT_HEADER_ROOM_BYTES } from "../../core/index.js";
-import type { EventsPort } from "../../handlers/dispatch-call.js";
+import type { EventsPort } from "../../ports.js";
 import type { CallHistoryIndex, CallPhase } from "./call-history.js";
 
 /** NATS's default max_payload, for the moment before the server's INFO is known. */

@@ -15,11 +15,12 @@ import {
   serverFromCatalogKey,
   type Tool,
 } from "@toolbus/protocol";
+import type { CatalogPort } from "../../ports.js";
 
 type Waiter = { resolve: (entry: CatalogServerEntry | undefined) => void; timer: NodeJS.Timeout };
 type RevisionWaiter = { revision: number; resolve: (reached: boolean) => void; timer: NodeJS.Timeout };
 
-export class CatalogReplica {
+export class CatalogReplica implements CatalogPort {
   private readonly entries = new Map<string, CatalogServerEntry>();
   private naming: NamingOptions = {};
   private revisionSeen = 0;

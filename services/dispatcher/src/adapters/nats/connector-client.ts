@@ -7,7 +7,7 @@
 import type { KV } from "@nats-io/kv";
 import { type Bus, publishCancellation, watchedRecord, watchedRequest, withSpan } from "@toolbus/bus";
 import { type CallToolResult, ConnectorCallResultSchema, type Subjects, WireError } from "@toolbus/protocol";
-import type { ConnectorPort } from "../../handlers/dispatch-call.js";
+import type { ConnectorPort } from "../../ports.js";
 
 /** Longer than any tool timeout: the connector enforces `tool_timeout_sec` and answers. */
 const CONNECTOR_GRACE_MS = 5_000;

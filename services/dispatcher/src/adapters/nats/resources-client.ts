@@ -9,7 +9,7 @@ import {
   ResourceTemplatesListResultSchema,
   type Subjects,
 } from "@toolbus/protocol";
-import type { ResourcesPort } from "../../handlers/resource-tool-call.js";
+import type { ResourcesPort } from "../../ports.js";
 
 /**
  * The catalog waits up to 60 s for the replica that owns a server (which bounds the server by

@@ -19,6 +19,7 @@ import type { GatewayPrincipal } from "@toolbus/config";
 import {
   ANONYMOUS,
   installHttpGuard,
+  installProbes,
   type Principal,
   principalOf,
   routeAccess,
@@ -84,12 +85,7 @@ export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
       ),
   );
 
-  app.get("/healthz", routeAccess("health"), async () => ({ status: "ok" }));
-  app.get("/readyz", routeAccess("probe"), async (_request, reply) => {
-    const state = deps.readiness();
-    const ready = state.bus && state.catalog;
-    return reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "not_ready", ...state });
-  });
+  installProbes(app, deps.readiness);
 
   app.all("/mcp", routeAccess("call"), (request, reply) => handleMcp(request, reply, deps));
   return app;

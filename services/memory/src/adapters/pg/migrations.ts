@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type pg from "pg";
 import type { Logger } from "pino";
 import { migrationVersion, planMigrations } from "../../core/migration-files.js";
-import { StoreError } from "../../handlers/ports.js";
+import { StoreError } from "../../ports.js";
 import { toStoreError } from "./store-error.js";
 
 const LOCK_KEY = "hashtext('toolbus.memory.migrations:' || COALESCE(current_schema(), ''))";

@@ -1,7 +1,7 @@
 /** Turning whatever pg throws into a StoreError that says whether retrying can help. */
 import pg from "pg";
 import { classifyDbFailure, type DbFailureFacts, dbFailureHint } from "../../core/db-failure.js";
-import { StoreError } from "../../handlers/ports.js";
+import { StoreError } from "../../ports.js";
 
 export function toStoreError(err: unknown): StoreError {
   if (err instanceof StoreError) return err;

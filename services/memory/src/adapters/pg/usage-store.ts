@@ -10,7 +10,7 @@ import type pg from "pg";
 import { mentionsOf } from "../../core/batch-plan.js";
 import { payloadPreview } from "../../core/parked-message.js";
 import type { UsageQuery } from "../../core/usage-query.js";
-import type { BatchWrite, BatchWriteResult, ParkedMessage, UsageStore } from "../../handlers/ports.js";
+import type { BatchWrite, BatchWriteResult, ParkedMessage, UsageStore } from "../../ports.js";
 import { toStoreError } from "./store-error.js";
 
 /** §9's phase-2 ranking; a NULL usage_count ranks as 0, as it does in codex's SQLite. */

@@ -3,9 +3,9 @@
  * store (Postgres) and the failure it reports, already sorted into transient and permanent.
  */
 import type { RolloutUsage } from "@toolbus/protocol";
-import type { CountableMessage } from "../core/batch-plan.js";
-import type { DbFailureKind } from "../core/db-failure.js";
-import type { UsageQuery } from "../core/usage-query.js";
+import type { CountableMessage } from "./core/batch-plan.js";
+import type { DbFailureKind } from "./core/db-failure.js";
+import type { UsageQuery } from "./core/usage-query.js";
 
 /** A message to park, as it came off the stream. */
 export interface ParkInput {

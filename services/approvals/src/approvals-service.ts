@@ -1,24 +1,23 @@
 /**
- * `startApprovalsService(config)`: the whole service in one process — Postgres (migrated), the
- * bus, the grants bucket, the LISTEN connection, the six endpoints, the expiry sweep and the
- * HTTP inbox — and the handle that stops it. main.ts and the tests both start it this way. Its own
- * HTTP routes call the list and resolve handlers directly: no bus round trip to itself.
+ * `startApprovalsService({ bus, config })`: the whole service on the bus it is given — Postgres
+ * (migrated), the grants bucket, the LISTEN connection, the six endpoints, the expiry sweep and
+ * the HTTP inbox — and the handle that drains and stops it. main.ts and the tests both start it
+ * this way. Its own HTTP routes call the list and resolve handlers directly: no bus round trip to
+ * itself.
  */
 import type { AddressInfo } from "node:net";
 import {
   type Bus,
   ConfigError,
-  connectBus,
   createLogger,
-  type DrainOptions,
   ensureKv,
   type Logger,
   loadConfig,
-  type NatsAccess,
   observeGauge,
+  type RunningService,
   withSpan,
 } from "@toolbus/bus";
-import { checkBind, installHttpGuard, routeAccess } from "@toolbus/http-guard";
+import { checkBind, installHttpGuard, installProbes } from "@toolbus/http-guard";
 import { approvalModeOf, EffectivePolicySchema } from "@toolbus/policy";
 import {
   ApprovalCancelRequestSchema,
@@ -63,19 +62,17 @@ import type { ApprovalPorts } from "./ports.js";
 
 export const SERVICE_NAME = "approvals";
 
-export interface ApprovalsServiceOptions {
-  /** Default: a new root logger `{service:"approvals", version}`. */
+export interface ApprovalsServiceDeps {
+  /** Connected with the approvals identity (`connectServiceBus`, role `approvals`); not closed here. */
+  bus: Bus;
+  config: ApprovalsServiceConfigInput;
+  /** Default: a new root logger `{service:"approvals", version}` at `config.logLevel`. */
   logger?: Logger;
-  /** The approvals identity on NATS (`natsAccessFromEnv`); default: `config.natsUrl`, no credentials. */
-  natsAccess?: NatsAccess;
-  /** Log that the bus has no credentials (default true; `pnpm start` says it once itself). */
-  warnUnauthenticated?: boolean;
 }
 
-export interface ApprovalsService {
+export interface ApprovalsService extends RunningService {
   readonly config: Readonly<ApprovalsServiceConfig>;
   readonly subjects: Subjects;
-  readonly bus: Bus;
   /** `http://<host>:<port>` of the inbox and REST routes; undefined with `http: false`. */
   readonly httpUrl: string | undefined;
   /**
@@ -83,22 +80,11 @@ export interface ApprovalsService {
    * hop): `buildApprovalsHttp(service.inbox)` mounts them on another server in the same process.
    */
   readonly inbox: ApprovalsHttpDeps;
-  /**
-   * Stops serving: decides still waiting for a human answer `server_unavailable` (retryable: the
-   * dispatcher sends them again, to another replica, and they re-attach), then in-flight work finishes.
-   */
-  drain(options?: DrainOptions): Promise<void>;
-  /** Closes HTTP, the LISTEN connection, NATS and Postgres. Call after `drain`. */
-  close(): Promise<void>;
-  /** `drain` then `close`. */
-  stop(): Promise<void>;
 }
 
-export async function startApprovalsService(
-  input: ApprovalsServiceConfigInput,
-  options: ApprovalsServiceOptions = {},
-): Promise<ApprovalsService> {
-  const config = loadConfig(ApprovalsServiceConfigSchema, input);
+export async function startApprovalsService(deps: ApprovalsServiceDeps): Promise<ApprovalsService> {
+  const { bus } = deps;
+  const config = loadConfig(ApprovalsServiceConfigSchema, deps.config);
   if (config.http !== false) {
     const bind = checkBind({
       host: config.http.host,
@@ -109,8 +95,7 @@ export async function startApprovalsService(
     if (!bind.ok) throw new ConfigError([bind.message]);
   }
   const logger =
-    options.logger ??
-    createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: config.logLevel });
+    deps.logger ?? createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: config.logLevel });
   const subjects = createSubjects(config.prefix);
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async () => {
@@ -128,17 +113,6 @@ export async function startApprovalsService(
     const applied = await migrate(pool);
     if (applied.length > 0) logger.info({ applied }, `applied approvals migrations ${applied.join(", ")}`);
 
-    const bus = await connectBus({
-      ...(options.natsAccess ? { access: options.natsAccess } : { natsUrl: config.natsUrl }),
-      ...(options.warnUnauthenticated === false ? { warnUnauthenticated: false } : {}),
-      service: {
-        name: SERVICE_NAME,
-        version: TOOLBUS_VERSION,
-        description: "approval policy, hooks and humans",
-      },
-      logger,
-    });
-    closers.push(() => bus.close());
     const grantsKv = await ensureKv(bus, subjects.kv.approvalGrants, { history: 1 });
 
     const channel = decisionChannel(config.prefix);
@@ -246,28 +220,31 @@ export async function startApprovalsService(
       logger.info({ url: httpUrl }, `approvals inbox at ${httpUrl}/approvals`);
     }
 
+    // Decides still waiting for a human answer `server_unavailable` (retryable: the dispatcher
+    // sends them again, to another replica, and they re-attach).
+    const endWaits = () => {
+      clearInterval(sweep);
+      closing.abort(new Error("the approvals service is stopping"));
+    };
     let drained: Promise<void> | undefined;
-    const service: ApprovalsService = {
+    return {
       config,
       subjects,
-      bus,
       httpUrl,
       inbox,
       drain: (drainOptions) => {
         drained ??= (async () => {
-          clearInterval(sweep);
-          closing.abort(new Error("the approvals service is stopping"));
+          endWaits();
           await bus.drain({ graceMs: drainOptions?.graceMs ?? config.shutdownGraceMs });
         })();
         return drained;
       },
-      close: closeAll,
+      // HTTP, the LISTEN connection and Postgres.
       stop: async () => {
-        await service.drain();
+        endWaits();
         await closeAll();
       },
     };
-    return service;
   } catch (error) {
     await closeAll();
     throw error;
@@ -324,10 +301,7 @@ async function listenHttp(
   });
   await app.register(buildApprovalsHttp(inbox));
   // Probes for orchestrators: alive while the process serves HTTP; ready while the bus is connected.
-  app.get("/healthz", routeAccess("health"), () => ({ ok: true }));
-  app.get("/readyz", routeAccess("probe"), (_request, reply) =>
-    bus.nc.isClosed() ? reply.code(503).send({ ok: false, reason: "not connected to NATS" }) : { ok: true },
-  );
+  installProbes(app, () => ({ bus: !bus.nc.isClosed() }));
   await app.listen({ host: http.host, port: http.port });
   return app;
 }

@@ -1,6 +1,6 @@
-/** How the MCP SDK's errors read to toolbus: timeouts, oversized replies, and the reference's error chain. */
+/** How the MCP SDK's errors read to toolbus (pure: an error value in, words or a code out): timeouts, oversized replies, and the reference's error chain. */
 import { mcpReplyTooLarge } from "@toolbus/protocol";
-import { OVERSIZED_MESSAGE_CODE, type OversizedData } from "../../core/message-size.js";
+import { OVERSIZED_MESSAGE_CODE, type OversizedData } from "./message-size.js";
 
 /** The SDK's request timeout (`ErrorCode.RequestTimeout`). */
 export function isRequestTimeout(error: unknown): boolean {

@@ -22,6 +22,7 @@ COPY packages/bus/package.json packages/bus/
 COPY packages/cli/package.json packages/cli/
 COPY packages/config/package.json packages/config/
 COPY packages/http-guard/package.json packages/http-guard/
+COPY packages/policy/package.json packages/policy/
 COPY packages/protocol/package.json packages/protocol/
 COPY packages/testkit/package.json packages/testkit/
 COPY services/approvals/package.json services/approvals/
@@ -61,6 +62,7 @@ COPY --from=build /app/packages/config/dist packages/config/dist
 COPY --from=build /app/packages/http-guard/dist packages/http-guard/dist
 # The console and approvals inbox pages, read at start-up (pages.ts reads ../pages/).
 COPY --from=build /app/packages/http-guard/pages packages/http-guard/pages
+COPY --from=build /app/packages/policy/dist packages/policy/dist
 COPY --from=build /app/packages/protocol/dist packages/protocol/dist
 COPY --from=build /app/services/approvals/dist services/approvals/dist
 COPY --from=build /app/services/catalog/dist services/catalog/dist

@@ -43,6 +43,24 @@ install_system() {
   esac
 }
 
+# Debian trixie's nats-server 2.10.27 .deb, unpacked into .toolbus/bin (apt's own sources untouched).
+fetch_nats_210() {
+  local tmp mirror opts
+  tmp="$(mktemp -d)" && mkdir -p "$tmp/lists/partial" .toolbus/bin || return 1
+  mirror="$(grep -rhE '^[[:space:]]*(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
+    grep -oE 'https?://[^ ]*debian[^ ]*' | grep -v security | head -1)"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror:-http://deb.debian.org/debian} trixie main" >"$tmp/sources.list"
+  opts=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache::archives=$tmp")
+  as_root apt-get "${opts[@]}" update -qq >/dev/null 2>&1 &&
+    (cd "$tmp" && as_root apt-get "${opts[@]}" download -qq nats-server=2.10.27-1+b2 >/dev/null 2>&1) &&
+    dpkg-deb -x "$tmp"/nats-server_*.deb "$tmp/x" &&
+    cp "$tmp/x/usr/sbin/nats-server" .toolbus/bin/nats-server &&
+    .toolbus/bin/nats-server --version >/dev/null
+  local rc=$?
+  as_root rm -rf "$tmp"
+  return $rc
+}
+
 pnpm_version="$(node -p 'require("./package.json").packageManager.split("@")[1]')" || fail "node is needed first (20.19 or later)"
 if [ "$(pnpm --version 2>/dev/null)" != "$pnpm_version" ]; then
   step "installing pnpm $pnpm_version"
@@ -67,6 +85,13 @@ if [ "$tests" = true ]; then
       "$pg_bin/createuser" -h 127.0.0.1 -s postgres 2>/dev/null || true
       "$pg_bin/createdb" -h 127.0.0.1 -O postgres test 2>/dev/null || true
     fi
+  fi
+  # The cluster tests run nats-server 2.10, as the deploy files do: Debian bookworm has 2.9.10,
+  # so on apt machines trixie's .deb is fetched into .toolbus/bin without touching apt's sources.
+  nats_minor="$(nats-server --version 2>/dev/null | sed -n 's/.*v2\.\([0-9]*\)\..*/\1/p')"
+  if [ ! -x .toolbus/bin/nats-server ] && [ "${nats_minor:-0}" -lt 10 ] && [ "$system" = apt ]; then
+    step "fetching nats-server 2.10 for the cluster tests"
+    fetch_nats_210 || echo "setup: could not fetch nats-server 2.10; the cluster tests use $(nats-server --version 2>/dev/null)" >&2
   fi
   if [ ! -x /usr/bin/chromium ] && [ ! -x /Applications/Chromium.app/Contents/MacOS/Chromium ]; then
     install_system "chromium (browser tests)" chromium "--cask chromium" "or set CHROMIUM_PATH to a Chromium or Chrome binary"

@@ -29,6 +29,7 @@ describe("under a steady load", () => {
     "kill -9 a dispatcher",
     "kill -9 a catalog replica of the server called",
     "kill -9 a gateway",
+    "kill -9 a NATS node, restart it 5 s later",
     "kill -9 an approvals replica with approvals pending",
     "restart Postgres with approvals pending",
   ])("%s: no call lost, none executed twice, every call that ran with its begin and end", (scenario) => {
@@ -44,17 +45,6 @@ describe("under a steady load", () => {
     // Every call was answered or got an error; the server ran each answered call once.
     expect(row!.answered + row!.errors).toBe(row!.sent);
     expect(row!.executed).toBeGreaterThanOrEqual(row!.answered);
-  });
-});
-
-describe("a NATS node killed under load", () => {
-  // Not met at every load (issue 16 stays open): at CI's 10 calls/s it has lost none here, but at
-  // 60–100 calls/s nats-server 2.9.10 can keep refusing a long-lived connection the ledger keys it
-  // first wrote during the election, and those calls stay unanswered. What must never happen holds.
-  it("runs no call twice", () => {
-    const row = rows.find((candidate) => candidate.scenario === "kill -9 a NATS node, restart it 5 s later");
-    expect(row).toBeDefined();
-    expect(row!["executed twice"]).toBe(0);
   });
 });
 

@@ -6,10 +6,23 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { freePort } from "@toolbus/config";
 import { type ClusterProcess, ManagedProcess } from "./managed-process.js";
 
-const BINARIES = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];
+/**
+ * Which nats-server runs the cluster, first found: `TOOLBUS_NATS_SERVER`; the 2.10 one
+ * `scripts/setup.sh --tests` fetches where the system's is older (the deploy files run 2.10: on
+ * 2.9.10, after a node is lost, a long-lived connection can be refused some KV keys for minutes,
+ * see packages/bus/README.md "Stale subjects"); the system's.
+ */
+const BINARIES = [
+  process.env.TOOLBUS_NATS_SERVER,
+  fileURLToPath(new URL("../../../../.toolbus/bin/nats-server", import.meta.url)),
+  "/usr/sbin/nats-server",
+  "/usr/bin/nats-server",
+  "/usr/local/bin/nats-server",
+].filter((candidate): candidate is string => candidate !== undefined && candidate !== "");
 
 export interface NatsNode extends ClusterProcess {
   /** Its `server_name` (`n1`, `n2`, …), as JetStream names leaders and replicas. */

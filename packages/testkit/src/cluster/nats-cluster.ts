@@ -12,9 +12,8 @@ import { type ClusterProcess, ManagedProcess } from "./managed-process.js";
 
 /**
  * Which nats-server runs the cluster, first found: `TOOLBUS_NATS_SERVER`; the 2.10 one
- * `scripts/setup.sh --tests` fetches where the system's is older (the deploy files run 2.10: on
- * 2.9.10, after a node is lost, a long-lived connection can be refused some KV keys for minutes,
- * see packages/bus/README.md "Stale subjects"); the system's.
+ * `scripts/setup.sh --tests` fetches where the system's is older (the deploy files run 2.10, so
+ * the cluster tests do too); the system's.
  */
 const BINARIES = [
   process.env.TOOLBUS_NATS_SERVER,

@@ -1,7 +1,7 @@
 /**
  * Duplicate call ids (a redelivered request, a client retry): a repeat of a call id that is in
- * flight, or that finished less than `ttlMs` ago, gets the first call's promise instead of
- * running again — if it is the same call (`identity`, e.g. `callIdentity`). The call id reused
+ * flight, or that was answered less than `ttlMs` ago, gets the first call's promise instead of
+ * running again (a call that failed is forgotten once it settled) — if it is the same call (`identity`, e.g. `callIdentity`). The call id reused
  * for another call gets `reused()` instead: never the first call's answer, and no run either.
  * Memory is bounded by `maxEntries`: finished entries go first, oldest first, and only then calls
  * still in flight (which keep running; only their memory is dropped). Expiry is checked lazily
@@ -69,7 +69,13 @@ export function createCallDeduper(options: CallDeduperOptions): CallDeduper {
       const settle = () => {
         entry.settledAt = now();
       };
-      promise.then(settle, settle);
+      // A call that failed (the ledger did not answer: "send it again") is forgotten once settled:
+      // remembered, it refused every retry of its callId here for the whole TTL, after JetStream
+      // was back. The cluster's call ledger still keeps a call that ran from running again.
+      const forget = () => {
+        if (entries.get(callId) === entry) entries.delete(callId);
+      };
+      promise.then(settle, forget);
       entries.set(callId, entry);
       evict();
       return promise;

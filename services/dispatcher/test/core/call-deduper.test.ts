@@ -79,6 +79,18 @@ describe("createCallDeduper", () => {
     await expect(repeat).rejects.toBe(boom);
   });
 
+  it("forgets a failed call once it settled, so a retry of its callId runs (the failure said: send it again)", async () => {
+    const dedupe = createCallDeduper({ ttlMs: 60_000, maxEntries: 10, now: clock().now });
+    const unavailable = new Error("the call ledger did not answer; send it again");
+    await expect(dedupe.run("c1", SAME, async () => Promise.reject(unavailable), refuse)).rejects.toBe(
+      unavailable,
+    );
+    expect({ retried: await dedupe.run("c1", SAME, async () => "ran", refuse), held: dedupe.size }).toEqual({
+      retried: "ran",
+      held: 1,
+    });
+  });
+
   it("keeps distinct call ids apart", async () => {
     const dedupe = createCallDeduper({ ttlMs: 1_000, maxEntries: 10, now: clock().now });
     expect(

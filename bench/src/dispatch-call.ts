@@ -32,6 +32,7 @@ import {
   type NatsServerProcess,
   publishApprovalPolicy,
   startNatsServer,
+  toolbusToml,
 } from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import * as hdr from "hdr-histogram-js";
@@ -234,13 +235,15 @@ async function busCaller(deps: {
   const everything = serverEverythingCommand();
   writeFileSync(
     configPath,
-    [
-      "[mcp_servers.everything]",
-      `command = ${JSON.stringify(everything.command)}`,
-      `args = ${JSON.stringify(everything.args)}`,
-      'default_tools_approval_mode = "approve"',
-      "",
-    ].join("\n"),
+    toolbusToml({
+      servers: {
+        everything: {
+          command: everything.command,
+          args: everything.args,
+          default_tools_approval_mode: "approve",
+        },
+      },
+    }),
   );
   const nc = await connect({
     servers: natsUrl,

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { connect } from "@nats-io/transport-node";
-import { approvalPolicyOf, freePort, publishApprovalPolicy } from "@toolbus/testkit";
+import { approvalPolicyOf, freePort, publishApprovalPolicy, toolbusToml } from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import { CPU_AIM_MICROS, RSS_AIM_MB, type Watched } from "./cpu-per-call.js";
 import { descendants, descendantsIn } from "./process-usage.js";
@@ -49,16 +49,16 @@ export async function startToolbus(deps: {
   const everything = serverEverythingCommand();
   writeFileSync(
     configPath,
-    [
-      "[gateway]",
-      `port = ${port}`,
-      "",
-      "[mcp_servers.everything]",
-      `command = ${JSON.stringify(everything.command)}`,
-      `args = ${JSON.stringify(everything.args)}`,
-      'default_tools_approval_mode = "approve"',
-      "",
-    ].join("\n"),
+    toolbusToml({
+      gateway: { port },
+      servers: {
+        everything: {
+          command: everything.command,
+          args: everything.args,
+          default_tools_approval_mode: "approve",
+        },
+      },
+    }),
   );
   // No approvals service here: the policy it would publish is stood in for (mode `approve` needs nobody).
   const nc = await connect({ servers: deps.natsUrl });

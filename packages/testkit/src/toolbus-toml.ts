@@ -2,12 +2,14 @@
 
 export type TomlValue = string | number | boolean | TomlValue[] | { [key: string]: TomlValue };
 
-/** One `[mcp_servers.<name>]` table per server, after an optional `[catalog]` table. */
+/** One `[mcp_servers.<name>]` table per server, after optional `[gateway]` and `[catalog]` tables. */
 export function toolbusToml(tables: {
   servers: Record<string, Record<string, TomlValue>>;
+  gateway?: Record<string, TomlValue>;
   catalog?: Record<string, TomlValue>;
 }): string {
   const lines: string[] = [];
+  if (tables.gateway) lines.push("[gateway]", ...keyValues(tables.gateway), "");
   if (tables.catalog) lines.push("[catalog]", ...keyValues(tables.catalog), "");
   for (const [name, fields] of Object.entries(tables.servers)) {
     lines.push(`[mcp_servers.${JSON.stringify(name)}]`, ...keyValues(fields), "");

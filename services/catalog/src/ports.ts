@@ -64,23 +64,26 @@ export type CallOutcome =
   | { kind: "failed"; message: string };
 
 /** A server this replica owns: its settings, its session while ready, its calls. */
+/** One `tools/call` for an owned server, as a handler asks for it. */
+export interface ServerCallRequest {
+  callId: string;
+  threadId?: string;
+  tool: string;
+  arguments?: unknown;
+  preparedRevision?: number;
+  timeoutMs?: number;
+  meta?: Record<string, unknown>;
+  /** Aborted when the caller cancels the call: the server is sent notifications/cancelled with its reason. */
+  signal?: AbortSignal;
+  onProgress?: (progress: Record<string, unknown>) => void;
+}
+
 export interface OwnedServer {
   readonly settings: { readonly server: string; readonly toolTimeoutMs: number };
   /** Undefined while the server is not connected. */
   readonly mcp: McpSession | undefined;
   /** The raw `tools/call`, behind the revision barrier: one prepared against another revision is refused. */
-  call(request: {
-    callId: string;
-    threadId?: string;
-    tool: string;
-    arguments?: unknown;
-    preparedRevision?: number;
-    timeoutMs?: number;
-    meta?: Record<string, unknown>;
-    /** Aborted when the caller cancels the call: the server is sent notifications/cancelled with its reason. */
-    signal?: AbortSignal;
-    onProgress?: (progress: Record<string, unknown>) => void;
-  }): Promise<CallOutcome>;
+  call(request: ServerCallRequest): Promise<CallOutcome>;
   /** Re-lists the tools; concurrent triggers coalesce into one more listing. */
   relist(reason: string): Promise<void>;
 }

@@ -18,7 +18,7 @@ import {
   startupTimeoutError,
 } from "../core/startup-messages.js";
 import { acceptTools, isToolAllowed } from "../core/tool-filter.js";
-import type { CallOutcome, OwnedServer } from "../ports.js";
+import type { CallOutcome, OwnedServer, ServerCallRequest } from "../ports.js";
 
 export interface ConnectorSettings {
   server: string;
@@ -282,18 +282,7 @@ export class ServerConnector implements OwnedServer {
    * The raw `tools/call`, behind the barrier: a call prepared against another revision of this
    * server's tools is refused, and the server never sees it.
    */
-  async call(request: {
-    callId: string;
-    threadId?: string;
-    tool: string;
-    arguments?: unknown;
-    preparedRevision?: number;
-    timeoutMs?: number;
-    meta?: Record<string, unknown>;
-    /** Aborted when the caller cancels the call: the server is sent notifications/cancelled with its reason. */
-    signal?: AbortSignal;
-    onProgress?: (progress: Record<string, unknown>) => void;
-  }): Promise<CallOutcome> {
+  async call(request: ServerCallRequest): Promise<CallOutcome> {
     const { server } = this.settings;
     if (request.preparedRevision !== undefined && request.preparedRevision > this.revision) {
       await this.revisionReached(request.preparedRevision, request.signal);

@@ -38,6 +38,7 @@ import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import * as hdr from "hdr-histogram-js";
 import { type BenchRow, type BenchTable, formatResult, isEntryModule } from "./bench-table.js";
 import { CPU_AIM_MICROS, CpuPerCall, type Watched } from "./cpu-per-call.js";
+import { profileFlags, profileTables } from "./cpu-profile.js";
 import { clockTicksPerSecond, descendantsIn, procAvailable } from "./process-usage.js";
 
 const CALLS = 2_000;
@@ -72,6 +73,7 @@ export async function runDispatchBench(): Promise<BenchTable[]> {
   const { prefix } = isolation("bench_dispatch");
   const subjects = createSubjects(prefix);
   const cleanups: Array<() => Promise<unknown>> = [];
+  const tables: BenchTable[] = [];
   try {
     const direct = await directCaller();
     cleanups.push(direct.close);
@@ -115,16 +117,18 @@ export async function runDispatchBench(): Promise<BenchTable[]> {
     if (secured.violations().length > 0) {
       throw new Error(`the authenticated bus refused something: ${secured.violations().join("; ")}`);
     }
-    return [
+    tables.push(
       { title: "echo calls, direct and through the bus", rows },
       {
         title: `CPU per call of each process, from /proc over each path's own batches (one tick is ${1000 / clockTicksPerSecond()} ms); "of it idle": what the process spends with no calls (${IDLE_MS / 1000} s measured before the calls) over the batches' time`,
         rows: cpu.rows(),
       },
-    ];
+    );
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
+  // The services wrote their profiles when they stopped.
+  return [...tables, ...profileTables()];
 }
 
 /** `measured` relative to `base`: ratios, and the p50 it adds in ms. */
@@ -273,7 +277,14 @@ async function busCaller(deps: {
   await publishApprovalPolicy(publisher, prefix, await approvalPolicyOf(configPath));
   await publisher.close();
 
-  const catalog = startService("catalog", { natsUrl, prefix, configPath, nkeyFile: seed("catalog") });
+  const label = identities ? "authenticated" : "open";
+  const catalog = startService("catalog", {
+    natsUrl,
+    prefix,
+    configPath,
+    nkeyFile: seed("catalog"),
+    profileName: `catalog-${label}`,
+  });
   cleanups.push(() => stopChild(catalog));
   await until("the catalog to list server-everything", () => everythingReady(nc, subjects));
   const dispatcher = startService("dispatcher", {
@@ -281,6 +292,7 @@ async function busCaller(deps: {
     prefix,
     configPath,
     nkeyFile: seed("dispatcher"),
+    profileName: `dispatcher-${label}`,
   });
   cleanups.push(() => stopChild(dispatcher));
 
@@ -355,12 +367,26 @@ function one(pid: number | undefined): number[] {
 
 function startService(
   service: "catalog" | "dispatcher",
-  options: { natsUrl: string; prefix: string; configPath: string; nkeyFile: string | undefined },
+  options: {
+    natsUrl: string;
+    prefix: string;
+    configPath: string;
+    nkeyFile: string | undefined;
+    profileName: string;
+  },
 ): ChildProcess {
   const main = join(repoRoot(), "services", service, "src", "main.ts");
   const child = spawn(
     process.execPath,
-    ["--conditions=@toolbus/source", "--import", "tsx", main, "--config", options.configPath],
+    [
+      ...profileFlags(options.profileName),
+      "--conditions=@toolbus/source",
+      "--import",
+      "tsx",
+      main,
+      "--config",
+      options.configPath,
+    ],
     {
       cwd: repoRoot(),
       env: {

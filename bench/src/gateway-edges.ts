@@ -16,6 +16,7 @@ import { connect } from "@nats-io/transport-node";
 import { approvalPolicyOf, freePort, publishApprovalPolicy, toolbusToml } from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import { CPU_AIM_MICROS, RSS_AIM_MB, type Watched } from "./cpu-per-call.js";
+import { profileFlags } from "./cpu-profile.js";
 import { descendants, descendantsIn } from "./process-usage.js";
 
 /** Toolbus first: the peers' rows compare against it. */
@@ -69,7 +70,15 @@ export async function startToolbus(deps: {
     const main = join(repoRoot(), "services", service, "src", "main.ts");
     const child = startChild(
       `toolbus ${service}`,
-      ["--conditions=@toolbus/source", "--import", "tsx", main, "--config", configPath],
+      [
+        ...profileFlags(service),
+        "--conditions=@toolbus/source",
+        "--import",
+        "tsx",
+        main,
+        "--config",
+        configPath,
+      ],
       env,
     );
     deps.cleanups.push(() => child.stop());

@@ -29,6 +29,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { isolation, startNatsServer } from "@toolbus/testkit";
 import { type BenchRow, type BenchTable, formatResult, isEntryModule, percentile } from "./bench-table.js";
 import { CpuPerCall, readRss, rssRows } from "./cpu-per-call.js";
+import { profileTables } from "./cpu-profile.js";
 import {
   CALL_TIMEOUT_MS,
   closeSession,
@@ -83,6 +84,7 @@ export async function runGatewayBench(): Promise<BenchTable[]> {
   const cleanups = pendingCleanups;
   const dir = mkdtempSync(join(tmpdir(), "toolbus-bench-gateway-"));
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const tables: BenchTable[] = [];
   try {
     // Its own nats-server, so the CPU it shows is toolbus's calls and nobody else's.
     const nats = await startNatsServer();
@@ -120,7 +122,7 @@ export async function runGatewayBench(): Promise<BenchTable[]> {
     const loaded = readRss(toolbus.watched);
 
     const tick = 1000 / clockTicksPerSecond();
-    return [
+    tables.push(
       {
         title: "edges: echo through each, turns taken in rounds of 100",
         rows: [...CONCURRENCIES.flatMap((concurrency) => rowsAt(concurrency, results)), loadRow(load)],
@@ -134,10 +136,12 @@ export async function runGatewayBench(): Promise<BenchTable[]> {
         title: `toolbus's resident memory: idle after start-up and ${WARMUP_CALLS} calls; loaded after the comparison's calls and then the ${LOAD_CALLS.toLocaleString("en")}-call phase (${loadHeld(load)})`,
         rows: rssRows(toolbus.watched, idle, loaded),
       },
-    ];
+    );
   } finally {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   }
+  // The services wrote their profiles when they stopped.
+  return [...tables, ...profileTables()];
 }
 
 function rowsAt(concurrency: number, results: ReadonlyMap<string, Measured | Error>): BenchRow[] {

@@ -16,6 +16,8 @@ WORKDIR /app
 # dependency changes. Every workspace package must be listed (test/deploy/dockerfile.test.ts checks).
 FROM base AS manifests
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
+# The dependency patches pnpm-workspace.yaml names (patchedDependencies): installing needs them.
+COPY patches/ patches/
 COPY bench/package.json bench/
 COPY packages/all-in-one/package.json packages/all-in-one/
 COPY packages/bus/package.json packages/bus/

@@ -119,6 +119,17 @@ describe("Dockerfile", () => {
     );
   });
 
+  it("copies the dependency patches pnpm-workspace.yaml names before installing (a frozen install needs them)", () => {
+    const patches = [...readRepoFile("pnpm-workspace.yaml").matchAll(/:\s*(patches\/\S+\.patch)/g)].map(
+      (m) => m[1] as string,
+    );
+    expect(patches.length).toBeGreaterThan(0);
+    const copied = copies("manifests").map(({ source }) => source.replace(/\/$/, ""));
+    for (const patch of patches) {
+      expect(copied.some((source) => patch === source || patch.startsWith(`${source}/`))).toBe(true);
+    }
+  });
+
   it("installs from the frozen lockfile, then builds with pnpm build", () => {
     expect(runs("deps").join("\n")).toMatch(/pnpm install --frozen-lockfile\b/);
     expect(runs("build")).toEqual(["pnpm build"]);

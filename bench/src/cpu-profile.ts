@@ -2,7 +2,7 @@
  * Where a service's CPU goes (issue 14: "the profile that shows where the remaining time goes").
  * With `TOOLBUS_BENCH_PROFILE=<dir>` the benches start each toolbus service with V8's sampling
  * profiler (`--cpu-prof`), which writes one profile per thread into `<dir>/<service>/` when the
- * service exits (tsx's module loader runs on a thread of its own); this reads the main thread's
+ * service exits (a module loader may run on a thread of its own); this reads the main thread's
  * and sums the samples' self time by what the code belongs to (a package, node's own
  * internals, toolbus's own packages, garbage collection) and by function.
  */

@@ -13,7 +13,7 @@
  * after each measured batch: the dispatcher and the catalog run as processes of their own, the
  * caller is this process. Aims (issue 14): dispatcher ≤ 150 µs, catalog connector ≤ 150 µs.
  *
- * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/dispatch-call.ts`.
+ * Standalone, after `pnpm build`: `node --conditions=@toolbus/source --import tsx bench/src/dispatch-call.ts`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -375,18 +375,11 @@ function startService(
     profileName: string;
   },
 ): ChildProcess {
-  const main = join(repoRoot(), "services", service, "src", "main.ts");
+  // As deployed (the image runs dist/main.js): `pnpm bench` builds first.
+  const main = join(repoRoot(), "services", service, "dist", "main.js");
   const child = spawn(
     process.execPath,
-    [
-      ...profileFlags(options.profileName),
-      "--conditions=@toolbus/source",
-      "--import",
-      "tsx",
-      main,
-      "--config",
-      options.configPath,
-    ],
+    [...profileFlags(options.profileName), main, "--config", options.configPath],
     {
       cwd: repoRoot(),
       env: {

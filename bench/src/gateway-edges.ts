@@ -26,7 +26,7 @@ export type EdgeName = (typeof EDGES)[number];
 export const CALL_TIMEOUT_MS = 10_000;
 /** initialize and tools/list: supergateway starts a server per session, slow on a busy machine. */
 const SESSION_TIMEOUT_MS = 60_000;
-/** Three services compiled from source and their server, on a busy machine. */
+/** Three services and their server starting, on a busy machine. */
 const STARTUP_TIMEOUT_MS = 90_000;
 
 /** An MCP edge in front of server-everything, the name `echo` has behind it, and its processes. */
@@ -37,7 +37,7 @@ export interface Edge {
   watched: Watched[];
 }
 
-/** The catalog, the dispatcher and the gateway, each its own process from source. */
+/** The catalog, the dispatcher and the gateway, each its own process, run from their build (dist) as deployed. */
 export async function startToolbus(deps: {
   natsUrl: string;
   natsPid: number | undefined;
@@ -67,18 +67,11 @@ export async function startToolbus(deps: {
   await nc.close();
   const env = { NATS_URL: deps.natsUrl, TOOLBUS_PREFIX: deps.prefix, LOG_LEVEL: "warn" };
   const start = (service: "catalog" | "dispatcher" | "gateway") => {
-    const main = join(repoRoot(), "services", service, "src", "main.ts");
+    // As deployed (the image runs dist/main.js): `pnpm bench` builds first.
+    const main = join(repoRoot(), "services", service, "dist", "main.js");
     const child = startChild(
       `toolbus ${service}`,
-      [
-        ...profileFlags(service),
-        "--conditions=@toolbus/source",
-        "--import",
-        "tsx",
-        main,
-        "--config",
-        configPath,
-      ],
+      [...profileFlags(service), main, "--config", configPath],
       env,
     );
     deps.cleanups.push(() => child.stop());

@@ -19,7 +19,7 @@
  *   10,000-call phase, against the aims 100 MB and 150 MB.
  * When a budget runs out, the rows say how many calls they hold.
  *
- * Standalone: `node --conditions=@toolbus/source --import tsx bench/src/gateway-peers.ts`.
+ * Standalone, after `pnpm build`: `node --conditions=@toolbus/source --import tsx bench/src/gateway-peers.ts`.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -51,10 +51,13 @@ export interface DispatcherService extends RunningService {
 }
 
 /**
- * A repeated callId within this window gets the first call's reply, not a second server call; the
- * callId reused for another call (tool or arguments) is refused.
+ * A repeated callId within this window gets the first call's reply from this replica's memory,
+ * without asking the call ledger; the callId reused for another call (tool or arguments) is
+ * refused. Later repeats are answered by the ledger (CALL_RECORD_TTL_MS, cluster-wide), so the
+ * window is short: each remembered reply is memory the replica holds (10 minutes of replies held
+ * 220 MB after 10,000 calls in `pnpm bench gateway`).
  */
-const DEDUPE_TTL_MS = 10 * 60 * 1000;
+const DEDUPE_TTL_MS = 60 * 1000;
 /**
  * How long the cluster remembers a callId and its reply (the call ledger's TTL): longer than a
  * call can last (a 10-minute human wait plus the tool's timeout), so no retry of a call still

@@ -1,7 +1,9 @@
 /**
  * How a tools/call answer reaches the client over raw HTTP: a call that sends nothing on the
  * way is answered with one JSON body; one that reports progress, asks the client something or
- * outlasts SSE_COMMIT_MS is answered with an SSE stream, its answer last.
+ * outlasts SSE_COMMIT_MS is answered with an SSE stream, its answer last. A batch likewise: one
+ * JSON array, or a stream that ends when every call in it is answered. And the rest of the
+ * session's streamable HTTP: its one GET stream, notifications taken with 202, DELETE.
  */
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -39,8 +41,13 @@ afterAll(async () => {
 
 type Post = (body: unknown, headers?: Record<string, string>) => Promise<Response>;
 
-/** A raw session: initialize, then `notifications/initialized`; `post` sends in it, `end` DELETEs it. */
-async function openSession(): Promise<Post & { end(): Promise<Response> }> {
+/**
+ * A raw session: initialize, then `notifications/initialized`; `post` sends in it, `get` opens
+ * its GET stream, `end` DELETEs it.
+ */
+async function openSession(): Promise<
+  Post & { sessionId: string; get(): Promise<Response>; end(): Promise<Response> }
+> {
   const post = (body: unknown, sessionId?: string, headers: Record<string, string> = {}) =>
     fetch(`${gateway.url}/mcp`, {
       method: "POST",
@@ -68,6 +75,16 @@ async function openSession(): Promise<Post & { end(): Promise<Response> }> {
   await (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, sessionId)).text();
   const inSession: Post = (body, headers) => post(body, sessionId, headers);
   return Object.assign(inSession, {
+    sessionId,
+    get: () =>
+      fetch(`${gateway.url}/mcp`, {
+        method: "GET",
+        headers: {
+          accept: "text/event-stream",
+          "mcp-session-id": sessionId,
+          "mcp-protocol-version": "2025-11-25",
+        },
+      }),
     end: () =>
       fetch(`${gateway.url}/mcp`, {
         method: "DELETE",
@@ -204,8 +221,118 @@ describe("requests the session does not take as they are", () => {
     const post = await openSession();
     const response = await post([echoCall(14), echoCall(15)]);
     expect(response.status).toBe(200);
-    const stream = sseMessages(response);
-    const ids = [(await stream.next()).id, (await stream.next()).id];
+    // Either form streamable HTTP allows: one JSON array, or a stream of the answers.
+    const ids = (await allMessages(response)).map((message) => message.id);
     expect(ids.sort()).toEqual([14, 15]);
+  });
+});
+
+const countCall = (id: number, progressToken: string) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "alpha__count", arguments: {}, _meta: { progressToken } },
+});
+
+/** Every JSON-RPC message of a response read to its end: a JSON body (or array), or SSE events. */
+async function allMessages(response: Response): Promise<Array<Record<string, unknown>>> {
+  const text = await response.text();
+  if (response.headers.get("content-type") === "application/json") {
+    const body = JSON.parse(text) as Record<string, unknown> | Array<Record<string, unknown>>;
+    return Array.isArray(body) ? body : [body];
+  }
+  return text
+    .split("\n\n")
+    .map((event) =>
+      event
+        .split("\n")
+        .filter((line) => line.startsWith("data: "))
+        .map((line) => line.slice(6))
+        .join("\n"),
+    )
+    .filter((data) => data.trim() !== "")
+    .map((data) => JSON.parse(data) as Record<string, unknown>);
+}
+
+describe("batches", () => {
+  it("answers a batch whose calls send nothing on the way with one JSON array, in the batch's order", async () => {
+    const post = await openSession();
+    const response = await post([echoCall(21), echoCall(20)]);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/json");
+    expect(await response.json()).toEqual([
+      { jsonrpc: "2.0", id: 21, result: { content: [{ type: "text", text: '{"word":"hi"}' }] } },
+      { jsonrpc: "2.0", id: 20, result: { content: [{ type: "text", text: '{"word":"hi"}' }] } },
+    ]);
+  });
+
+  it("streams a batch once a call in it reports progress, and ends the stream when every call is answered", async () => {
+    const post = await openSession();
+    const response = await post([countCall(22, "b1"), echoCall(23)]);
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    // Read to the end: the stream ends by itself once both are answered.
+    const messages = await allMessages(response);
+    expect(messages.filter((message) => message.method === "notifications/progress")).toHaveLength(3);
+    const answers = messages.filter((message) => "id" in message);
+    expect(answers.map((answer) => answer.id).sort()).toEqual([22, 23]);
+    expect(answers.every((answer) => "result" in answer)).toBe(true);
+  });
+
+  it("takes a POST of notifications only with 202 and no body", async () => {
+    const post = await openSession();
+    const response = await post([
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 999 } },
+      { jsonrpc: "2.0", method: "notifications/roots/list_changed" },
+    ]);
+    expect({ status: response.status, body: await response.text() }).toEqual({ status: 202, body: "" });
+  });
+});
+
+describe("the session's GET stream and DELETE", () => {
+  it("opens one GET stream per session: a second while it is open gets 409, and one after it closed opens", async () => {
+    const post = await openSession();
+    const first = await post.get();
+    expect({ status: first.status, type: first.headers.get("content-type") }).toEqual({
+      status: 200,
+      type: "text/event-stream",
+    });
+    const second = await post.get();
+    expect(second.status).toBe(409);
+    expect(await second.json()).toMatchObject({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32000, message: expect.stringContaining("Conflict: Only one SSE stream") },
+    });
+    await first.body?.cancel();
+    const third = await eventually("a GET stream once the first closed", async () => {
+      const response = await post.get();
+      if (response.status === 200) return response;
+      await response.text();
+      return undefined;
+    });
+    expect(third.headers.get("content-type")).toBe("text/event-stream");
+    await third.body?.cancel();
+  });
+
+  it("refuses a GET that does not accept text/event-stream with 406", async () => {
+    const post = await openSession();
+    const response = await fetch(`${gateway.url}/mcp`, {
+      method: "GET",
+      headers: { accept: "application/json", "mcp-session-id": post.sessionId },
+    });
+    expect(response.status).toBe(406);
+  });
+
+  it("ends the session on DELETE: its GET stream ends, and its id is unknown after", async () => {
+    const post = await openSession();
+    const stream = await post.get();
+    expect(stream.status).toBe(200);
+    const ended = stream.text();
+    expect((await post.end()).status).toBe(200);
+    // The stream's body ends (text() resolves) rather than staying open.
+    await ended;
+    const after = await post(echoCall(30));
+    expect(after.status).toBe(404);
+    expect(await after.json()).toMatchObject({ error: { code: -32001 } });
   });
 });

@@ -3,16 +3,18 @@
  * checks in front of them: the shared guard (Host/Origin, bearer tokens and roles, security
  * headers; @toolbus/http-guard), the body size limit, the batch size limit, and a JSON-RPC
  * error body for everything malformed.
+ *
+ * A request to `/mcp` takes one path: its headers checked (core/streamable-http.ts), a POST's
+ * messages validated once, its session created (initialize) or found (here, or rebuilt from
+ * another replica's record), then the session's transport (adapters/mcp/edge-transport.ts)
+ * answers it on the hijacked node response. The one step before it: a POST of nothing but a
+ * client's answers to a question another replica asked goes to that replica (202).
  */
-import type { IncomingHttpHeaders } from "node:http";
 import {
   type InitializeRequest,
   isInitializeRequest,
-  type JSONRPCMessage,
   JSONRPCMessageSchema,
-  type JSONRPCRequest,
   type RequestId,
-  SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "@toolbus/bus";
 import type { GatewayPrincipal } from "@toolbus/config";
@@ -34,9 +36,9 @@ import Fastify, {
   type FastifyRequest,
 } from "fastify";
 import { JsonRpcCode, jsonRpcError } from "../../core/jsonrpc-errors.js";
+import { type EdgeRefusal, headerRefusal, sessionNotFound } from "../../core/streamable-http.js";
 import type { McpSession } from "../mcp/mcp-session.js";
 import { ClientSessionsFull, type SessionRegistry, SessionsFull } from "../mcp/session-registry.js";
-import { sendWebResponse, toWebRequest } from "./web-bridge.js";
 
 export interface HttpAppDeps {
   registry: SessionRegistry;
@@ -106,27 +108,36 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
         ),
       );
   }
-  const sessionId = headerValue(request.headers["mcp-session-id"]);
+  const headers = request.headers;
+  const sessionId = headerValue(headers["mcp-session-id"]);
+  const checked = {
+    accept: headerValue(headers.accept),
+    contentType: headerValue(headers["content-type"]),
+    protocolVersion: headerValue(headers["mcp-protocol-version"]),
+  };
   let session: McpSession | undefined;
+  let messages: JsonRpcMessages = [];
   let requestIds: RequestId[] = [];
   let onlyResponses = false;
-  /** The POST's one JSON-RPC request, when the session can take it without the SDK transport. */
-  let shortcut: JSONRPCRequest | undefined;
+  /** The session was created for this POST's initialize request. */
+  let created = false;
   if (method === "POST") {
-    const messages = jsonRpcMessages(request.body, deps.maxBatchSize);
-    if (!messages.ok) return reply.code(400).send(jsonRpcError(JsonRpcCode.invalidRequest, messages.message));
-    shortcut = Array.isArray(request.body) ? undefined : shortcutRequest(messages.value[0], request.headers);
-    requestIds = messages.value.flatMap((message) =>
+    const accepted = headerRefusal(method, checked, true);
+    if (accepted) return refuse(reply, accepted);
+    const parsed = jsonRpcMessages(request.body, deps.maxBatchSize);
+    if (!parsed.ok) return reply.code(400).send(jsonRpcError(JsonRpcCode.invalidRequest, parsed.message));
+    messages = parsed.value;
+    requestIds = messages.flatMap((message) =>
       "method" in message && "id" in message && message.id !== undefined ? [message.id] : [],
     );
-    onlyResponses = messages.value.every((message) => !("method" in message));
+    onlyResponses = messages.every((message) => !("method" in message));
     // The method first: the schema check behind isInitializeRequest is costly when it fails.
-    const init = messages.value.find(
-      (message): message is (typeof messages.value)[number] & InitializeRequest =>
+    const init = messages.find(
+      (message): message is (typeof messages)[number] & InitializeRequest =>
         "method" in message && message.method === "initialize" && isInitializeRequest(message),
     );
     if (init) {
-      if (messages.value.length > 1) {
+      if (messages.length > 1) {
         return reply
           .code(400)
           .send(
@@ -138,10 +149,17 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
       }
       try {
         session = await registry.create(init.params, principal.name);
+        created = true;
       } catch (error) {
         return noRoom(error, reply, principal, logger);
       }
+    } else {
+      const version = headerRefusal(method, checked);
+      if (version) return refuse(reply, version);
     }
+  } else {
+    const refusal = headerRefusal(method, checked);
+    if (refusal) return refuse(reply, refusal);
   }
   if (!session) {
     if (sessionId === undefined) {
@@ -160,16 +178,7 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
     } catch (error) {
       return noRoom(error, reply, principal, logger);
     }
-    if (!session) {
-      return reply
-        .code(404)
-        .send(
-          jsonRpcError(
-            JsonRpcCode.sessionNotFound,
-            "Session not found: it expired or was ended; start a new session with an initialize request",
-          ),
-        );
-    }
+    if (!session) return refuse(reply, sessionNotFound);
   }
 
   const body = request.body;
@@ -201,15 +210,10 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
     if (!raw.writableFinished && requestIds.length > 0) held.abortRequests(requestIds);
   });
   try {
-    if (shortcut && !session.closed) {
-      session.accept(shortcut, raw, request.headers);
-      return reply;
-    }
-    const response = await session.handle(
-      toWebRequest(request),
-      method === "POST" ? request.body : undefined,
+    await session.handle(
+      { method, headers, messages, batch: Array.isArray(request.body), initialize: created },
+      raw,
     );
-    await sendWebResponse(response, raw);
   } catch (error) {
     logger.error({ err: error }, "the MCP transport failed on a request");
     if (!raw.headersSent) {
@@ -226,6 +230,10 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
   return reply;
 }
 
+function refuse(reply: FastifyReply, refusal: EdgeRefusal): FastifyReply {
+  return reply.code(refusal.status).send(jsonRpcError(refusal.code, refusal.message));
+}
+
 /** No room for the client's session: 429 when its own sessions are all busy, 503 when the replica's are. */
 function noRoom(error: unknown, reply: FastifyReply, principal: Principal, logger: Logger): FastifyReply {
   if (!(error instanceof SessionsFull || error instanceof ClientSessionsFull)) throw error;
@@ -237,31 +245,11 @@ function noRoom(error: unknown, reply: FastifyReply, principal: Principal, logge
     .send(jsonRpcError(JsonRpcCode.serverError, error.message));
 }
 
-/**
- * A request the session can take directly: one request (not initialize, which makes the session)
- * with the headers the SDK transport would accept as they are. Anything else goes through the
- * SDK transport, which answers it or says what is wrong with it.
- */
-function shortcutRequest(
-  message: JSONRPCMessage | undefined,
-  headers: IncomingHttpHeaders,
-): JSONRPCRequest | undefined {
-  if (!message || !("method" in message) || !("id" in message) || message.method === "initialize") {
-    return undefined;
-  }
-  const accept = headerValue(headers.accept) ?? "";
-  if (!accept.includes("application/json") || !accept.includes("text/event-stream")) return undefined;
-  const version = headerValue(headers["mcp-protocol-version"]);
-  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
-  return message;
-}
-
 type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
-function jsonRpcMessages(
-  body: unknown,
-  maxBatchSize: number,
-): Parsed<Array<ReturnType<typeof JSONRPCMessageSchema.parse>>> {
+type JsonRpcMessages = Array<ReturnType<typeof JSONRPCMessageSchema.parse>>;
+
+function jsonRpcMessages(body: unknown, maxBatchSize: number): Parsed<JsonRpcMessages> {
   const items = Array.isArray(body) ? body : [body];
   if (items.length === 0) return { ok: false, message: "Invalid Request: the batch is empty" };
   if (items.length > maxBatchSize) {

@@ -1,13 +1,13 @@
 /**
- * One MCP session: a low-level SDK `Server` with the gateway's handlers, on a web-standard
- * streamable HTTP transport, plus the little state the client set (kept in its record). A
- * session another replica started is rebuilt by replaying the client's initialize request.
+ * One MCP session: a low-level SDK `Server` with the gateway's handlers, on the gateway's own
+ * streamable HTTP transport (edge-transport.ts), plus the little state the client set (kept in
+ * its record). A session another replica started is rebuilt by replaying the client's
+ * initialize request and `notifications/initialized` into its server.
  * Its tool calls belong to a thread: the client's `_meta.threadId`, else the session itself.
  */
 import { randomUUID } from "node:crypto";
-import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   CallToolRequestSchema,
@@ -15,7 +15,7 @@ import {
   ElicitResultSchema,
   GetPromptRequestSchema,
   type InitializeRequest,
-  type JSONRPCRequest,
+  JSONRPCMessageSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -27,7 +27,6 @@ import {
   type ServerRequest,
   type ServerResult,
   SetLevelRequestSchema,
-  SUPPORTED_PROTOCOL_VERSIONS,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -50,8 +49,7 @@ import type { resourceHandlers } from "../../handlers/resources.js";
 import { callTool } from "../../handlers/tools-call.js";
 import { listTools } from "../../handlers/tools-list.js";
 import { type ClientChannel, type GatewayPorts, RequestFailure, type SessionStatePort } from "../../ports.js";
-import { AnswerStream } from "../http/answer-stream.js";
-import { ShortcutTransport } from "./shortcut-transport.js";
+import { type EdgeRequest, EdgeTransport } from "./edge-transport.js";
 
 export interface McpSessionDeps {
   ports: GatewayPorts;
@@ -79,7 +77,6 @@ export interface McpSessionDeps {
 
 /** Subscriptions kept per session; more are refused rather than grown without bound. */
 const MAX_SUBSCRIPTIONS = 1_000;
-const RESTORE_URL = "http://toolbus.internal/mcp";
 /** One validator for every session: building one per session costs more than the session itself. */
 const sharedValidator = new AjvJsonSchemaValidator();
 
@@ -95,9 +92,7 @@ function clientCancelled(reason: unknown): string {
 
 export class McpSession implements SessionStatePort {
   readonly server: Server;
-  readonly transport: WebStandardStreamableHTTPServerTransport;
-  /** What the server is connected to: `transport`, with the shortcut for single requests. */
-  readonly #shortcut: ShortcutTransport;
+  readonly transport: EdgeTransport;
   record: SessionRecord | undefined;
   /** Who started the session (a principal name): only they may use it, and they answer its approvals. */
   readonly principal: string;
@@ -132,7 +127,7 @@ export class McpSession implements SessionStatePort {
       ...(init ? { instructions: init.instructions } : {}),
       jsonSchemaValidator: sharedValidator,
     });
-    this.transport = new WebStandardStreamableHTTPServerTransport({
+    this.transport = new EdgeTransport({
       sessionIdGenerator: sessionId,
       onsessioninitialized: (id) => {
         if (!init) return;
@@ -148,13 +143,12 @@ export class McpSession implements SessionStatePort {
       },
       onsessionclosed: () => deps.onEnded(this),
     });
-    this.#shortcut = new ShortcutTransport(this.transport);
-    this.#shortcut.onclose = () => this.#markClosed();
+    this.transport.onclose = () => this.#markClosed();
     this.server.onerror = (error) => deps.logger.debug({ err: error }, "MCP session error");
     this.#registerHandlers();
   }
 
-  /** A new session for a client's initialize request (answered by `handle`). */
+  /** A new session for a client's initialize request (answered by `handle`, which gives it its id). */
   static async create(
     deps: McpSessionDeps,
     init: InitializeRequest["params"],
@@ -164,45 +158,27 @@ export class McpSession implements SessionStatePort {
       params: init,
       instructions: await deps.instructions(),
     });
-    await session.server.connect(session.#shortcut);
+    await session.server.connect(session.transport);
     return session;
   }
 
-  /** The session a record describes, rebuilt by replaying its initialize handshake. */
+  /** The session a record describes, rebuilt by replaying its initialize handshake into its server. */
   static async restore(deps: McpSessionDeps, record: SessionRecord): Promise<McpSession> {
     const session = new McpSession(deps, record.principal ?? ANONYMOUS.name, () => record.sessionId);
-    await session.server.connect(session.#shortcut);
-    const headers: Record<string, string> = {
-      accept: "application/json, text/event-stream",
-      "content-type": "application/json",
-    };
-    const init = await session.transport.handleRequest(
-      new Request(RESTORE_URL, { method: "POST", headers }),
-      {
-        parsedBody: {
-          jsonrpc: "2.0",
-          id: "toolbus-restore",
-          method: "initialize",
-          params: {
-            protocolVersion: record.protocolVersion,
-            capabilities: record.capabilities,
-            clientInfo: record.clientInfo,
-          },
-        },
+    await session.server.connect(session.transport);
+    session.transport.resume(record.sessionId);
+    // Answered before the client's next request reaches the server: it sets the client's capabilities.
+    await session.transport.replay({
+      jsonrpc: "2.0",
+      id: "toolbus-restore",
+      method: "initialize",
+      params: {
+        protocolVersion: record.protocolVersion,
+        capabilities: record.capabilities,
+        clientInfo: record.clientInfo,
       },
-    );
-    await init.text();
-    const version: Record<string, string> = SUPPORTED_PROTOCOL_VERSIONS.includes(record.protocolVersion)
-      ? { "mcp-protocol-version": record.protocolVersion }
-      : {};
-    const initialized = await session.transport.handleRequest(
-      new Request(RESTORE_URL, {
-        method: "POST",
-        headers: { ...headers, ...version, "mcp-session-id": record.sessionId },
-      }),
-      { parsedBody: { jsonrpc: "2.0", method: "notifications/initialized" } },
-    );
-    await initialized.text();
+    });
+    session.transport.receive([{ jsonrpc: "2.0", method: "notifications/initialized" }]);
     session.record = record;
     return session;
   }
@@ -215,37 +191,26 @@ export class McpSession implements SessionStatePort {
     return this.#closed;
   }
 
+  /** One request to `/mcp` for this session, answered on `raw` (edge-transport.ts). */
+  handle(request: EdgeRequest, raw: ServerResponse): Promise<void> {
+    return this.transport.handle(request, raw);
+  }
+
   /**
-   * One JSON-RPC request the edge validated, answered on `raw` (JSON, or SSE when the server
-   * sends anything before the answer) without the SDK transport's per-request machinery.
+   * A client's answers that reached another replica, handed to this session's server. They
+   * crossed the bus, so they are checked again here (answers only: nothing else is forwarded).
    */
-  accept(request: JSONRPCRequest, raw: ServerResponse, headers: IncomingHttpHeaders): void {
-    const sessionId = this.sessionId;
-    const sessionHeader: Record<string, string> =
-      sessionId === undefined ? {} : { "mcp-session-id": sessionId };
-    this.#shortcut.accept(request, (onFinish) => new AnswerStream(raw, sessionHeader, onFinish), {
-      requestInfo: { headers },
-    });
-  }
-
-  handle(request: Request, parsedBody?: unknown): Promise<Response> {
-    return this.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
-  }
-
-  /** A client's answers that reached another replica, handed to this session's transport. */
-  async acceptForwarded(messages: unknown[]): Promise<void> {
-    const record = this.record;
-    if (!record) return;
-    const headers: Record<string, string> = {
-      accept: "application/json, text/event-stream",
-      "content-type": "application/json",
-      "mcp-session-id": record.sessionId,
-    };
-    if (SUPPORTED_PROTOCOL_VERSIONS.includes(record.protocolVersion)) {
-      headers["mcp-protocol-version"] = record.protocolVersion;
+  acceptForwarded(messages: unknown[]): void {
+    if (!this.record) return;
+    const answers = [];
+    for (const message of messages) {
+      const parsed = JSONRPCMessageSchema.safeParse(message);
+      if (!parsed.success || "method" in parsed.data) {
+        throw new Error("a forwarded message is not a JSON-RPC answer; it was dropped with the rest");
+      }
+      answers.push(parsed.data);
     }
-    const response = await this.handle(new Request(RESTORE_URL, { method: "POST", headers }), messages);
-    await response.text();
+    this.transport.receive(answers);
   }
 
   /** The client went away before these requests were answered. */

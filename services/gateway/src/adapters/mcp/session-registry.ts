@@ -72,12 +72,14 @@ export class SessionRegistry {
     options.store.onResponses((sessionId, messages) => {
       const session = this.#sessions.get(sessionId);
       if (!session || session.openAsks === 0) return;
-      session.acceptForwarded(messages).catch((error: unknown) => {
+      try {
+        session.acceptForwarded(messages);
+      } catch (error) {
         options.logger.warn(
           { err: error, sessionId },
           "could not take a client's answer forwarded by another replica",
         );
-      });
+      }
     });
     this.#sweeper = setInterval(() => this.sweep(), Math.max(250, Math.min(options.idleTtlMs / 4, 30_000)));
     this.#sweeper.unref();

@@ -55,7 +55,11 @@ export interface DispatchPort {
 export interface CallRelaySinks {
   progress(event: CallProgress): void;
   logging(event: CallLogging): void;
-  elicitation(request: CallElicitationRequest): Promise<CallElicitationResult>;
+  /**
+   * None for a client that can answer no elicitation: nobody listens for the call's, and the
+   * connector's request finding no responder gives the server its decline at once.
+   */
+  elicitation?(request: CallElicitationRequest): Promise<CallElicitationResult>;
   /** Resolves with the client's answer, or throws a `WireError` the server gets as its error. */
   sampling(request: CallSamplingRequest): Promise<CallSamplingResult>;
 }

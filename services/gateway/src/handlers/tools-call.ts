@@ -115,7 +115,11 @@ async function runCall(
         },
       });
     },
-    elicitation: (relayed) => relayElicitation(relayed, client, elicit, logger),
+    ...(supportsElicitation(client.capabilities, "form") || supportsElicitation(client.capabilities, "url")
+      ? {
+          elicitation: (relayed: CallElicitationRequest) => relayElicitation(relayed, client, elicit, logger),
+        }
+      : {}),
     sampling: (relayed) => relaySampling(relayed, client, deps.answerTimeoutMs, logger),
   });
 

@@ -67,12 +67,18 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
       const loggingSubject = subjects.callRelay(callId, "logging");
       progressSinks.set(progressSubject, sinks);
       loggingSinks.set(loggingSubject, sinks);
+      const elicitation = sinks.elicitation;
       const requests = [
-        nc.subscribe(subjects.callRelay(callId, "elicitation"), {
-          callback: (error, msg) => {
-            if (!error) void answerElicitation(msg, sinks.elicitation, logger);
-          },
-        }),
+        // Two subscription changes per call the NATS server applies: only when the client can answer.
+        ...(elicitation
+          ? [
+              nc.subscribe(subjects.callRelay(callId, "elicitation"), {
+                callback: (error, msg) => {
+                  if (!error) void answerElicitation(msg, elicitation, logger);
+                },
+              }),
+            ]
+          : []),
         nc.subscribe(subjects.callRelay(callId, "sampling"), {
           callback: (error, msg) => {
             if (!error) void answerSampling(msg, sinks.sampling, logger);
@@ -95,7 +101,7 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
 
 async function answerElicitation(
   msg: Msg,
-  answer: CallRelaySinks["elicitation"],
+  answer: NonNullable<CallRelaySinks["elicitation"]>,
   logger: Logger,
 ): Promise<void> {
   const request = CallElicitationRequestSchema.safeParse(jsonOf(msg));

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transport-node";
 import { freePort } from "@toolbus/config";
 import { inboxPrefix } from "@toolbus/protocol";
@@ -159,6 +159,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Toolbu
     await Promise.allSettled(starting);
     const [nats, postgres, testServer] = await Promise.all(starting);
     const natsUrls = nats.map((node) => node.url);
+    // Healthy nodes are not yet a cluster that can place a stream on `replicas` of them (each
+    // node's JetStream must be known to the meta leader); a service started before that exits
+    // with "no suitable peers for placement".
+    await untilJetStreamPlaces(
+      { servers: natsUrls, user: admin.user, pass: admin.password },
+      replicas,
+      readyTimeoutMs,
+    );
 
     const configPath = join(dir, "toolbus.toml");
     writeFileSync(
@@ -292,6 +300,45 @@ function serviceHandle(handle: {
     restart: () => proc.restart(),
     output: () => proc.output(),
   };
+}
+
+/**
+ * Waits until JetStream places a stream on `replicas` nodes: a throwaway in-memory stream is
+ * created (and deleted) until that succeeds; throws after `timeoutMs` with the last refusal.
+ */
+async function untilJetStreamPlaces(
+  options: { servers: string[]; user: string; pass: string },
+  replicas: number,
+  timeoutMs: number,
+): Promise<void> {
+  const nc = await connect({ ...options, timeout: 5_000 });
+  const name = `PLACEMENT_PROBE_${randomBytes(4).toString("hex")}`;
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      try {
+        const jsm = await jetstreamManager(nc, { timeout: 5_000 });
+        await jsm.streams.add({
+          name,
+          subjects: [`_placement_probe.${name}`],
+          num_replicas: replicas,
+          storage: StorageType.Memory,
+        });
+        await jsm.streams.delete(name);
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) {
+          throw new Error(
+            `the NATS cluster could not place a stream on ${replicas} nodes within ${timeoutMs / 1000} s: ${(error as Error).message}`,
+            { cause: error },
+          );
+        }
+        await sleep(500);
+      }
+    }
+  } finally {
+    await nc.close();
+  }
 }
 
 /**

@@ -5,9 +5,10 @@
  * the reply envelope the bus contract uses).
  *
  * Progress and log messages arrive on one subscription per kind for the whole process, handed to
- * the call by subject. Elicitations and sampling requests keep one subscription per call: with
- * none, the connector's request finds no responder and the server gets its decline or error at
- * once, which a process-wide subscription (answering only its own calls) would turn into a wait.
+ * the call by subject. Elicitations and sampling requests keep one subscription per call
+ * (elicitations only for a client that can answer one): with none, the connector's request finds
+ * no responder and the server gets its decline or error at once, which a process-wide
+ * subscription (answering only its own calls) would turn into a wait.
  * A wildcard subscription per call would cost the NATS server a sweep of its subject cache on
  * every subscribe and unsubscribe; these are plain subjects.
  */

@@ -26,7 +26,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { isolation, startNatsServer } from "@toolbus/testkit";
+import { freePort, isolation, startNatsServer } from "@toolbus/testkit";
 import { type BenchRow, type BenchTable, formatResult, isEntryModule, percentile } from "./bench-table.js";
 import { CpuPerCall, readRss, rssRows } from "./cpu-per-call.js";
 import { profileTables } from "./cpu-profile.js";
@@ -87,7 +87,9 @@ export async function runGatewayBench(): Promise<BenchTable[]> {
   const tables: BenchTable[] = [];
   try {
     // Its own nats-server, so the CPU it shows is toolbus's calls and nobody else's.
-    const nats = await startNatsServer();
+    // Its monitoring endpoint counts the messages a call makes on the bus (/varz).
+    const monitorPort = await freePort();
+    const nats = await startNatsServer({ config: `http: "127.0.0.1:${monitorPort}"` });
     cleanups.push(() => nats.stop());
     // Settled, not raced: an edge still starting after another failed would outlive the clean-up.
     const starting = await Promise.allSettled([
@@ -118,7 +120,7 @@ export async function runGatewayBench(): Promise<BenchTable[]> {
         results.set(`${name} ${concurrency}`, measured);
       }
     }
-    const load = await runLoad(toolbus, cpu);
+    const load = await runLoad(toolbus, cpu, `http://127.0.0.1:${monitorPort}`);
     const loaded = readRss(toolbus.watched);
 
     const tick = 1000 / clockTicksPerSecond();
@@ -289,20 +291,37 @@ interface Load {
   measured: Measured | undefined;
   /** Why it holds fewer calls than asked, or failed. */
   shortfall: string;
+  /** Messages toolbus's processes published to nats-server, and it delivered, over the phase. */
+  natsMessages?: NatsMessages;
+}
+
+interface NatsMessages {
+  in: number;
+  out: number;
+}
+
+/** nats-server's message counters, from its monitoring endpoint. */
+async function natsMessages(monitorUrl: string): Promise<NatsMessages> {
+  const varz = (await (await fetch(`${monitorUrl}/varz`)).json()) as { in_msgs: number; out_msgs: number };
+  return { in: varz.in_msgs, out: varz.out_msgs };
 }
 
 /** LOAD_CALLS through toolbus at LOAD_CONCURRENCY, in batches, until done or its budget is spent. */
-async function runLoad(toolbus: Edge, cpu: CpuPerCall): Promise<Load> {
+async function runLoad(toolbus: Edge, cpu: CpuPerCall, natsMonitorUrl: string): Promise<Load> {
   const deadline = Date.now() + LOAD_BUDGET_MS;
   const tally = emptyTally();
   let sessions: Client[] = [];
+  let messages: NatsMessages | undefined;
   try {
     sessions = await openSessions(toolbus, LOAD_CONCURRENCY);
+    const before = await natsMessages(natsMonitorUrl);
     while (tally.calls < LOAD_CALLS && Date.now() < deadline) {
       const n = Math.min(LOAD_BATCH_CALLS, LOAD_CALLS - tally.calls);
       const batch = await cpu.around(toolbus.watched, loadRun(), () => callBatch(n, sessions, toolbus.tool));
       addTo(tally, batch);
     }
+    const after = await natsMessages(natsMonitorUrl);
+    messages = { in: after.in - before.in, out: after.out - before.out };
   } catch (error) {
     return {
       measured: tally.calls > 0 ? summarize(tally) : undefined,
@@ -312,7 +331,11 @@ async function runLoad(toolbus: Edge, cpu: CpuPerCall): Promise<Load> {
     await Promise.all(sessions.map(closeSession));
   }
   const shortfall = tally.calls < LOAD_CALLS ? `budget of ${LOAD_BUDGET_MS / 1000} s reached` : "";
-  return { measured: tally.calls > 0 ? summarize(tally) : undefined, shortfall };
+  return {
+    measured: tally.calls > 0 ? summarize(tally) : undefined,
+    shortfall,
+    ...(messages ? { natsMessages: messages } : {}),
+  };
 }
 
 function loadRun(): string {
@@ -322,7 +345,14 @@ function loadRun(): string {
 function loadRow(load: Load): BenchRow {
   const name = `toolbus ${loadRun()}`;
   if (!load.measured) return { name, concurrency: LOAD_CONCURRENCY, calls: 0, note: load.shortfall };
-  return { ...measuredRow(name, LOAD_CONCURRENCY, load.measured), note: load.shortfall };
+  const calls = load.measured.calls;
+  const messages = load.natsMessages
+    ? `NATS messages a call: ${round(load.natsMessages.in / calls, 1)} published, ${round(load.natsMessages.out / calls, 1)} delivered`
+    : "";
+  return {
+    ...measuredRow(name, LOAD_CONCURRENCY, load.measured),
+    note: [messages, load.shortfall].filter((part) => part !== "").join("; "),
+  };
 }
 
 function loadHeld(load: Load): string {

@@ -278,22 +278,18 @@ async function busCaller(deps: {
   await publisher.close();
 
   const label = identities ? "authenticated" : "open";
-  const catalog = startService("catalog", {
-    natsUrl,
-    prefix,
-    configPath,
-    nkeyFile: seed("catalog"),
-    profileName: `catalog-${label}`,
-  });
+  const start = (service: "catalog" | "dispatcher") =>
+    startService(service, {
+      natsUrl,
+      prefix,
+      configPath,
+      nkeyFile: seed(service),
+      profileName: `${service}-${label}`,
+    });
+  const catalog = start("catalog");
   cleanups.push(() => stopChild(catalog));
   await until("the catalog to list server-everything", () => everythingReady(nc, subjects));
-  const dispatcher = startService("dispatcher", {
-    natsUrl,
-    prefix,
-    configPath,
-    nkeyFile: seed("dispatcher"),
-    profileName: `dispatcher-${label}`,
-  });
+  const dispatcher = start("dispatcher");
   cleanups.push(() => stopChild(dispatcher));
 
   let callId = 0;

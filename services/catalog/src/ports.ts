@@ -63,7 +63,6 @@ export type CallOutcome =
   | { kind: "cancelled"; message: string }
   | { kind: "failed"; message: string };
 
-/** A server this replica owns: its settings, its session while ready, its calls. */
 /** One `tools/call` for an owned server, as a handler asks for it. */
 export interface ServerCallRequest {
   callId: string;
@@ -78,6 +77,7 @@ export interface ServerCallRequest {
   onProgress?: (progress: Record<string, unknown>) => void;
 }
 
+/** A server this replica owns: its settings, its session while ready, its calls. */
 export interface OwnedServer {
   readonly settings: { readonly server: string; readonly toolTimeoutMs: number };
   /** Undefined while the server is not connected. */

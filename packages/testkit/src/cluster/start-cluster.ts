@@ -15,6 +15,7 @@ import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transp
 import { freePort } from "@toolbus/config";
 import { inboxPrefix } from "@toolbus/protocol";
 import { stringify } from "smol-toml";
+import { eventually } from "../eventually.js";
 import { startThrowawayPostgres } from "../infra.js";
 import { isolation } from "../isolation.js";
 import {
@@ -304,7 +305,7 @@ function serviceHandle(handle: {
 
 /**
  * Waits until JetStream places a stream on `replicas` nodes: a throwaway in-memory stream is
- * created (and deleted) until that succeeds; throws after `timeoutMs` with the last refusal.
+ * created (and deleted) until that succeeds; fails after `timeoutMs` with the last refusal.
  */
 async function untilJetStreamPlaces(
   options: { servers: string[]; user: string; pass: string },
@@ -313,10 +314,10 @@ async function untilJetStreamPlaces(
 ): Promise<void> {
   const nc = await connect({ ...options, timeout: 5_000 });
   const name = `PLACEMENT_PROBE_${randomBytes(4).toString("hex")}`;
-  const deadline = Date.now() + timeoutMs;
   try {
-    for (;;) {
-      try {
+    await eventually(
+      `the NATS cluster to place a stream on ${replicas} nodes`,
+      async () => {
         const jsm = await jetstreamManager(nc, { timeout: 5_000 });
         await jsm.streams.add({
           name,
@@ -325,17 +326,10 @@ async function untilJetStreamPlaces(
           storage: StorageType.Memory,
         });
         await jsm.streams.delete(name);
-        return;
-      } catch (error) {
-        if (Date.now() > deadline) {
-          throw new Error(
-            `the NATS cluster could not place a stream on ${replicas} nodes within ${timeoutMs / 1000} s: ${(error as Error).message}`,
-            { cause: error },
-          );
-        }
-        await sleep(500);
-      }
-    }
+        return true;
+      },
+      timeoutMs,
+    );
   } finally {
     await nc.close();
   }

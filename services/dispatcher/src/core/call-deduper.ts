@@ -1,8 +1,9 @@
 /**
  * Duplicate call ids (a redelivered request, a client retry): a repeat of a call id that is in
  * flight, or that was answered less than `ttlMs` ago, gets the first call's promise instead of
- * running again (a call that failed is forgotten once it settled) — if it is the same call (`identity`, e.g. `callIdentity`). The call id reused
- * for another call gets `reused()` instead: never the first call's answer, and no run either.
+ * running again — if it is the same call (`identity`, e.g. `callIdentity`). A call that failed is
+ * forgotten once it settled. The call id reused for another call gets `reused()` instead: never
+ * the first call's answer, and no run either.
  * Memory is bounded by `maxEntries`: finished entries go first, oldest first, and only then calls
  * still in flight (which keep running; only their memory is dropped). Expiry is checked lazily
  * against the injected clock, so no timers are involved.

@@ -191,6 +191,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
       catalog.stop();
       policy.stop();
       events.flush();
+      history.stop();
     },
   };
 }

@@ -5,6 +5,7 @@ export * from "./call-items.js";
 export * from "./call-outcome.js";
 export * from "./event-copy.js";
 export * from "./event-fit.js";
+export * from "./history-entries.js";
 export * from "./hook-payloads.js";
 export * from "./json.js";
 export * from "./messages.js";

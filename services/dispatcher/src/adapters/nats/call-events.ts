@@ -13,9 +13,9 @@
 import { type Context, context } from "@opentelemetry/api";
 import type { Bus } from "@toolbus/bus";
 import type { CallBeginEvent, CallEndEvent, Subjects } from "@toolbus/protocol";
-import { EVENT_HEADER_ROOM_BYTES } from "../../core/index.js";
+import { type CallPhase, EVENT_HEADER_ROOM_BYTES } from "../../core/index.js";
 import type { EventsPort } from "../../ports.js";
-import type { CallHistoryIndex, CallPhase } from "./call-history.js";
+import type { CallHistoryIndex } from "./call-history.js";
 
 /** NATS's default max_payload, for the moment before the server's INFO is known. */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;

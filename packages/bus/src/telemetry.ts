@@ -2,12 +2,13 @@
  * Starting OpenTelemetry for a service process. The W3C propagator and the async context
  * manager are always registered, so trace context flows through the service even when nothing
  * is exported. Spans and metrics are recorded and exported over OTLP only when
- * `OTEL_EXPORTER_OTLP_ENDPOINT` is set; the standard `OTEL_*` variables tune the exporters
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` is set, and only then is the SDK loaded: with its exporters it
+ * adds about 25 MB to a process that exports nothing; the standard `OTEL_*` variables tune the exporters
  * (`OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`, the default, `http/json` or `grpc`;
  * `OTEL_METRIC_EXPORT_INTERVAL`: ms between metric exports, default 10 000;
  * `OTEL_METRICS_EXPORTER=none`: traces only).
  */
-import { metrics } from "@opentelemetry/api";
+import { context, metrics, propagation } from "@opentelemetry/api";
 import type { PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { ConfigError } from "./config.js";
 import {
@@ -28,6 +29,7 @@ export interface TelemetryOptions {
 export async function startTelemetry(options: TelemetryOptions): Promise<() => Promise<void>> {
   // The exporters read the OTEL_* variables from process.env themselves, so this does too.
   const settings = readSettings(process.env);
+  if (!settings.exporting && settings.w3cPropagators) return propagateOnly();
   // Imported here: the SDK and its exporters take a while to load and most tests never need them.
   const { NodeSDK } = await import("@opentelemetry/sdk-node");
   const metricReaders = settings.metrics ? [await metricReader(settings.metrics)] : [];
@@ -46,6 +48,26 @@ export async function startTelemetry(options: TelemetryOptions): Promise<() => P
     await sdk.shutdown();
     // The next start in this process (tests) registers its own provider.
     metrics.disable();
+  };
+}
+
+/**
+ * What the SDK registers when it exports nothing (no tracer provider: spans are the API's
+ * non-recording ones, carrying the caller's context on), without loading it.
+ */
+async function propagateOnly(): Promise<() => Promise<void>> {
+  const [
+    { AsyncLocalStorageContextManager },
+    { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator },
+  ] = await Promise.all([import("@opentelemetry/context-async-hooks"), import("@opentelemetry/core")]);
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(
+    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+  );
+  return async () => {
+    // The next start in this process (tests) registers its own.
+    context.disable();
+    propagation.disable();
   };
 }
 

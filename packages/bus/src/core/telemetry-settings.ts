@@ -15,6 +15,11 @@ export interface MetricExportSettings {
 
 export interface TelemetrySettings {
   exporting: boolean;
+  /**
+   * Whether `OTEL_PROPAGATORS` asks for no more than W3C trace context and baggage (unset: the
+   * SDK's default), which the process can register without loading the SDK.
+   */
+  w3cPropagators: boolean;
   /** Undefined when nothing is exported or `OTEL_METRICS_EXPORTER=none`. */
   metrics: MetricExportSettings | undefined;
 }
@@ -24,6 +29,16 @@ export const DEFAULT_METRIC_EXPORT_INTERVAL_MS = 10_000;
 export const DEFAULT_METRIC_EXPORT_TIMEOUT_MS = 5_000;
 
 const PROTOCOLS: readonly OtlpProtocol[] = ["http/protobuf", "http/json", "grpc"];
+/** The SDK's default `OTEL_PROPAGATORS`. */
+const W3C_PROPAGATORS: readonly string[] = ["tracecontext", "baggage"];
+
+/** A comma-separated variable's names, blanks left out. */
+function listOf(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+}
 
 /** Thrown for a variable that cannot be used; the message names it and what it accepts. */
 export class TelemetrySettingsError extends Error {
@@ -32,12 +47,10 @@ export class TelemetrySettingsError extends Error {
 
 export function telemetrySettings(env: Readonly<Record<string, string | undefined>>): TelemetrySettings {
   const exporting = (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "").trim() !== "";
-  if (!exporting) return { exporting, metrics: undefined };
-  const exporters = (env.OTEL_METRICS_EXPORTER ?? "")
-    .split(",")
-    .map((name) => name.trim())
-    .filter((name) => name !== "");
-  if (exporters.includes("none")) return { exporting, metrics: undefined };
+  const w3cPropagators = listOf(env.OTEL_PROPAGATORS).every((name) => W3C_PROPAGATORS.includes(name));
+  if (!exporting) return { exporting, w3cPropagators, metrics: undefined };
+  const exporters = listOf(env.OTEL_METRICS_EXPORTER);
+  if (exporters.includes("none")) return { exporting, w3cPropagators, metrics: undefined };
   const unsupported = exporters.filter((name) => name !== "otlp");
   if (unsupported.length > 0) {
     throw new TelemetrySettingsError(
@@ -48,6 +61,7 @@ export function telemetrySettings(env: Readonly<Record<string, string | undefine
   const timeoutMs = milliseconds(env, "OTEL_METRIC_EXPORT_TIMEOUT", DEFAULT_METRIC_EXPORT_TIMEOUT_MS);
   return {
     exporting,
+    w3cPropagators,
     metrics: { protocol: protocol(env), intervalMs, timeoutMs: Math.min(timeoutMs, intervalMs) },
   };
 }

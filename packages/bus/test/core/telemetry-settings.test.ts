@@ -9,13 +9,14 @@ describe("telemetrySettings", () => {
     (env) => {
       expect(
         telemetrySettings({ ...env, OTEL_METRIC_EXPORT_INTERVAL: "oops", OTEL_EXPORTER_OTLP_PROTOCOL: "x" }),
-      ).toEqual({ exporting: false, metrics: undefined });
+      ).toEqual({ exporting: false, w3cPropagators: true, metrics: undefined });
     },
   );
 
   it("exports metrics over http/protobuf every 10 s by default once an endpoint is set", () => {
     expect(telemetrySettings(endpoint)).toEqual({
       exporting: true,
+      w3cPropagators: true,
       metrics: { protocol: "http/protobuf", intervalMs: 10_000, timeoutMs: 5_000 },
     });
   });
@@ -29,13 +30,35 @@ describe("telemetrySettings", () => {
         OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
         OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: "http/json",
       }),
-    ).toEqual({ exporting: true, metrics: { protocol: "http/json", intervalMs: 2_000, timeoutMs: 2_000 } });
+    ).toEqual({
+      exporting: true,
+      w3cPropagators: true,
+      metrics: { protocol: "http/json", intervalMs: 2_000, timeoutMs: 2_000 },
+    });
   });
 
   it.each([[{ OTEL_METRICS_EXPORTER: "none" }], [{ OTEL_METRICS_EXPORTER: "otlp, none" }]])(
     "exports traces only when %j",
     (env) => {
-      expect(telemetrySettings({ ...endpoint, ...env })).toEqual({ exporting: true, metrics: undefined });
+      expect(telemetrySettings({ ...endpoint, ...env })).toEqual({
+        exporting: true,
+        w3cPropagators: true,
+        metrics: undefined,
+      });
+    },
+  );
+
+  it.each([
+    [undefined, true],
+    ["tracecontext,baggage", true],
+    [" baggage , tracecontext ", true],
+    ["tracecontext", true],
+    ["tracecontext,b3", false],
+    ["jaeger", false],
+  ])(
+    "OTEL_PROPAGATORS=%j asks for W3C propagation only: %j (else the SDK is loaded for it)",
+    (value, w3c) => {
+      expect(telemetrySettings({ OTEL_PROPAGATORS: value }).w3cPropagators).toBe(w3c);
     },
   );
 

@@ -47,6 +47,18 @@ function pagesOf(count: number, size: number): RawServerScript["toolPages"] {
   }));
 }
 
+/**
+ * How many catalog events the harness has seen once the one announcing `revision` is among them:
+ * the announcement travels apart from the KV write that `harness.revision()` read.
+ */
+async function announcedAt(revision: number): Promise<number> {
+  const events = () => harness.eventsOn(harness.subjects.catalogEvent);
+  await eventually(`the catalog event of revision ${revision}`, () =>
+    events().some((event) => event.revision === revision) ? true : undefined,
+  );
+  return events().length;
+}
+
 const stdio = (server: { command: string; args: string[] }) => ({
   command: server.command,
   args: server.args,
@@ -289,7 +301,7 @@ describe("listing tools", () => {
     const { service } = await harness.start(toolbusToml({ servers: { srv: stdio(server) } }));
     await service.startup;
     const before = await harness.revision();
-    const announced = harness.eventsOn(harness.subjects.catalogEvent).length;
+    const announced = await announcedAt(before);
 
     await server.setScript({ tools: [{ name: "echo" }, { name: "added" }] });
     const entry = await eventually("the re-listed entry", async () => {
@@ -320,7 +332,7 @@ describe("listing tools", () => {
     await service.startup;
     const before = await harness.revision();
     const entryBefore = await harness.entry("srv");
-    const announced = harness.eventsOn(harness.subjects.catalogEvent).length;
+    const announced = await announcedAt(before);
 
     // A behaviour change lists the same tools; then an explicit refresh lists them again.
     await server.setScript({ tools: [{ name: "echo", behavior: { kind: "text", text: "changed" } }] });

@@ -3,6 +3,7 @@
  * micro service its endpoints belong to, typed request/reply, trace-carrying publishes, and
  * the drain that lets in-flight work finish before the process exits.
  */
+import { setMaxListeners } from "node:events";
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import {
@@ -283,6 +284,15 @@ function logStatusChange(logger: Logger, status: Status): void {
   }
 }
 
+/**
+ * The controller, its signal allowed any number of listeners: node warns of a leak past 10, which
+ * a long-lived signal with one listener per call in flight passes under load without leaking.
+ */
+function withoutListenerCap(controller: AbortController): AbortController {
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
 class NatsBus implements Bus {
   readonly nc: NatsConnection;
   readonly service: Readonly<ServiceIdentity>;
@@ -293,7 +303,8 @@ class NatsBus implements Bus {
   readonly #events: EventPublisher;
   readonly #largeReplies: LargeReplies;
   readonly #inFlight = new Set<Promise<void>>();
-  readonly #abort = new AbortController();
+  /** Handlers' `ctx.signal`, which each call in flight may listen to until it settles. */
+  readonly #abort = withoutListenerCap(new AbortController());
   #js: JetStreamClient | undefined;
   #jsm: Promise<JetStreamManager> | undefined;
   #kvm: Kvm | undefined;

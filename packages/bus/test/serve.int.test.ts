@@ -2,7 +2,7 @@ import { Objm } from "@nats-io/obj";
 import { WireError } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { LEVEL, startBus, uniqueName } from "./support.js";
+import { gate, LEVEL, startBus, uniqueName } from "./support.js";
 
 const AddRequest = z.object({ callId: z.string().optional(), a: z.number(), b: z.number() });
 const AddResult = z.object({ sum: z.number() });
@@ -295,5 +295,38 @@ describe("micro service registration", () => {
     await expect(
       bus.serve({ subject: `${uniqueName()}.x`, name: "get.all", request: z.object({}) }, async () => ({})),
     ).rejects.toThrow('endpoint name "get.all" is not valid: use letters, digits, "-" and "_" only');
+  });
+});
+
+describe("the handlers' signal", () => {
+  it("takes a listener from each of 32 calls in flight without node warning of a leak", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    try {
+      const server = await startBus();
+      const client = await startBus();
+      const subject = `${uniqueName()}.held`;
+      const release = gate();
+      let listening = 0;
+      await server.bus.serve({ subject, name: "held", request: z.object({}) }, async (_req, ctx) => {
+        // As a connector call does: stop the call when the service stops, until it settles.
+        const stop = () => undefined;
+        ctx.signal.addEventListener("abort", stop, { once: true });
+        listening++;
+        await release.promise;
+        ctx.signal.removeEventListener("abort", stop);
+        return {};
+      });
+      const calls = Array.from({ length: 32 }, () => client.bus.request(subject, {}, z.object({})));
+      while (listening < 32) await new Promise((resolve) => setTimeout(resolve, 10));
+      release.open();
+      await Promise.all(calls);
+      // Node emits the warning on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect({ listening, warnings }).toEqual({ listening: 32, warnings: [] });
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 });

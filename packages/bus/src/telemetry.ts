@@ -2,9 +2,9 @@
  * Starting OpenTelemetry for a service process. The W3C propagator and the async context
  * manager are always registered, so trace context flows through the service even when nothing
  * is exported. Spans and metrics are recorded and exported over OTLP only when
- * `OTEL_EXPORTER_OTLP_ENDPOINT` is set, and only then is the SDK loaded: with its exporters it
- * adds about 25 MB to a process that exports nothing; the standard `OTEL_*` variables tune the exporters
- * (`OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`, the default, `http/json` or `grpc`;
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` is set, and only then is the SDK loaded (with its exporters it
+ * adds about 25 MB to a process that exports nothing). The standard `OTEL_*` variables tune the
+ * exporters (`OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`, the default, `http/json` or `grpc`;
  * `OTEL_METRIC_EXPORT_INTERVAL`: ms between metric exports, default 10 000;
  * `OTEL_METRICS_EXPORTER=none`: traces only).
  */

@@ -137,6 +137,12 @@ describe("consuming the memory stream", () => {
     await vi.waitFor(async () => expect((await consumerState(h)).unacked).toBe(10), WAIT);
     const replica = await h.startReplica();
     const stopping = h.service.stop();
+    // A shutdown drains the bus first, and the loop keeps counting meanwhile: the batch in hand may
+    // finish only once the loop itself is stopping, or it would take the buffered ones next.
+    await vi.waitFor(
+      () => expect(h.logs.some((line) => line.msg.includes("waiting for the batch in hand"))).toBe(true),
+      WAIT,
+    );
     await lock.release();
     await stopping;
     // Far sooner than the 30 s ack wait after which the server would redeliver them anyway.

@@ -96,6 +96,11 @@ export class IngestLoop {
   async stop(): Promise<void> {
     this.#stop.abort();
     void this.#fetch?.close();
+    if (this.#inHand.length > 0) {
+      this.#deps.logger.info(
+        `stopping; fetching no more and waiting for the batch in hand (${this.#inHand.length} memory messages) to be written`,
+      );
+    }
     this.#wake();
     await this.#running;
   }

@@ -113,8 +113,31 @@ export interface CallEventCounts {
   endStoredAt?: number;
 }
 
-/** Begin and end events per callId in the events stream (read with an all-seeing connection). */
+/** How long reading the events may keep failing before the scenario fails with its error. */
+const EVENTS_READ_TIMEOUT_MS = 30_000;
+
+/**
+ * Begin and end events per callId in the events stream (read with an all-seeing connection),
+ * read again from the start while JetStream does not answer: right after a node's restart the
+ * stream's reader can get "no responders" until its consumer has a leader.
+ */
 export async function callEvents(
+  admin: NatsConnection,
+  stream: string,
+  prefix: string,
+): Promise<Map<string, CallEventCounts>> {
+  const deadline = Date.now() + EVENTS_READ_TIMEOUT_MS;
+  for (;;) {
+    try {
+      return await readCallEvents(admin, stream, prefix);
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
+}
+
+async function readCallEvents(
   admin: NatsConnection,
   stream: string,
   prefix: string,

@@ -18,7 +18,7 @@ import {
   writeNatsIdentities,
 } from "@toolbus/bus";
 import { acceptsConnections, freePort } from "@toolbus/config";
-import { inboxPrefix, type Role } from "@toolbus/protocol";
+import { type Identity, identityName, inboxPrefix, LOCAL_JS_API } from "@toolbus/protocol";
 import { SetupError } from "./setup-error.js";
 
 export interface LocalNats {
@@ -27,8 +27,8 @@ export interface LocalNats {
   started: boolean;
   /** The directory of each role's NKey seed, or undefined when the bus has no credentials. */
   identitiesDir: string | undefined;
-  /** How one role connects: its own seed and inbox prefix when the bus has identities. */
-  accessFor(role: Role): NatsAccess;
+  /** How one identity connects: its own seed and inbox prefix when the bus has identities. */
+  accessFor(identity: Identity): NatsAccess;
   stop(): Promise<void>;
 }
 
@@ -37,6 +37,8 @@ export async function ensureNats(options: {
   /** `NATS_IDENTITIES_DIR`: seeds written by `toolbus nats-config`, for a given `url`. */
   identitiesDir?: string;
   prefix: string;
+  /** The configured MCP servers: each gets a connector identity of its own. */
+  servers: readonly string[];
   dataDir: string;
   env: NodeJS.ProcessEnv;
 }): Promise<LocalNats> {
@@ -60,7 +62,7 @@ export async function ensureNats(options: {
   }
   const paths = localNatsPaths(options.dataDir);
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
-  writeNatsIdentities({ dir: paths.identities, prefix: options.prefix });
+  writeNatsIdentities({ dir: paths.identities, prefix: options.prefix, servers: options.servers });
   const port = await freePort();
   // nats-server resolves `include` against the config file's own folder.
   writeFileSync(
@@ -98,14 +100,16 @@ function given(servers: string[], identitiesDir: string | undefined, prefix: str
     url: servers.join(","),
     started: false,
     identitiesDir,
-    accessFor(role) {
+    accessFor(identity) {
       if (identitiesDir === undefined) return { servers };
-      const file = seedFileOf(identitiesDir, role);
+      const file = seedFileOf(identitiesDir, identity);
       return {
         servers,
-        nkeySeed: readSeedFile(file, `${role}'s NATS identity ${file}`),
-        inboxPrefix: inboxPrefix(prefix, role),
+        nkeySeed: readSeedFile(file, `${identityName(identity)}'s NATS identity ${file}`),
+        inboxPrefix: inboxPrefix(prefix, identity),
         credentialSource: `NATS_NKEY_FILE=${file}`,
+        // Each identity's account reaches JetStream through its imports; the provisioner's holds it.
+        ...(identity.role === "provisioner" ? {} : { jsApiPrefix: LOCAL_JS_API }),
       };
     },
     stop: async () => {},

@@ -37,17 +37,28 @@ export {
   type InstrumentKind,
   type MetricSpec,
 } from "./core/metric-specs.js";
-export { type AuthUser, renderAuthConf, TOOLBUS_ACCOUNT } from "./core/nats-auth-conf.js";
+export { renderAuthConf } from "./core/nats-auth-conf.js";
 export { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
 export type { EventLossReason, PublishEventOptions } from "./events.js";
 export {
-  type EnsureStreamConfig,
+  type Asset,
+  AssetsNotProvisioned,
+  CALL_RECORD_TTL_MS,
+  durableConsumers,
   EVENT_DUPLICATE_WINDOW_MS,
-  ensureEventsStream,
-  ensureKv,
-  ensureObjectStore,
-  ensureStream,
-} from "./jetstream.js";
+  EXECUTION_RECORD_TTL_MS,
+  jetStreamAssets,
+  kvWriteSubject,
+  MEMORY_DUPLICATE_WINDOW_MS,
+  ProvisionError,
+  type ProvisionReport,
+  type ProvisionSettings,
+  provision,
+  provisionBus,
+  RESOURCE_ORIGIN_TTL_MS,
+  streamContract,
+  verifyAssets,
+} from "./provision.js";
 export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
 export { type LargeReplyOptions, largeReplyOptions, REPLY_OBJECT_HEADER } from "./large-replies.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
@@ -63,6 +74,7 @@ export {
   secondsSince,
 } from "./metrics.js";
 export {
+  authConfFor,
   authConfOf,
   DEFAULT_NATS_URL,
   exitWithStartupError,
@@ -73,6 +85,8 @@ export {
   type NatsTlsFiles,
   natsAccessFromEnv,
   natsServers,
+  newSeed,
+  publicKeyOf,
   readSeedFile,
   runningLocalNats,
   seedFileOf,

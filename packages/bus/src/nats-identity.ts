@@ -6,19 +6,32 @@
  * Environment of a process (all optional; without credentials the bus is unauthenticated):
  * - `NATS_URL`: one URL or a comma-separated list (a cluster); `user:password@` is allowed.
  * - `NATS_NKEY_FILE`: the file holding this identity's NKey seed (`SU…`), from `toolbus nats-config`.
+ *   A catalog process finds the seed of each server's connector beside it (`connector-<server>.nk`),
+ *   or in `NATS_NKEY_DIR`.
+ * - `NATS_JS_API_PREFIX`: where the account reaches JetStream's API (default: `LOCAL_JS_API` with
+ *   an NKey of `toolbus nats-config`, whose accounts import it there; `$JS.API` otherwise).
  * - `NATS_USER` / `NATS_PASSWORD`: user and password instead of an NKey.
  * - `NATS_TLS_CA_FILE`, `NATS_TLS_CERT_FILE`, `NATS_TLS_KEY_FILE`: TLS to NATS (a `tls://` URL
  *   or a CA file turns TLS on; cert and key are for servers that verify clients).
- * - `TOOLBUS_JS_REPLICAS`: how many JetStream nodes keep each stream and KV bucket the process
+ * - `TOOLBUS_JS_REPLICAS`: how many JetStream nodes keep each stream and KV bucket the provisioner
  *   creates (default 1, for a single nats-server; 3 on a 3-node cluster).
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { nkeys, PermissionViolationError } from "@nats-io/nats-core";
-import { createSubjects, inboxPrefix, permissionsFor, ROLES, type Role } from "@toolbus/protocol";
+import {
+  busLayout,
+  createSubjects,
+  type Identity,
+  identityName,
+  identityOf,
+  inboxPrefix,
+  LOCAL_JS_API,
+  type Role,
+} from "@toolbus/protocol";
 import { ConfigError } from "./config.js";
 import { maskUrl } from "./core/mask-url.js";
-import { type AuthUser, renderAuthConf } from "./core/nats-auth-conf.js";
+import { renderAuthConf } from "./core/nats-auth-conf.js";
 import type { Logger } from "./logger.js";
 
 export interface NatsTlsFiles {
@@ -40,8 +53,14 @@ export interface NatsAccess {
   inboxPrefix?: string;
   /** Where the credentials came from, for messages (`NATS_NKEY_FILE=/run/secrets/…`); never the secret. */
   credentialSource?: string;
-  /** Replicas of every stream and KV bucket this process creates (`TOOLBUS_JS_REPLICAS`); default 1. */
+  /** Replicas of every stream and KV bucket the provisioner creates (`TOOLBUS_JS_REPLICAS`); default 1. */
   jetStreamReplicas?: number;
+  /**
+   * Where this identity's account reaches JetStream's API: `LOCAL_JS_API` for an identity of
+   * `toolbus nats-config` (its own account imports the API under that name), JetStream's own
+   * `$JS.API` (the default) on a bus without accounts.
+   */
+  jsApiPrefix?: string;
 }
 
 /** JetStream keeps a stream on at most 5 nodes. */
@@ -71,9 +90,9 @@ export function runningLocalNats(dataDir: string): { url: string; identitiesDir:
   return { url: readFileSync(paths.url, "utf8").trim(), identitiesDir: paths.identities };
 }
 
-/** The seed file of one role in a directory `writeNatsIdentities` wrote. */
-export function seedFileOf(dir: string, role: Role): string {
-  return join(dir, `${role}.nk`);
+/** The seed file of one identity in a directory `writeNatsIdentities` wrote (`<name>.nk`). */
+export function seedFileOf(dir: string, identity: Identity | Role): string {
+  return join(dir, `${identityName(typeof identity === "string" ? identityOf(identity) : identity)}.nk`);
 }
 
 /** The `accounts` block file in a directory `writeNatsIdentities` wrote. */
@@ -84,41 +103,71 @@ export function authConfOf(dir: string): string {
 export interface NatsIdentities {
   dir: string;
   authConf: string;
-  /** Public key of each role (`U…`). */
-  publicKeys: ReadonlyMap<Role, string>;
-  seedFile(role: Role): string;
+  /** Every identity written, one per role and one connector per server. */
+  identities: readonly Identity[];
+  /** Public key of each identity (`U…`), by its name (`dispatcher`, `connector-github`). */
+  publicKeys: ReadonlyMap<string, string>;
+  seedFile(identity: Identity | Role): string;
+}
+
+/** A new NKey user seed (`SU…`). */
+export function newSeed(): string {
+  return new TextDecoder().decode(nkeys.createUser().getSeed());
+}
+
+/** The public key (`U…`) of a user seed. */
+export function publicKeyOf(seed: string): string {
+  return nkeys.fromSeed(new TextEncoder().encode(seed)).getPublicKey();
 }
 
 /**
- * Writes `<dir>/<role>.nk` for every role (0600; an existing seed is kept unless `rotate`), and
- * `<dir>/auth.conf`, the nats-server `accounts` block with each role's public key and permissions.
+ * The nats-server `accounts` block of a bus whose config has `servers`: one account per identity
+ * (see `busLayout`), each user given by the public key of its seed.
+ */
+export function authConfFor(options: {
+  prefix: string;
+  servers: readonly string[];
+  publicKey: (identity: Identity) => string;
+}): string {
+  return renderAuthConf(busLayout(createSubjects(options.prefix), options.servers), options.publicKey);
+}
+
+/**
+ * Writes `<dir>/<name>.nk` for every identity of a bus whose config has `servers` (0600; an
+ * existing seed is kept unless `rotate`), and `<dir>/auth.conf`, the nats-server `accounts`
+ * block with each identity's public key, allow lists, imports and exports.
  */
 export function writeNatsIdentities(options: {
   dir: string;
   prefix: string;
+  /** The MCP servers of the config: each gets a connector identity of its own. */
+  servers: readonly string[];
   rotate?: boolean;
-  roles?: readonly Role[];
 }): NatsIdentities {
   const { dir } = options;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const subjects = createSubjects(options.prefix);
-  const publicKeys = new Map<Role, string>();
-  const users: AuthUser[] = [];
-  for (const role of options.roles ?? ROLES) {
-    const file = seedFileOf(dir, role);
+  const layout = busLayout(createSubjects(options.prefix), options.servers);
+  const publicKeys = new Map<string, string>();
+  for (const identity of layout.identities) {
+    const file = seedFileOf(dir, identity);
+    const name = identityName(identity);
     let seed: string | undefined;
-    if (!options.rotate && existsSync(file)) seed = readSeedFile(file, `${role}'s seed file`);
+    if (!options.rotate && existsSync(file)) seed = readSeedFile(file, `${name}'s seed file`);
     if (seed === undefined) {
-      seed = new TextDecoder().decode(nkeys.createUser().getSeed());
+      seed = newSeed();
       writePrivate(file, `${seed}\n`);
     }
-    const publicKey = nkeys.fromSeed(new TextEncoder().encode(seed)).getPublicKey();
-    publicKeys.set(role, publicKey);
-    users.push({ role, publicKey, permissions: permissionsFor(role, subjects) });
+    publicKeys.set(name, publicKeyOf(seed));
   }
   const authConf = authConfOf(dir);
-  writePrivate(authConf, renderAuthConf({ prefix: subjects.prefix, users }));
-  return { dir, authConf, publicKeys, seedFile: (role) => seedFileOf(dir, role) };
+  writePrivate(authConf, renderAuthConf(layout, (identity) => publicKeys.get(identityName(identity)) as string));
+  return {
+    dir,
+    authConf,
+    identities: layout.identities,
+    publicKeys,
+    seedFile: (identity) => seedFileOf(dir, identity),
+  };
 }
 
 /** Written beside, then renamed: a reader never sees half a key. */
@@ -173,8 +222,9 @@ export function natsServers(value: string | undefined): string[] {
 /** The NATS access of a process from its environment; throws ConfigError listing every problem. */
 export function natsAccessFromEnv(
   env: Readonly<Record<string, string | undefined>>,
-  identity: { prefix: string; role: Role },
+  identity: { prefix: string; role: Role } | { prefix: string; identity: Identity },
 ): NatsAccess {
+  const who = "identity" in identity ? identity.identity : identityOf(identity.role);
   const problems: string[] = [];
   let servers: string[] = [DEFAULT_NATS_URL];
   try {
@@ -183,17 +233,22 @@ export function natsAccessFromEnv(
     if (error instanceof ConfigError) problems.push(...error.problems);
     else throw error;
   }
-  const access: NatsAccess = { servers, inboxPrefix: inboxPrefix(identity.prefix, identity.role) };
-  const nkeyFile = env.NATS_NKEY_FILE || undefined;
+  const access: NatsAccess = { servers, inboxPrefix: inboxPrefix(identity.prefix, who) };
+  // A connector's seed is its own file beside the catalog's (NATS_NKEY_FILE), or in NATS_NKEY_DIR.
+  const nkeyFile = who.role === "connector" ? connectorSeedFile(env, who) : env.NATS_NKEY_FILE || undefined;
   if (nkeyFile !== undefined) {
     try {
       access.nkeySeed = readSeedFile(nkeyFile);
-      access.credentialSource = `NATS_NKEY_FILE=${nkeyFile}`;
+      access.credentialSource = `${who.role === "connector" ? "seed file" : "NATS_NKEY_FILE="}${nkeyFile}`;
+      // An identity of `toolbus nats-config` reaches JetStream through its account's imports;
+      // the provisioner lives where the streams are.
+      if (who.role !== "provisioner") access.jsApiPrefix = LOCAL_JS_API;
     } catch (error) {
       if (error instanceof ConfigError) problems.push(...error.problems);
       else throw error;
     }
   }
+  if (env.NATS_JS_API_PREFIX) access.jsApiPrefix = env.NATS_JS_API_PREFIX;
   if (env.NATS_USER) {
     if (nkeyFile !== undefined) {
       problems.push("NATS_USER: set together with NATS_NKEY_FILE; use one kind of credentials");
@@ -233,6 +288,16 @@ export function natsAccessFromEnv(
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return access;
+}
+
+/**
+ * Where a connector's seed is: `<NATS_NKEY_DIR>/connector-<server>.nk`, else beside the catalog's
+ * own seed (`NATS_NKEY_FILE`), where `toolbus nats-config` writes them all; undefined on a bus
+ * without credentials.
+ */
+function connectorSeedFile(env: Readonly<Record<string, string | undefined>>, connector: Identity) {
+  const dir = env.NATS_NKEY_DIR || (env.NATS_NKEY_FILE ? dirname(env.NATS_NKEY_FILE) : undefined);
+  return dir === undefined ? undefined : seedFileOf(dir, connector);
 }
 
 /** True when the access carries credentials of any kind (an NKey, a user, or a user in the URL). */

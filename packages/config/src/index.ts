@@ -58,3 +58,4 @@ export {
 } from "./tables.js";
 export type { ConfigSource, ToolbusConfig } from "./toolbus-config.js";
 export { type ParseOptions, parseToolbusToml } from "./toolbus-toml.js";
+export { DEFAULT_SESSION_IDLE_TTL_MS, type ProvisionInputs, provisionInputs } from "./provision-settings.js";

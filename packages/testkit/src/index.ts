@@ -27,3 +27,4 @@ export {
   startOtlpReceiver,
 } from "./otlp-receiver.js";
 export { type TomlValue, toolbusToml } from "./toolbus-toml.js";
+export { provisionPrefix } from "./provision.js";

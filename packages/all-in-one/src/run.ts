@@ -128,7 +128,11 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
 
     const catalogLogger = loggerOf("catalog");
     const catalog = await startCatalogService({
-      bus: await connect(identityOf("catalog"), "MCP server connections and the revisioned catalog", catalogLogger),
+      bus: await connect(
+        identityOf("catalog"),
+        "MCP server connections and the revisioned catalog",
+        catalogLogger,
+      ),
       connectorBus: (server) =>
         connect(identityOf("connector", server), `MCP server ${server}`, catalogLogger.child({ server })),
       subjects,
@@ -172,7 +176,11 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     });
     stops.push(["memory", () => memory.drain().then(() => memory.stop())]);
     const gatewayLogger = loggerOf("gateway");
-    const gatewayBus = await connect(identityOf("gateway"), "The MCP edge, REST and the console", gatewayLogger);
+    const gatewayBus = await connect(
+      identityOf("gateway"),
+      "The MCP edge, REST and the console",
+      gatewayLogger,
+    );
     const tokens = resolveGatewayTokens(config.gateway, env);
     if (!tokens.ok) throw new SetupError(tokens.message);
     const gateway = await startGatewayService({

@@ -40,25 +40,6 @@ export {
 export { renderAuthConf } from "./core/nats-auth-conf.js";
 export { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
 export type { EventLossReason, PublishEventOptions } from "./events.js";
-export {
-  type Asset,
-  AssetsNotProvisioned,
-  CALL_RECORD_TTL_MS,
-  durableConsumers,
-  EVENT_DUPLICATE_WINDOW_MS,
-  EXECUTION_RECORD_TTL_MS,
-  jetStreamAssets,
-  kvWriteSubject,
-  MEMORY_DUPLICATE_WINDOW_MS,
-  ProvisionError,
-  type ProvisionReport,
-  type ProvisionSettings,
-  provision,
-  provisionBus,
-  RESOURCE_ORIGIN_TTL_MS,
-  streamContract,
-  verifyAssets,
-} from "./provision.js";
 export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
 export { type LargeReplyOptions, largeReplyOptions, REPLY_OBJECT_HEADER } from "./large-replies.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
@@ -92,6 +73,25 @@ export {
   seedFileOf,
   writeNatsIdentities,
 } from "./nats-identity.js";
+export {
+  type Asset,
+  AssetsNotProvisioned,
+  CALL_RECORD_TTL_MS,
+  durableConsumers,
+  EVENT_DUPLICATE_WINDOW_MS,
+  EXECUTION_RECORD_TTL_MS,
+  jetStreamAssets,
+  kvWriteSubject,
+  MEMORY_DUPLICATE_WINDOW_MS,
+  ProvisionError,
+  type ProvisionReport,
+  type ProvisionSettings,
+  provision,
+  provisionBus,
+  RESOURCE_ORIGIN_TTL_MS,
+  streamContract,
+  verifyAssets,
+} from "./provision.js";
 export { DEFAULT_REQUEST_TIMEOUT_MS, isOverMaxPayload, type RequestOptions } from "./request.js";
 export type { EndpointSpec, Handler, HandlerContext } from "./serve.js";
 export {

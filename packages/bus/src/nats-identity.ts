@@ -160,7 +160,10 @@ export function writeNatsIdentities(options: {
     publicKeys.set(name, publicKeyOf(seed));
   }
   const authConf = authConfOf(dir);
-  writePrivate(authConf, renderAuthConf(layout, (identity) => publicKeys.get(identityName(identity)) as string));
+  writePrivate(
+    authConf,
+    renderAuthConf(layout, (identity) => publicKeys.get(identityName(identity)) as string),
+  );
   return {
     dir,
     authConf,

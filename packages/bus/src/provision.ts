@@ -30,7 +30,7 @@ import {
   type Subjects,
   withPrefix,
 } from "@toolbus/protocol";
-import { DEFAULT_EVENT_DELIVERY, eventDuplicateWindowMs } from "./core/backoff.js";
+import { natsConnectionOptions } from "./bus.js";
 import {
   type ActualStreamConfig,
   type ConsumerContract,
@@ -38,8 +38,8 @@ import {
   contractDifferences,
   type StreamContract,
 } from "./core/asset-contract.js";
+import { DEFAULT_EVENT_DELIVERY, eventDuplicateWindowMs } from "./core/backoff.js";
 import type { StreamLimits } from "./core/stream-limits.js";
-import { natsConnectionOptions } from "./bus.js";
 import { EVENT_ACK_TIMEOUT_MS } from "./events.js";
 import type { NatsAccess } from "./nats-identity.js";
 
@@ -334,7 +334,9 @@ export async function provision(
 function needsUpdate(wanted: StreamConfig, current: StreamConfig): boolean {
   if (contractDifferences(contractOf(wanted), current as ActualStreamConfig).length > 0) return true;
   const keys = Object.keys(wanted) as Array<keyof StreamConfig>;
-  return keys.some((key) => key !== "subjects" && JSON.stringify(wanted[key]) !== JSON.stringify(current[key]));
+  return keys.some(
+    (key) => key !== "subjects" && JSON.stringify(wanted[key]) !== JSON.stringify(current[key]),
+  );
 }
 
 async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamConfig | undefined> {
@@ -361,7 +363,11 @@ export class AssetsNotProvisioned extends Error {
  * configuration (and that its durable consumers are the provisioner's); throws
  * AssetsNotProvisioned listing every difference otherwise.
  */
-export async function verifyAssets(jsm: JetStreamManager, identity: Identity, subjects: Subjects): Promise<void> {
+export async function verifyAssets(
+  jsm: JetStreamManager,
+  identity: Identity,
+  subjects: Subjects,
+): Promise<void> {
   const problems: string[] = [];
   const use = identityUse(identity, subjects);
   for (const stream of use.streams) {
@@ -383,7 +389,9 @@ export async function verifyAssets(jsm: JetStreamManager, identity: Identity, su
     }
   }
   for (const durable of durableConsumers(subjects)) {
-    if (!use.jetStreamApi.some((s) => s.endsWith(`.CONSUMER.MSG.NEXT.${durable.stream}.${durable.durable}`))) {
+    if (
+      !use.jetStreamApi.some((s) => s.endsWith(`.CONSUMER.MSG.NEXT.${durable.stream}.${durable.durable}`))
+    ) {
       continue;
     }
     const current = await jsm.consumers.info(durable.stream, durable.durable).catch((err: unknown) => {

@@ -39,6 +39,7 @@ export {
   serverNameProblem,
 } from "./mcp-server.js";
 export { ConfigFileError, type ConfigProblem, formatProblems } from "./problems.js";
+export { DEFAULT_SESSION_IDLE_TTL_MS, type ProvisionInputs, provisionInputs } from "./provision-settings.js";
 export { INHERITED_ENV_VARS, stdioChildEnv } from "./stdio-env.js";
 export {
   type ApprovalsConfig,
@@ -58,4 +59,3 @@ export {
 } from "./tables.js";
 export type { ConfigSource, ToolbusConfig } from "./toolbus-config.js";
 export { type ParseOptions, parseToolbusToml } from "./toolbus-toml.js";
-export { DEFAULT_SESSION_IDLE_TTL_MS, type ProvisionInputs, provisionInputs } from "./provision-settings.js";

@@ -4,7 +4,7 @@
  * limits, the memory service's consumer, and how long an unused gateway session lives.
  */
 import type { Env } from "./http-headers.js";
-import { DEFAULT_MEMORY_CONFIG, type MemoryConfig, type BusConfig } from "./tables.js";
+import { type BusConfig, DEFAULT_MEMORY_CONFIG, type MemoryConfig } from "./tables.js";
 
 /** How long an MCP session stays without a request before it expires (`TOOLBUS_GATEWAY_SESSION_TTL_SEC`). */
 export const DEFAULT_SESSION_IDLE_TTL_MS = 30 * 60_000;
@@ -26,7 +26,8 @@ function envInteger(env: Env, name: string): number | undefined {
 }
 
 export function provisionInputs(tables: { bus: BusConfig; memory: MemoryConfig }, env: Env): ProvisionInputs {
-  const batchSize = envInteger(env, "MEMORY_BATCH_SIZE") ?? tables.memory.batchSize ?? DEFAULT_MEMORY_CONFIG.batchSize;
+  const batchSize =
+    envInteger(env, "MEMORY_BATCH_SIZE") ?? tables.memory.batchSize ?? DEFAULT_MEMORY_CONFIG.batchSize;
   const sessionTtlSec = envInteger(env, "TOOLBUS_GATEWAY_SESSION_TTL_SEC");
   return {
     events: { ...tables.bus.events },

@@ -28,7 +28,9 @@ export interface Identity {
 export function identityOf(role: Role, server?: string): Identity {
   if (role === "connector") {
     if (server === undefined || !SERVER_NAME_PATTERN.test(server)) {
-      throw new Error(`a connector identity needs the name of its MCP server (got ${JSON.stringify(server)})`);
+      throw new Error(
+        `a connector identity needs the name of its MCP server (got ${JSON.stringify(server)})`,
+      );
     }
     return Object.freeze({ role, server });
   }
@@ -155,7 +157,8 @@ export interface BucketSpec {
   readonly description: string;
 }
 
-const grant = (role: Role, access: KeyAccess, keys = ">"): BucketAccess => Object.freeze({ role, access, keys });
+const grant = (role: Role, access: KeyAccess, keys = ">"): BucketAccess =>
+  Object.freeze({ role, access, keys });
 
 // biome-ignore format: a table reads best one row per line
 export const BUCKETS: readonly BucketSpec[] = Object.freeze<BucketSpec[]>([
@@ -427,7 +430,11 @@ export function permissionsFor(identity: Identity | Role, subjects: Subjects): P
     ...use.jetStreamReplies,
     ...use.pings.map((p) => p.subject),
   ]);
-  const subscribe = new Set<string>([`${inboxPrefix(subjects.prefix, id)}.>`, ...use.serves, ...use.subscribes]);
+  const subscribe = new Set<string>([
+    `${inboxPrefix(subjects.prefix, id)}.>`,
+    ...use.serves,
+    ...use.subscribes,
+  ]);
   const serves = use.serves.length > 0;
   if (serves) {
     // Every service is a NATS micro service (`$SRV.PING|INFO|STATS[.<name>[.<id>]]`).

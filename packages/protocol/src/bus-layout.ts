@@ -22,10 +22,10 @@ import {
   busIdentities,
   covers,
   type Identity,
+  INTERNAL_SUBJECTS,
   identityName,
   identityOf,
   identityUse,
-  INTERNAL_SUBJECTS,
   inboxPrefix,
   localJetStreamApi,
   localKvWrite,
@@ -138,7 +138,8 @@ export function busLayout(subjects: Subjects, servers: readonly string[]): BusLa
     for (const subject of use.kvWrites) {
       flow({ kind: "service", subject, from: JETSTREAM_ACCOUNT, to: here, local: localKvWrite(subject) });
     }
-    for (const subject of use.jetStreamReplies) flow({ kind: "service", subject, from: JETSTREAM_ACCOUNT, to: here });
+    for (const subject of use.jetStreamReplies)
+      flow({ kind: "service", subject, from: JETSTREAM_ACCOUNT, to: here });
     for (const { subject, stored } of use.publishes) {
       // Stored subjects the tables do not name (the large replies) come straight from JetStream.
       if (stored && !flows.some((f) => f.to === here && f.kind === "service" && f.subject === subject)) {
@@ -146,7 +147,12 @@ export function busLayout(subjects: Subjects, servers: readonly string[]): BusLa
       }
     }
     if (use.receivesDeliveries) {
-      flow({ kind: "stream", subject: `${inboxPrefix(prefix, identity)}.>`, from: JETSTREAM_ACCOUNT, to: here });
+      flow({
+        kind: "stream",
+        subject: `${inboxPrefix(prefix, identity)}.>`,
+        from: JETSTREAM_ACCOUNT,
+        to: here,
+      });
     }
     for (const ping of use.pings) {
       const owners = identities.filter((other) => other.role === ping.ownerRole);
@@ -159,7 +165,10 @@ export function busLayout(subjects: Subjects, servers: readonly string[]): BusLa
 
   const accounts = [JETSTREAM_ACCOUNT, ...identities.filter((i) => i.role !== "provisioner").map(account)];
   const specs = accounts.map((name): AccountSpec => {
-    const exported = new Map<string, { kind: Flow["kind"]; subject: string; accounts: Set<string>; responseType?: "stream" }>();
+    const exported = new Map<
+      string,
+      { kind: Flow["kind"]; subject: string; accounts: Set<string>; responseType?: "stream" }
+    >();
     for (const f of flows.filter((f) => f.from === name)) {
       const key = `${f.kind} ${f.subject}`;
       const entry = exported.get(key) ?? { kind: f.kind, subject: f.subject, accounts: new Set<string>() };
@@ -197,7 +206,9 @@ export function busLayout(subjects: Subjects, servers: readonly string[]): BusLa
               ...(f.local !== undefined && f.local !== f.subject ? { to: f.local } : {}),
             }),
           )
-          .sort((a, b) => (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : a.account < b.account ? -1 : 1)),
+          .sort((a, b) =>
+            a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : a.account < b.account ? -1 : 1,
+          ),
       ),
     });
   });

@@ -184,7 +184,11 @@ export interface Subjects {
    * `large`: replies larger than one NATS message, stored by the service that answers under
    * `<prefix>.large.<reader>.<id>.<chunk>` and read by subject by the identity named there.
    */
-  readonly streams: { readonly events: StreamNames; readonly memory: StreamNames; readonly large: StreamNames };
+  readonly streams: {
+    readonly events: StreamNames;
+    readonly memory: StreamNames;
+    readonly large: StreamNames;
+  };
 }
 
 export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {

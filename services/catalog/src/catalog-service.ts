@@ -27,8 +27,9 @@ import {
   CatalogRefreshRequestSchema,
   CatalogSearchRequestSchema,
   CompletionCompleteRequestSchema,
-  catalogKey,
   ConnectorCallRequestSchema,
+  catalogKey,
+  identityOf,
   internalSubjects,
   PromptsGetRequestSchema,
   PromptsListRequestSchema,
@@ -37,7 +38,6 @@ import {
   ResourceTemplatesListRequestSchema,
   type StartupCompleteEvent,
   type Subjects,
-  identityOf,
   serverKeyPrefix,
 } from "@toolbus/protocol";
 import type { z } from "zod";
@@ -226,7 +226,13 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
           return entry;
         },
         relayFor: (callId) =>
-          createCallRelay({ bus: own, subjects, server: name, callId, answerTimeoutMs: server.toolTimeoutMs }),
+          createCallRelay({
+            bus: own,
+            subjects,
+            server: name,
+            callId,
+            answerTimeoutMs: server.toolTimeoutMs,
+          }),
         promptsChanged: () => own.publishEvent(subjects.promptsEvent, { server: name, at: now() }),
       },
     );
@@ -416,7 +422,12 @@ async function serveConnector(deps: {
   await serveOwned(subjectsOf.resourcesRead, "resources-read", OwnerReadRequestSchema, owner.read);
   await serveOwned(subjectsOf.promptsList, "prompts-list", OwnerPromptsListRequestSchema, ownerPrompts.list);
   await serveOwned(subjectsOf.promptsGet, "prompts-get", OwnerPromptsGetRequestSchema, ownerPrompts.get);
-  await serveOwned(subjectsOf.complete, "completion-complete", OwnerCompleteRequestSchema, ownerPrompts.complete);
+  await serveOwned(
+    subjectsOf.complete,
+    "completion-complete",
+    OwnerCompleteRequestSchema,
+    ownerPrompts.complete,
+  );
   await serveOwned(subjectsOf.refresh, "refresh", OwnerRefreshRequestSchema, ownerRefreshHandler(connector));
 }
 

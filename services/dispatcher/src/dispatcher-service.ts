@@ -6,8 +6,8 @@
  */
 import {
   type Bus,
-  CallCancellations,
   CALL_RECORD_TTL_MS,
+  CallCancellations,
   CallLedger,
   followCancellations,
   type Logger,

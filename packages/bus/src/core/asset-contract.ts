@@ -46,7 +46,8 @@ export function contractDifferences(contract: StreamContract, actual: ActualStre
   none("subject_transform", actual.subject_transform);
   for (const field of ["deny_delete", "deny_purge", "allow_direct"] as const) {
     const value = actual[field] ?? false;
-    if (value !== contract[field]) differences.push(`${field} is ${value} (the contract: ${contract[field]})`);
+    if (value !== contract[field])
+      differences.push(`${field} is ${value} (the contract: ${contract[field]})`);
   }
   return differences;
 }

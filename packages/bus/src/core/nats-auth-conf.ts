@@ -36,7 +36,9 @@ function account(spec: AccountSpec, publicKey: (identity: Identity) => string): 
     lines.push("    exports: [");
     for (const e of spec.exports) {
       const type = e.responseType ? `, response_type: ${e.responseType}` : "";
-      lines.push(`      { ${e.kind}: ${quote(e.subject)}, accounts: [${e.accounts.map(quote).join(", ")}]${type} }`);
+      lines.push(
+        `      { ${e.kind}: ${quote(e.subject)}, accounts: [${e.accounts.map(quote).join(", ")}]${type} }`,
+      );
     }
     lines.push("    ]");
   }

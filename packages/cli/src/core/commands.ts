@@ -172,7 +172,8 @@ export const COMMANDS: readonly CommandSpec[] = [
         name: "config",
         type: "string",
         valueName: "path",
-        description: "The toolbus.toml whose servers each get a connector identity (default as toolbus start)",
+        description:
+          "The toolbus.toml whose servers each get a connector identity (default as toolbus start)",
       },
       {
         name: "rotate",

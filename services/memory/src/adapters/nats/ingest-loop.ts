@@ -121,7 +121,10 @@ export class IngestLoop {
   async #run(): Promise<void> {
     const { subjects, logger, ackWaitMs } = this.#deps;
     const stream = subjects.streams.memory.name;
-    logger.info({ stream, consumer: memoryConsumer(subjects).durable }, `counting citations from stream ${stream}`);
+    logger.info(
+      { stream, consumer: memoryConsumer(subjects).durable },
+      `counting citations from stream ${stream}`,
+    );
     // Keeps the server from redelivering what is held: a slow or held batch, and the one behind it.
     const keepAlive = setInterval(
       () => {

@@ -11,7 +11,8 @@ import type { Subjects } from "@toolbus/protocol";
 /** The durable consumer every replica shares (a work queue over the stream). */
 export function memoryConsumer(subjects: Subjects): { stream: string; durable: string } {
   const consumer = durableConsumers(subjects).find((c) => c.stream === subjects.streams.memory.name);
-  if (consumer === undefined) throw new Error("the access tables name no durable consumer of the memory stream");
+  if (consumer === undefined)
+    throw new Error("the access tables name no durable consumer of the memory stream");
   return { stream: consumer.stream, durable: consumer.durable };
 }
 
@@ -22,5 +23,8 @@ export async function memoryConsumerSettings(
 ): Promise<{ ackWaitMs: number; maxAckPending: number }> {
   const { stream, durable } = memoryConsumer(subjects);
   const { config } = await jsm.consumers.info(stream, durable);
-  return { ackWaitMs: Math.round((config.ack_wait ?? 30_000_000_000) / 1_000_000), maxAckPending: config.max_ack_pending ?? -1 };
+  return {
+    ackWaitMs: Math.round((config.ack_wait ?? 30_000_000_000) / 1_000_000),
+    maxAckPending: config.max_ack_pending ?? -1,
+  };
 }

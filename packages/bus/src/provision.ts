@@ -42,6 +42,7 @@ import { DEFAULT_EVENT_DELIVERY, eventDuplicateWindowMs } from "./core/backoff.j
 import type { StreamLimits } from "./core/stream-limits.js";
 import { EVENT_ACK_TIMEOUT_MS } from "./events.js";
 import type { NatsAccess } from "./nats-identity.js";
+import { permissionViolation } from "./request.js";
 
 /** How long the dispatchers remember a call (`<prefix>_calls`): a retry within it is answered from the record. */
 export const CALL_RECORD_TTL_MS = 30 * 60 * 1000;
@@ -377,6 +378,8 @@ export async function verifyAssets(
     try {
       current = await streamInfo(jsm, stream);
     } catch (err) {
+      // Refused by NATS: the identity is the wrong one, which no provisioning cures.
+      if (permissionViolation(err)) throw err;
       problems.push(`stream ${stream} cannot be looked at by ${identityName(identity)} (${errorText(err)})`);
       continue;
     }

@@ -26,6 +26,7 @@ import {
   CatalogGetRequestSchema,
   CatalogRefreshRequestSchema,
   CatalogSearchRequestSchema,
+  CatalogServerEntrySchema,
   CompletionCompleteRequestSchema,
   ConnectorCallRequestSchema,
   catalogKey,
@@ -479,12 +480,22 @@ async function watchOtherReplicas(kv: KV, connector: ServerConnector, logger: Lo
     try {
       for await (const update of watch) {
         if (update.operation !== "PUT") continue;
-        const entry = update.json<ServerEntry>();
-        if (entry.server === server) connector.observeEntry(entry);
+        // Whoever holds this server's identity may write anything here: only a whole entry counts.
+        const entry = CatalogServerEntrySchema.safeParse(jsonOrUndefined(update.string()));
+        if (entry.success && entry.data.server === server) connector.observeEntry(entry.data as ServerEntry);
+        else logger.warn({ server }, "ignored a catalog entry for this server that is not a catalog entry");
       }
     } catch (error) {
       logger.warn({ err: error, server }, "the catalog watch ended");
     }
   })();
   return () => watch.stop();
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

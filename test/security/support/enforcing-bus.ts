@@ -28,6 +28,8 @@ export interface EnforcingBus {
   as(identity: Identity): Promise<NatsConnection>;
   /** The JetStream API prefix `identity` uses. */
   apiOf(identity: Identity): string;
+  /** The NKey seed of `identity` (`SU…`). */
+  seedOf(identity: Identity): string;
   /** Outside the layout: may look at and change anything in the JetStream account. */
   admin: NatsConnection;
   adminJsm: JetStreamManager;
@@ -74,6 +76,7 @@ export async function startEnforcingBus(options: {
     subjects,
     identities: written.identities,
     apiOf,
+    seedOf: seed,
     admin,
     adminJsm: await jetstreamManager(admin, { checkAPI: false }),
     as(identity) {

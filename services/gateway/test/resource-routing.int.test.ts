@@ -13,8 +13,14 @@ import { mcpClient, Stack, tomlFor } from "./support/stack.js";
 
 const { templatesPerServer, templateLength, uriLength } = RESOURCE_ROUTING_LIMITS;
 
-/** A backtracking matcher takes exponential time on a URI this template does not match. */
-const HOSTILE_TEMPLATE = `x://${"{+a}".repeat(Math.floor((templateLength - 5) / 4))}z`;
+/**
+ * Templates a backtracking matcher takes exponential time on for a URI they do not match: as
+ * many as a server may list, the longest as long as one may be, all different.
+ */
+const HOSTILE_TEMPLATES = Array.from(
+  { length: templatesPerServer },
+  (_, i) => `x://${(i % 2 ? "{+a}" : "{+b}").repeat(Math.floor((templateLength - 5) / 4) - (i >> 1))}z`,
+);
 /** As long a URI as a read may name, which the hostile template does not match (no final z). */
 const HOSTILE_URI = `x://${"a/".repeat((uriLength - 4) / 2)}`;
 
@@ -73,10 +79,7 @@ beforeAll(async () => {
     script: {
       resources: [],
       resourceTemplates: [
-        ...Array.from({ length: templatesPerServer }, (_, i) => ({
-          uriTemplate: HOSTILE_TEMPLATE,
-          name: `hostile ${i}`,
-        })),
+        ...HOSTILE_TEMPLATES.map((uriTemplate, i) => ({ uriTemplate, name: `hostile ${i}` })),
         // Past the cap on templates per server, and past the cap on length: neither is kept.
         { uriTemplate: "extra://{x}", name: "one too many" },
         { uriTemplate: `long://${"{+a}".repeat(templateLength / 4)}`, name: "too long" },

@@ -20,13 +20,13 @@ export interface ResourceRoutingLimits {
 }
 
 /**
- * Real servers list a handful of templates of well under 200 characters; 8192 characters holds
- * any file path (Linux's PATH_MAX is 4096). At these caps the worst a server can make one read
- * cost is 64 matches of 512 × 8192 steps.
+ * Real servers list a handful of templates of well under 150 characters; 8192 characters holds
+ * any file path (Linux's PATH_MAX is 4096). A match costs at most template length × URI length
+ * steps, so at these caps a server can make one read cost at most 64 × 256 × 8192 steps.
  */
 export const RESOURCE_ROUTING_LIMITS: ResourceRoutingLimits = {
   templatesPerServer: 64,
-  templateLength: 512,
+  templateLength: 256,
   uriLength: 8192,
 };
 
@@ -95,9 +95,14 @@ export interface ResourceDirectory {
   readonly dropped: readonly DroppedTemplates[];
 }
 
+/**
+ * The directory for `known`. Matchers of `previous` whose server still lists their template are
+ * reused, so a directory built again does not compile (and warm up) every template again.
+ */
 export function resourceDirectory(
   known: KnownResources,
   limits: ResourceRoutingLimits = RESOURCE_ROUTING_LIMITS,
+  previous?: ResourceDirectory,
 ): ResourceDirectory {
   const listed = new Map<string, string[]>();
   for (const { uri, server } of known.resources) {
@@ -106,17 +111,30 @@ export function resourceDirectory(
     listed.set(uri, servers);
   }
   for (const servers of listed.values()) servers.sort();
+  const reusable = new Map<string, UriTemplateMatcher>();
+  for (const { server, matchers } of previous?.templates ?? []) {
+    for (const matcher of matchers) reusable.set(templateKey(server, matcher.template), matcher);
+  }
   const { kept, dropped } = routableTemplates(known.templates, limits);
-  const byServer = new Map<string, UriTemplateMatcher[]>();
+  const byServer = new Map<string, Map<string, UriTemplateMatcher>>();
   for (const { server, uriTemplate } of kept) {
-    const matchers = byServer.get(server) ?? [];
-    matchers.push(uriTemplateMatcher(uriTemplate));
+    const matchers = byServer.get(server) ?? new Map<string, UriTemplateMatcher>();
     byServer.set(server, matchers);
+    // The same template twice routes nothing more: it is matched once.
+    if (matchers.has(uriTemplate)) continue;
+    matchers.set(
+      uriTemplate,
+      reusable.get(templateKey(server, uriTemplate)) ?? uriTemplateMatcher(uriTemplate),
+    );
   }
   const templates = [...byServer]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([server, matchers]) => ({ server, matchers }));
+    .map(([server, matchers]) => ({ server, matchers: [...matchers.values()] }));
   return { limits, listed, templates, dropped };
+}
+
+function templateKey(server: string, template: string): string {
+  return `${server}\u0000${template}`;
 }
 
 export type ResourceRoute =
@@ -127,6 +145,18 @@ export type ResourceRoute =
       message: string;
     };
 
+/** The refusal of a URI longer than routing takes, checked before anything is looked up. */
+export function uriTooLong(
+  uri: string,
+  limits: ResourceRoutingLimits,
+): Extract<ResourceRoute, { kind: "refused" }> | undefined {
+  if (uri.length <= limits.uriLength) return undefined;
+  return refused(
+    "uri_too_long",
+    `Resource URI too long: ${uri.length} characters, more than the ${limits.uriLength} toolbus routes. Read it with the read_mcp_resource tool, which names its server`,
+  );
+}
+
 /**
  * Routes `uri` by the rule above. `pause` is awaited between template matches, so a caller can
  * let other work run while a server's templates are matched (matching is synchronous).
@@ -136,13 +166,8 @@ export async function routeResource(
   directory: ResourceDirectory,
   pause: () => Promise<void> = async () => undefined,
 ): Promise<ResourceRoute> {
-  const { uriLength } = directory.limits;
-  if (uri.length > uriLength) {
-    return refused(
-      "uri_too_long",
-      `Resource URI too long: ${uri.length} characters, more than the ${uriLength} toolbus routes. Read it with the read_mcp_resource tool, which names its server`,
-    );
-  }
+  const tooLong = uriTooLong(uri, directory.limits);
+  if (tooLong) return tooLong;
   const listedBy = directory.listed.get(uri) ?? [];
   if (listedBy.length === 1) return { kind: "server", server: listedBy[0]!, by: "listing" };
   if (listedBy.length > 1) {
@@ -179,6 +204,6 @@ export async function routeResource(
 function refused(
   reason: Extract<ResourceRoute, { kind: "refused" }>["reason"],
   message: string,
-): ResourceRoute {
+): Extract<ResourceRoute, { kind: "refused" }> {
   return { kind: "refused", reason, message };
 }

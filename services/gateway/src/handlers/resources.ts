@@ -3,7 +3,7 @@
  * catalog's resource subjects. MCP clients name a resource by URI alone; a read goes to the one
  * server that lists the URI or has a template matching it, and is refused otherwise
  * (core/resource-routing.ts). The directory of who lists what is reused for `directoryTtlMs`;
- * a read it cannot route lists afresh once before it is refused.
+ * a read it cannot route lists afresh once (at most once a second) before it is refused.
  */
 import { setImmediate } from "node:timers/promises";
 import { type ServerResource, type ServerResourceTemplate, WireError } from "@toolbus/protocol";
@@ -16,6 +16,7 @@ import {
   resourceDirectory,
   routableTemplates,
   routeResource,
+  uriTooLong,
 } from "../core/resource-routing.js";
 import { RequestFailure, type ResourcesPort, type SessionStatePort } from "../ports.js";
 
@@ -27,6 +28,9 @@ export const RESOURCE_REFUSED = JsonRpcCode.invalidParams;
 
 /** Template matching holds the event loop at most this long before other work gets a turn. */
 const MATCHING_SLICE_MS = 5;
+
+/** A read the directory cannot route lists again only if the directory is older than this. */
+const RELIST_AFTER_MS = 1_000;
 
 type Listed<T> = Omit<T, "server">;
 
@@ -42,6 +46,7 @@ export function resourceHandlers(deps: {
   const limits = deps.limits ?? RESOURCE_ROUTING_LIMITS;
   const warned = new Set<string>();
   let directory: { at: number; value: ResourceDirectory } | undefined;
+  let listing: Promise<ResourceDirectory> | undefined;
 
   const warnOnce = (dropped: DroppedTemplates) => {
     const key = `${dropped.reason}\u0000${dropped.server}`;
@@ -50,20 +55,28 @@ export function resourceHandlers(deps: {
     deps.warn(dropped);
   };
 
-  const currentDirectory = async (fresh: boolean): Promise<ResourceDirectory> => {
-    if (!fresh && directory && deps.now() - directory.at < deps.directoryTtlMs) return directory.value;
-    const [resources, templates] = await Promise.all([
-      deps.resources.list(),
-      deps.resources.templates(),
-    ]).catch(unavailable("find the resource's server"));
-    const value = resourceDirectory({ resources, templates }, limits);
-    for (const dropped of value.dropped) warnOnce(dropped);
-    directory = { at: deps.now(), value };
-    return value;
+  /** Lists every server's resources and templates; concurrent callers share one listing. */
+  const relist = (): Promise<ResourceDirectory> => {
+    listing ??= (async () => {
+      try {
+        const [resources, templates] = await Promise.all([
+          deps.resources.list(),
+          deps.resources.templates(),
+        ]).catch(unavailable("find the resource's server"));
+        const value = resourceDirectory({ resources, templates }, limits, directory?.value);
+        for (const dropped of value.dropped) warnOnce(dropped);
+        directory = { at: deps.now(), value };
+        return value;
+      } finally {
+        listing = undefined;
+      }
+    })();
+    return listing;
   };
 
-  const route = async (uri: string, fresh: boolean) =>
-    routeResource(uri, await currentDirectory(fresh), timeSlicedPause(MATCHING_SLICE_MS));
+  const age = () => (directory ? deps.now() - directory.at : Number.POSITIVE_INFINITY);
+  const route = (uri: string, value: ResourceDirectory) =>
+    routeResource(uri, value, timeSlicedPause(MATCHING_SLICE_MS));
 
   return {
     async list(): Promise<{ resources: Listed<ServerResource>[] }> {
@@ -80,12 +93,15 @@ export function resourceHandlers(deps: {
     },
 
     async read(uri: string) {
-      const cached = directory !== undefined && deps.now() - directory.at < deps.directoryTtlMs;
-      let routed = await route(uri, false);
-      // A server may have listed the URI since the directory was built: look once more.
-      if (routed.kind === "refused" && routed.reason !== "uri_too_long" && cached) {
-        routed = await route(uri, true);
-      }
+      const tooLong = uriTooLong(uri, limits);
+      if (tooLong) throw new RequestFailure(RESOURCE_REFUSED, tooLong.message);
+      let routed = await route(
+        uri,
+        directory && age() < deps.directoryTtlMs ? directory.value : await relist(),
+      );
+      // A server may have listed the URI since the directory was built: list once more, unless
+      // that was a moment ago (so a stream of unknown URIs does not list every server each time).
+      if (routed.kind === "refused" && age() >= RELIST_AFTER_MS) routed = await route(uri, await relist());
       if (routed.kind === "refused") throw new RequestFailure(RESOURCE_REFUSED, routed.message);
       try {
         const result = await deps.resources.read(routed.server, uri);

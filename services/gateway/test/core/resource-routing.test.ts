@@ -108,13 +108,62 @@ describe("resource routing", () => {
     expect(pauses).toBe(5);
   });
 
+  it("matches a template a server lists twice once", async () => {
+    const templates = [
+      { uriTemplate: "t://{x}", server: "s" },
+      { uriTemplate: "t://{x}", server: "s" },
+      { uriTemplate: "u://{x}", server: "s" },
+    ];
+    let pauses = 0;
+    const routed = await routeResource(
+      "none://x",
+      resourceDirectory({ resources: [], templates }),
+      async () => {
+        pauses += 1;
+      },
+    );
+    expect(routed).toMatchObject({ reason: "unknown" });
+    expect(pauses).toBe(2);
+  });
+
+  it("reuses the matchers of templates a server still lists when the directory is built again", () => {
+    const first = resourceDirectory({
+      resources: [],
+      templates: [
+        { uriTemplate: "t://{x}", server: "s" },
+        { uriTemplate: "old://{x}", server: "s" },
+      ],
+    });
+    const second = resourceDirectory(
+      {
+        resources: [],
+        templates: [
+          { uriTemplate: "t://{x}", server: "s" },
+          { uriTemplate: "t://{x}", server: "other" },
+        ],
+      },
+      RESOURCE_ROUTING_LIMITS,
+      first,
+    );
+    const [other, s] = second.templates;
+    expect(s?.matchers[0]).toBe(first.templates[0]?.matchers[0]);
+    expect(other?.matchers[0]).not.toBe(first.templates[0]?.matchers[0]);
+    expect(second.templates.flatMap((t) => t.matchers.map((m) => m.template))).toEqual([
+      "t://{x}",
+      "t://{x}",
+    ]);
+  });
+
   it("answers for a server with as many hostile templates as the caps let through", async () => {
-    const hostile = `x://${"{+a}".repeat(126)}z`;
-    expect(hostile.length).toBeLessThanOrEqual(RESOURCE_ROUTING_LIMITS.templateLength);
-    const templates = Array.from({ length: RESOURCE_ROUTING_LIMITS.templatesPerServer }, () => ({
-      uriTemplate: hostile,
+    const { templatesPerServer, templateLength } = RESOURCE_ROUTING_LIMITS;
+    // All different, the longest as long as a template may be.
+    const templates = Array.from({ length: templatesPerServer }, (_, i) => ({
+      uriTemplate: `x://${(i % 2 ? "{+a}" : "{+b}").repeat(Math.floor((templateLength - 5) / 4) - (i >> 1))}z`,
       server: "hostile",
     }));
+    const directory = resourceDirectory({ resources: [], templates });
+    expect(directory.dropped).toEqual([]);
+    expect(directory.templates[0]?.matchers).toHaveLength(RESOURCE_ROUTING_LIMITS.templatesPerServer);
     const known = { resources: [], templates };
     const uri = `x://${"a/".repeat(RESOURCE_ROUTING_LIMITS.uriLength / 2 - 2)}`;
     expect(uri.length).toBe(RESOURCE_ROUTING_LIMITS.uriLength);

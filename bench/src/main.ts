@@ -14,6 +14,7 @@ import { runDispatchBench } from "./dispatch-call.js";
 import { runGatewayBench } from "./gateway-peers.js";
 import { runMemoryBench } from "./memory-ingest.js";
 import { runMetricsBench } from "./metrics-overhead.js";
+import { runResourceRoutingBench } from "./resource-routing.js";
 
 const BENCHES: ReadonlyArray<{ name: string; run: () => Promise<BenchResult> }> = [
   { name: "catalog-normalize", run: runCatalogNormalizeBench },
@@ -22,6 +23,7 @@ const BENCHES: ReadonlyArray<{ name: string; run: () => Promise<BenchResult> }> 
   { name: "approvals-decide", run: runApprovalsBench },
   { name: "memory-ingest", run: runMemoryBench },
   { name: "gateway-peers", run: runGatewayBench },
+  { name: "resource-routing", run: runResourceRoutingBench },
   { name: "metrics-overhead", run: runMetricsBench },
   { name: "chaos", run: runChaosBench },
 ];

@@ -173,3 +173,31 @@ describe("a crashing MCP test server", () => {
     }
   });
 });
+
+describe("an MCP test server with resources", () => {
+  it("reads a resource it leaves off its list, and logs every read with its URI", async () => {
+    const server = await startTestServer({
+      script: {
+        resources: [
+          { uri: "doc://listed", name: "listed", text: "on the list" },
+          { uri: "doc://page/7", name: "page 7", text: "seven", unlisted: true },
+        ],
+        resourceTemplates: [{ uriTemplate: "doc://page/{n}", name: "page" }],
+      },
+      transport: "stdio",
+    });
+    try {
+      const { client } = await connect(server);
+      expect((await client.listResources()).resources).toEqual([{ uri: "doc://listed", name: "listed" }]);
+      expect(await server.reads()).toEqual([]);
+      expect((await client.readResource({ uri: "doc://page/7" })).contents).toEqual([
+        { uri: "doc://page/7", text: "seven" },
+      ]);
+      await expect(client.readResource({ uri: "doc://page/8" })).rejects.toThrow("Resource not found");
+      expect((await server.reads()).map((read) => read.uri)).toEqual(["doc://page/7", "doc://page/8"]);
+      await client.close();
+    } finally {
+      await server.dispose();
+    }
+  });
+});

@@ -184,9 +184,9 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
       ports,
       resources: resourceHandlers({
         resources: ports.resources,
-        readyServers: async () => (await catalog.current()).readyServers,
         directoryTtlMs: 30_000,
         now: () => Date.now(),
+        warn: (dropped) => logger.warn({ server: dropped.server, count: dropped.count }, dropped.message),
       }),
       prompts,
       logger,

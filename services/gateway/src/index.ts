@@ -7,6 +7,12 @@ export {
   type NamingMode,
 } from "./core/exposed-names.js";
 export {
+  RESOURCE_ROUTING_LIMITS,
+  type ResourceRoutingLimits,
+  resourceDirectory,
+  routeResource,
+} from "./core/resource-routing.js";
+export {
   DEFAULT_GATEWAY_LIMITS,
   type GatewayLimits,
   type GatewayService,

@@ -32,8 +32,6 @@ import type { ListedTool } from "./core/tool-listing.js";
 /** One catalog revision as MCP clients see it. */
 export interface CatalogState {
   readonly revision: number;
-  /** Servers that are ready now, by name. */
-  readonly readyServers: readonly string[];
   readonly table: ExposedNameTable;
   readonly tools: readonly ListedTool[];
   /** The resource tools this gateway offers (none when `[gateway] resource_tools = false`). */

@@ -280,7 +280,7 @@ describe("resources", () => {
 
   it("answers a URI no server has with resource-not-found", async () => {
     await expect((await client(prefixed)).readResource({ uri: "nowhere://nothing" })).rejects.toThrow(
-      "MCP error -32002: Resource not found: nowhere://nothing",
+      "MCP error -32602: Resource not found: nowhere://nothing. No server toolbus serves lists it or has a template matching it",
     );
   });
 });

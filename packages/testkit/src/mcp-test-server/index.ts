@@ -1,7 +1,7 @@
 /**
  * Test-side helpers for the MCP test server: write a script to a fresh control folder, give a
  * client the stdio command (or spawn the HTTP server), change the script atomically and wait
- * until the server applied it, and read the call log. Also the server-everything launchers.
+ * until the server applied it, and read the call and read logs. Also the server-everything launchers.
  */
 import { readdirSync } from "node:fs";
 import { mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -15,6 +15,8 @@ import {
   CallLogLineSchema,
   type CancelLogLine,
   CancelLogLineSchema,
+  type ReadLogLine,
+  ReadLogLineSchema,
   type TestServerScript,
   TestServerScriptSchema,
 } from "./script.js";
@@ -24,6 +26,7 @@ export {
   type CallLogLine,
   type CancelLogLine,
   type ParsedTestServerScript,
+  type ReadLogLine,
   type ScriptPrompt,
   type ScriptResource,
   type ScriptTool,
@@ -45,6 +48,8 @@ export interface TestServerBase {
   calls(): Promise<CallLogLine[]>;
   /** Every tools/call cancelled while it ran (the client's notifications/cancelled), oldest first. */
   cancellations(): Promise<CancelLogLine[]>;
+  /** Every resources/read received so far, oldest first. */
+  reads(): Promise<ReadLogLine[]>;
   /** Stops the HTTP server (if any) and deletes the control folder. */
   dispose(): Promise<void>;
 }
@@ -86,9 +91,10 @@ export async function startTestServer(
   const scriptPath = join(dir, "script.json");
   const callLogPath = join(dir, "calls.jsonl");
   const cancelLogPath = join(dir, "cancellations.jsonl");
+  const readLogPath = join(dir, "reads.jsonl");
   await writeScript(scriptPath, options.script);
   await writeFile(callLogPath, "");
-  const { command, args } = testServerCommand(scriptPath, callLogPath, cancelLogPath);
+  const { command, args } = testServerCommand(scriptPath, { callLogPath, cancelLogPath, readLogPath });
   const base = {
     scriptPath,
     callLogPath,
@@ -98,6 +104,7 @@ export async function startTestServer(
     },
     calls: () => readLog(callLogPath, CallLogLineSchema),
     cancellations: () => readLog(cancelLogPath, CancelLogLineSchema),
+    reads: () => readLog(readLogPath, ReadLogLineSchema),
   };
   const removeDir = () => rm(dir, { recursive: true, force: true });
   if (options.transport === "stdio")
@@ -125,8 +132,7 @@ export async function startTestServer(
 /** Runs the server from source through tsx when this file is the source, else from dist. */
 function testServerCommand(
   scriptPath: string,
-  callLogPath: string,
-  cancelLogPath: string,
+  logs: { callLogPath: string; cancelLogPath: string; readLogPath: string },
 ): { command: string; args: string[] } {
   const fromSource = import.meta.url.endsWith(".ts");
   const main = fileURLToPath(new URL(fromSource ? "./main.ts" : "./main.js", import.meta.url));
@@ -139,7 +145,18 @@ function testServerCommand(
     : [];
   return {
     command: process.execPath,
-    args: [...loader, main, "--script", scriptPath, "--call-log", callLogPath, "--cancel-log", cancelLogPath],
+    args: [
+      ...loader,
+      main,
+      "--script",
+      scriptPath,
+      "--call-log",
+      logs.callLogPath,
+      "--cancel-log",
+      logs.cancelLogPath,
+      "--read-log",
+      logs.readLogPath,
+    ],
   };
 }
 

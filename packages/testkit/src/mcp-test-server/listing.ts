@@ -66,7 +66,9 @@ export function toolsPage(script: ParsedTestServerScript, cursor: string | undef
 }
 
 export function listedResources(script: ParsedTestServerScript): Record<string, unknown>[] {
-  return (script.resources ?? []).map(({ text: _text, blob: _blob, ...fields }) => dropUndefined(fields));
+  return (script.resources ?? [])
+    .filter((resource) => resource.unlisted !== true)
+    .map(({ text: _text, blob: _blob, unlisted: _unlisted, ...fields }) => dropUndefined(fields));
 }
 
 export function listedResourceTemplates(script: ParsedTestServerScript): Record<string, unknown>[] {

@@ -1,6 +1,6 @@
 /**
  * The MCP test server process:
- * `main.ts --script <path> [--call-log <path>] [--cancel-log <path>] [--http [--port N]]`.
+ * `main.ts --script <path> [--call-log <path>] [--cancel-log <path>] [--read-log <path>] [--http [--port N]]`.
  * Over stdio it serves one session; with --http it serves sessions at 127.0.0.1 and prints
  * `LISTENING <url>` on stdout once ready. Everything else goes to stderr.
  */
@@ -11,7 +11,8 @@ import { scriptChanges } from "./listing.js";
 import { log, ScriptSource } from "./script-source.js";
 import { createSession, type TestSession } from "./session.js";
 
-const USAGE = "usage: main.ts --script <path> [--call-log <path>] [--cancel-log <path>] [--http [--port N]]";
+const USAGE =
+  "usage: main.ts --script <path> [--call-log <path>] [--cancel-log <path>] [--read-log <path>] [--http [--port N]]";
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
       script: { type: "string" },
       "call-log": { type: "string" },
       "cancel-log": { type: "string" },
+      "read-log": { type: "string" },
       http: { type: "boolean", default: false },
       port: { type: "string", default: "0" },
     },
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
       script: () => source.script,
       callLogPath: values["call-log"],
       cancelLogPath: values["cancel-log"],
+      readLogPath: values["read-log"],
     });
     sessions.add(session);
     session.server.onclose = () => sessions.delete(session);

@@ -98,6 +98,8 @@ export const ScriptResourceSchema = z.strictObject({
   /** Contents returned by resources/read: `text`, or `blob` (base64). */
   text: z.string().optional(),
   blob: z.string().optional(),
+  /** Readable but left out of resources/list: a resource a client reaches through a template. */
+  unlisted: z.boolean().optional(),
 });
 export type ScriptResource = z.infer<typeof ScriptResourceSchema>;
 
@@ -201,6 +203,13 @@ export const CallLogLineSchema = z.object({
   _meta: JsonObject.optional(),
 });
 export type CallLogLine = z.infer<typeof CallLogLineSchema>;
+
+/** One line of the read log: every resources/read the server received, in arrival order. */
+export const ReadLogLineSchema = z.object({
+  at: z.string(),
+  uri: z.string(),
+});
+export type ReadLogLine = z.infer<typeof ReadLogLineSchema>;
 
 /**
  * One line of the cancellation log: a tools/call the client cancelled while it ran (the client's

@@ -1,7 +1,7 @@
 /**
  * One MCP session of the test server: a low-level SDK `Server` whose handlers answer from the
  * current script, log every tools/call to the call log (and every one cancelled while it ran to
- * the cancellation log), and can be told the lists changed.
+ * the cancellation log) and every resources/read to the read log, and can be told the lists changed.
  * The low-level API is used on purpose: it sends lists as written, unvalidated.
  */
 import { appendFileSync } from "node:fs";
@@ -29,7 +29,7 @@ import {
   type ScriptChanges,
   toolsPage,
 } from "./listing.js";
-import type { CallLogLine, CancelLogLine, ParsedTestServerScript } from "./script.js";
+import type { CallLogLine, CancelLogLine, ParsedTestServerScript, ReadLogLine } from "./script.js";
 import { log } from "./script-source.js";
 
 export const TEST_SERVER_INFO = { name: "toolbus-mcp-test-server", version: TOOLBUS_VERSION };
@@ -40,6 +40,7 @@ export interface SessionDeps {
   script: () => ParsedTestServerScript;
   callLogPath: string | undefined;
   cancelLogPath: string | undefined;
+  readLogPath: string | undefined;
 }
 
 export interface TestSession {
@@ -48,7 +49,7 @@ export interface TestSession {
   notify(changes: ScriptChanges): Promise<void>;
 }
 
-export function createSession({ script, callLogPath, cancelLogPath }: SessionDeps): TestSession {
+export function createSession({ script, callLogPath, cancelLogPath, readLogPath }: SessionDeps): TestSession {
   const initial = script();
   const withResources = initial.resources !== undefined || initial.resourceTemplates !== undefined;
   const withPrompts = initial.prompts !== undefined;
@@ -111,6 +112,7 @@ export function createSession({ script, callLogPath, cancelLogPath }: SessionDep
     });
     server.setRequestHandler(ReadResourceRequestSchema, (request) => {
       const { uri } = request.params;
+      appendLine(readLogPath, { at: new Date().toISOString(), uri });
       const resource = script().resources?.find((r) => r.uri === uri);
       if (!resource) throw wireError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`);
       const mimeType = resource.mimeType ? { mimeType: resource.mimeType } : {};
@@ -169,6 +171,6 @@ function paged<T>(result: Page<T>, key: string): Record<string, unknown> {
 }
 
 /** Synchronous, so a call that crashes the process is still on record. */
-function appendLine(path: string | undefined, line: CallLogLine | CancelLogLine): void {
+function appendLine(path: string | undefined, line: CallLogLine | CancelLogLine | ReadLogLine): void {
   if (path) appendFileSync(path, `${JSON.stringify(line)}\n`);
 }

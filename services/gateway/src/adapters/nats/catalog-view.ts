@@ -170,10 +170,7 @@ export class CatalogView implements CatalogPort {
     const key = listingKey(tools);
     const first = this.#state === undefined;
     const changed = !first && key !== this.#key;
-    const readyServers = snapshot.servers
-      .filter((server) => server.status === "ready")
-      .map((server) => server.name);
-    this.#state = { revision: snapshot.revision, readyServers, table, tools, resourceTools, instructions };
+    this.#state = { revision: snapshot.revision, table, tools, resourceTools, instructions };
     this.#key = key;
     if (first) {
       logger.info({ revision: snapshot.revision, tools: tools.length }, "catalog loaded");

@@ -50,6 +50,7 @@ export {
 } from "./jetstream.js";
 export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
 export { type LargeReplyOptions, largeReplyOptions, REPLY_OBJECT_HEADER } from "./large-replies.js";
+export { ensurePrivateDir, projectStateDir, writePrivateFile } from "./local-state.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
 export {
   type AttributesOf,
@@ -66,8 +67,12 @@ export {
   authConfOf,
   DEFAULT_NATS_URL,
   exitWithStartupError,
+  type GeneratedNatsIdentities,
+  generateNatsIdentities,
   hasCredentials,
+  legacyLocalNatsFiles,
   localNatsPaths,
+  localNatsStateFiles,
   type NatsAccess,
   type NatsIdentities,
   type NatsTlsFiles,

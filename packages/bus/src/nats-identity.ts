@@ -6,19 +6,22 @@
  * Environment of a process (all optional; without credentials the bus is unauthenticated):
  * - `NATS_URL`: one URL or a comma-separated list (a cluster); `user:password@` is allowed.
  * - `NATS_NKEY_FILE`: the file holding this identity's NKey seed (`SU…`), from `toolbus nats-config`.
- * - `NATS_USER` / `NATS_PASSWORD`: user and password instead of an NKey.
+ * - `NATS_USER` / `NATS_PASSWORD` (or `NATS_PASSWORD_FILE`, a file holding it): user and
+ *   password instead of an NKey.
  * - `NATS_TLS_CA_FILE`, `NATS_TLS_CERT_FILE`, `NATS_TLS_KEY_FILE`: TLS to NATS (a `tls://` URL
  *   or a CA file turns TLS on; cert and key are for servers that verify clients).
  * - `TOOLBUS_JS_REPLICAS`: how many JetStream nodes keep each stream and KV bucket the process
  *   creates (default 1, for a single nats-server; 3 on a 3-node cluster).
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { nkeys, PermissionViolationError } from "@nats-io/nats-core";
+import { secretFromEnv } from "@toolbus/config";
 import { createSubjects, inboxPrefix, permissionsFor, ROLES, type Role } from "@toolbus/protocol";
 import { ConfigError } from "./config.js";
 import { maskUrl } from "./core/mask-url.js";
 import { type AuthUser, renderAuthConf } from "./core/nats-auth-conf.js";
+import { writePrivateFile } from "./local-state.js";
 import type { Logger } from "./logger.js";
 
 export interface NatsTlsFiles {
@@ -50,25 +53,45 @@ export const MAX_JETSTREAM_REPLICAS = 5;
 export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
 
 /**
- * Where `pnpm start` keeps the NATS it runs for a project: `<project>/.toolbus/nats`. The CLI
- * run in the same project finds it there (its URL, and the CLI's own identity).
+ * Where `pnpm start` keeps the NATS it runs for a project. What a client needs to connect, the
+ * server's config (with every role's public key) and the CLI's own seed, lives in `stateDir`,
+ * the project's private state directory outside the checkout (see local-state.ts); every other
+ * role's seed exists only in toolbus's memory. The JetStream store, data rather than a
+ * credential, stays in the project (`dataDir`, `<project>/.toolbus/nats`).
  */
-export function localNatsPaths(dataDir: string) {
+export function localNatsPaths(stateDir: string, dataDir: string) {
+  return { ...localNatsStateFiles(stateDir), store: join(dataDir, "jetstream") };
+}
+
+/** The private part of localNatsPaths: the config, the CLI's seed and the URL. */
+export function localNatsStateFiles(stateDir: string) {
+  const dir = join(stateDir, "nats");
   return {
-    dir: dataDir,
-    identities: join(dataDir, "identities"),
-    conf: join(dataDir, "nats.conf"),
-    store: join(dataDir, "jetstream"),
+    dir,
+    conf: join(dir, "nats.conf"),
+    /** The `cli` identity's seed, for the `toolbus` CLI run in the same project. */
+    cliSeed: seedFileOf(dir, "cli"),
     /** The URL of the nats-server a running `pnpm start` started; removed when it stops. */
-    url: join(dataDir, "url"),
+    url: join(dir, "url"),
   };
 }
 
-/** The URL and identities of the NATS a `pnpm start` runs from `dataDir`, if one runs. */
-export function runningLocalNats(dataDir: string): { url: string; identitiesDir: string } | undefined {
-  const paths = localNatsPaths(dataDir);
+/**
+ * What `pnpm start` wrote into `<project>/.toolbus/nats` before its secrets moved out of the
+ * checkout: every role's seed (`identities/`), the config and the URL. Removed at start.
+ */
+export function legacyLocalNatsFiles(dataDir: string): string[] {
+  return [join(dataDir, "identities"), join(dataDir, "nats.conf"), join(dataDir, "url")];
+}
+
+/**
+ * The URL of the NATS a `pnpm start` runs for the project whose state is in `stateDir`, and the
+ * directory holding the CLI's identity (`seedFileOf(identitiesDir, "cli")`), if one runs.
+ */
+export function runningLocalNats(stateDir: string): { url: string; identitiesDir: string } | undefined {
+  const paths = localNatsStateFiles(stateDir);
   if (!existsSync(paths.url)) return undefined;
-  return { url: readFileSync(paths.url, "utf8").trim(), identitiesDir: paths.identities };
+  return { url: readFileSync(paths.url, "utf8").trim(), identitiesDir: paths.dir };
 }
 
 /** The seed file of one role in a directory `writeNatsIdentities` wrote. */
@@ -89,6 +112,26 @@ export interface NatsIdentities {
   seedFile(role: Role): string;
 }
 
+/** Every role's identity for one run, held in memory only: nothing of it is written anywhere. */
+export interface GeneratedNatsIdentities {
+  /** Public key of each role (`U…`). */
+  publicKeys: ReadonlyMap<Role, string>;
+  /** The seed text (`SU…`) of each role. */
+  seeds: ReadonlyMap<Role, string>;
+  /** The nats-server `accounts` block: each role's public key and permissions (no secret). */
+  authConf: string;
+}
+
+/** A fresh NKey for every role of `roles` (default every role toolbus has), in memory. */
+export function generateNatsIdentities(options: {
+  prefix: string;
+  roles?: readonly Role[];
+}): GeneratedNatsIdentities {
+  const seeds = new Map<Role, string>();
+  for (const role of options.roles ?? ROLES) seeds.set(role, newSeed());
+  return { seeds, ...identitiesOf(seeds, options.prefix) };
+}
+
 /**
  * Writes `<dir>/<role>.nk` for every role (0600; an existing seed is kept unless `rotate`), and
  * `<dir>/auth.conf`, the nats-server `accounts` block with each role's public key and permissions.
@@ -101,32 +144,41 @@ export function writeNatsIdentities(options: {
 }): NatsIdentities {
   const { dir } = options;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const subjects = createSubjects(options.prefix);
-  const publicKeys = new Map<Role, string>();
-  const users: AuthUser[] = [];
+  const seeds = new Map<Role, string>();
   for (const role of options.roles ?? ROLES) {
     const file = seedFileOf(dir, role);
     let seed: string | undefined;
     if (!options.rotate && existsSync(file)) seed = readSeedFile(file, `${role}'s seed file`);
     if (seed === undefined) {
-      seed = new TextDecoder().decode(nkeys.createUser().getSeed());
-      writePrivate(file, `${seed}\n`);
+      seed = newSeed();
+      writePrivateFile(file, `${seed}\n`);
     }
+    seeds.set(role, seed);
+  }
+  const { publicKeys, authConf: text } = identitiesOf(seeds, options.prefix);
+  const authConf = authConfOf(dir);
+  writePrivateFile(authConf, text);
+  return { dir, authConf, publicKeys, seedFile: (role) => seedFileOf(dir, role) };
+}
+
+function newSeed(): string {
+  return new TextDecoder().decode(nkeys.createUser().getSeed());
+}
+
+/** Each seed's public key, and the accounts block that lets exactly those keys in. */
+function identitiesOf(
+  seeds: ReadonlyMap<Role, string>,
+  prefix: string,
+): { publicKeys: Map<Role, string>; authConf: string } {
+  const subjects = createSubjects(prefix);
+  const publicKeys = new Map<Role, string>();
+  const users: AuthUser[] = [];
+  for (const [role, seed] of seeds) {
     const publicKey = nkeys.fromSeed(new TextEncoder().encode(seed)).getPublicKey();
     publicKeys.set(role, publicKey);
     users.push({ role, publicKey, permissions: permissionsFor(role, subjects) });
   }
-  const authConf = authConfOf(dir);
-  writePrivate(authConf, renderAuthConf({ prefix: subjects.prefix, users }));
-  return { dir, authConf, publicKeys, seedFile: (role) => seedFileOf(dir, role) };
-}
-
-/** Written beside, then renamed: a reader never sees half a key. */
-function writePrivate(file: string, text: string): void {
-  const temporary = `${file}.tmp-${process.pid}`;
-  writeFileSync(temporary, text, { mode: 0o600 });
-  chmodSync(temporary, 0o600);
-  renameSync(temporary, file);
+  return { publicKeys, authConf: renderAuthConf({ prefix: subjects.prefix, users }) };
 }
 
 /** The seed in a file, or a ConfigError that says what is wrong with it and what to do. */
@@ -194,13 +246,19 @@ export function natsAccessFromEnv(
       else throw error;
     }
   }
+  const password = secretFromEnv(env, "NATS_PASSWORD");
+  if (password.state === "invalid") problems.push(password.message);
   if (env.NATS_USER) {
     if (nkeyFile !== undefined) {
       problems.push("NATS_USER: set together with NATS_NKEY_FILE; use one kind of credentials");
     }
-    if (!env.NATS_PASSWORD) problems.push("NATS_PASSWORD: missing; NATS_USER needs it");
     access.user = env.NATS_USER;
-    if (env.NATS_PASSWORD) access.password = env.NATS_PASSWORD;
+    if (password.state === "set" && password.value !== "") access.password = password.value;
+    else if (password.state !== "invalid") {
+      problems.push(
+        "NATS_PASSWORD: missing; NATS_USER needs it (NATS_PASSWORD_FILE, a file holding it, keeps it out of the environment)",
+      );
+    }
     access.credentialSource ??= `NATS_USER=${env.NATS_USER}`;
   }
   const tls: NatsTlsFiles = {};

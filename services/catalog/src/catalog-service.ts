@@ -13,12 +13,13 @@ import {
   ensureObjectStore,
   followCancellations,
   largeReplyOptions,
+  projectStateDir,
 } from "@toolbus/bus";
 import {
   type McpServerConfig,
+  namingOptionsOf,
   resolveHttpHeaders,
   serverNameProblem,
-  stdioChildEnv,
   type ToolbusConfig,
 } from "@toolbus/config";
 import { policySettingsFromEnv } from "@toolbus/policy";
@@ -43,6 +44,7 @@ import type { ConnectSpec } from "./adapters/mcp/mcp-connection.js";
 import { createCallRelay } from "./adapters/nats/call-relay.js";
 import { CatalogStore } from "./adapters/nats/catalog-store.js";
 import { ResourceOrigins } from "./adapters/nats/resource-origins.js";
+import { prepareStdioLaunch, serverRoots } from "./adapters/stdio/prepare-launch.js";
 import { ServerConnector, type StartupOutcome } from "./connectors/server-connector.js";
 import { nextServerEntry, type ServerEntry, shouldReportStatus } from "./core/catalog-entry.js";
 import {
@@ -50,6 +52,7 @@ import {
   requiredServersFailure,
   startupFailureDisplay,
 } from "./core/startup-messages.js";
+import { type ServerRoots, stdioPlan } from "./core/stdio-launch.js";
 import { catalogViewHandlers, ownerRefreshHandler } from "./handlers/catalog-view.js";
 import { connectorCallHandler } from "./handlers/connector-call.js";
 import { type ExecutionOutcome, executeOnce, orphanedOutcome } from "./handlers/execute-once.js";
@@ -75,6 +78,11 @@ export interface CatalogServiceDeps {
   servers?: readonly string[];
   env: Readonly<Record<string, string | undefined>>;
   logger: Logger;
+  /**
+   * The project's private state directory, under which stdio servers get their own directories
+   * (see core/stdio-launch.ts); default `projectStateDir(process.cwd(), env)`.
+   */
+  stateDir?: string;
 }
 
 export interface CatalogService extends RunningService {
@@ -124,7 +132,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       ttl: ORIGIN_TTL_MS,
     }),
   );
-  await store.putNaming(config.catalog);
+  await store.putNaming(namingOptionsOf(config.catalog));
   const executions = new CallLedger<ExecutionOutcome>({
     bus,
     kv: await ensureKv(bus, internalSubjects(subjects.prefix).kv.executions, {
@@ -177,16 +185,17 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     await store.apply(baseOf(server), { status: "disabled", tools: [] }, now);
   }
 
+  const roots = serverRoots(deps.stateDir ?? projectStateDir(process.cwd(), deps.env));
   const connectors = new Map<string, ServerConnector>();
   const startFailures = new Map<string, string>();
   for (const server of startable.filter((s) => s.enabled)) {
-    const spec = connectSpec(server, deps.env);
+    const spec = connectSpec(server, config, deps.env, roots);
     if (!spec.ok) startFailures.set(server.name, spec.message);
     const base = baseOf(server);
     const connector = new ServerConnector(
       {
         server: server.name,
-        spec: spec.ok ? spec.spec : { transport: "stdio", command: "", args: [], env: {} },
+        spec: spec.ok ? spec.spec : { transport: "stdio", command: "", args: [], env: {}, cwd: "" },
         required: server.required,
         startupTimeoutMs: server.startupTimeoutMs,
         toolTimeoutMs: server.toolTimeoutMs,
@@ -234,7 +243,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     bus,
     prefix: subjects.prefix,
     store,
-    naming: config.catalog,
+    naming: namingOptionsOf(config.catalog),
     timeoutMs: OWNER_TIMEOUT_MS,
   });
   await bus.serve(
@@ -416,19 +425,13 @@ function selectServers(config: ToolbusConfig, only: readonly string[] | undefine
 
 function connectSpec(
   server: McpServerConfig,
+  config: ToolbusConfig,
   env: Readonly<Record<string, string | undefined>>,
+  roots: ServerRoots,
 ): { ok: true; spec: ConnectSpec } | { ok: false; message: string } {
   if (server.transport === "stdio") {
-    return {
-      ok: true,
-      spec: {
-        transport: "stdio",
-        command: server.command,
-        args: server.args,
-        env: stdioChildEnv(server, env),
-        ...(server.cwd ? { cwd: server.cwd } : {}),
-      },
-    };
+    const prepared = prepareStdioLaunch(server, stdioPlan(server, config.catalog, roots), env);
+    return prepared.ok ? { ok: true, spec: { transport: "stdio", ...prepared.launch } } : prepared;
   }
   const headers = resolveHttpHeaders(server, env);
   if (!headers.ok) return headers;

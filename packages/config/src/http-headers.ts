@@ -24,13 +24,13 @@ export function resolveHttpHeaders(
   const headers: Record<string, string> = { ...server.httpHeaders };
   for (const [header, variable] of Object.entries(server.envHttpHeaders)) {
     const secret = secretFromEnv(env, variable, read);
-    if (secret.state === "invalid") return { ok: false, message: forServer(secret.message, server.name) };
+    if (secret.state === "invalid") return { ok: false, message: `env_http_headers: ${secret.message}` };
     if (secret.state === "set" && secret.value.trim() !== "") headers[header] = secret.value;
   }
   const variable = server.bearerTokenEnvVar;
   if (variable === undefined) return { ok: true, headers };
   const token = secretFromEnv(env, variable, read);
-  if (token.state === "invalid") return { ok: false, message: forServer(token.message, server.name) };
+  if (token.state === "invalid") return { ok: false, message: `bearer_token_env_var: ${token.message}` };
   if (token.state === "unset") {
     return {
       ok: false,
@@ -47,8 +47,4 @@ export function resolveHttpHeaders(
     };
   }
   return { ok: true, headers: { ...headers, Authorization: `Bearer ${token.value}` } };
-}
-
-function forServer(message: string, server: string): string {
-  return `MCP server '${server}': ${message}`;
 }

@@ -35,7 +35,7 @@ export interface ChildIdentity {
  * executor's environment and are not read here. Nothing else leaks into the child.
  */
 export function stdioChildEnv(
-  server: Pick<StdioServerConfig, "name" | "env" | "envVars">,
+  server: Pick<StdioServerConfig, "env" | "envVars">,
   parentEnv: Env,
   options: { identity?: ChildIdentity; read?: SecretFileReader } = {},
 ): ChildEnvResolution {
@@ -57,7 +57,7 @@ export function stdioChildEnv(
   for (const { name } of server.envVars.filter((v) => v.source === "local")) {
     const secret = secretFromEnv(parentEnv, name, options.read ?? readSecretFile);
     if (secret.state === "invalid") {
-      return { ok: false, message: `MCP server '${server.name}' (env_vars): ${secret.message}` };
+      return { ok: false, message: `env_vars: ${secret.message}` };
     }
     if (secret.state === "set") childEnv[name] = secret.value;
   }

@@ -68,7 +68,7 @@ describe("HTTP header variables given as <VAR>_FILE", () => {
     const missing = join(dir, "missing");
     expect(resolveHttpHeaders(server, { GH_TOKEN: "t", GH_ORG_FILE: missing })).toEqual({
       ok: false,
-      message: `MCP server 'github': GH_ORG_FILE=${missing}: cannot read it (no such file); point it at a file holding GH_ORG's value`,
+      message: `env_http_headers: GH_ORG_FILE=${missing}: cannot read it (no such file); point it at a file holding GH_ORG's value`,
     });
   });
 
@@ -85,7 +85,7 @@ describe("HTTP header variables given as <VAR>_FILE", () => {
     expect(resolveHttpHeaders(server, { GH_TOKEN: "t", GH_TOKEN_FILE: tokenFile })).toEqual({
       ok: false,
       message:
-        "MCP server 'github': GH_TOKEN and GH_TOKEN_FILE are both set; keep one (GH_TOKEN_FILE, the file, keeps the secret out of the environment)",
+        "bearer_token_env_var: GH_TOKEN and GH_TOKEN_FILE are both set; keep one (GH_TOKEN_FILE, the file, keeps the secret out of the environment)",
     });
   });
 });

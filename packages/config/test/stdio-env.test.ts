@@ -28,7 +28,6 @@ describe("[12] the stdio child's environment", () => {
   it("passes only the allow-list, the local env_vars and env, with env winning", () => {
     const env = childEnv(
       {
-        name: "files",
         envVars: [
           { name: "API_KEY", source: "local" },
           { name: "REMOTE_ONLY", source: "remote" },
@@ -50,7 +49,7 @@ describe("[12] the stdio child's environment", () => {
   });
 
   it("gives a server with no env settings just the inherited variables that are set", () => {
-    expect(childEnv({ name: "files", envVars: [], env: {} }, parentEnv)).toEqual({
+    expect(childEnv({ envVars: [], env: {} }, parentEnv)).toEqual({
       HOME: "/home/dev",
       PATH: "/usr/bin:/bin",
       LANG: "C.UTF-8",
@@ -60,9 +59,7 @@ describe("[12] the stdio child's environment", () => {
   });
 
   it("keeps a variable that is set but empty", () => {
-    expect(
-      childEnv({ name: "files", envVars: [{ name: "EMPTY", source: "local" }], env: {} }, { EMPTY: "" }),
-    ).toEqual({
+    expect(childEnv({ envVars: [{ name: "EMPTY", source: "local" }], env: {} }, { EMPTY: "" })).toEqual({
       EMPTY: "",
     });
   });
@@ -84,7 +81,7 @@ describe("[12] the stdio child's environment", () => {
           const parentWithoutFiles = Object.fromEntries(
             Object.entries(parent).filter(([key]) => !key.endsWith("_FILE")),
           );
-          const child = childEnv({ name: "s", envVars, env }, parentWithoutFiles);
+          const child = childEnv({ envVars, env }, parentWithoutFiles);
           for (const key of Object.keys(child)) expect(allowed.has(key)).toBe(true);
           for (const [key, value] of Object.entries(env)) expect(child[key]).toBe(value);
         },
@@ -103,7 +100,7 @@ describe("[12] the stdio child's environment", () => {
       NATS_URL: "nats://u:pw@nats:4222",
       OTEL_EXPORTER_OTLP_HEADERS: "api-key=otel",
     };
-    const env = childEnv({ name: "s", envVars: [], env: {} }, toolbusEnv);
+    const env = childEnv({ envVars: [], env: {} }, toolbusEnv);
     for (const value of Object.values(env)) {
       expect(["pw", "secret", "/run/secrets", "otel"].some((part) => value.includes(part))).toBe(false);
     }
@@ -114,7 +111,7 @@ describe("a passed-through variable given as <NAME>_FILE", () => {
   const dir = mkdtempSync(join(tmpdir(), "toolbus-stdio-env-"));
   const file = join(dir, "api-key");
   writeFileSync(file, "k-from-file\n", { mode: 0o600 });
-  const server = { name: "files", envVars: [{ name: "API_KEY", source: "local" as const }], env: {} };
+  const server = { envVars: [{ name: "API_KEY", source: "local" as const }], env: {} };
 
   it("reaches the child as NAME, with the file's content (its final newline dropped)", () => {
     expect(childEnv(server, { API_KEY_FILE: file })).toEqual({ API_KEY: "k-from-file" });
@@ -123,7 +120,7 @@ describe("a passed-through variable given as <NAME>_FILE", () => {
   it("fails the server, naming the variable and the file, when the file cannot be read", () => {
     expect(stdioChildEnv(server, { API_KEY_FILE: join(dir, "missing") })).toEqual({
       ok: false,
-      message: `MCP server 'files' (env_vars): API_KEY_FILE=${join(dir, "missing")}: cannot read it (no such file); point it at a file holding API_KEY's value`,
+      message: `env_vars: API_KEY_FILE=${join(dir, "missing")}: cannot read it (no such file); point it at a file holding API_KEY's value`,
     });
   });
 
@@ -132,7 +129,7 @@ describe("a passed-through variable given as <NAME>_FILE", () => {
     expect(resolution).toEqual({
       ok: false,
       message:
-        "MCP server 'files' (env_vars): API_KEY and API_KEY_FILE are both set; keep one (API_KEY_FILE, the file, keeps the secret out of the environment)",
+        "env_vars: API_KEY and API_KEY_FILE are both set; keep one (API_KEY_FILE, the file, keeps the secret out of the environment)",
     });
   });
 
@@ -143,7 +140,7 @@ describe("a passed-through variable given as <NAME>_FILE", () => {
 
 describe("a server run as another user", () => {
   it("gets that user's name and its own directory as HOME instead of toolbus's", () => {
-    const env = childEnv({ name: "s", envVars: [], env: {} }, parentEnv, {
+    const env = childEnv({ envVars: [], env: {} }, parentEnv, {
       identity: { home: "/var/lib/toolbus/servers/s", user: "nobody" },
     });
     expect(env).toMatchObject({ HOME: "/var/lib/toolbus/servers/s", USER: "nobody", LOGNAME: "nobody" });
@@ -151,7 +148,7 @@ describe("a server run as another user", () => {
 
   it("has no USER or LOGNAME when it was given as uid:gid", () => {
     const env = childEnv(
-      { name: "s", envVars: [], env: {} },
+      { envVars: [], env: {} },
       { ...parentEnv, LOGNAME: "dev" },
       {
         identity: { home: "/srv/s" },
@@ -163,7 +160,7 @@ describe("a server run as another user", () => {
   });
 
   it("still lets the server's own env say otherwise", () => {
-    const env = childEnv({ name: "s", envVars: [], env: { HOME: "/srv/home" } }, parentEnv, {
+    const env = childEnv({ envVars: [], env: { HOME: "/srv/home" } }, parentEnv, {
       identity: { home: "/srv/s", user: "nobody" },
     });
     expect(env.HOME).toBe("/srv/home");

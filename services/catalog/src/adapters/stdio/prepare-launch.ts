@@ -36,7 +36,7 @@ export function serverRoots(stateDir: string): ServerRoots {
 const LOOKUP_TIMEOUT_MS = 10_000;
 
 export function prepareStdioLaunch(
-  server: Pick<StdioServerConfig, "name" | "env" | "envVars">,
+  server: Pick<StdioServerConfig, "env" | "envVars">,
   plan: StdioPlan,
   parentEnv: Env,
 ): LaunchPreparation {
@@ -60,7 +60,8 @@ export function prepareStdioLaunch(
       },
     };
   } catch (error) {
-    return { ok: false, message: `MCP server '${server.name}': ${(error as Error).message}` };
+    // Shown after "MCP client for `<name>` failed to start:", which names the server.
+    return { ok: false, message: (error as Error).message };
   }
 }
 

@@ -35,7 +35,12 @@ export function projectStateDir(project: string, env: Readonly<Record<string, st
  * owned by this process's user, and then made 0700. Throws an Error saying what to do otherwise.
  */
 export function ensurePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // Something else is there: said below.
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
   const stat = lstatSync(dir);
   if (!stat.isDirectory()) {
     throw new Error(

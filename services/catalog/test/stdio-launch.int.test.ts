@@ -91,6 +91,23 @@ describe("a stdio server's working directory", () => {
     expect((await whoami("probe")).cwd).toBe(join(dir, "probe"));
   });
 
+  it("fails the server, and says what to do, when its directory cannot be made (a read-only root, say)", async () => {
+    harness = await CatalogHarness.create("stdio_launch");
+    const dir = mkdtempSync(join(tmpdir(), "toolbus-not-a-dir-"));
+    harness.defer(async () => rmSync(dir, { recursive: true, force: true }));
+    // A file where a directory should be: refused to root too, unlike a mode.
+    writeFileSync(join(dir, "file"), "");
+    const root = join(dir, "file", "servers");
+    expect(await start({ probe: {} }, { catalog: { servers_dir: root } })).toMatchObject({
+      failed: [
+        {
+          server: "probe",
+          error: `cannot make ${join(root, "probe")}, the server's own working directory (ENOTDIR): set [catalog] servers_dir (or XDG_STATE_HOME) to a directory toolbus may write, or give the server a cwd`,
+        },
+      ],
+    });
+  });
+
   it("fails the server, and says what to do, when `cwd` is not a directory", async () => {
     harness = await CatalogHarness.create("stdio_launch");
     const missing = join(tmpdir(), "toolbus-no-such-dir", "nested");

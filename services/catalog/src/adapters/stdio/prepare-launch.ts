@@ -98,6 +98,19 @@ function prepareWorkDir(workDir: WorkDir, user: User | undefined): string {
     if (!isDirectory) throw new Error(`cwd = "${workDir.path}" is not a directory; create it, or fix cwd`);
     return workDir.path;
   }
+  try {
+    return prepareOwnDir(workDir, user);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === undefined) throw error;
+    // A read-only or foreign place (a container's root filesystem, a home toolbus may not write).
+    throw new Error(
+      `cannot make ${workDir.path}, the server's own working directory (${code}): set [catalog] servers_dir (or XDG_STATE_HOME) to a directory toolbus may write, or give the server a cwd`,
+    );
+  }
+}
+
+function prepareOwnDir(workDir: Extract<WorkDir, { kind: "own" }>, user: User | undefined): string {
   const { path, root, managedRoot } = workDir;
   if (user === undefined) {
     // Toolbus's own user: the root and the server's directory are private to it.
@@ -126,6 +139,7 @@ function prepareWorkDir(workDir: WorkDir, user: User | undefined): string {
   } catch (error) {
     throw new Error(
       `cannot give ${path} to uid ${user.uid} (${(error as NodeJS.ErrnoException).code}): run toolbus as root (or with CAP_CHOWN), or set cwd to a directory that user owns`,
+      { cause: error },
     );
   }
   return path;

@@ -16,6 +16,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
@@ -68,6 +69,8 @@ describe("a hostile stdio MCP server under pnpm start", () => {
   let url: string;
   let cliSeed = "";
   let legacySeedFile: string;
+  let secrets: string | undefined;
+  let needlesDir: string | undefined;
   const token = randomBytes(24).toString("hex");
   const secretInEnvironment = `left-in-the-environment-${randomBytes(12).toString("hex")}`;
   const reports = new Map<string, LootReport>();
@@ -95,7 +98,7 @@ describe("a hostile stdio MCP server under pnpm start", () => {
   beforeAll(async () => {
     project = mkdtempSync(join(tmpdir(), "toolbus-hostile-project-"));
     state = mkdtempSync(join(tmpdir(), "toolbus-hostile-state-"));
-    const secrets = mkdtempSync(join(tmpdir(), "toolbus-hostile-secrets-"));
+    secrets = mkdtempSync(join(tmpdir(), "toolbus-hostile-secrets-"));
     schema = await withPgSchema(process.env.DATABASE_URL!, "hostile");
     writeFileSync(join(secrets, "database-url"), `${schema.url}\n`, { mode: 0o600 });
     writeFileSync(join(secrets, "tokens"), `tester:admin:${token}\n`, { mode: 0o600 });
@@ -155,7 +158,7 @@ describe("a hostile stdio MCP server under pnpm start", () => {
     cliSeed = readFileSync(seedFile!, "utf8").trim();
 
     // The needles, in a file the probe reads (as any user) and never scans.
-    const needlesDir = mkdtempSync(join(tmpdir(), "toolbus-hostile-needles-"));
+    needlesDir = mkdtempSync(join(tmpdir(), "toolbus-hostile-needles-"));
     chmodSync(needlesDir, 0o755);
     needles = {
       "CLI seed": cliSeed,
@@ -184,6 +187,12 @@ describe("a hostile stdio MCP server under pnpm start", () => {
     }
     await schema?.drop();
     probe?.dispose();
+    // The directories of the servers run as nobody are under the system's temporary directory.
+    const nobodyDir = whoami.get("as_nobody")?.cwd;
+    if (nobodyDir !== undefined) rmSync(join(nobodyDir, ".."), { recursive: true, force: true });
+    for (const dir of [project, state, secrets, needlesDir]) {
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   const placesOf = (server: string): Record<string, LootPlace> => {

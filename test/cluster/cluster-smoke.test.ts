@@ -3,10 +3,10 @@
 // on 3 nodes, and keeps answering when one NATS node is SIGKILLed and after it rejoins.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { jetstream, jetstreamManager, type StreamInfo } from "@nats-io/jetstream";
-import { Kvm } from "@nats-io/kv";
-import { ensureKv, ensureStream } from "@toolbus/bus";
-import { createSubjects } from "@toolbus/protocol";
+import { jetstreamManager, type StreamInfo } from "@nats-io/jetstream";
+import { provision } from "@toolbus/bus";
+import { DEFAULT_BUS_CONFIG, DEFAULT_MEMORY_CONFIG, provisionInputs } from "@toolbus/config";
+import { assetStreams, createSubjects } from "@toolbus/protocol";
 import { startCluster, type ToolbusCluster, untilJetStreamAnswers } from "@toolbus/testkit/cluster";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -121,27 +121,29 @@ describe("toolbus on a 3-node NATS cluster", () => {
       [`KV_${subjects.kv.catalog}`]: onThree,
       [`KV_${subjects.kv.approvalGrants}`]: onThree,
     });
-    // And every other stream or bucket a service created (sessions, resource origins, …).
+    // And every other stream or bucket the provisioner made (sessions, resource origins, …).
     expect(Object.values(placement).filter((where) => where.replicas !== 3 || where.nodes !== 3)).toEqual([]);
   });
 
-  it("brings a stream and a bucket kept on 1 node up to 3 (a deployment moving onto a cluster)", async () => {
+  it("has toolbus provision bring every asset kept on 1 node up to 3 (a deployment moving onto a cluster)", async () => {
     const admin = await cluster.adminConnection();
     const jsm = await jetstreamManager(admin, { timeout: 10_000 });
-    const kvm = new Kvm(jetstream(admin, { timeout: 10_000 }));
-    const stream = `${cluster.prefix}_UPGRADE`;
-    const bucket = `${cluster.prefix}_upgrade`;
-    await jsm.streams.add({ name: stream, subjects: [`${cluster.prefix}.upgrade.>`], num_replicas: 1 });
-    await kvm.create(bucket, { replicas: 1 });
+    const moving = createSubjects(`${cluster.prefix}_moving`);
+    const settings = { ...provisionInputs({ bus: DEFAULT_BUS_CONFIG, memory: DEFAULT_MEMORY_CONFIG }, {}) };
+    await provision(jsm, moving, { ...settings, replicas: 1 });
+    const names = assetStreams(moving);
+    const replicas = async () =>
+      Object.fromEntries(
+        await Promise.all(
+          names.map(async (name) => [name, (await jsm.streams.info(name)).config.num_replicas]),
+        ),
+      );
+    expect(new Set(Object.values(await replicas()))).toEqual(new Set([1]));
 
-    await ensureStream(jsm, { name: stream, subjects: [`${cluster.prefix}.upgrade.>`], num_replicas: 3 });
-    await ensureKv({ kvm: () => kvm, jsm: async () => jsm, replicas: 3 }, bucket);
+    const report = await provision(jsm, moving, { ...settings, replicas: 3 });
 
-    const replicas = async (name: string) => (await jsm.streams.info(name)).config.num_replicas;
-    expect({ stream: await replicas(stream), bucket: await replicas(`KV_${bucket}`) }).toEqual({
-      stream: 3,
-      bucket: 3,
-    });
+    expect(new Set(Object.values(await replicas()))).toEqual(new Set([3]));
+    expect(report.updated).toEqual(expect.arrayContaining(names));
   });
 
   it("keeps answering while a dispatcher is SIGKILLed, and the dispatcher comes back as a new process", async () => {

@@ -5,7 +5,15 @@
  * names none the code does not.
  */
 import { readFileSync } from "node:fs";
-import { BUCKETS, createSubjects, ERROR_CODES, INTERNAL_SUBJECTS, ROLES, SUBJECTS } from "@toolbus/protocol";
+import {
+  BUCKETS,
+  createSubjects,
+  ERROR_CODES,
+  INTERNAL_SUBJECTS,
+  ROLES,
+  renderAccessMatrix,
+  SUBJECTS,
+} from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { repoPath } from "../deploy/repo.js";
 
@@ -43,6 +51,15 @@ describe("docs/contract.md", () => {
   it("lists the closed set of error codes, in the protocol's order", () => {
     const listed = [...section("Error codes").matchAll(/`([a-z_]+)`/g)].map(([, code]) => code);
     expect(listed.slice(0, ERROR_CODES.length)).toStrictEqual([...ERROR_CODES]);
+  });
+
+  it("holds the permission matrix the access tables give, as renderAccessMatrix writes it", () => {
+    const block = /<!-- access-matrix:start -->\n```text\n([\s\S]*?)```\n<!-- access-matrix:end -->/.exec(
+      contract,
+    );
+    expect(block?.[1], "regenerate the block in docs/contract.md from renderAccessMatrix").toBe(
+      renderAccessMatrix(createSubjects("toolbus")),
+    );
   });
 
   it("describes every NATS identity, and no other", () => {

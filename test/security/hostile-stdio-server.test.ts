@@ -105,7 +105,7 @@ describe("a hostile stdio MCP server under pnpm start", () => {
     // What an older pnpm start left in the checkout: every role's seed.
     legacySeedFile = join(project, ".toolbus", "nats", "identities", "dispatcher.nk");
     mkdirSync(join(project, ".toolbus", "nats", "identities"), { recursive: true });
-    const legacy = generateNatsIdentities({ prefix: "toolbus", roles: ["dispatcher"] });
+    const legacy = generateNatsIdentities({ prefix: "toolbus", servers: [] });
     writeFileSync(legacySeedFile, `${legacy.seeds.get("dispatcher")}\n`);
 
     probe = installProbeServer();

@@ -46,7 +46,11 @@ describe("every service on its own identity, on a bus that enforces the matrix",
   let big: StdioTestServer;
 
   beforeAll(async () => {
-    identities = writeNatsIdentities({ dir: mkdtempSync(join(tmpdir(), "toolbus-ids-")), prefix: "toolbus" });
+    identities = writeNatsIdentities({
+      dir: mkdtempSync(join(tmpdir(), "toolbus-ids-")),
+      prefix: "toolbus",
+      servers: ["everything", "big"],
+    });
     server = await startNatsServer({ config: readFileSync(identities.authConf, "utf8") });
     schema = await withPgSchema(process.env.DATABASE_URL!, "leastpriv");
     big = await startTestServer({

@@ -70,7 +70,7 @@ function makeCertificates(into: string): { ca: string; cert: string; key: string
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "toolbus-tls-"));
   const certs = makeCertificates(dir);
-  const ids = writeNatsIdentities({ dir: join(dir, "ids"), prefix: "toolbus" });
+  const ids = writeNatsIdentities({ dir: join(dir, "ids"), prefix: "toolbus", servers: [] });
   nkeyFile = ids.seedFile("dispatcher");
   server = await startNatsServer({
     config: [

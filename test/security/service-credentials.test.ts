@@ -60,7 +60,7 @@ async function runService(
 
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), "toolbus-creds-"));
-  identities = writeNatsIdentities({ dir: join(dir, "ids"), prefix: "toolbus" });
+  identities = writeNatsIdentities({ dir: join(dir, "ids"), prefix: "toolbus", servers: [] });
   server = await startNatsServer({ config: readFileSync(identities.authConf, "utf8") });
   config = join(dir, "toolbus.toml");
   // No servers to start: the catalog must fail on NATS, not on a server.

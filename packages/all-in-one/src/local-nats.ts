@@ -24,19 +24,19 @@ import {
   writePrivateFile,
 } from "@toolbus/bus";
 import { acceptsConnections, freePort } from "@toolbus/config";
-import { inboxPrefix, type Role } from "@toolbus/protocol";
+import { type Identity, identityName, inboxPrefix, LOCAL_JS_API } from "@toolbus/protocol";
 import { SetupError } from "./setup-error.js";
 
 export interface LocalNats {
   url: string;
   /** True when this process started the server (and will stop it). */
   started: boolean;
-  /** `NATS_IDENTITIES_DIR`, the directory of each role's NKey seed, when NATS_URL was given with it. */
+  /** `NATS_IDENTITIES_DIR`, the directory of each identity's NKey seed, when NATS_URL was given with it. */
   identitiesDir: string | undefined;
   /** Where the CLI's seed was written, when this process started the server. */
   cliSeedFile?: string;
-  /** How one role connects: its own seed and inbox prefix when the bus has identities. */
-  accessFor(role: Role): NatsAccess;
+  /** How one identity connects: its own seed and inbox prefix when the bus has identities. */
+  accessFor(identity: Identity): NatsAccess;
   stop(): Promise<void>;
 }
 
@@ -45,6 +45,8 @@ export async function ensureNats(options: {
   /** `NATS_IDENTITIES_DIR`: seeds written by `toolbus nats-config`, for a given `url`. */
   identitiesDir?: string;
   prefix: string;
+  /** The configured MCP servers: each gets a connector identity of its own. */
+  servers: readonly string[];
   /** The project's `.toolbus/nats`: the JetStream store. */
   dataDir: string;
   /** The project's private state directory (see @toolbus/bus local-state.ts). */
@@ -74,10 +76,10 @@ export async function ensureNats(options: {
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   // The store is the bus's data (events carry tool arguments and results): the owner's alone.
   chmodSync(options.dataDir, 0o700);
-  // Before the seeds left the checkout, every role's was written under it.
+  // Before the seeds left the checkout, every identity's was written under it.
   for (const legacy of legacyLocalNatsFiles(options.dataDir))
     rmSync(legacy, { recursive: true, force: true });
-  const identities = generateNatsIdentities({ prefix: options.prefix });
+  const identities = generateNatsIdentities({ prefix: options.prefix, servers: options.servers });
   const port = await freePort();
   writePrivateFile(
     paths.conf,
@@ -109,14 +111,16 @@ export async function ensureNats(options: {
     started: true,
     identitiesDir: undefined,
     cliSeedFile: paths.cliSeed,
-    accessFor(role) {
-      const seed = identities.seeds.get(role);
-      if (seed === undefined) throw new Error(`no NATS identity was generated for the role ${role}`);
+    accessFor(identity) {
+      const seed = identities.seeds.get(identityName(identity));
+      if (seed === undefined) throw new Error(`no NATS identity was generated for ${identityName(identity)}`);
       return {
         servers,
         nkeySeed: seed,
-        inboxPrefix: inboxPrefix(options.prefix, role),
+        inboxPrefix: inboxPrefix(options.prefix, identity),
         credentialSource: "an identity generated for this run",
+        // As given(): each identity's account reaches JetStream through its imports.
+        ...(identity.role === "provisioner" ? {} : { jsApiPrefix: LOCAL_JS_API }),
       };
     },
     async stop() {
@@ -136,14 +140,16 @@ function given(servers: string[], identitiesDir: string | undefined, prefix: str
     url: servers.join(","),
     started: false,
     identitiesDir,
-    accessFor(role) {
+    accessFor(identity) {
       if (identitiesDir === undefined) return { servers };
-      const file = seedFileOf(identitiesDir, role);
+      const file = seedFileOf(identitiesDir, identity);
       return {
         servers,
-        nkeySeed: readSeedFile(file, `${role}'s NATS identity ${file}`),
-        inboxPrefix: inboxPrefix(prefix, role),
+        nkeySeed: readSeedFile(file, `${identityName(identity)}'s NATS identity ${file}`),
+        inboxPrefix: inboxPrefix(prefix, identity),
         credentialSource: `NATS_NKEY_FILE=${file}`,
+        // Each identity's account reaches JetStream through its imports; the provisioner's holds it.
+        ...(identity.role === "provisioner" ? {} : { jsApiPrefix: LOCAL_JS_API }),
       };
     },
     stop: async () => {},

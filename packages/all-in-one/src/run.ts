@@ -19,17 +19,24 @@ import {
   loadConfig,
   maskUrl,
   projectStateDir,
+  provisionBus,
   SERVICE_SETTINGS_ENV,
   ServiceSettingsSchema,
   serviceSettingsInput,
   startTelemetry,
 } from "@toolbus/bus";
 import { startCatalogService } from "@toolbus/catalog";
-import { fileVariableOf, loadToolbusConfig, resolveGatewayTokens, secretFromEnv } from "@toolbus/config";
+import {
+  fileVariableOf,
+  loadToolbusConfig,
+  provisionInputs,
+  resolveGatewayTokens,
+  secretFromEnv,
+} from "@toolbus/config";
 import { startDispatcherService } from "@toolbus/dispatcher";
 import { startGatewayService } from "@toolbus/gateway";
 import { loadMemoryConfig, startMemoryService } from "@toolbus/memory";
-import { createSubjects, type Role, TOOLBUS_VERSION } from "@toolbus/protocol";
+import { createSubjects, type Identity, identityName, identityOf, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { ensureDatabase } from "./embedded-postgres.js";
 import { ensurePortFree } from "./http-port.js";
 import { ensureNats, type LocalNats } from "./local-nats.js";
@@ -96,6 +103,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       ...(env.NATS_URL ? { url: env.NATS_URL } : {}),
       ...(env.NATS_IDENTITIES_DIR ? { identitiesDir: env.NATS_IDENTITIES_DIR } : {}),
       prefix,
+      servers: Object.keys(config.mcpServers),
       dataDir: join(dataDir, "nats"),
       stateDir,
       env,
@@ -117,9 +125,16 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     };
 
     const subjects = createSubjects(prefix);
-    const connect = async (name: Role, description: string, busLogger: Logger) => {
+    // Before any service: the streams, buckets and consumers, made by the provisioner alone.
+    await provisionBus({
+      access: nats.accessFor(identityOf("provisioner")),
+      subjects,
+      settings: { ...provisionInputs(config, env), replicas: 1 },
+    });
+    const connect = async (identity: Identity, description: string, busLogger: Logger) => {
+      const name = identityName(identity);
       const bus = await connectBus({
-        access: nats.accessFor(name),
+        access: nats.accessFor(identity),
         service: { name, version: TOOLBUS_VERSION, description },
         logger: busLogger,
         // Said once, plainly, in the lines printed below instead.
@@ -131,7 +146,13 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
 
     const catalogLogger = loggerOf("catalog");
     const catalog = await startCatalogService({
-      bus: await connect("catalog", "MCP server connections and the revisioned catalog", catalogLogger),
+      bus: await connect(
+        identityOf("catalog"),
+        "MCP server connections and the revisioned catalog",
+        catalogLogger,
+      ),
+      connectorBus: (server) =>
+        connect(identityOf("connector", server), `MCP server ${server}`, catalogLogger.child({ server })),
       subjects,
       config,
       env,
@@ -146,7 +167,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     });
     const approvalsLogger = loggerOf("approvals");
     const approvals = await startApprovalsService({
-      bus: await connect("approvals", "approval policy, hooks and humans", approvalsLogger),
+      bus: await connect(identityOf("approvals"), "approval policy, hooks and humans", approvalsLogger),
       // The gateway serves the inbox on its own port in all-in-one mode.
       config: { ...approvalsConfig, http: false },
       logger: approvalsLogger,
@@ -156,7 +177,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     // After approvals, which publishes the policy: the dispatcher starts with its copy.
     const dispatcherLogger = loggerOf("dispatcher");
     const dispatcher = await startDispatcherService({
-      bus: await connect("dispatcher", "The tool-call path", dispatcherLogger),
+      bus: await connect(identityOf("dispatcher"), "The tool-call path", dispatcherLogger),
       subjects,
       config,
       logger: dispatcherLogger,
@@ -164,14 +185,21 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     stops.push(["dispatcher", () => dispatcher.stop()]);
     const memoryLogger = loggerOf("memory");
     const memory = await startMemoryService({
-      bus: await connect("memory", "Memory citations: strip markup, count cited rollouts", memoryLogger),
+      bus: await connect(
+        identityOf("memory"),
+        "Memory citations: strip markup, count cited rollouts",
+        memoryLogger,
+      ),
       config: loadMemoryConfig(serviceEnv, config.memory),
       logger: memoryLogger,
-      streamLimits: config.bus.memory,
     });
     stops.push(["memory", () => memory.drain().then(() => memory.stop())]);
     const gatewayLogger = loggerOf("gateway");
-    const gatewayBus = await connect("gateway", "The MCP edge, REST and the console", gatewayLogger);
+    const gatewayBus = await connect(
+      identityOf("gateway"),
+      "The MCP edge, REST and the console",
+      gatewayLogger,
+    );
     const tokens = resolveGatewayTokens(config.gateway, env);
     if (!tokens.ok) throw new SetupError(tokens.message);
     const gateway = await startGatewayService({

@@ -5,7 +5,7 @@
  */
 import { setMaxListeners } from "node:events";
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { Kvm } from "@nats-io/kv";
+import { type KV, Kvm } from "@nats-io/kv";
 import {
   AuthorizationError,
   connect,
@@ -18,7 +18,7 @@ import {
   type Status,
   usernamePasswordAuthenticator,
 } from "@nats-io/transport-node";
-import type { Role } from "@toolbus/protocol";
+import { type Identity, JS_API, type Role } from "@toolbus/protocol";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { connectCoalescing } from "./coalescing-transport.js";
@@ -71,13 +71,20 @@ export interface Bus {
   readonly instance: string;
   readonly logger: Logger;
   /**
-   * Replicas every stream and KV bucket this process creates asks for (`TOOLBUS_JS_REPLICAS`, see
-   * `natsAccessFromEnv`): 1 on a single nats-server, the node count on a cluster.
+   * Replicas every stream and KV bucket asks for (`TOOLBUS_JS_REPLICAS`, see `natsAccessFromEnv`):
+   * 1 on a single nats-server, the node count on a cluster. The provisioner creates them so.
    */
   readonly replicas: number;
+  /** Where this connection reaches JetStream's API (`NatsAccess.jsApiPrefix`). */
+  readonly jsApiPrefix: string;
   js(): JetStreamClient;
   jsm(): Promise<JetStreamManager>;
   kvm(): Kvm;
+  /**
+   * A bucket the provisioner made, bound without a look-up and read by direct get (by key: the
+   * only way an identity's account reads a bucket).
+   */
+  kv(bucket: string): Promise<KV>;
   /** Registers an endpoint of this process's micro service; it answers once the promise resolves. */
   serve<S extends z.ZodType, Res>(spec: EndpointSpec<S>, handler: Handler<z.output<S>, Res>): Promise<void>;
   /** Throws `WireError` for every failure: the callee's own, `server_unavailable`, `timeout`, … */
@@ -142,6 +149,7 @@ export async function connectBus(options: ConnectBusOptions): Promise<Bus> {
     logger,
     access.inboxPrefix,
     access.jetStreamReplicas ?? 1,
+    access.jsApiPrefix ?? JS_API,
     options.events,
   );
 }
@@ -150,11 +158,17 @@ export async function connectBus(options: ConnectBusOptions): Promise<Bus> {
 export async function connectServiceBus(options: {
   env: Readonly<Record<string, string | undefined>>;
   prefix: string;
-  role: Role;
+  /** The role, or the identity (a connector's). */
+  role: Role | Identity;
   service: ServiceIdentity;
   logger: Logger;
 }): Promise<Bus> {
-  const access = natsAccessFromEnv(options.env, { prefix: options.prefix, role: options.role });
+  const access = natsAccessFromEnv(
+    options.env,
+    typeof options.role === "string"
+      ? { prefix: options.prefix, role: options.role }
+      : { prefix: options.prefix, identity: options.role },
+  );
   return connectBus({ access, service: options.service, logger: options.logger });
 }
 
@@ -299,6 +313,7 @@ class NatsBus implements Bus {
   readonly #instanceId = nuid.next();
   readonly logger: Logger;
   readonly replicas: number;
+  readonly jsApiPrefix: string;
   readonly #inbox: ReplyInbox;
   readonly #events: EventPublisher;
   readonly #largeReplies: LargeReplies;
@@ -318,10 +333,12 @@ class NatsBus implements Bus {
     logger: Logger,
     inboxPrefix: string | undefined,
     replicas: number,
+    jsApiPrefix: string,
     events: Partial<EventDeliveryLimits> = {},
   ) {
     this.nc = nc;
     this.replicas = replicas;
+    this.jsApiPrefix = jsApiPrefix;
     this.service = Object.freeze({ ...service });
     this.logger = logger;
     this.#largeReplies = new LargeReplies(
@@ -352,18 +369,24 @@ class NatsBus implements Bus {
   }
 
   js(): JetStreamClient {
-    this.#js ??= jetstream(this.nc);
+    this.#js ??= jetstream(this.nc, { apiPrefix: this.jsApiPrefix });
     return this.#js;
   }
 
   jsm(): Promise<JetStreamManager> {
-    this.#jsm ??= jetstreamManager(this.nc);
+    // No `$JS.API.INFO` first: an identity's account reaches only the API of the assets it uses.
+    this.#jsm ??= jetstreamManager(this.nc, { apiPrefix: this.jsApiPrefix, checkAPI: false });
     return this.#jsm;
   }
 
   kvm(): Kvm {
     this.#kvm ??= new Kvm(this.js());
     return this.#kvm;
+  }
+
+  kv(bucket: string): Promise<KV> {
+    // nats.js types leave `allow_direct` out of open's options, though it reads it.
+    return this.kvm().open(bucket, { allow_direct: true } as never);
   }
 
   async serve<S extends z.ZodType, Res>(

@@ -78,6 +78,11 @@ export interface CallLedgerOptions<T> {
   bus: Bus;
   kv: KV;
   /**
+   * Put before every key (`github.`): a connector's records live under its own server, where its
+   * identity may write and no other connector's can.
+   */
+  keyPrefix?: string;
+  /**
    * What to do with a call whose owner died while it ran: `take over` when running it again is
    * safe (what it calls is itself once-only), or the outcome to record for good when it is not.
    */
@@ -115,9 +120,13 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     this.#options = options;
   }
 
+  #key(callId: string): string {
+    return `${this.#options.keyPrefix ?? ""}${callKey(callId)}`;
+  }
+
   /** Claims the call for this instance, or says what another instance's record holds. */
   async claim(callId: string, identity: string): Promise<Claim<T>> {
-    const key = callKey(callId);
+    const key = this.#key(callId);
     const remembered = this.#remembered(key, identity);
     if (remembered) return remembered;
     const record: CallRecord<T> = { state: "running", identity, owner: this.#bus.instance };
@@ -148,7 +157,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
   }
 
   async read(callId: string, identity: string): Promise<Finding<T>> {
-    const entry = await this.#get(callKey(callId));
+    const entry = await this.#get(this.#key(callId));
     const record = recordOf<T>(entry);
     return findingOf(record, identity);
   }
@@ -158,7 +167,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
    * lost, a leader being elected), answering a repeat of the call from memory meanwhile.
    */
   async finish(callId: string, identity: string, outcome: T): Promise<void> {
-    const key = callKey(callId);
+    const key = this.#key(callId);
     const record: DoneRecord<T> = { state: "done", identity, owner: this.#bus.instance, outcome };
     this.#unrecorded.set(key, record);
     try {
@@ -177,7 +186,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
    * Until then the record is stale, and a repeat of the call sent here claims it again at once.
    */
   async release(callId: string): Promise<void> {
-    const key = callKey(callId);
+    const key = this.#key(callId);
     this.#running.delete(key);
     await this.#dropIfStale(key);
   }
@@ -284,7 +293,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     timeoutMs: number,
     signal?: AbortSignal,
   ): Promise<WaitOutcome<T>> {
-    const key = callKey(callId);
+    const key = this.#key(callId);
     const deadline = Date.now() + timeoutMs;
     const pollMs = this.#options.pollMs ?? 250;
     const pingEveryMs = this.#options.pingEveryMs ?? 2_000;
@@ -380,11 +389,11 @@ export interface WatchedRecord {
   read(): Promise<{ state: "absent" } | { state: "running"; owner: string } | { state: "done" }>;
 }
 
-/** Reads another service's call records (for `watchedRequest`). */
-export function watchedRecord(kv: KV, callId: string): WatchedRecord {
+/** Reads another service's call records (for `watchedRequest`), under its `keyPrefix` if it has one. */
+export function watchedRecord(kv: KV, callId: string, keyPrefix = ""): WatchedRecord {
   return {
     async read() {
-      const entry = await kv.get(callKey(callId));
+      const entry = await kv.get(`${keyPrefix}${callKey(callId)}`);
       const record = recordOf<unknown>(entry);
       if (record === undefined) return { state: "absent" };
       return record.state === "running" ? { state: "running", owner: record.owner } : { state: "done" };

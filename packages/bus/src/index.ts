@@ -37,17 +37,9 @@ export {
   type InstrumentKind,
   type MetricSpec,
 } from "./core/metric-specs.js";
-export { type AuthUser, renderAuthConf, TOOLBUS_ACCOUNT } from "./core/nats-auth-conf.js";
+export { renderAuthConf } from "./core/nats-auth-conf.js";
 export { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
 export type { EventLossReason, PublishEventOptions } from "./events.js";
-export {
-  type EnsureStreamConfig,
-  EVENT_DUPLICATE_WINDOW_MS,
-  ensureEventsStream,
-  ensureKv,
-  ensureObjectStore,
-  ensureStream,
-} from "./jetstream.js";
 export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
 export { type LargeReplyOptions, largeReplyOptions, REPLY_OBJECT_HEADER } from "./large-replies.js";
 export { ensurePrivateDir, projectStateDir, writePrivateFile } from "./local-state.js";
@@ -64,6 +56,7 @@ export {
   secondsSince,
 } from "./metrics.js";
 export {
+  authConfFor,
   authConfOf,
   DEFAULT_NATS_URL,
   exitWithStartupError,
@@ -78,11 +71,32 @@ export {
   type NatsTlsFiles,
   natsAccessFromEnv,
   natsServers,
+  newSeed,
+  publicKeyOf,
   readSeedFile,
   runningLocalNats,
   seedFileOf,
   writeNatsIdentities,
 } from "./nats-identity.js";
+export {
+  type Asset,
+  AssetsNotProvisioned,
+  CALL_RECORD_TTL_MS,
+  durableConsumers,
+  EVENT_DUPLICATE_WINDOW_MS,
+  EXECUTION_RECORD_TTL_MS,
+  jetStreamAssets,
+  kvWriteSubject,
+  MEMORY_DUPLICATE_WINDOW_MS,
+  ProvisionError,
+  type ProvisionReport,
+  type ProvisionSettings,
+  provision,
+  provisionBus,
+  RESOURCE_ORIGIN_TTL_MS,
+  streamContract,
+  verifyAssets,
+} from "./provision.js";
 export { DEFAULT_REQUEST_TIMEOUT_MS, isOverMaxPayload, type RequestOptions } from "./request.js";
 export type { EndpointSpec, Handler, HandlerContext } from "./serve.js";
 export {

@@ -6,21 +6,34 @@
  * Environment of a process (all optional; without credentials the bus is unauthenticated):
  * - `NATS_URL`: one URL or a comma-separated list (a cluster); `user:password@` is allowed.
  * - `NATS_NKEY_FILE`: the file holding this identity's NKey seed (`SU…`), from `toolbus nats-config`.
+ *   A catalog process finds the seed of each server's connector beside it (`connector-<server>.nk`),
+ *   or in `NATS_NKEY_DIR`.
+ * - `NATS_JS_API_PREFIX`: where the account reaches JetStream's API (default: `LOCAL_JS_API` with
+ *   an NKey of `toolbus nats-config`, whose accounts import it there; `$JS.API` otherwise).
  * - `NATS_USER` / `NATS_PASSWORD` (or `NATS_PASSWORD_FILE`, a file holding it): user and
  *   password instead of an NKey.
  * - `NATS_TLS_CA_FILE`, `NATS_TLS_CERT_FILE`, `NATS_TLS_KEY_FILE`: TLS to NATS (a `tls://` URL
  *   or a CA file turns TLS on; cert and key are for servers that verify clients).
- * - `TOOLBUS_JS_REPLICAS`: how many JetStream nodes keep each stream and KV bucket the process
+ * - `TOOLBUS_JS_REPLICAS`: how many JetStream nodes keep each stream and KV bucket the provisioner
  *   creates (default 1, for a single nats-server; 3 on a 3-node cluster).
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { nkeys, PermissionViolationError } from "@nats-io/nats-core";
 import { secretFromEnv } from "@toolbus/config";
-import { createSubjects, inboxPrefix, permissionsFor, ROLES, type Role } from "@toolbus/protocol";
+import {
+  busLayout,
+  createSubjects,
+  type Identity,
+  identityName,
+  identityOf,
+  inboxPrefix,
+  LOCAL_JS_API,
+  type Role,
+} from "@toolbus/protocol";
 import { ConfigError } from "./config.js";
 import { maskUrl } from "./core/mask-url.js";
-import { type AuthUser, renderAuthConf } from "./core/nats-auth-conf.js";
+import { renderAuthConf } from "./core/nats-auth-conf.js";
 import { writePrivateFile } from "./local-state.js";
 import type { Logger } from "./logger.js";
 
@@ -43,8 +56,14 @@ export interface NatsAccess {
   inboxPrefix?: string;
   /** Where the credentials came from, for messages (`NATS_NKEY_FILE=/run/secrets/…`); never the secret. */
   credentialSource?: string;
-  /** Replicas of every stream and KV bucket this process creates (`TOOLBUS_JS_REPLICAS`); default 1. */
+  /** Replicas of every stream and KV bucket the provisioner creates (`TOOLBUS_JS_REPLICAS`); default 1. */
   jetStreamReplicas?: number;
+  /**
+   * Where this identity's account reaches JetStream's API: `LOCAL_JS_API` for an identity of
+   * `toolbus nats-config` (its own account imports the API under that name), JetStream's own
+   * `$JS.API` (the default) on a bus without accounts.
+   */
+  jsApiPrefix?: string;
 }
 
 /** JetStream keeps a stream on at most 5 nodes. */
@@ -54,10 +73,10 @@ export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
 
 /**
  * Where `pnpm start` keeps the NATS it runs for a project. What a client needs to connect, the
- * server's config (with every role's public key) and the CLI's own seed, lives in `stateDir`,
- * the project's private state directory outside the checkout (see local-state.ts); every other
- * role's seed exists only in toolbus's memory. The JetStream store, data rather than a
- * credential, stays in the project (`dataDir`, `<project>/.toolbus/nats`).
+ * server's config (with every identity's public key) and the CLI's own seed, lives in
+ * `stateDir`, the project's private state directory outside the checkout (see local-state.ts);
+ * every other identity's seed exists only in toolbus's memory. The JetStream store, data rather
+ * than a credential, stays in the project (`dataDir`, `<project>/.toolbus/nats`).
  */
 export function localNatsPaths(stateDir: string, dataDir: string) {
   return { ...localNatsStateFiles(stateDir), store: join(dataDir, "jetstream") };
@@ -78,7 +97,7 @@ export function localNatsStateFiles(stateDir: string) {
 
 /**
  * What `pnpm start` wrote into `<project>/.toolbus/nats` before its secrets moved out of the
- * checkout: every role's seed (`identities/`), the config and the URL. Removed at start.
+ * checkout: every identity's seed (`identities/`), the config and the URL. Removed at start.
  */
 export function legacyLocalNatsFiles(dataDir: string): string[] {
   return [join(dataDir, "identities"), join(dataDir, "nats.conf"), join(dataDir, "url")];
@@ -94,9 +113,9 @@ export function runningLocalNats(stateDir: string): { url: string; identitiesDir
   return { url: readFileSync(paths.url, "utf8").trim(), identitiesDir: paths.dir };
 }
 
-/** The seed file of one role in a directory `writeNatsIdentities` wrote. */
-export function seedFileOf(dir: string, role: Role): string {
-  return join(dir, `${role}.nk`);
+/** The seed file of one identity in a directory `writeNatsIdentities` wrote (`<name>.nk`). */
+export function seedFileOf(dir: string, identity: Identity | Role): string {
+  return join(dir, `${identityName(typeof identity === "string" ? identityOf(identity) : identity)}.nk`);
 }
 
 /** The `accounts` block file in a directory `writeNatsIdentities` wrote. */
@@ -107,78 +126,107 @@ export function authConfOf(dir: string): string {
 export interface NatsIdentities {
   dir: string;
   authConf: string;
-  /** Public key of each role (`U…`). */
-  publicKeys: ReadonlyMap<Role, string>;
-  seedFile(role: Role): string;
+  /** Every identity written, one per role and one connector per server. */
+  identities: readonly Identity[];
+  /** Public key of each identity (`U…`), by its name (`dispatcher`, `connector-github`). */
+  publicKeys: ReadonlyMap<string, string>;
+  seedFile(identity: Identity | Role): string;
 }
 
-/** Every role's identity for one run, held in memory only: nothing of it is written anywhere. */
-export interface GeneratedNatsIdentities {
-  /** Public key of each role (`U…`). */
-  publicKeys: ReadonlyMap<Role, string>;
-  /** The seed text (`SU…`) of each role. */
-  seeds: ReadonlyMap<Role, string>;
-  /** The nats-server `accounts` block: each role's public key and permissions (no secret). */
-  authConf: string;
+/** A new NKey user seed (`SU…`). */
+export function newSeed(): string {
+  return new TextDecoder().decode(nkeys.createUser().getSeed());
 }
 
-/** A fresh NKey for every role of `roles` (default every role toolbus has), in memory. */
-export function generateNatsIdentities(options: {
-  prefix: string;
-  roles?: readonly Role[];
-}): GeneratedNatsIdentities {
-  const seeds = new Map<Role, string>();
-  for (const role of options.roles ?? ROLES) seeds.set(role, newSeed());
-  return { seeds, ...identitiesOf(seeds, options.prefix) };
+/** The public key (`U…`) of a user seed. */
+export function publicKeyOf(seed: string): string {
+  return nkeys.fromSeed(new TextEncoder().encode(seed)).getPublicKey();
 }
 
 /**
- * Writes `<dir>/<role>.nk` for every role (0600; an existing seed is kept unless `rotate`), and
- * `<dir>/auth.conf`, the nats-server `accounts` block with each role's public key and permissions.
+ * The nats-server `accounts` block of a bus whose config has `servers`: one account per identity
+ * (see `busLayout`), each user given by the public key of its seed.
+ */
+export function authConfFor(options: {
+  prefix: string;
+  servers: readonly string[];
+  publicKey: (identity: Identity) => string;
+}): string {
+  return renderAuthConf(busLayout(createSubjects(options.prefix), options.servers), options.publicKey);
+}
+
+/** Every identity's NKey for one run, held in memory only: nothing of it is written anywhere. */
+export interface GeneratedNatsIdentities {
+  /** One per role and one connector per server (`busLayout`). */
+  identities: readonly Identity[];
+  /** Public key of each identity (`U…`), by its name (`dispatcher`, `connector-github`). */
+  publicKeys: ReadonlyMap<string, string>;
+  /** The seed text (`SU…`) of each identity, by its name. */
+  seeds: ReadonlyMap<string, string>;
+  /** The nats-server `accounts` block: public keys, allow lists, imports and exports (no secret). */
+  authConf: string;
+}
+
+/** A fresh NKey for every identity of a bus whose config has `servers`, in memory (`pnpm start`'s). */
+export function generateNatsIdentities(options: {
+  prefix: string;
+  servers: readonly string[];
+}): GeneratedNatsIdentities {
+  const layout = busLayout(createSubjects(options.prefix), options.servers);
+  const seeds = new Map<string, string>();
+  const publicKeys = new Map<string, string>();
+  for (const identity of layout.identities) {
+    const seed = newSeed();
+    seeds.set(identityName(identity), seed);
+    publicKeys.set(identityName(identity), publicKeyOf(seed));
+  }
+  return {
+    identities: layout.identities,
+    publicKeys,
+    seeds,
+    authConf: renderAuthConf(layout, (identity) => publicKeys.get(identityName(identity)) as string),
+  };
+}
+
+/**
+ * Writes `<dir>/<name>.nk` for every identity of a bus whose config has `servers` (0600; an
+ * existing seed is kept unless `rotate`), and `<dir>/auth.conf`, the nats-server `accounts`
+ * block with each identity's public key, allow lists, imports and exports.
  */
 export function writeNatsIdentities(options: {
   dir: string;
   prefix: string;
+  /** The MCP servers of the config: each gets a connector identity of its own. */
+  servers: readonly string[];
   rotate?: boolean;
-  roles?: readonly Role[];
 }): NatsIdentities {
   const { dir } = options;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const seeds = new Map<Role, string>();
-  for (const role of options.roles ?? ROLES) {
-    const file = seedFileOf(dir, role);
+  const layout = busLayout(createSubjects(options.prefix), options.servers);
+  const publicKeys = new Map<string, string>();
+  for (const identity of layout.identities) {
+    const file = seedFileOf(dir, identity);
+    const name = identityName(identity);
     let seed: string | undefined;
-    if (!options.rotate && existsSync(file)) seed = readSeedFile(file, `${role}'s seed file`);
+    if (!options.rotate && existsSync(file)) seed = readSeedFile(file, `${name}'s seed file`);
     if (seed === undefined) {
       seed = newSeed();
       writePrivateFile(file, `${seed}\n`);
     }
-    seeds.set(role, seed);
+    publicKeys.set(name, publicKeyOf(seed));
   }
-  const { publicKeys, authConf: text } = identitiesOf(seeds, options.prefix);
   const authConf = authConfOf(dir);
-  writePrivateFile(authConf, text);
-  return { dir, authConf, publicKeys, seedFile: (role) => seedFileOf(dir, role) };
-}
-
-function newSeed(): string {
-  return new TextDecoder().decode(nkeys.createUser().getSeed());
-}
-
-/** Each seed's public key, and the accounts block that lets exactly those keys in. */
-function identitiesOf(
-  seeds: ReadonlyMap<Role, string>,
-  prefix: string,
-): { publicKeys: Map<Role, string>; authConf: string } {
-  const subjects = createSubjects(prefix);
-  const publicKeys = new Map<Role, string>();
-  const users: AuthUser[] = [];
-  for (const [role, seed] of seeds) {
-    const publicKey = nkeys.fromSeed(new TextEncoder().encode(seed)).getPublicKey();
-    publicKeys.set(role, publicKey);
-    users.push({ role, publicKey, permissions: permissionsFor(role, subjects) });
-  }
-  return { publicKeys, authConf: renderAuthConf({ prefix: subjects.prefix, users }) };
+  writePrivateFile(
+    authConf,
+    renderAuthConf(layout, (identity) => publicKeys.get(identityName(identity)) as string),
+  );
+  return {
+    dir,
+    authConf,
+    identities: layout.identities,
+    publicKeys,
+    seedFile: (identity) => seedFileOf(dir, identity),
+  };
 }
 
 /** The seed in a file, or a ConfigError that says what is wrong with it and what to do. */
@@ -225,8 +273,9 @@ export function natsServers(value: string | undefined): string[] {
 /** The NATS access of a process from its environment; throws ConfigError listing every problem. */
 export function natsAccessFromEnv(
   env: Readonly<Record<string, string | undefined>>,
-  identity: { prefix: string; role: Role },
+  identity: { prefix: string; role: Role } | { prefix: string; identity: Identity },
 ): NatsAccess {
+  const who = "identity" in identity ? identity.identity : identityOf(identity.role);
   const problems: string[] = [];
   let servers: string[] = [DEFAULT_NATS_URL];
   try {
@@ -235,17 +284,22 @@ export function natsAccessFromEnv(
     if (error instanceof ConfigError) problems.push(...error.problems);
     else throw error;
   }
-  const access: NatsAccess = { servers, inboxPrefix: inboxPrefix(identity.prefix, identity.role) };
-  const nkeyFile = env.NATS_NKEY_FILE || undefined;
+  const access: NatsAccess = { servers, inboxPrefix: inboxPrefix(identity.prefix, who) };
+  // A connector's seed is its own file beside the catalog's (NATS_NKEY_FILE), or in NATS_NKEY_DIR.
+  const nkeyFile = who.role === "connector" ? connectorSeedFile(env, who) : env.NATS_NKEY_FILE || undefined;
   if (nkeyFile !== undefined) {
     try {
       access.nkeySeed = readSeedFile(nkeyFile);
-      access.credentialSource = `NATS_NKEY_FILE=${nkeyFile}`;
+      access.credentialSource = `${who.role === "connector" ? "seed file" : "NATS_NKEY_FILE="}${nkeyFile}`;
+      // An identity of `toolbus nats-config` reaches JetStream through its account's imports;
+      // the provisioner lives where the streams are.
+      if (who.role !== "provisioner") access.jsApiPrefix = LOCAL_JS_API;
     } catch (error) {
       if (error instanceof ConfigError) problems.push(...error.problems);
       else throw error;
     }
   }
+  if (env.NATS_JS_API_PREFIX) access.jsApiPrefix = env.NATS_JS_API_PREFIX;
   const password = secretFromEnv(env, "NATS_PASSWORD");
   if (password.state === "invalid") problems.push(password.message);
   if (env.NATS_USER) {
@@ -291,6 +345,16 @@ export function natsAccessFromEnv(
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return access;
+}
+
+/**
+ * Where a connector's seed is: `<NATS_NKEY_DIR>/connector-<server>.nk`, else beside the catalog's
+ * own seed (`NATS_NKEY_FILE`), where `toolbus nats-config` writes them all; undefined on a bus
+ * without credentials.
+ */
+function connectorSeedFile(env: Readonly<Record<string, string | undefined>>, connector: Identity) {
+  const dir = env.NATS_NKEY_DIR || (env.NATS_NKEY_FILE ? dirname(env.NATS_NKEY_FILE) : undefined);
+  return dir === undefined ? undefined : seedFileOf(dir, connector);
 }
 
 /** True when the access carries credentials of any kind (an NKey, a user, or a user in the URL). */

@@ -83,15 +83,22 @@ export function serviceSettingsInput(
  * A service's command line, `strict`: an option it does not take is a `ConfigError` that names
  * the ones it does (`options` maps each to what it takes, e.g. `{ config: "<path>" }`).
  */
-export function parseCommandLine<K extends string>(
+export function parseCommandLine<const O extends Readonly<Record<string, string | true>>>(
   argv: readonly string[],
-  options: Readonly<Record<K, string>>,
-): Partial<Record<K, string>> {
-  const spec = Object.fromEntries(Object.keys(options).map((name) => [name, { type: "string" as const }]));
+  /** Each option's value, as shown in messages (`<path>`), or `true` for a flag that takes none. */
+  options: O,
+): { [K in keyof O]?: O[K] extends true ? boolean : string } {
+  const spec = Object.fromEntries(
+    Object.entries(options).map(([name, value]) => [name, { type: value === true ? "boolean" : "string" }]),
+  ) as Record<string, { type: "string" | "boolean" }>;
   try {
-    return parseArgs({ args: [...argv], options: spec, strict: true }).values as Partial<Record<K, string>>;
+    return parseArgs({ args: [...argv], options: spec, strict: true }).values as {
+      [K in keyof O]?: O[K] extends true ? boolean : string;
+    };
   } catch (error) {
-    const accepted = Object.entries(options).map(([name, value]) => `--${name} ${value}`);
+    const accepted = Object.entries(options).map(([name, value]) =>
+      value === true ? `--${name}` : `--${name} ${value}`,
+    );
     throw new ConfigError([`command line: ${(error as Error).message} (accepted: ${accepted.join(", ")})`]);
   }
 }

@@ -2,7 +2,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSubjects, permissionsFor, ROLES } from "@toolbus/protocol";
+import { createSubjects, identityName, permissionsFor } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config.js";
 import { renderAuthConf } from "../src/core/nats-auth-conf.js";
@@ -93,23 +93,25 @@ describe("natsAccessFromEnv", () => {
 });
 
 describe("generateNatsIdentities", () => {
-  it("gives each role asked for a seed of its own, and lets in exactly their public keys", () => {
-    const roles = ["catalog", "dispatcher", "cli"] as const;
-    const generated = generateNatsIdentities({ prefix: "toolbus", roles });
-    expect([...generated.seeds.keys()]).toEqual(roles);
+  it("gives every identity of the bus (each role, a connector per server) a seed of its own, and lets in exactly their public keys", () => {
+    const generated = generateNatsIdentities({ prefix: "toolbus", servers: ["github", "files"] });
+    const names = generated.identities.map(identityName);
+    expect(names).toEqual(
+      expect.arrayContaining(["catalog", "dispatcher", "cli", "connector-github", "connector-files"]),
+    );
+    expect([...generated.seeds.keys()]).toEqual(names);
     const seeds = [...generated.seeds.values()];
-    expect(new Set(seeds).size).toBe(roles.length);
+    expect(new Set(seeds).size).toBe(names.length);
     for (const seed of seeds) expect(seed).toMatch(/^SU[A-Z2-7]{56}$/);
     const keysInConf = [...generated.authConf.matchAll(/nkey: "(U[A-Z2-7]+)"/g)].map((match) => match[1]);
-    expect(keysInConf).toEqual(roles.map((role) => generated.publicKeys.get(role)));
+    expect(keysInConf.sort()).toEqual(names.map((name) => generated.publicKeys.get(name)).sort());
     // The config a server reads names public keys only.
     for (const seed of seeds) expect(generated.authConf).not.toContain(seed);
   });
 
-  it("gives every role toolbus has a seed when no list is given, a new one each run", () => {
-    const first = generateNatsIdentities({ prefix: "toolbus" });
-    const second = generateNatsIdentities({ prefix: "toolbus" });
-    expect([...first.seeds.keys()]).toEqual([...ROLES]);
+  it("gives new seeds each run", () => {
+    const first = generateNatsIdentities({ prefix: "toolbus", servers: [] });
+    const second = generateNatsIdentities({ prefix: "toolbus", servers: [] });
     expect([...first.seeds.values()].filter((seed) => [...second.seeds.values()].includes(seed))).toEqual([]);
   });
 });

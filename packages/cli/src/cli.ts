@@ -13,13 +13,14 @@ import {
   runningLocalNats,
   seedFileOf,
 } from "@toolbus/bus";
-import { inboxPrefix, prefixFromEnv, TOOLBUS_VERSION } from "@toolbus/protocol";
+import { inboxPrefix, LOCAL_JS_API, prefixFromEnv, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { type BusClient, openBusClient } from "./adapters/bus-client.js";
 import type { Terminal } from "./adapters/terminal.js";
 import { runApprovals } from "./commands/approvals.js";
 import { runCall } from "./commands/call.js";
 import type { Command, CommandContext } from "./commands/context.js";
 import { runNatsConfig } from "./commands/nats-config.js";
+import { runProvision } from "./commands/provision.js";
 import { runServers } from "./commands/servers.js";
 import { runStart } from "./commands/start.js";
 import { runTail } from "./commands/tail.js";
@@ -39,6 +40,7 @@ const COMMANDS: Readonly<Record<CommandName, Command>> = {
   approvals: runApprovals,
   tail: runTail,
   "nats-config": runNatsConfig,
+  provision: runProvision,
 };
 
 export { DEFAULT_NATS_URL };
@@ -143,6 +145,7 @@ function cliNatsAccess(
       nkeySeed: readSeedFile(file, `the CLI's identity ${file}`),
       inboxPrefix: inboxPrefix(prefix, "cli"),
       credentialSource: file,
+      jsApiPrefix: LOCAL_JS_API,
     };
   } catch (error) {
     if (error instanceof ConfigError) throw new Error(error.problems.join("; "));

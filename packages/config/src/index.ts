@@ -40,6 +40,7 @@ export {
   serverNameProblem,
 } from "./mcp-server.js";
 export { ConfigFileError, type ConfigProblem, formatProblems } from "./problems.js";
+export { DEFAULT_SESSION_IDLE_TTL_MS, type ProvisionInputs, provisionInputs } from "./provision-settings.js";
 export {
   fileVariableOf,
   type SecretFileReader,

@@ -1,23 +1,62 @@
 /**
- * Who may do what on the bus: the identities (roles) that connect to NATS, which subjects each
- * one serves, requests, publishes and subscribes to, and which JetStream assets each may create,
- * write or read. `permissionsFor` turns these tables into the NATS publish/subscribe allow lists
- * that `toolbus nats-config` writes into the server's config; nothing else grants bus access.
+ * Who may do what on the bus: the identities that connect to NATS, the subjects each one serves,
+ * requests, publishes and subscribes to, and what each may do with each JetStream asset. Two
+ * things are derived from these tables and nothing else grants bus access:
+ * - `permissionsFor`: one identity's publish/subscribe allow lists (in its own account);
+ * - `busLayout` (bus-layout.ts): the NATS accounts, one per identity, and the imports and
+ *   exports between them that `toolbus nats-config` writes into the server's config.
  *
  * The contract's subjects (`SUBJECTS`) name their users in the table itself; the subjects the
  * services keep among themselves are in `INTERNAL_SUBJECTS` below, in the same shape.
  */
-import { type QueueGroup, Role, SUBJECTS, type SubjectSpec, type Subjects } from "./subjects.js";
+import { SERVER_NAME_PATTERN } from "./schemas/primitives.js";
+import { Role, SUBJECTS, type SubjectSpec, type Subjects } from "./subjects.js";
 
 export const ROLES: readonly Role[] = Object.freeze(Object.values(Role));
 
 /**
- * Each identity's own reply-subject prefix. Replies and JetStream deliveries reach a client on
- * its inbox, so each identity may subscribe to its own prefix only and no client can read
- * another's replies (a shared `_INBOX.>` would let any client read every reply).
+ * One NATS identity. A connector's identity belongs to one MCP server: it may answer that
+ * server's calls and write that server's catalog entry, and nothing of any other server.
  */
-export function inboxPrefix(prefix: string, role: Role): string {
-  return `_INBOX_${prefix}_${role}`;
+export interface Identity {
+  readonly role: Role;
+  /** The MCP server, for a connector (and only for one). */
+  readonly server?: string;
+}
+
+/** The identity of `role`; a connector needs its server. */
+export function identityOf(role: Role, server?: string): Identity {
+  if (role === "connector") {
+    if (server === undefined || !SERVER_NAME_PATTERN.test(server)) {
+      throw new Error(
+        `a connector identity needs the name of its MCP server (got ${JSON.stringify(server)})`,
+      );
+    }
+    return Object.freeze({ role, server });
+  }
+  return Object.freeze({ role });
+}
+
+/** `dispatcher`, `connector-github`: the identity's file name, account and micro-service name. */
+export function identityName(identity: Identity): string {
+  return identity.role === "connector" ? `connector-${identity.server}` : identity.role;
+}
+
+/** Every identity a deployment whose config has `servers` needs: one per role, one connector per server. */
+export function busIdentities(servers: readonly string[]): Identity[] {
+  return [
+    ...ROLES.filter((role) => role !== "connector").map((role) => identityOf(role)),
+    ...[...new Set(servers)].sort().map((server) => identityOf("connector", server)),
+  ];
+}
+
+/**
+ * Each identity's own reply-subject prefix. Replies and JetStream deliveries reach a client on
+ * its inbox, so each identity subscribes to its own prefix only.
+ */
+export function inboxPrefix(prefix: string, identity: Identity | Role): string {
+  const name = typeof identity === "string" ? identity : identityName(identity);
+  return `_INBOX_${prefix}_${name.replaceAll("-", "_")}`;
 }
 
 /** The subjects the services keep among themselves: same shape as `SUBJECTS`, same prefix. */
@@ -25,7 +64,7 @@ export function internalSubjects(prefix: string) {
   return Object.freeze({
     /** Request/reply: the memory messages set aside instead of counted. */
     memoryParked: `${prefix}.memory.parked`,
-    /** Request/reply subjects only the catalog replica that owns `server` answers. */
+    /** Request/reply subjects only the connector of `server` answers (the catalog asks them). */
     connectorOwner: (server: string) =>
       Object.freeze({
         resourcesList: `${prefix}.connector.${server}.resources.list`,
@@ -44,7 +83,7 @@ export function internalSubjects(prefix: string) {
       gatewaySessions: `${prefix}_gateway_sessions`,
       /** One record per dispatch callId: runs once across dispatcher replicas. */
       calls: `${prefix}_calls`,
-      /** One record per connector callId: a tool runs once across catalog replicas. */
+      /** One record per connector callId, under `<server>.`: a tool runs once across its connectors. */
       executions: `${prefix}_executions`,
       /** The effective approval policy, under `APPROVAL_POLICY_KEY`: approvals writes it, dispatchers follow it. */
       approvalPolicy: `${prefix}_approval_policy`,
@@ -52,15 +91,27 @@ export function internalSubjects(prefix: string) {
   });
 }
 
+/**
+ * Where a connector keeps its records in the executions and resource-origins buckets: under its
+ * server (`github.`), the keys its identity may write (`<server>.>` in `BUCKETS`).
+ */
+export function serverKeyPrefix(server: string): string {
+  if (!SERVER_NAME_PATTERN.test(server)) throw new Error(`not a server name: ${JSON.stringify(server)}`);
+  return `${server}.`;
+}
+
 /** The key of the effective approval policy in `internalSubjects(prefix).kv.approvalPolicy`. */
 export const APPROVAL_POLICY_KEY = "effective";
+
+/** The key under which the catalog publishes its naming options in the catalog bucket. */
+export const CATALOG_NAMING_KEY = "naming";
 
 const internal = (
   subject: string,
   kind: SubjectSpec["kind"],
   request: string,
   reply: string | null,
-  owner: QueueGroup,
+  owner: Role,
   users: readonly Role[],
   description: string,
 ): SubjectSpec => Object.freeze({ subject, kind, request, reply, owner, users, description });
@@ -69,84 +120,95 @@ const internal = (
 // biome-ignore format: a table reads best one row per line
 export const INTERNAL_SUBJECTS: readonly SubjectSpec[] = Object.freeze([
   internal("toolbus.memory.parked", "req/reply", "MemoryParkedRequest", "MemoryParkedResult", "memory", ["cli"], "Memory messages set aside instead of counted."),
-  internal("toolbus.connector.<server>.resources.list", "req/reply", "OwnerListRequest", "ResourcesListResult", "catalog", ["catalog"], "One server's resources, from the replica that owns it."),
-  internal("toolbus.connector.<server>.resources.read", "req/reply", "OwnerReadRequest", "ResourcesReadResult", "catalog", ["catalog"], "Read a resource on the replica that owns its server."),
-  internal("toolbus.connector.<server>.prompts.list", "req/reply", "OwnerPromptsListRequest", "PromptsListResult", "catalog", ["catalog"], "One server's prompts, from the replica that owns it."),
-  internal("toolbus.connector.<server>.prompts.get", "req/reply", "OwnerPromptsGetRequest", "GetPromptResult", "catalog", ["catalog"], "Get a prompt on the replica that owns its server."),
-  internal("toolbus.connector.<server>.completion.complete", "req/reply", "OwnerCompleteRequest", "CompleteResult", "catalog", ["catalog"], "Completions on the replica that owns the server."),
-  internal("toolbus.connector.<server>.refresh", "req/reply", "OwnerRefreshRequest", "CatalogRefreshResult", "catalog", ["catalog"], "Re-list one server on the replica that owns it."),
+  internal("toolbus.connector.<server>.resources.list", "req/reply", "OwnerListRequest", "ResourcesListResult", "connector", ["catalog"], "One server's resources, from its connector."),
+  internal("toolbus.connector.<server>.resources.read", "req/reply", "OwnerReadRequest", "ResourcesReadResult", "connector", ["catalog"], "Read a resource on its server's connector."),
+  internal("toolbus.connector.<server>.prompts.list", "req/reply", "OwnerPromptsListRequest", "PromptsListResult", "connector", ["catalog"], "One server's prompts, from its connector."),
+  internal("toolbus.connector.<server>.prompts.get", "req/reply", "OwnerPromptsGetRequest", "GetPromptResult", "connector", ["catalog"], "Get a prompt on its server's connector."),
+  internal("toolbus.connector.<server>.completion.complete", "req/reply", "OwnerCompleteRequest", "CompleteResult", "connector", ["catalog"], "Completions on the server's connector."),
+  internal("toolbus.connector.<server>.refresh", "req/reply", "OwnerRefreshRequest", "CatalogRefreshResult", "connector", ["catalog"], "Re-list one server on its connector."),
   internal("toolbus.gateway.session_closed", "event", "SessionClosed", null, "gateway", ["gateway"], "A client ended an MCP session; every gateway replica drops it."),
   internal("toolbus.gateway.responses", "event", "ForwardedResponse", null, "gateway", ["gateway"], "A client's answer to a request another gateway replica asked."),
 ]);
 
-/** What a role may do with a KV bucket. `create` includes `read`, `write` includes `read`. */
-export type BucketAccess = "read" | "write";
+/**
+ * What an identity may do with some keys of a KV bucket:
+ * - `read`: get them (direct get by key);
+ * - `watch`: read them and follow or list them (ordered consumers filtered to those keys);
+ * - `write`: put, create, update and delete them, and read them back.
+ */
+export type KeyAccess = "read" | "watch" | "write";
+
+export interface BucketAccess {
+  readonly role: Role;
+  readonly access: KeyAccess;
+  /** The keys: `>` for all of them; `<server>` stands for a connector's own server. */
+  readonly keys: string;
+}
 
 export interface BucketSpec {
   /** The bucket name with the default prefix. */
   readonly bucket: string;
-  /** Roles that create it when missing (and bring its limits in line). */
-  readonly creators: readonly Role[];
-  readonly writers: readonly Role[];
-  readonly readers: readonly Role[];
+  readonly grants: readonly BucketAccess[];
   /**
    * For call records: the role whose instances own them. Whoever reads or writes the bucket may
-   * ping those instances (`$SRV.PING.<role>.<id>`) to learn whether a record's owner still lives.
+   * ping those instances (`$SRV.PING.<name>.<id>`) to learn whether a record's owner still lives.
    */
   readonly recordOwner?: Role;
   readonly description: string;
 }
 
+const grant = (role: Role, access: KeyAccess, keys = ">"): BucketAccess =>
+  Object.freeze({ role, access, keys });
+
 // biome-ignore format: a table reads best one row per line
-export const BUCKETS: readonly BucketSpec[] = Object.freeze([
-  Object.freeze({ bucket: "toolbus_catalog", creators: ["catalog", "dispatcher"], writers: ["catalog"], readers: ["dispatcher", "gateway"], description: "One entry per server: its status and raw tools." } as const),
-  Object.freeze({ bucket: "toolbus_approval_grants", creators: ["approvals"], writers: ["approvals"], readers: [], description: "\"Allow for this session\" grants, bound to the tool's fingerprint." } as const),
-  Object.freeze({ bucket: "toolbus_resource_origins", creators: ["catalog"], writers: ["catalog"], readers: [], description: "Which call produced a resource URI (24 h)." } as const),
-  Object.freeze({ bucket: "toolbus_gateway_sessions", creators: ["gateway"], writers: ["gateway"], readers: [], description: "MCP session records shared by the gateway replicas." } as const),
-  Object.freeze({ bucket: "toolbus_call_history", creators: ["dispatcher"], writers: ["dispatcher"], readers: [], description: "Each thread's call events by stream sequence, for dispatch.history." } as const),
-  Object.freeze({ bucket: "toolbus_calls", creators: ["dispatcher"], writers: ["dispatcher"], readers: ["gateway"], recordOwner: "dispatcher", description: "One record per dispatch callId, then its reply: a call runs once across replicas." } as const),
-  Object.freeze({ bucket: "toolbus_approval_policy", creators: ["approvals", "dispatcher"], writers: ["approvals"], readers: ["dispatcher"], description: "The effective approval policy (modes, hooks, policy words): the dispatcher settles locally what it alone settles." } as const),
-  Object.freeze({ bucket: "toolbus_executions", creators: ["catalog"], writers: ["catalog"], readers: ["dispatcher"], recordOwner: "catalog", description: "One record per connector callId, then its result: a tool runs once across replicas." } as const),
+export const BUCKETS: readonly BucketSpec[] = Object.freeze<BucketSpec[]>([
+  { bucket: "toolbus_catalog", grants: [grant("connector", "write", "server.<server>"), grant("connector", "watch", "server.<server>"), grant("catalog", "write", CATALOG_NAMING_KEY), grant("catalog", "watch"), grant("dispatcher", "watch"), grant("gateway", "watch")], description: "One entry per server (its status and raw tools), written by that server's connector; the catalog's naming options." },
+  { bucket: "toolbus_approval_grants", grants: [grant("approvals", "write"), grant("approvals", "watch")], description: "\"Allow for this session\" grants, bound to the tool's fingerprint." },
+  { bucket: "toolbus_resource_origins", grants: [grant("connector", "write", "<server>.>"), grant("catalog", "read")], description: "Which call produced a resource URI (24 h), under the server that answered it." },
+  { bucket: "toolbus_gateway_sessions", grants: [grant("gateway", "write")], description: "MCP session records shared by the gateway replicas." },
+  { bucket: "toolbus_call_history", grants: [grant("dispatcher", "write"), grant("dispatcher", "watch")], description: "Each thread's call events by stream sequence, for dispatch.history." },
+  { bucket: "toolbus_calls", grants: [grant("dispatcher", "write"), grant("gateway", "read")], recordOwner: "dispatcher", description: "One record per dispatch callId, then its reply: a call runs once across replicas." },
+  { bucket: "toolbus_approval_policy", grants: [grant("approvals", "write", APPROVAL_POLICY_KEY), grant("dispatcher", "watch")], description: "The effective approval policy (modes, hooks, policy words): the dispatcher settles locally what it alone settles." },
+  { bucket: "toolbus_executions", grants: [grant("connector", "write", "<server>.>"), grant("dispatcher", "read")], recordOwner: "connector", description: "One record per connector callId under its server, then its result: a tool runs once across that server's connectors." },
 ]);
+
+/** A reader of a stream through consumers filtered to one subject (ordered ones, or one durable). */
+export interface StreamReader {
+  readonly role: Role;
+  /** With the default prefix. */
+  readonly filter: string;
+  /** A durable pull consumer the provisioner creates; the reader may only fetch from and ack it. */
+  readonly durable?: string;
+}
 
 export interface StreamSpec {
-  /** `events` or `memory`: the key in `Subjects.streams`. */
-  readonly stream: "events" | "memory";
-  readonly creators: readonly Role[];
+  /** The key in `Subjects.streams`. */
+  readonly stream: "events" | "memory" | "large";
+  /** Who publishes into it beyond the `stream` rows of the subject tables, and on which subject. */
+  readonly writers: ReadonlyArray<{ readonly role: Role; readonly subject: string }>;
+  readonly readers: readonly StreamReader[];
   /**
-   * Roles that read it through a consumer, each with the one filter it may use; `bySequence`
-   * also lets it fetch one message by its sequence (not limited by subject).
+   * Who reads single messages by subject (direct get, last by subject) under `subject`, where
+   * `<name>` is the reader's own identity name: it reads nothing addressed to anyone else.
    */
-  readonly readers: ReadonlyArray<{
-    readonly role: Role;
-    readonly filter: string;
-    readonly durable?: string;
-    readonly bySequence?: boolean;
-  }>;
+  readonly directReaders?: { readonly roles: readonly Role[]; readonly subject: string };
 }
 
-// biome-ignore format: a table reads best one row per line
-export const STREAMS: readonly StreamSpec[] = Object.freeze([
-  Object.freeze({ stream: "events", creators: ["catalog", "dispatcher"], readers: [{ role: "dispatcher", filter: "toolbus.events.call.>", bySequence: true }] } as const),
-  Object.freeze({ stream: "memory", creators: ["memory"], readers: [{ role: "memory", filter: "toolbus.memory.message", durable: "memory" }] } as const),
-]);
-
-/**
- * JetStream object stores: `largeReplies` holds replies larger than one NATS message for a
- * moment. Writers put them; readers (whoever makes requests that may get one) read and delete.
- */
-export interface ObjectStoreSpec {
-  /** The key in `Subjects.objectStores`. */
-  readonly store: "largeReplies";
-  readonly creators: readonly Role[];
-  readonly writers: readonly Role[];
-  readonly readers: readonly Role[];
-}
+/** Who asks for replies that may be too large for one message, and who answers them. */
+const LARGE_REPLY_WRITERS: readonly Role[] = ["catalog", "connector", "dispatcher"];
+const LARGE_REPLY_READERS: readonly Role[] = ["catalog", "dispatcher", "gateway", "cli", "agent"];
 
 // biome-ignore format: a table reads best one row per line
-export const OBJECT_STORES: readonly ObjectStoreSpec[] = Object.freeze([
-  Object.freeze({ store: "largeReplies", creators: ["catalog", "dispatcher"], writers: ["catalog", "dispatcher"], readers: ["dispatcher", "gateway", "cli", "agent"] } as const),
+export const STREAMS: readonly StreamSpec[] = Object.freeze<StreamSpec[]>([
+  { stream: "events", writers: [], readers: [{ role: "dispatcher", filter: "toolbus.events.call.>" }] },
+  { stream: "memory", writers: [], readers: [{ role: "memory", filter: "toolbus.memory.message", durable: "memory" }] },
+  { stream: "large", writers: LARGE_REPLY_WRITERS.map((role) => ({ role, subject: "toolbus.large.*.>" })), readers: [], directReaders: { roles: LARGE_REPLY_READERS, subject: "toolbus.large.<name>.>" } },
 ]);
+
+/** The local name under which an identity's account reaches JetStream's API (see bus-layout.ts). */
+export const LOCAL_JS_API = "$TOOLBUS.JS.API";
+/** JetStream's own API prefix, in the account that holds the streams. */
+export const JS_API = "$JS.API";
 
 export interface Permissions {
   readonly publish: readonly string[];
@@ -155,123 +217,267 @@ export interface Permissions {
   readonly allowResponses: boolean;
 }
 
-/** `<server>` and `<callId>` become one-token wildcards; the default prefix becomes `prefix`. */
-function template(subject: string, prefix: string): string {
-  const withPrefix = subject.startsWith("toolbus.")
-    ? `${prefix}.${subject.slice("toolbus.".length)}`
-    : subject;
-  return withPrefix.replaceAll("<server>", "*").replaceAll("<callId>", "*");
+/** `<callId>` becomes a one-token wildcard; the default prefix becomes `prefix`; `<server>` as given. */
+export function withPrefix(subject: string, prefix: string, server = "*"): string {
+  const prefixed = subject.startsWith("toolbus.") ? `${prefix}.${subject.slice("toolbus.".length)}` : subject;
+  return prefixed.replaceAll("<server>", server).replaceAll("<callId>", "*");
 }
 
-function bucketName(bucket: string, prefix: string): string {
+/** The bucket's name under `prefix`. */
+export function bucketName(bucket: string, prefix: string): string {
   return `${prefix}_${bucket.slice("toolbus_".length)}`;
 }
 
-/** The allow lists of one role under one prefix, sorted and without duplicates. */
-export function permissionsFor(role: Role, subjects: Subjects): Permissions {
+/** The KV keys a grant covers, for one identity (a connector's `<server>` is its own). */
+export function grantKeys(grant: BucketAccess, identity: Identity): string {
+  return grant.keys.replaceAll("<server>", identity.server ?? "*");
+}
+
+/** The stream that holds a bucket. */
+export function bucketStream(bucket: string): string {
+  return `KV_${bucket}`;
+}
+
+/** Whether a table row that names `role` applies to `identity` (a connector row only to its server). */
+function applies(role: Role, identity: Identity): boolean {
+  return role === identity.role;
+}
+
+/**
+ * Everything one identity does on the bus, as subjects of its own account: the JetStream API
+ * under `jsApi` (`LOCAL_JS_API` in its own account; JetStream's own `$JS.API` where the streams
+ * live). The building block of both the allow lists and the account layout.
+ */
+export interface IdentityUse {
+  /** Request/reply subjects it answers. */
+  readonly serves: readonly string[];
+  /** Request/reply subjects it asks. */
+  readonly requests: readonly string[];
+  /** Events it publishes (core, or into a stream: `stored`). */
+  readonly publishes: ReadonlyArray<{ readonly subject: string; readonly stored: boolean }>;
+  /** Events it subscribes to. */
+  readonly subscribes: readonly string[];
+  /** JetStream API requests, as `$JS.API.…` subjects (mapped to `LOCAL_JS_API` in its account). */
+  readonly jetStreamApi: readonly string[];
+  /** KV writes, as `$KV.<bucket>.<keys>` (mapped under `LOCAL_JS_API` in its account, as nats.js sends them). */
+  readonly kvWrites: readonly string[];
+  /** Acknowledgements and flow-control replies to JetStream (same subject in every account). */
+  readonly jetStreamReplies: readonly string[];
+  /** Pings of the instances that own call records: `$SRV.PING.<name>.*`, per owning identity name. */
+  readonly pings: ReadonlyArray<{ readonly ownerRole: Role; readonly subject: string }>;
+  /** Streams whose configuration it reads at start (`STREAM.INFO`), to check them. */
+  readonly streams: readonly string[];
+  /** Whether JetStream delivers to its inbox (watches, key listings, ordered consumers). */
+  readonly receivesDeliveries: boolean;
+}
+
+/** What `identity` does on the bus under `subjects`' prefix. */
+export function identityUse(identity: Identity, subjects: Subjects): IdentityUse {
   const prefix = subjects.prefix;
-  const publish = new Set<string>();
-  const subscribe = new Set<string>([`${inboxPrefix(prefix, role)}.>`]);
-  let serves = false;
+  const server = identity.role === "connector" ? identity.server : undefined;
+  const concrete = (subject: string) => withPrefix(subject, prefix, server ?? "*");
+  const serves = new Set<string>();
+  const requests = new Set<string>();
+  const publishes = new Map<string, boolean>();
+  const subscribes = new Set<string>();
+  const api = new Set<string>();
+  const kvWrites = new Set<string>();
+  const replies = new Set<string>();
+  const pings = new Map<string, Role>();
+  const streams = new Set<string>();
+  let deliveries = false;
 
   for (const row of [...SUBJECTS, ...INTERNAL_SUBJECTS]) {
-    const subject = template(row.subject, prefix);
-    const owns = row.owner === role;
-    const uses = row.users.includes(role);
+    const owns = applies(row.owner, identity);
+    const uses = row.users.some((user) => applies(user, identity));
+    const subject = concrete(row.subject);
     if (row.kind === "req/reply") {
-      // The owner serves (subscribes, answers); users request (publish).
-      if (owns) {
-        subscribe.add(subject);
-        serves = true;
-      }
-      if (uses) publish.add(subject);
+      if (owns) serves.add(subject);
+      if (uses) requests.add(subject);
     } else if (row.subject === "toolbus.memory.message") {
-      // Published by its users into the stream; the owner reads it through its durable consumer.
-      if (uses) publish.add(subject);
+      // Published by its users into its stream; the owner reads it through its durable consumer.
+      if (uses) publishes.set(subject, true);
     } else {
-      // Events (core or JetStream): the owner publishes, users subscribe.
-      if (owns) publish.add(subject);
-      if (uses) subscribe.add(subject);
+      // Events (core, or stored in the events stream): the owner publishes, users subscribe.
+      if (owns) publishes.set(subject, row.kind === "stream");
+      if (uses) subscribes.add(subject);
     }
   }
 
-  if (serves) {
-    // Every service is a NATS micro service (`$SRV.PING|INFO|STATS[.<name>[.<id>]]`).
-    for (const pattern of ["$SRV.*", `$SRV.*.${role}`, `$SRV.*.${role}.*`]) subscribe.add(pattern);
-  }
-
-  const jsApi = "$JS.API";
-  const grantStreamAdmin = (stream: string) => {
-    publish.add(`${jsApi}.INFO`);
-    publish.add(`${jsApi}.STREAM.INFO.${stream}`);
-    publish.add(`${jsApi}.STREAM.CREATE.${stream}`);
-    publish.add(`${jsApi}.STREAM.UPDATE.${stream}`);
+  const readStream = (stream: string) => {
+    streams.add(stream);
+    api.add(`${JS_API}.STREAM.INFO.${stream}`);
   };
   for (const spec of BUCKETS) {
     const bucket = bucketName(spec.bucket, prefix);
-    const stream = `KV_${bucket}`;
-    const creates = spec.creators.includes(role);
-    const writes = spec.writers.includes(role);
-    const reads = writes || spec.readers.includes(role);
-    if (creates) grantStreamAdmin(stream);
-    if (writes) publish.add(`$KV.${bucket}.>`);
-    if (reads) {
-      publish.add(`${jsApi}.STREAM.INFO.${stream}`);
-      publish.add(`${jsApi}.DIRECT.GET.${stream}.$KV.${bucket}.>`);
-      // A bucket opened without direct gets reads by this subject (not limited by key: fine for
-      // a reader of the whole bucket, which is what every reader here is).
-      publish.add(`${jsApi}.STREAM.MSG.GET.${stream}`);
-      // Watches, key listings and history: ordered consumers filtered to this bucket's keys.
-      publish.add(`${jsApi}.CONSUMER.CREATE.${stream}.*.$KV.${bucket}.>`);
-      publish.add(`${jsApi}.CONSUMER.INFO.${stream}.*`);
-      publish.add(`${jsApi}.CONSUMER.DELETE.${stream}.*`);
-      publish.add(`$JS.FC.${stream}.>`);
-      if (spec.recordOwner !== undefined) publish.add(`$SRV.PING.${spec.recordOwner}.*`);
+    const stream = bucketStream(bucket);
+    const mine = spec.grants.filter((g) => applies(g.role, identity));
+    if (mine.length === 0) continue;
+    readStream(stream);
+    for (const g of mine) {
+      const keys = `$KV.${bucket}.${grantKeys(g, identity)}`;
+      api.add(`${JS_API}.DIRECT.GET.${stream}.${keys}`);
+      if (g.access === "write") kvWrites.add(keys);
+      if (g.access === "watch") {
+        api.add(`${JS_API}.CONSUMER.CREATE.${stream}.*.${keys}`);
+        api.add(`${JS_API}.CONSUMER.INFO.${stream}.*`);
+        replies.add(`$JS.FC.${stream}.>`);
+        deliveries = true;
+      }
+    }
+    if (spec.recordOwner !== undefined) {
+      const owner = spec.recordOwner;
+      // A connector pings its own server's instances; anyone else any server's
+      // (`$SRV.PING.connector-<server>.<id>`: the accounts layout imports one per server).
+      const ownerName =
+        owner !== "connector" ? owner : identity.role === "connector" ? identityName(identity) : "*";
+      pings.set(`$SRV.PING.${ownerName}.*`, owner);
     }
   }
   for (const spec of STREAMS) {
-    const stream = subjects.streams[spec.stream].name;
-    if (spec.creators.includes(role)) grantStreamAdmin(stream);
-    for (const reader of spec.readers.filter((r) => r.role === role)) {
-      const filter = template(reader.filter, prefix);
-      publish.add(`${jsApi}.STREAM.INFO.${stream}`);
-      const name = reader.durable ?? "*";
-      publish.add(`${jsApi}.CONSUMER.CREATE.${stream}.${name}.${filter}`);
-      publish.add(`${jsApi}.CONSUMER.INFO.${stream}.${name}`);
-      publish.add(`${jsApi}.CONSUMER.DELETE.${stream}.${name}`);
-      publish.add(`${jsApi}.CONSUMER.MSG.NEXT.${stream}.${name}`);
-      publish.add(`$JS.ACK.${stream}.${name}.>`);
-      publish.add(`$JS.FC.${stream}.>`);
-      if (reader.bySequence) {
-        publish.add(`${jsApi}.DIRECT.GET.${stream}`);
-        publish.add(`${jsApi}.STREAM.MSG.GET.${stream}`);
+    const names = subjects.streams[spec.stream];
+    const stream = names.name;
+    const writes =
+      [...publishes].some(([subject, stored]) => stored && names.subjects.some((s) => covers(s, subject))) ||
+      spec.writers.some((w) => applies(w.role, identity));
+    for (const writer of spec.writers.filter((w) => applies(w.role, identity))) {
+      publishes.set(withPrefix(writer.subject, prefix), true);
+    }
+    if (writes) readStream(stream);
+    for (const reader of spec.readers.filter((r) => applies(r.role, identity))) {
+      readStream(stream);
+      const filter = withPrefix(reader.filter, prefix);
+      if (reader.durable !== undefined) {
+        // The provisioner made it: fetch, ack, look at it; never create, change or delete it.
+        api.add(`${JS_API}.CONSUMER.INFO.${stream}.${reader.durable}`);
+        api.add(`${JS_API}.CONSUMER.MSG.NEXT.${stream}.${reader.durable}`);
+        replies.add(`$JS.ACK.${stream}.${reader.durable}.>`);
+      } else {
+        api.add(`${JS_API}.CONSUMER.CREATE.${stream}.*.${filter}`);
+        api.add(`${JS_API}.CONSUMER.INFO.${stream}.*`);
+        replies.add(`$JS.FC.${stream}.>`);
+        deliveries = true;
       }
     }
-  }
-  for (const spec of OBJECT_STORES) {
-    const bucket = subjects.objectStores[spec.store];
-    const stream = `OBJ_${bucket}`;
-    const writes = spec.writers.includes(role);
-    const reads = spec.readers.includes(role);
-    if (spec.creators.includes(role)) grantStreamAdmin(stream);
-    if (writes) publish.add(`$O.${bucket}.C.>`);
-    if (writes || reads) {
-      // Meta (a put, or a delete's marker), the object's info, its chunks through an ordered consumer.
-      publish.add(`$O.${bucket}.M.>`);
-      publish.add(`${jsApi}.STREAM.INFO.${stream}`);
-      publish.add(`${jsApi}.STREAM.PURGE.${stream}`);
-      publish.add(`${jsApi}.DIRECT.GET.${stream}.$O.${bucket}.M.>`);
-      publish.add(`${jsApi}.STREAM.MSG.GET.${stream}`);
-      publish.add(`${jsApi}.CONSUMER.CREATE.${stream}.*.$O.${bucket}.C.>`);
-      publish.add(`${jsApi}.CONSUMER.INFO.${stream}.*`);
-      publish.add(`${jsApi}.CONSUMER.DELETE.${stream}.*`);
-      publish.add(`$JS.FC.${stream}.>`);
+    const direct = spec.directReaders;
+    if (direct && direct.roles.some((role) => applies(role, identity))) {
+      readStream(stream);
+      const subject = withPrefix(direct.subject, prefix).replaceAll("<name>", identityName(identity));
+      api.add(`${JS_API}.DIRECT.GET.${stream}.${subject}`);
     }
   }
 
+  const sorted = (set: Iterable<string>) => Object.freeze([...set].sort());
+  return Object.freeze({
+    serves: sorted(serves),
+    requests: sorted(requests),
+    publishes: Object.freeze(
+      [...publishes]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([subject, stored]) => Object.freeze({ subject, stored })),
+    ),
+    subscribes: sorted(subscribes),
+    jetStreamApi: sorted(api),
+    kvWrites: sorted(kvWrites),
+    jetStreamReplies: sorted(replies),
+    pings: Object.freeze(
+      [...pings].sort(([a], [b]) => (a < b ? -1 : 1)).map(([subject, ownerRole]) => ({ subject, ownerRole })),
+    ),
+    streams: sorted(streams),
+    receivesDeliveries: deliveries,
+  });
+}
+
+/** Whether NATS subject pattern `pattern` matches every subject `subject` can be (token wildcards). */
+export function covers(pattern: string, subject: string): boolean {
+  const p = pattern.split(".");
+  const s = subject.split(".");
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === ">") return s.length > i;
+    if (i >= s.length) return false;
+    if (p[i] === "*") {
+      if (s[i] === ">") return false;
+      continue;
+    }
+    if (p[i] !== s[i]) return false;
+  }
+  return p.length === s.length;
+}
+
+/** The JetStream API subject `subject` (`$JS.API.…`) as the identity's account names it. */
+export function localJetStreamApi(subject: string): string {
+  return subject.startsWith(`${JS_API}.`) ? `${LOCAL_JS_API}${subject.slice(JS_API.length)}` : subject;
+}
+
+/** A KV write subject (`$KV.…`) as nats.js sends it with the local API prefix. */
+export function localKvWrite(subject: string): string {
+  return `${LOCAL_JS_API}.${subject}`;
+}
+
+/**
+ * The allow lists of one identity under one prefix, in its own account's subjects, sorted and
+ * without duplicates. The provisioner lives where the streams are and uses JetStream's own API.
+ */
+export function permissionsFor(identity: Identity | Role, subjects: Subjects): Permissions {
+  const id = typeof identity === "string" ? identityOf(identity) : identity;
+  if (id.role === "provisioner") return provisionerPermissions(subjects);
+  const use = identityUse(id, subjects);
+  const publish = new Set<string>([
+    ...use.requests,
+    ...use.publishes.map((p) => p.subject),
+    ...use.jetStreamApi.map(localJetStreamApi),
+    ...use.kvWrites.map(localKvWrite),
+    ...use.jetStreamReplies,
+    ...use.pings.map((p) => p.subject),
+  ]);
+  const subscribe = new Set<string>([
+    `${inboxPrefix(subjects.prefix, id)}.>`,
+    ...use.serves,
+    ...use.subscribes,
+  ]);
+  const serves = use.serves.length > 0;
+  if (serves) {
+    // Every service is a NATS micro service (`$SRV.PING|INFO|STATS[.<name>[.<id>]]`).
+    const name = identityName(id);
+    for (const pattern of ["$SRV.*", `$SRV.*.${name}`, `$SRV.*.${name}.*`]) subscribe.add(pattern);
+  }
   return Object.freeze({
     publish: Object.freeze([...publish].sort()),
     subscribe: Object.freeze([...subscribe].sort()),
     allowResponses: serves,
+  });
+}
+
+/** The streams of every JetStream asset under `subjects`' prefix. */
+export function assetStreams(subjects: Subjects): string[] {
+  return [
+    ...BUCKETS.map((spec) => bucketStream(bucketName(spec.bucket, subjects.prefix))),
+    ...STREAMS.map((spec) => subjects.streams[spec.stream].name),
+  ].sort();
+}
+
+/**
+ * The provisioner's: create, update and look at every asset's stream and the durable consumers
+ * the services read, nothing else (no delete, no purge, no message access).
+ */
+function provisionerPermissions(subjects: Subjects): Permissions {
+  const publish = new Set<string>();
+  for (const stream of assetStreams(subjects)) {
+    for (const verb of ["INFO", "CREATE", "UPDATE"]) publish.add(`${JS_API}.STREAM.${verb}.${stream}`);
+  }
+  for (const spec of STREAMS) {
+    const stream = subjects.streams[spec.stream].name;
+    for (const reader of spec.readers) {
+      if (reader.durable === undefined) continue;
+      const filter = withPrefix(reader.filter, subjects.prefix);
+      publish.add(`${JS_API}.CONSUMER.INFO.${stream}.${reader.durable}`);
+      publish.add(`${JS_API}.CONSUMER.CREATE.${stream}.${reader.durable}.${filter}`);
+      publish.add(`${JS_API}.CONSUMER.CREATE.${stream}.${reader.durable}`);
+    }
+  }
+  return Object.freeze({
+    publish: Object.freeze([...publish].sort()),
+    subscribe: Object.freeze([`${inboxPrefix(subjects.prefix, "provisioner")}.>`]),
+    allowResponses: false,
   });
 }

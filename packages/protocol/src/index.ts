@@ -1,4 +1,6 @@
 export * from "./access.js";
+export * from "./access-matrix.js";
+export * from "./bus-layout.js";
 export * from "./call-binding.js";
 export * from "./catalog-view/index.js";
 export * from "./citations/index.js";

@@ -37,8 +37,18 @@ export const QueueGroup = {
 } as const;
 export type QueueGroup = (typeof QueueGroup)[keyof typeof QueueGroup];
 
-/** The identities that connect to NATS: the five services, the operator's CLI, and an agent runtime. */
-export const Role = { ...QueueGroup, cli: "cli", agent: "agent" } as const;
+/**
+ * The identities that connect to NATS: the five services, a connector (one identity per MCP
+ * server, held by the catalog process that runs that server), the operator's CLI, an agent
+ * runtime, and the provisioner that creates the JetStream assets before anything runs.
+ */
+export const Role = {
+  ...QueueGroup,
+  connector: "connector",
+  cli: "cli",
+  agent: "agent",
+  provisioner: "provisioner",
+} as const;
 export type Role = (typeof Role)[keyof typeof Role];
 
 export const CATALOG_KEY_PREFIX = "server.";
@@ -147,11 +157,17 @@ export interface Subjects {
   callCancel(callId: string): string;
   /** `<prefix>.calls.*.cancel`: every call's cancellation, for the dispatchers. */
   readonly callCancelAll: string;
-  /** The callId goes through {@link subjectToken}. */
-  callRelay(callId: string, kind: CallRelayKind): string;
-  /** `<prefix>.calls.<callId>.*`: every relay of one call. */
-  callRelayAll(callId: string): string;
-  /** `<prefix>.calls.*.<kind>`: one kind of relay of every call (an edge that relays them). */
+  /**
+   * What `server` sends its caller during call `callId`: `<prefix>.calls.<callId>.<server>.<kind>`
+   * (the callId through {@link subjectToken}). The server is in the subject so that a connector's
+   * identity may relay for its own server only.
+   */
+  callRelay(callId: string, server: string, kind: CallRelayKind): string;
+  /** `<prefix>.calls.<callId>.<server>.*`: every relay of one call. */
+  callRelayAll(callId: string, server: string): string;
+  /** `<prefix>.calls.<callId>.*.<kind>`: one kind of relay of a call, from whichever server runs it. */
+  callRelayAnyServer(callId: string, kind: CallRelayKind): string;
+  /** `<prefix>.calls.*.*.<kind>`: one kind of relay of every call (an edge that relays them). */
   callRelayEvery(kind: CallRelayKind): string;
   /**
    * KV buckets. `callHistory`: the dispatcher's index of call events by thread (key
@@ -164,7 +180,15 @@ export interface Subjects {
    * service that answers and read (then deleted) by the caller the reply header names it to.
    */
   readonly objectStores: { readonly largeReplies: string };
-  readonly streams: { readonly events: StreamNames; readonly memory: StreamNames };
+  /**
+   * `large`: replies larger than one NATS message, stored by the service that answers under
+   * `<prefix>.large.<reader>.<id>.<chunk>` and read by subject by the identity named there.
+   */
+  readonly streams: {
+    readonly events: StreamNames;
+    readonly memory: StreamNames;
+    readonly large: StreamNames;
+  };
 }
 
 export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
@@ -206,10 +230,13 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
     connectorCancelAll: `${p}.connector.*.cancel`,
     callCancel: (callId: string) => `${p}.calls.${subjectToken(callId)}.cancel`,
     callCancelAll: `${p}.calls.*.cancel`,
-    callRelay: (callId: string, kind: CallRelayKind) =>
-      `${p}.calls.${subjectToken(callId)}.${checkedRelayKind(kind)}`,
-    callRelayAll: (callId: string) => `${p}.calls.${subjectToken(callId)}.*`,
-    callRelayEvery: (kind: CallRelayKind) => `${p}.calls.*.${checkedRelayKind(kind)}`,
+    callRelay: (callId: string, server: string, kind: CallRelayKind) =>
+      `${p}.calls.${subjectToken(callId)}.${checkedServer(server)}.${checkedRelayKind(kind)}`,
+    callRelayAll: (callId: string, server: string) =>
+      `${p}.calls.${subjectToken(callId)}.${checkedServer(server)}.*`,
+    callRelayAnyServer: (callId: string, kind: CallRelayKind) =>
+      `${p}.calls.${subjectToken(callId)}.*.${checkedRelayKind(kind)}`,
+    callRelayEvery: (kind: CallRelayKind) => `${p}.calls.*.*.${checkedRelayKind(kind)}`,
     kv: Object.freeze({
       catalog: `${p}_catalog`,
       approvalGrants: `${p}_approval_grants`,
@@ -222,6 +249,7 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
         name: jetStreamName(p, "MEMORY"),
         subjects: Object.freeze([`${p}.memory.message`]),
       }),
+      large: Object.freeze({ name: jetStreamName(p, "LARGE"), subjects: Object.freeze([`${p}.large.>`]) }),
     }),
   });
 }
@@ -238,8 +266,11 @@ export interface SubjectSpec {
   readonly request: string;
   /** The reply's result schema (inside the envelope), or null for events. */
   readonly reply: string | null;
-  /** The service that serves it (req/reply), publishes it (events), or consumes it (memory.message). */
-  readonly owner: QueueGroup;
+  /**
+   * The identity that serves it (req/reply), publishes it (events), or consumes it
+   * (memory.message). `connector` with a `<server>` in the subject: each server's own connector.
+   */
+  readonly owner: Role;
   /** Who else may use it: request it (req/reply), subscribe to it (events), publish it (memory.message). */
   readonly users: readonly Role[];
   readonly description: string;
@@ -250,7 +281,7 @@ const spec = (
   kind: SubjectKind,
   request: string,
   reply: string | null,
-  owner: QueueGroup,
+  owner: Role,
   users: readonly Role[],
   description: string,
 ): SubjectSpec =>
@@ -268,10 +299,10 @@ export const SUBJECTS: readonly SubjectSpec[] = Object.freeze([
   spec("toolbus.catalog.prompts.list", "req/reply", "PromptsListRequest", "PromptsListResult", "catalog", ["gateway", "agent"], "Prompts of one server (one page), or of every server that declares prompts (sorted by server, no cursor)."),
   spec("toolbus.catalog.prompts.get", "req/reply", "PromptsGetRequest", "GetPromptResult", "catalog", ["gateway", "agent"], "Get one prompt by its raw name from its server, with its arguments filled in."),
   spec("toolbus.catalog.completion.complete", "req/reply", "CompletionCompleteRequest", "CompleteResult", "catalog", ["gateway", "agent"], "Candidate values for a prompt or resource template argument; empty when the server declares no completions."),
-  spec("toolbus.events.server.<server>", "stream", "ServerStatusEvent", null, "catalog", ["gateway", "cli"], "A server's startup state: starting, then ready, failed or cancelled."),
+  spec("toolbus.events.server.<server>", "stream", "ServerStatusEvent", null, "connector", ["gateway", "cli"], "A server's startup state: starting, then ready, failed or cancelled."),
   spec("toolbus.events.startup_complete", "stream", "StartupCompleteEvent", null, "catalog", ["gateway", "cli"], "The startup summary, once every started server has settled."),
-  spec("toolbus.events.catalog", "stream", "CatalogEvent", null, "catalog", ["gateway", "cli"], "The catalog revision moved; names the servers whose tools changed."),
-  spec("toolbus.events.prompts", "stream", "PromptsChangedEvent", null, "catalog", ["gateway", "cli"], "A server said its prompts changed (prompts/list_changed); list them again."),
+  spec("toolbus.events.catalog", "stream", "CatalogEvent", null, "connector", ["gateway", "cli"], "The catalog revision moved; names the servers whose tools changed."),
+  spec("toolbus.events.prompts", "stream", "PromptsChangedEvent", null, "connector", ["gateway", "cli"], "A server said its prompts changed (prompts/list_changed); list them again."),
   spec("toolbus.dispatch.call", "req/reply", "ToolCallRequest", "ToolCallReply", "dispatcher", ["gateway", "cli", "agent"], "Call a tool by its model-visible name: the whole call path, answered with the model projection."),
   spec("toolbus.dispatch.history", "req/reply", "DispatchHistoryRequest", "DispatchHistoryResult", "dispatcher", ["gateway", "cli", "agent"], "The McpToolCallItems of one thread's calls, in the order they began, read from the events stream by the thread's index."),
   spec("toolbus.events.call.begin", "stream", "CallBeginEvent", null, "dispatcher", ["gateway", "cli"], "A call began (before its approval); one per call whose arguments parsed."),
@@ -287,11 +318,11 @@ export const SUBJECTS: readonly SubjectSpec[] = Object.freeze([
   spec("toolbus.memory.message", "stream", "MemoryMessage", null, "memory", ["agent"], "An assistant message whose citations are counted, once per messageId."),
   spec("toolbus.memory.strip", "req/reply", "MemoryStripRequest", "MemoryStripResult", "memory", ["gateway", "cli", "agent"], "Hide citation markup and parse the citation."),
   spec("toolbus.memory.usage", "req/reply", "MemoryUsageRequest", "MemoryUsageResult", "memory", ["gateway", "cli", "agent"], "Usage counts of cited rollouts."),
-  spec("toolbus.connector.<server>.call", "req/reply", "ConnectorCallRequest", "ConnectorCallResult", "catalog", ["dispatcher"], "Internal: the raw tools/call on one server, refused if its revision moved since preparation."),
-  spec("toolbus.connector.<server>.cancel", "event", "CallCancel", null, "dispatcher", ["catalog"], "Internal: stop a call; the connector running it sends its server notifications/cancelled."),
+  spec("toolbus.connector.<server>.call", "req/reply", "ConnectorCallRequest", "ConnectorCallResult", "connector", ["dispatcher"], "Internal: the raw tools/call on one server, refused if its revision moved since preparation."),
+  spec("toolbus.connector.<server>.cancel", "event", "CallCancel", null, "dispatcher", ["connector"], "Internal: stop a call; the connector running it sends its server notifications/cancelled."),
   spec("toolbus.calls.<callId>.cancel", "event", "CallCancel", null, "gateway", ["dispatcher"], "Internal: the caller cancelled the call or went away; the dispatcher running it withdraws its approval or stops its connector call."),
-  spec("toolbus.calls.<callId>.progress", "event", "CallProgress", null, "catalog", ["gateway", "cli"], "Internal: a server's progress notification during a call."),
-  spec("toolbus.calls.<callId>.logging", "event", "CallLogging", null, "catalog", ["gateway"], "Internal: a server's log message during a call."),
-  spec("toolbus.calls.<callId>.elicitation", "req/reply", "CallElicitationRequest", "CallElicitationResult", "gateway", ["catalog"], "Internal: a server asks the caller something during a call; the answer goes back to the server."),
-  spec("toolbus.calls.<callId>.sampling", "req/reply", "CallSamplingRequest", "CallSamplingResult", "gateway", ["catalog"], "Internal: a server asks the caller's model for a message during a call (sampling/createMessage); the answer goes back to the server."),
+  spec("toolbus.calls.<callId>.<server>.progress", "event", "CallProgress", null, "connector", ["gateway", "cli"], "Internal: a server's progress notification during a call."),
+  spec("toolbus.calls.<callId>.<server>.logging", "event", "CallLogging", null, "connector", ["gateway"], "Internal: a server's log message during a call."),
+  spec("toolbus.calls.<callId>.<server>.elicitation", "req/reply", "CallElicitationRequest", "CallElicitationResult", "gateway", ["connector"], "Internal: a server asks the caller something during a call; the answer goes back to the server."),
+  spec("toolbus.calls.<callId>.<server>.sampling", "req/reply", "CallSamplingRequest", "CallSamplingResult", "gateway", ["connector"], "Internal: a server asks the caller's model for a message during a call (sampling/createMessage); the answer goes back to the server."),
 ]);

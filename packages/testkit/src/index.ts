@@ -14,7 +14,12 @@ export {
 } from "./infra.js";
 export { cleanupJetStream, isolation, type PgSchema, withPgSchema } from "./isolation.js";
 export { cancellationsIn, elicitationsIn, receivedMessages } from "./mcp-received.js";
-export { type NatsServerProcess, startNatsServer } from "./nats-server.js";
+export {
+  type NatsServerBinary,
+  type NatsServerProcess,
+  natsServerBinaries,
+  startNatsServer,
+} from "./nats-server.js";
 export {
   type MetricPoint,
   metricPointsFromOtlpJson,
@@ -26,4 +31,5 @@ export {
   spansFromOtlpJson,
   startOtlpReceiver,
 } from "./otlp-receiver.js";
+export { provisionPrefix } from "./provision.js";
 export { type TomlValue, toolbusToml } from "./toolbus-toml.js";

@@ -2,10 +2,11 @@
  * A nats-server of a test's own, from a config the test writes (authorization, limits): on a free
  * loopback port, JetStream on, its log kept so a test can read what the server refused.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { acceptsConnections, freePort } from "@toolbus/config";
 
 export interface NatsServerProcess {
@@ -27,11 +28,35 @@ const BINARIES = [
   "/opt/homebrew/bin/nats-server",
 ];
 
+/** The 2.10 nats-server `scripts/setup.sh --tests` fetches where the machine's is older. */
+const FETCHED_BINARY = fileURLToPath(new URL("../../../.toolbus/bin/nats-server", import.meta.url));
+
+export interface NatsServerBinary {
+  path: string;
+  /** `2.10.27` */
+  version: string;
+}
+
+/**
+ * Every distinct nats-server this machine has (`TOOLBUS_NATS_SERVER`, the fetched 2.10, the
+ * system's), one per version: a security test runs against each of them.
+ */
+export function natsServerBinaries(): NatsServerBinary[] {
+  const found = new Map<string, NatsServerBinary>();
+  for (const path of [process.env.TOOLBUS_NATS_SERVER, FETCHED_BINARY, ...BINARIES]) {
+    if (!path || !existsSync(path)) continue;
+    const printed = execFileSync(path, ["--version"], { encoding: "utf8" });
+    const version = /v(\d+\.\d+\.\d+)/.exec(printed)?.[1];
+    if (version !== undefined && !found.has(version)) found.set(version, { path, version });
+  }
+  return [...found.values()];
+}
+
 /** `config` is appended to a base that sets the port, JetStream and its store. */
 export async function startNatsServer(
-  options: { config?: string; maxPayload?: number } = {},
+  options: { config?: string; maxPayload?: number; binary?: string } = {},
 ): Promise<NatsServerProcess> {
-  const binary = BINARIES.find((candidate) => existsSync(candidate));
+  const binary = options.binary ?? BINARIES.find((candidate) => existsSync(candidate));
   if (!binary)
     throw new Error(
       `nats-server not found (looked in ${BINARIES.join(", ")}); run \`bash scripts/setup.sh\``,

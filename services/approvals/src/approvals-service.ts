@@ -10,11 +10,11 @@ import {
   type Bus,
   ConfigError,
   createLogger,
-  ensureKv,
   type Logger,
   loadConfig,
   observeGauge,
   type RunningService,
+  verifyAssets,
   withSpan,
 } from "@toolbus/bus";
 import { checkBind, installHttpGuard, installProbes } from "@toolbus/http-guard";
@@ -26,6 +26,7 @@ import {
   ApprovalsListRequestSchema,
   createSubjects,
   ForgetThreadsRequestSchema,
+  identityOf,
   internalSubjects,
   PostToolUseRequestSchema,
   QueueGroup,
@@ -113,7 +114,9 @@ export async function startApprovalsService(deps: ApprovalsServiceDeps): Promise
     const applied = await migrate(pool);
     if (applied.length > 0) logger.info({ applied }, `applied approvals migrations ${applied.join(", ")}`);
 
-    const grantsKv = await ensureKv(bus, subjects.kv.approvalGrants, { history: 1 });
+    // Nothing starts on streams the provisioner did not make, or someone changed since.
+    await verifyAssets(await bus.jsm(), identityOf("approvals"), subjects);
+    const grantsKv = await bus.kv(subjects.kv.approvalGrants);
 
     const channel = decisionChannel(config.prefix);
     const waiters = new DecisionWaiters();
@@ -137,7 +140,7 @@ export async function startApprovalsService(deps: ApprovalsServiceDeps): Promise
       hooks: config.hooks,
       timeoutMs: config.timeoutMs,
     });
-    const policyKv = await ensureKv(bus, internalSubjects(config.prefix).kv.approvalPolicy, { history: 1 });
+    const policyKv = await bus.kv(internalSubjects(config.prefix).kv.approvalPolicy);
     const policyRevision = await publishPolicy(policyKv, policy);
     logger.info({ policyRevision }, "published the effective approval policy");
     const ports: ApprovalPorts = {

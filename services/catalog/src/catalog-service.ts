@@ -1,19 +1,19 @@
 /**
  * The catalog service: the servers it owns (all configured ones, or a subset to scale per
- * connector), their connectors, the catalog bucket and every subject it serves.
+ * connector), each one's connector on that server's own bus identity, and the `catalog.*`
+ * subjects that hand each server's part to its connector.
  */
 
 import { type KV, KvWatchInclude } from "@nats-io/kv";
-import type { Bus, Handler, Logger, RunningService } from "@toolbus/bus";
+import type { Bus, Handler, LargeReplyOptions, Logger, RunningService } from "@toolbus/bus";
 import {
   CallCancellations,
   CallLedger,
-  ensureEventsStream,
-  ensureKv,
-  ensureObjectStore,
+  EXECUTION_RECORD_TTL_MS,
   followCancellations,
   largeReplyOptions,
   projectStateDir,
+  verifyAssets,
 } from "@toolbus/bus";
 import {
   type McpServerConfig,
@@ -29,6 +29,8 @@ import {
   CatalogSearchRequestSchema,
   CompletionCompleteRequestSchema,
   ConnectorCallRequestSchema,
+  catalogKey,
+  identityOf,
   internalSubjects,
   PromptsGetRequestSchema,
   PromptsListRequestSchema,
@@ -37,7 +39,7 @@ import {
   ResourceTemplatesListRequestSchema,
   type StartupCompleteEvent,
   type Subjects,
-  serverFromCatalogKey,
+  serverKeyPrefix,
 } from "@toolbus/protocol";
 import type { z } from "zod";
 import type { ConnectSpec } from "./adapters/mcp/mcp-connection.js";
@@ -71,11 +73,23 @@ import { catalogRecorder } from "./metrics.js";
 export const SERVICE_NAME = "catalog";
 
 export interface CatalogServiceDeps {
+  /** The catalog's own bus (its `catalog.*` subjects), when this process serves them (`front`). */
   bus: Bus;
+  /**
+   * The bus of one server's connector, on that server's own identity (NATS_NKEY_DIR): it may
+   * answer that server's calls and write that server's catalog entry, nothing of another's. The
+   * service closes it when it stops.
+   */
+  connectorBus(server: string): Promise<Bus>;
   subjects: Subjects;
   config: ToolbusConfig;
   /** Serve only these servers (`--servers a,b`); default every configured server. */
   servers?: readonly string[];
+  /**
+   * Serve the `catalog.*` subjects too (default): every server's listing, reads and prompts,
+   * handed to each server's connector. Off (`--no-front`) for a process that runs connectors only.
+   */
+  front?: boolean;
   env: Readonly<Record<string, string | undefined>>;
   logger: Logger;
   /**
@@ -95,10 +109,6 @@ export interface CatalogService extends RunningService {
 
 /** Items one server may list before its listing is refused (docs/reference-behavior.md §2.2). */
 const MAX_TOOLS = 2048;
-/** How long resource origins are remembered for `originCallId` checks. */
-const ORIGIN_TTL_MS = 24 * 60 * 60 * 1000;
-/** How long the cluster remembers a tool call's execution and outcome (see the dispatcher's ledger). */
-const EXECUTION_RECORD_TTL_MS = 30 * 60 * 1000;
 /** A repeat of a running call waits for the tool's timeout and this much more. */
 const EXECUTION_WAIT_GRACE_MS = 10_000;
 /**
@@ -106,7 +116,7 @@ const EXECUTION_WAIT_GRACE_MS = 10_000;
  * its way), and how many at most: longer than a call can wait in the executions ledger.
  */
 const CANCEL_MEMORY = { rememberMs: EXECUTION_RECORD_TTL_MS, maxRemembered: 10_000 };
-/** How long a public request waits for the replica that owns a server. */
+/** How long a public request waits for the connector that runs a server. */
 const OWNER_TIMEOUT_MS = 60_000;
 /** NATS's default max_payload, for a connection that has not reported its own. */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -114,43 +124,31 @@ const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 export async function startCatalogService(deps: CatalogServiceDeps): Promise<CatalogService> {
   const { bus, subjects, config, logger } = deps;
   const owned = selectServers(config, deps.servers);
+  const front = deps.front !== false;
   // Read as the approvals service reads them: server elicitations follow the same policy (§5.7).
   const policy = policySettingsFromEnv(deps.env);
-  const jsm = await bus.jsm();
-  await ensureEventsStream(jsm, subjects.streams.events, config.bus.events, bus.replicas);
-  const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
-  const store = new CatalogStore({
-    js: bus.js(),
-    jsm,
-    kv,
-    bucket: subjects.kv.catalog,
-    maxPayload: () => bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD,
-  });
-  const origins = new ResourceOrigins(
-    await ensureKv(bus, internalSubjects(subjects.prefix).kv.resourceOrigins, {
-      history: 1,
-      ttl: ORIGIN_TTL_MS,
-    }),
-  );
-  await store.putNaming(namingOptionsOf(config.catalog));
-  const executions = new CallLedger<ExecutionOutcome>({
-    bus,
-    kv: await ensureKv(bus, internalSubjects(subjects.prefix).kv.executions, {
-      history: 1,
-      ttl: EXECUTION_RECORD_TTL_MS,
-    }),
-    // Running it again could run the tool twice: a call whose replica died is answered as such.
-    onOrphan: (owner) => orphanedOutcome(owner),
-  });
   const now = () => new Date().toISOString();
   const metrics = catalogRecorder();
-  const cancellations = new CallCancellations({ now: () => Date.now(), ...CANCEL_MEMORY });
   const unfollow: Array<() => void> = [];
-  // No MCP message bigger than the largest reply the bus carries is read (one bigger than a NATS
-  // message travels through the large-replies object store).
-  const maxMessageBytes = Math.max(bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD, config.bus.maxReplyBytes);
+  const connectorBuses: Bus[] = [];
   const largeReplies = largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies);
-  await ensureObjectStore(bus, largeReplies);
+  const maxPayload = (of: Bus) => of.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+  const storeOn = async (on: Bus) =>
+    new CatalogStore({
+      js: on.js(),
+      jsm: await on.jsm(),
+      kv: await on.kv(subjects.kv.catalog),
+      bucket: subjects.kv.catalog,
+      maxPayload: () => maxPayload(on),
+    });
+
+  // Nothing starts on streams the provisioner did not make, or someone changed since.
+  let frontStore: CatalogStore | undefined;
+  if (front) {
+    await verifyAssets(await bus.jsm(), identityOf("catalog"), subjects);
+    frontStore = await storeOn(bus);
+    await frontStore.putNaming(namingOptionsOf(config.catalog));
+  }
 
   const baseOf = (server: McpServerConfig) => ({
     server: server.name,
@@ -164,7 +162,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   });
 
   // A name is checked when its server starts (§2.1): a bad one fails that server alone. It can
-  // name no subject or catalog key, so it is reported in the log and the start-up summary only.
+  // name no subject, identity or catalog key, so it is reported in the log and the start-up summary only.
   const badNames = new Map<string, string>();
   for (const server of owned.filter((s) => s.enabled)) {
     const problem = serverNameProblem(server.name);
@@ -181,20 +179,29 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   }
   const startable = owned.filter((s) => serverNameProblem(s.name) === undefined);
 
-  for (const server of startable.filter((s) => !s.enabled)) {
-    await store.apply(baseOf(server), { status: "disabled", tools: [] }, now);
-  }
-
-  const roots = serverRoots(deps.stateDir ?? projectStateDir(process.cwd(), deps.env));
   const connectors = new Map<string, ServerConnector>();
+  const stores = new Map<string, CatalogStore>();
   const startFailures = new Map<string, string>();
-  for (const server of startable.filter((s) => s.enabled)) {
+  const roots = serverRoots(deps.stateDir ?? projectStateDir(process.cwd(), deps.env));
+  const disabled: McpServerConfig[] = [];
+  for (const server of startable) {
+    const name = server.name;
+    const own = await deps.connectorBus(name);
+    connectorBuses.push(own);
+    await verifyAssets(await own.jsm(), identityOf("connector", name), subjects);
+    const store = await storeOn(own);
+    stores.set(name, store);
+    if (!server.enabled) {
+      disabled.push(server);
+      await store.apply(baseOf(server), { status: "disabled", tools: [] }, now);
+      continue;
+    }
     const spec = connectSpec(server, config, deps.env, roots);
-    if (!spec.ok) startFailures.set(server.name, spec.message);
+    if (!spec.ok) startFailures.set(name, spec.message);
     const base = baseOf(server);
     const connector = new ServerConnector(
       {
-        server: server.name,
+        server: name,
         spec: spec.ok ? spec.spec : { transport: "stdio", command: "", args: [], env: {}, cwd: "" },
         required: server.required,
         startupTimeoutMs: server.startupTimeoutMs,
@@ -202,7 +209,9 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         supportsParallelToolCalls: server.supportsParallelToolCalls,
         origin: base.origin,
         maxTools: MAX_TOOLS,
-        maxMessageBytes,
+        // No MCP message bigger than the largest reply the bus carries is read (one bigger than
+        // a NATS message travels through the large-replies store).
+        maxMessageBytes: Math.max(maxPayload(own), config.bus.maxReplyBytes),
         policy,
         ...(server.enabledTools ? { enabledTools: server.enabledTools } : {}),
         ...(server.disabledTools ? { disabledTools: server.disabledTools } : {}),
@@ -210,9 +219,9 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       {
         log: logger,
         restarting: metrics.restarting,
-        publishStatus: (name, status) =>
-          bus.publishEvent(subjects.serverStatus(name), { server: name, status, at: now() }),
-        writeEntry: async (name, change) => {
+        publishStatus: (_, status) =>
+          own.publishEvent(subjects.serverStatus(name), { server: name, status, at: now() }),
+        writeEntry: async (_, change) => {
           // A replica's own transient states never overwrite another replica's `ready`.
           const { entry, sequence } = await store.update(name, (current, nextRevision) =>
             !shouldReportStatus(current, change.status)
@@ -221,150 +230,42 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
           );
           // The entry's revision is the write's own exactly when its tools changed.
           if (sequence !== undefined && entry.revision === sequence) {
-            bus.publishEvent(subjects.catalogEvent, { revision: entry.revision, changed: [name] });
+            own.publishEvent(subjects.catalogEvent, { revision: entry.revision, changed: [name] });
           }
           return entry;
         },
         relayFor: (callId) =>
           createCallRelay({
-            bus,
+            bus: own,
             subjects,
-            server: server.name,
+            server: name,
             callId,
             answerTimeoutMs: server.toolTimeoutMs,
           }),
-        promptsChanged: (name) => bus.publishEvent(subjects.promptsEvent, { server: name, at: now() }),
+        promptsChanged: () => own.publishEvent(subjects.promptsEvent, { server: name, at: now() }),
       },
     );
-    connectors.set(server.name, connector);
+    connectors.set(name, connector);
+    await serveConnector({ bus: own, subjects, connector, largeReplies, metrics, logger, unfollow });
+    unfollow.push(await watchOtherReplicas(await own.kv(subjects.kv.catalog), connector, logger));
   }
 
-  const view = catalogViewHandlers({
-    bus,
-    prefix: subjects.prefix,
-    store,
-    naming: namingOptionsOf(config.catalog),
-    timeoutMs: OWNER_TIMEOUT_MS,
-  });
-  await bus.serve(
-    { subject: subjects.catalogGet, name: "catalog-get", request: CatalogGetRequestSchema, largeReplies },
-    view.get,
-  );
-  await bus.serve(
-    { subject: subjects.catalogSearch, name: "catalog-search", request: CatalogSearchRequestSchema },
-    view.search,
-  );
-  await bus.serve(
-    { subject: subjects.catalogRefresh, name: "catalog-refresh", request: CatalogRefreshRequestSchema },
-    view.refresh,
-  );
-  const resources = publicHandlers({
-    bus,
-    prefix: subjects.prefix,
-    store,
-    origins,
-    timeoutMs: OWNER_TIMEOUT_MS,
-  });
-  await bus.serve(
-    { subject: subjects.catalogResourcesList, name: "resources-list", request: ResourcesListRequestSchema },
-    resources.list,
-  );
-  await bus.serve(
-    {
-      subject: subjects.catalogResourceTemplatesList,
-      name: "resource-templates-list",
-      request: ResourceTemplatesListRequestSchema,
-    },
-    resources.templates,
-  );
-  await bus.serve(
-    { subject: subjects.catalogResourcesRead, name: "resources-read", request: ResourcesReadRequestSchema },
-    resources.read,
-  );
-  const prompts = publicPromptHandlers({ bus, prefix: subjects.prefix, store, timeoutMs: OWNER_TIMEOUT_MS });
-  await bus.serve(
-    { subject: subjects.catalogPromptsList, name: "prompts-list", request: PromptsListRequestSchema },
-    prompts.list,
-  );
-  await bus.serve(
-    { subject: subjects.catalogPromptsGet, name: "prompts-get", request: PromptsGetRequestSchema },
-    prompts.get,
-  );
-  await bus.serve(
-    {
-      subject: subjects.catalogCompletionComplete,
-      name: "completion-complete",
-      request: CompletionCompleteRequestSchema,
-    },
-    prompts.complete,
-  );
-
-  for (const [name, connector] of connectors) {
-    // Replicas serving the same server share its subjects through a queue group of their own.
-    const queue = `connector-${name}`;
-    const call = executeOnce({
-      ledger: executions,
-      waitMs: (request) => (request.timeoutMs ?? connector.settings.toolTimeoutMs) + EXECUTION_WAIT_GRACE_MS,
-      run: connectorCallHandler({
-        connector,
-        recordCall: (outcome, seconds) => metrics.connectorCall(name, outcome, seconds),
-        origins,
-        cancellations,
-        progressFor: (callId) =>
-          createCallRelay({ bus, subjects, server: name, callId, answerTimeoutMs: 0 }).progress,
-      }),
+  if (front && frontStore) {
+    await serveFront({
+      bus,
+      subjects,
+      store: frontStore,
+      naming: namingOptionsOf(config.catalog),
+      largeReplies,
     });
-    // Every replica serving the server hears the cancellation; the one running the call stops it.
-    unfollow.push(followCancellations(bus, subjects.connectorCancel(name), cancellations, logger));
-    await bus.serve(
-      {
-        subject: subjects.connectorCall(name),
-        name: `connector-${name}-call`,
-        queue,
-        request: ConnectorCallRequestSchema,
-        largeReplies,
-      },
-      call,
-    );
-    const owner = ownerHandlers(connector);
-    const ownerPrompts = ownerPromptHandlers(connector);
-    const subjectsOf = internalSubjects(subjects.prefix).connectorOwner(name);
-    // The subjects only this server's owner answers, in the server's own queue group.
-    const serveOwned = <S extends z.ZodType, Res>(
-      subject: string,
-      endpoint: string,
-      request: S,
-      handler: Handler<z.output<S>, Res>,
-    ) => bus.serve({ subject, name: `connector-${name}-${endpoint}`, queue, request }, handler);
-    await serveOwned(subjectsOf.resourcesList, "resources-list", OwnerListRequestSchema, owner.list);
-    await serveOwned(subjectsOf.resourcesRead, "resources-read", OwnerReadRequestSchema, owner.read);
-    await serveOwned(
-      subjectsOf.promptsList,
-      "prompts-list",
-      OwnerPromptsListRequestSchema,
-      ownerPrompts.list,
-    );
-    await serveOwned(subjectsOf.promptsGet, "prompts-get", OwnerPromptsGetRequestSchema, ownerPrompts.get);
-    await serveOwned(
-      subjectsOf.complete,
-      "completion-complete",
-      OwnerCompleteRequestSchema,
-      ownerPrompts.complete,
-    );
-    await serveOwned(
-      subjectsOf.refresh,
-      "refresh",
-      OwnerRefreshRequestSchema,
-      ownerRefreshHandler(connector),
-    );
   }
 
-  const stopWatch = await watchOtherReplicas(kv, connectors, logger);
-  const disabledCount = owned.filter((server) => !server.enabled).length;
+  // The catalog revision the metrics show: the front's view, or any connector's.
+  const revisionStore = frontStore ?? stores.values().next().value;
   const stopObserving = metrics.observe({
-    revision: () => store.revision(),
+    revision: () => revisionStore?.revision() ?? Promise.resolve(0),
     *statuses() {
-      for (let i = 0; i < disabledCount; i++) yield "disabled";
+      for (let i = 0; i < disabled.length; i++) yield "disabled";
       for (let i = 0; i < badNames.size; i++) yield "failed";
       for (const connector of connectors.values()) yield connector.status;
     },
@@ -386,7 +287,8 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       else if (outcome.state === "failed") summary.failed.push({ server, error: outcome.error });
       else summary.cancelled.push(server);
     }
-    bus.publishEvent(subjects.startupComplete, summary);
+    // The summary of this process's servers, said on the catalog's own subject.
+    if (front) bus.publishEvent(subjects.startupComplete, summary);
     return summary;
   });
 
@@ -401,14 +303,147 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       }
       return requiredServersFailure(required);
     },
-    drain: (options) => bus.drain(options),
+    drain: async (options) => {
+      await Promise.all([bus, ...connectorBuses].map((each) => each.drain(options)));
+    },
     async stop() {
-      stopWatch();
       stopObserving();
       for (const stopFollowing of unfollow) stopFollowing();
       await Promise.all([...connectors.values()].map((c) => c.stop()));
+      await Promise.all(connectorBuses.map((each) => each.close()));
     },
   };
+}
+
+/** The `catalog.*` subjects: every server's view, each server's part asked of its connector. */
+async function serveFront(deps: {
+  bus: Bus;
+  subjects: Subjects;
+  store: CatalogStore;
+  naming: ReturnType<typeof namingOptionsOf>;
+  largeReplies: LargeReplyOptions;
+}): Promise<void> {
+  const { bus, subjects, store, largeReplies } = deps;
+  const prefix = subjects.prefix;
+  const view = catalogViewHandlers({ bus, prefix, store, naming: deps.naming, timeoutMs: OWNER_TIMEOUT_MS });
+  await bus.serve(
+    { subject: subjects.catalogGet, name: "catalog-get", request: CatalogGetRequestSchema, largeReplies },
+    view.get,
+  );
+  await bus.serve(
+    { subject: subjects.catalogSearch, name: "catalog-search", request: CatalogSearchRequestSchema },
+    view.search,
+  );
+  await bus.serve(
+    { subject: subjects.catalogRefresh, name: "catalog-refresh", request: CatalogRefreshRequestSchema },
+    view.refresh,
+  );
+  const origins = new ResourceOrigins(await bus.kv(internalSubjects(prefix).kv.resourceOrigins));
+  const resources = publicHandlers({ bus, prefix, store, origins, timeoutMs: OWNER_TIMEOUT_MS });
+  await bus.serve(
+    { subject: subjects.catalogResourcesList, name: "resources-list", request: ResourcesListRequestSchema },
+    resources.list,
+  );
+  await bus.serve(
+    {
+      subject: subjects.catalogResourceTemplatesList,
+      name: "resource-templates-list",
+      request: ResourceTemplatesListRequestSchema,
+    },
+    resources.templates,
+  );
+  await bus.serve(
+    { subject: subjects.catalogResourcesRead, name: "resources-read", request: ResourcesReadRequestSchema },
+    resources.read,
+  );
+  const prompts = publicPromptHandlers({ bus, prefix, store, timeoutMs: OWNER_TIMEOUT_MS });
+  await bus.serve(
+    { subject: subjects.catalogPromptsList, name: "prompts-list", request: PromptsListRequestSchema },
+    prompts.list,
+  );
+  await bus.serve(
+    { subject: subjects.catalogPromptsGet, name: "prompts-get", request: PromptsGetRequestSchema },
+    prompts.get,
+  );
+  await bus.serve(
+    {
+      subject: subjects.catalogCompletionComplete,
+      name: "completion-complete",
+      request: CompletionCompleteRequestSchema,
+    },
+    prompts.complete,
+  );
+}
+
+/** One server's subjects, on its connector's own bus: its calls, cancellations and owner requests. */
+async function serveConnector(deps: {
+  bus: Bus;
+  subjects: Subjects;
+  connector: ServerConnector;
+  largeReplies: LargeReplyOptions;
+  metrics: ReturnType<typeof catalogRecorder>;
+  logger: Logger;
+  unfollow: Array<() => void>;
+}): Promise<void> {
+  const { bus, subjects, connector, largeReplies, metrics, logger } = deps;
+  const name = connector.settings.server;
+  const internal = internalSubjects(subjects.prefix);
+  const executions = new CallLedger<ExecutionOutcome>({
+    bus,
+    kv: await bus.kv(internal.kv.executions),
+    keyPrefix: serverKeyPrefix(name),
+    // Running it again could run the tool twice: a call whose replica died is answered as such.
+    onOrphan: (owner) => orphanedOutcome(owner),
+  });
+  const origins = new ResourceOrigins(await bus.kv(internal.kv.resourceOrigins));
+  const cancellations = new CallCancellations({ now: () => Date.now(), ...CANCEL_MEMORY });
+  // Replicas serving the same server share its subjects through a queue group of their own.
+  const queue = `connector-${name}`;
+  const call = executeOnce({
+    ledger: executions,
+    waitMs: (request) => (request.timeoutMs ?? connector.settings.toolTimeoutMs) + EXECUTION_WAIT_GRACE_MS,
+    run: connectorCallHandler({
+      connector,
+      recordCall: (outcome, seconds) => metrics.connectorCall(name, outcome, seconds),
+      origins,
+      cancellations,
+      progressFor: (callId) =>
+        createCallRelay({ bus, subjects, server: name, callId, answerTimeoutMs: 0 }).progress,
+    }),
+  });
+  // Every replica serving the server hears the cancellation; the one running the call stops it.
+  deps.unfollow.push(followCancellations(bus, subjects.connectorCancel(name), cancellations, logger));
+  await bus.serve(
+    {
+      subject: subjects.connectorCall(name),
+      name: `connector-${name}-call`,
+      queue,
+      request: ConnectorCallRequestSchema,
+      largeReplies,
+    },
+    call,
+  );
+  const owner = ownerHandlers(connector);
+  const ownerPrompts = ownerPromptHandlers(connector);
+  const subjectsOf = internal.connectorOwner(name);
+  // The subjects only this server's connector answers, in the server's own queue group.
+  const serveOwned = <S extends z.ZodType, Res>(
+    subject: string,
+    endpoint: string,
+    request: S,
+    handler: Handler<z.output<S>, Res>,
+  ) => bus.serve({ subject, name: `connector-${name}-${endpoint}`, queue, request }, handler);
+  await serveOwned(subjectsOf.resourcesList, "resources-list", OwnerListRequestSchema, owner.list);
+  await serveOwned(subjectsOf.resourcesRead, "resources-read", OwnerReadRequestSchema, owner.read);
+  await serveOwned(subjectsOf.promptsList, "prompts-list", OwnerPromptsListRequestSchema, ownerPrompts.list);
+  await serveOwned(subjectsOf.promptsGet, "prompts-get", OwnerPromptsGetRequestSchema, ownerPrompts.get);
+  await serveOwned(
+    subjectsOf.complete,
+    "completion-complete",
+    OwnerCompleteRequestSchema,
+    ownerPrompts.complete,
+  );
+  await serveOwned(subjectsOf.refresh, "refresh", OwnerRefreshRequestSchema, ownerRefreshHandler(connector));
 }
 
 function selectServers(config: ToolbusConfig, only: readonly string[] | undefined): McpServerConfig[] {
@@ -445,23 +480,19 @@ function connectSpec(
   };
 }
 
-/** Another replica of one of our servers wrote its entry: keep the barrier's revision current. */
-async function watchOtherReplicas(
-  kv: KV,
-  connectors: ReadonlyMap<string, ServerConnector>,
-  logger: Logger,
-): Promise<() => void> {
-  const watch = await kv.watch({ key: "server.*", include: KvWatchInclude.UpdatesOnly });
+/** Another replica of this server wrote its entry: keep the barrier's revision current. */
+async function watchOtherReplicas(kv: KV, connector: ServerConnector, logger: Logger): Promise<() => void> {
+  const server = connector.settings.server;
+  const watch = await kv.watch({ key: catalogKey(server), include: KvWatchInclude.UpdatesOnly });
   void (async () => {
     try {
       for await (const update of watch) {
         if (update.operation !== "PUT") continue;
         const entry = update.json<ServerEntry>();
-        const connector = connectors.get(entry.server);
-        if (connector && serverFromCatalogKey(update.key) === entry.server) connector.observeEntry(entry);
+        if (entry.server === server) connector.observeEntry(entry);
       }
     } catch (error) {
-      logger.warn({ err: error }, "the catalog watch ended");
+      logger.warn({ err: error, server }, "the catalog watch ended");
     }
   })();
   return () => watch.stop();

@@ -13,6 +13,8 @@ const CatalogSettingsSchema = ServiceSettingsSchema.extend({
     .array(z.string().regex(/^[a-zA-Z0-9_-]+$/, "server names match ^[a-zA-Z0-9_-]+$"))
     .min(1, "--servers needs at least one server name")
     .optional(),
+  /** `--connectors-only`: run the servers' connectors, not the `catalog.*` subjects. */
+  connectorsOnly: z.boolean(),
 });
 export type CatalogSettings = z.output<typeof CatalogSettingsSchema>;
 
@@ -20,7 +22,11 @@ export function loadCatalogSettings(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
 ): Readonly<CatalogSettings> {
-  const values = parseCommandLine(argv, { config: "<path>", servers: "<name,…>" });
+  const values = parseCommandLine(argv, {
+    config: "<path>",
+    servers: "<name,…>",
+    "connectors-only": true,
+  });
   return loadConfig(
     CatalogSettingsSchema,
     {
@@ -29,6 +35,7 @@ export function loadCatalogSettings(
         ?.split(",")
         .map((s) => s.trim())
         .filter(Boolean),
+      connectorsOnly: values["connectors-only"] === true,
     },
     SERVICE_SETTINGS_ENV,
   );

@@ -9,7 +9,7 @@ import {
   startTelemetry,
 } from "@toolbus/bus";
 import { loadToolbusConfig } from "@toolbus/config";
-import { createSubjects, TOOLBUS_VERSION } from "@toolbus/protocol";
+import { createSubjects, identityOf, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { SERVICE_NAME, startCatalogService } from "./catalog-service.js";
 import { loadCatalogSettings } from "./config.js";
 
@@ -45,6 +45,16 @@ const bus = await connectServiceBus({
 // e.g. `--servers` naming a server the config does not have.
 const service = await startCatalogService({
   bus,
+  // Each server's connector on its own identity (`connector-<server>.nk` beside NATS_NKEY_FILE).
+  connectorBus: (server) =>
+    connectServiceBus({
+      env: process.env,
+      prefix: settings.prefix,
+      role: identityOf("connector", server),
+      service: { name: `connector-${server}`, version: TOOLBUS_VERSION, description: `MCP server ${server}` },
+      logger: logger.child({ server }),
+    }),
+  front: !settings.connectorsOnly,
   subjects: createSubjects(settings.prefix),
   config,
   env: process.env,

@@ -19,7 +19,7 @@ export interface CatalogEntries {
 /** Where resource URIs came from, per tool call (checked when a read names `originCallId`). */
 export interface ResourceOriginStore {
   record(origins: McpResourceOrigin[]): Promise<void>;
-  forCall(callId: string): Promise<McpResourceOrigin[]>;
+  forCall(server: string, callId: string): Promise<McpResourceOrigin[]>;
 }
 
 export type PagedMethod = "resources/list" | "resources/templates/list" | "prompts/list";

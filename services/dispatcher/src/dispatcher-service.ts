@@ -6,20 +6,20 @@
  */
 import {
   type Bus,
+  CALL_RECORD_TTL_MS,
   CallCancellations,
   CallLedger,
-  ensureEventsStream,
-  ensureKv,
-  ensureObjectStore,
   followCancellations,
   type Logger,
   largeReplyOptions,
   type RunningService,
   secondsSince,
+  verifyAssets,
 } from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
 import {
   DispatchHistoryRequestSchema,
+  identityOf,
   internalSubjects,
   type Subjects,
   type ToolCallReply,
@@ -62,7 +62,6 @@ const DEDUPE_TTL_MS = 60 * 1000;
  * call can last (a 10-minute human wait plus the tool's timeout), so no retry of a call still
  * running finds the record gone.
  */
-const CALL_RECORD_TTL_MS = 30 * 60 * 1000;
 /** How long a request waits for another replica already running its call before answering `timeout`. */
 const CALL_WAIT_MS = 20 * 60 * 1000;
 /**
@@ -82,10 +81,10 @@ const CANCEL_MEMORY = { rememberMs: CALL_RECORD_TTL_MS, maxRemembered: 10_000 };
 export async function startDispatcherService(deps: DispatcherServiceDeps): Promise<DispatcherService> {
   const { bus, subjects, config, logger } = deps;
   const jsm = await bus.jsm();
-  await ensureEventsStream(jsm, subjects.streams.events, config.bus.events, bus.replicas);
+  // Nothing starts on streams the provisioner did not make, or someone changed since.
+  await verifyAssets(jsm, identityOf("dispatcher"), subjects);
   const largeReplies = largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies);
-  await ensureObjectStore(bus, largeReplies);
-  const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
+  const kv = await bus.kv(subjects.kv.catalog);
   const catalog = await CatalogReplica.open({
     kv,
     jsm,
@@ -95,20 +94,20 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   const internal = internalSubjects(subjects.prefix);
   const ledger = new CallLedger<ToolCallReply>({
     bus,
-    kv: await ensureKv(bus, internal.kv.calls, { history: 1, ttl: CALL_RECORD_TTL_MS }),
+    kv: await bus.kv(internal.kv.calls),
     // Safe: the approval re-attaches by callId and the connector runs a callId once.
     onOrphan: "take over",
   });
-  // The catalog writes it; the dispatcher reads it to notice a connector that died mid-call.
-  const executions = await bus.kvm().open(internal.kv.executions, { allow_direct: true } as never);
-  // The approvals service publishes the policy; this bucket is created here too so that either may start first.
+  // The connectors write it; the dispatcher reads it to notice a connector that died mid-call.
+  const executions = await bus.kv(internal.kv.executions);
+  // The approvals service publishes the policy; until it has, nothing is settled here.
   const policy = await PolicyReplica.open({
-    kv: await ensureKv(bus, internal.kv.approvalPolicy, { history: 1 }),
+    kv: await bus.kv(internal.kv.approvalPolicy),
     jsm,
     bucket: internal.kv.approvalPolicy,
     logger,
   });
-  const history = await openCallHistoryIndex({ bus, subjects, events: config.bus.events, logger });
+  const history = await openCallHistoryIndex({ bus, subjects, logger });
   const events = createCallEvents(bus, subjects, history);
   const metrics = dispatcherRecorder();
   const cancellations = new CallCancellations({ now: () => Date.now(), ...CANCEL_MEMORY });

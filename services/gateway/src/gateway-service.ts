@@ -4,10 +4,15 @@
  * main.ts, by tests, and by an all-in-one process that runs the gateway in-process.
  */
 import { randomUUID } from "node:crypto";
-import { type Bus, ConfigError, type Logger, type RunningService } from "@toolbus/bus";
-import { DEFAULT_EDGE_LIMITS, type GatewayConfig, type GatewayPrincipal } from "@toolbus/config";
+import { type Bus, ConfigError, type Logger, type RunningService, verifyAssets } from "@toolbus/bus";
+import {
+  DEFAULT_EDGE_LIMITS,
+  DEFAULT_SESSION_IDLE_TTL_MS,
+  type GatewayConfig,
+  type GatewayPrincipal,
+} from "@toolbus/config";
 import { checkBind } from "@toolbus/http-guard";
-import { internalSubjects, type Subjects, TOOLBUS_VERSION } from "@toolbus/protocol";
+import { identityOf, internalSubjects, type Subjects, TOOLBUS_VERSION } from "@toolbus/protocol";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { consolePage } from "./adapters/http/console-page.js";
 import { eventsSse } from "./adapters/http/events-sse.js";
@@ -51,7 +56,7 @@ export interface GatewayLimits {
 }
 
 export const DEFAULT_GATEWAY_LIMITS: Readonly<GatewayLimits> = Object.freeze({
-  sessionIdleTtlMs: 30 * 60_000,
+  sessionIdleTtlMs: DEFAULT_SESSION_IDLE_TTL_MS,
   maxSessions: 10_000,
   bodyLimitBytes: 4 * 1024 * 1024,
   callTimeoutMs: 16 * 60_000,
@@ -122,6 +127,8 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
   const limits: GatewayLimits = { ...DEFAULT_GATEWAY_LIMITS, ...deps.limits };
   const version = deps.version ?? TOOLBUS_VERSION;
   const health = busHealth(bus.nc);
+  // Nothing starts on streams the provisioner did not make, or someone changed since.
+  await verifyAssets(await bus.jsm(), identityOf("gateway"), subjects);
 
   let registry: SessionRegistry | undefined;
   const catalog = new CatalogView({
@@ -138,10 +145,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
 
   const approvals = approvalsClient(bus, subjects, logger);
   const metrics = gatewayRecorder();
-  // The dispatchers create it; open binds without a look-up, so the order of start-up does not matter.
-  const callLedger = await bus
-    .kvm()
-    .open(internalSubjects(subjects.prefix).kv.calls, { allow_direct: true } as never);
+  const callLedger = await bus.kv(internalSubjects(subjects.prefix).kv.calls);
   const dispatch = dispatchClient(bus, subjects, limits.callTimeoutMs, callLedger);
   const relay = callRelayListener(bus.nc, subjects, logger);
   const calls = callsClient(bus, subjects);

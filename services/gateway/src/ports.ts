@@ -66,7 +66,7 @@ export interface CallRelaySinks {
 
 export interface CallRelayPort {
   /** Listens to what the call's server sends while it runs; returns the function that stops listening. */
-  open(callId: string, sinks: CallRelaySinks): () => void;
+  open(callId: string, server: string, sinks: CallRelaySinks): () => void;
 }
 
 export interface ApprovalListener {

@@ -13,7 +13,7 @@ import { TOOLBUS_VERSION } from "@toolbus/protocol";
 import { loadMemoryConfig } from "./config.js";
 import { SERVICE_NAME, startMemoryService } from "./memory-service.js";
 
-const { config, streamLimits } = await configOrExit(async () => {
+const { config } = await configOrExit(async () => {
   const args = parseCommandLine(process.argv.slice(2), { config: "<path>" });
   // Only the [memory] and [bus] tables matter here; with no file its defaults apply (the demo server is never started).
   const toolbus = await loadToolbusConfig({
@@ -22,7 +22,7 @@ const { config, streamLimits } = await configOrExit(async () => {
     cwd: process.cwd(),
     demoServer: () => ({ command: "server-everything", args: ["stdio"] }),
   });
-  return { config: loadMemoryConfig(process.env, toolbus.memory), streamLimits: toolbus.bus.memory };
+  return { config: loadMemoryConfig(process.env, toolbus.memory) };
 });
 const logger = createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: config.logLevel });
 const stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
@@ -37,7 +37,7 @@ const bus = await connectServiceBus({
   },
   logger,
 }).catch((error: unknown) => exitWithStartupError(SERVICE_NAME, error, logger));
-const service = await startMemoryService({ bus, config, logger, streamLimits }).catch((error: unknown) =>
+const service = await startMemoryService({ bus, config, logger }).catch((error: unknown) =>
   exitWithStartupError(SERVICE_NAME, error, logger),
 );
 onShutdown(bus, { logger, service, closers: [stopTelemetry] });

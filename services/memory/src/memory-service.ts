@@ -5,10 +5,10 @@
  * while Postgres is down; ingest then waits, and starts once the schema is migrated.
  */
 import { fileURLToPath } from "node:url";
-import { type Bus, createLogger, type Logger, type RunningService, type StreamLimits } from "@toolbus/bus";
-import { DEFAULT_BUS_CONFIG } from "@toolbus/config";
+import { type Bus, createLogger, type Logger, type RunningService, verifyAssets } from "@toolbus/bus";
 import {
   createSubjects,
+  identityOf,
   internalSubjects,
   MemoryStripRequestSchema,
   MemoryUsageRequestSchema,
@@ -18,7 +18,7 @@ import {
 import type pg from "pg";
 import { abortableSleep } from "./abortable-sleep.js";
 import { emptyIngestStats, IngestLoop, type IngestStats } from "./adapters/nats/ingest-loop.js";
-import { ensureMemoryConsumer, ensureMemoryStream } from "./adapters/nats/memory-stream.js";
+import { memoryConsumerSettings } from "./adapters/nats/memory-stream.js";
 import { runMigrations } from "./adapters/pg/migrations.js";
 import { createPool } from "./adapters/pg/pool.js";
 import { PgUsageStore } from "./adapters/pg/usage-store.js";
@@ -43,8 +43,6 @@ export interface MemoryServiceDeps {
   logger?: Logger;
   /** Default: the service's own `migrations/`. */
   migrationsDir?: string;
-  /** Limits of TOOLBUS_MEMORY (the `[bus]` table's `memory_*`); default `DEFAULT_BUS_CONFIG.memory`. */
-  streamLimits?: StreamLimits;
 }
 
 export interface MemoryServiceStats extends IngestStats {
@@ -69,16 +67,21 @@ export async function startMemoryService(deps: MemoryServiceDeps): Promise<Memor
     maxDeliveries: config.maxDeliveries,
     redeliveryFirstDelayMs: config.redeliveryDelayMs,
   };
-  const consumerSettings = {
-    ackWaitMs: config.ackWaitMs,
-    maxAckPending: Math.max(1_000, config.batchSize * 4),
-  };
   const pool = createPool(config.databaseUrl, logger);
   const store = new PgUsageStore(pool, subjects.streams.memory.name);
+  let consumerSettings: { ackWaitMs: number; maxAckPending: number };
   try {
     const jsm = await bus.jsm();
-    await ensureMemoryStream(jsm, subjects, deps.streamLimits ?? DEFAULT_BUS_CONFIG.memory, bus.replicas);
-    await ensureMemoryConsumer(jsm, subjects, consumerSettings);
+    // Nothing starts on streams the provisioner did not make, or someone changed since.
+    await verifyAssets(jsm, identityOf("memory"), subjects);
+    // The provisioner sized the consumer (the [memory] table); this service works with what it made.
+    consumerSettings = await memoryConsumerSettings(jsm, subjects);
+    if (consumerSettings.maxAckPending !== -1 && consumerSettings.maxAckPending < config.batchSize) {
+      logger.warn(
+        { maxAckPending: consumerSettings.maxAckPending, batchSize: config.batchSize },
+        "the memory consumer hands out fewer unacknowledged messages than one batch; run toolbus provision with this batch size",
+      );
+    }
     await serveEndpoints(bus, subjects, store);
   } catch (err) {
     await pool.end();

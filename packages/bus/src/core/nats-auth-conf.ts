@@ -1,54 +1,68 @@
 /**
- * The nats-server `accounts` block that gives each toolbus identity its NKey and its allow
- * lists (NATS-AUTH facts: JetStream subjects must be quoted, a named account needs
- * `jetstream: enabled`, an allow list denies everything it does not name). Pure text.
+ * The nats-server `accounts` block of a toolbus bus: each identity's account with its NKey user,
+ * allow lists, imports and exports (`busLayout` in the protocol), and the JetStream account
+ * with the provisioner. NATS-AUTH facts: JetStream subjects must be quoted, the account holding
+ * streams needs `jetstream: enabled`, an allow list denies everything it does not name. Pure text.
  */
-import type { Permissions, Role } from "@toolbus/protocol";
+import type { AccountSpec, BusLayout, Identity } from "@toolbus/protocol";
+import { identityName } from "@toolbus/protocol";
 
-export interface AuthUser {
-  role: Role;
-  /** The NKey user's public key (`U…`); the seed never appears in the server's config. */
-  publicKey: string;
-  permissions: Permissions;
+const quote = (text: string) => JSON.stringify(text);
+
+function list(items: readonly string[], indent: string): string {
+  return `[\n${items.map((s) => `${indent}  ${quote(s)}`).join("\n")}\n${indent}]`;
 }
 
-/** The account every toolbus identity belongs to. */
-export const TOOLBUS_ACCOUNT = "TOOLBUS";
-
-const quote = (subject: string) => JSON.stringify(subject);
-
-function list(subjects: readonly string[], indent: string): string {
-  return `[\n${subjects.map((s) => `${indent}  ${quote(s)}`).join("\n")}\n${indent}]`;
-}
-
-/** The `accounts { … }` block for nats.conf (include it, or paste it). */
-export function renderAuthConf(options: { prefix: string; users: readonly AuthUser[] }): string {
-  const users = options.users.map((user) => {
+function account(spec: AccountSpec, publicKey: (identity: Identity) => string): string {
+  const lines = [`  ${quote(spec.name)}: {`];
+  if (spec.jetstream) lines.push("    jetstream: enabled");
+  lines.push("    users: [");
+  for (const user of spec.users) {
     const p = user.permissions;
-    const lines = [
-      `      # ${user.role}`,
+    lines.push(
+      `      # ${identityName(user.identity)}`,
       "      {",
-      `        nkey: ${quote(user.publicKey)}`,
+      `        nkey: ${quote(publicKey(user.identity))}`,
       "        permissions: {",
       `          publish: { allow: ${list(p.publish, "          ")} }`,
       `          subscribe: { allow: ${list(p.subscribe, "          ")} }`,
       ...(p.allowResponses ? ["          allow_responses: true"] : []),
       "        }",
       "      }",
-    ];
-    return lines.join("\n");
-  });
+    );
+  }
+  lines.push("    ]");
+  if (spec.exports.length > 0) {
+    lines.push("    exports: [");
+    for (const e of spec.exports) {
+      const type = e.responseType ? `, response_type: ${e.responseType}` : "";
+      lines.push(
+        `      { ${e.kind}: ${quote(e.subject)}, accounts: [${e.accounts.map(quote).join(", ")}]${type} }`,
+      );
+    }
+    lines.push("    ]");
+  }
+  if (spec.imports.length > 0) {
+    lines.push("    imports: [");
+    for (const i of spec.imports) {
+      const to = i.to === undefined ? "" : `, to: ${quote(i.to)}`;
+      lines.push(`      { ${i.kind}: { account: ${quote(i.account)}, subject: ${quote(i.subject)} }${to} }`);
+    }
+    lines.push("    ]");
+  }
+  lines.push("  }");
+  return lines.join("\n");
+}
+
+/** The `accounts { … }` block for nats.conf (include it, or paste it). */
+export function renderAuthConf(layout: BusLayout, publicKey: (identity: Identity) => string): string {
   return [
-    `# Written by \`toolbus nats-config\` for the subject prefix ${quote(options.prefix)}.`,
-    "# Each toolbus identity connects with its own NKey and may publish and subscribe only what",
-    "# its role needs. Do not edit: run `toolbus nats-config` again (it keeps existing keys).",
+    `# Written by \`toolbus nats-config\` for the subject prefix ${quote(layout.prefix)}.`,
+    "# One account per toolbus identity, each reaching only what its role needs through the",
+    "# imports below, and one (TOOLBUS) holding every stream and bucket. Do not edit: run",
+    "# `toolbus nats-config` again (it keeps existing keys) when the configured servers change.",
     "accounts {",
-    `  ${TOOLBUS_ACCOUNT}: {`,
-    "    jetstream: enabled",
-    "    users: [",
-    users.join("\n"),
-    "    ]",
-    "  }",
+    layout.accounts.map((spec) => account(spec, publicKey)).join("\n"),
     "}",
     "",
   ].join("\n");

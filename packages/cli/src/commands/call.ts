@@ -70,7 +70,7 @@ function startProgressDisplay(
 ): { stop(): void } {
   const started = Date.now();
   let report: ProgressReport | undefined;
-  const unsubscribe = bus.subscribe(bus.subjects.callRelay(callId, "progress"), (_subject, body) => {
+  const unsubscribe = bus.subscribe(bus.subjects.callRelayAnyServer(callId, "progress"), (_subject, body) => {
     const parsed = CallProgressSchema.safeParse(body);
     if (parsed.success) {
       const { progress, total, message } = parsed.data;

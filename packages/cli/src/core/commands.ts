@@ -28,6 +28,7 @@ export const CommandName = {
   approvals: "approvals",
   tail: "tail",
   natsConfig: "nats-config",
+  provision: "provision",
 } as const;
 export type CommandName = (typeof CommandName)[keyof typeof CommandName];
 
@@ -157,15 +158,22 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: "nats-config",
-    summary: "Write each service's NATS identity and the nats-server config that limits it to its role",
-    usage: ["nats-config --out <dir> [--rotate]"],
+    summary: "Write each identity's NATS key and the nats-server accounts that limit it to its role",
+    usage: ["nats-config --out <dir> [--config <path>] [--rotate]"],
     positionals: [],
     options: [
       {
         name: "out",
         type: "string",
         valueName: "dir",
-        description: "Where to write <role>.nk (one NKey seed per identity, 0600) and auth.conf",
+        description: "Where to write <identity>.nk (one NKey seed per identity, 0600) and auth.conf",
+      },
+      {
+        name: "config",
+        type: "string",
+        valueName: "path",
+        description:
+          "The toolbus.toml whose servers each get a connector identity (default as toolbus start)",
       },
       {
         name: "rotate",
@@ -175,8 +183,30 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     details: [
       "auth.conf is the nats-server `accounts` block: include it in nats.conf (next to it: include auth.conf).",
-      "Each service then runs with NATS_NKEY_FILE=<dir>/<role>.nk; the permissions follow TOOLBUS_PREFIX.",
-      "Prints each identity's allow lists; --json prints them as JSON. Needs no running toolbus.",
+      "One identity per role (provisioner, catalog, dispatcher, approvals, memory, gateway, cli, agent) and one",
+      "per configured MCP server (connector-<server>.nk, held by the catalog process that runs that server).",
+      "Each service runs with NATS_NKEY_FILE=<dir>/<role>.nk; the permissions follow TOOLBUS_PREFIX.",
+      "Run it again when the configured servers change, and reload nats-server. Needs no running toolbus.",
+    ],
+  },
+  {
+    name: "provision",
+    summary: "Create the JetStream streams, buckets and consumers toolbus uses, before any service starts",
+    usage: ["provision [--config <path>]"],
+    positionals: [],
+    options: [
+      {
+        name: "config",
+        type: "string",
+        valueName: "path",
+        description: "The toolbus.toml whose [bus] and [memory] tables size them (default as toolbus start)",
+      },
+    ],
+    details: [
+      "Creates what is missing and brings what exists back in line with the contract (subjects, no RePublish,",
+      "sources or mirror, deny delete and purge) and the config's limits. Services create nothing and refuse",
+      "to start on a stream that differs. Runs as the provisioner: NATS_NKEY_FILE=<dir>/provisioner.nk.",
+      "TOOLBUS_JS_REPLICAS: the JetStream nodes that keep each (the cluster's node count).",
     ],
   },
 ];

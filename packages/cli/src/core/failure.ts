@@ -19,6 +19,8 @@ export type Failure =
   /** The service answered with an error envelope, or the request could not be sent. */
   | { kind: "request_failed"; subject: string; code: ErrorCode; message: string }
   | { kind: "start_unavailable"; message: string }
+  /** A command's own work failed; the message says what and what to do. */
+  | { kind: "failed"; message: string }
   | { kind: "interrupted"; message: string };
 
 export class CliError extends Error {
@@ -43,6 +45,7 @@ export function exitCodeOf(failure: Failure): ExitCode {
     case "timeout":
     case "request_failed":
     case "start_unavailable":
+    case "failed":
       return ExitCode.failed;
     case "interrupted":
       return ExitCode.interrupted;
@@ -56,6 +59,7 @@ export function failureMessage(failure: Failure): string {
     case "usage":
     case "config":
     case "start_unavailable":
+    case "failed":
     case "interrupted":
       return failure.message;
     case "nats_unreachable":

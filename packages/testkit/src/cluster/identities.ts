@@ -1,8 +1,8 @@
 /**
- * The cluster's NATS identities, written as an operator writes them: `toolbus nats-config --out
- * <dir>` (each role's `<role>.nk` seed and `auth.conf`, the accounts block with every role's
- * allow lists). The CLI is run rather than imported so testkit does not depend on @toolbus/bus,
- * which depends on testkit for its own tests.
+ * The cluster's NATS identities and assets, made as an operator makes them, with the CLI:
+ * `toolbus nats-config --out <dir> --config <toolbus.toml>` (each identity's `<name>.nk` seed —
+ * one per role, one per configured server's connector — and `auth.conf`, the accounts block),
+ * then `toolbus provision` as the provisioner once the cluster answers.
  */
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -11,28 +11,36 @@ import { promisify } from "node:util";
 import type { Role } from "@toolbus/protocol";
 import { ROOT } from "./services.js";
 
-const NATS_CONFIG_TIMEOUT_MS = 60_000;
+const CLI_TIMEOUT_MS = 60_000;
+const CLI = join(ROOT, "packages", "cli", "bin", "toolbus.js");
 
 export interface ClusterIdentities {
   dir: string;
-  /** The `accounts { TOOLBUS … }` block every node includes. */
+  /** The `accounts { … }` block every node includes. */
   authConf: string;
   seedFile(role: Role): string;
   /** The seed text (`SU…`) of a role. */
   seed(role: Role): string;
 }
 
-export async function writeClusterIdentities(dir: string, prefix: string): Promise<ClusterIdentities> {
-  const cli = join(ROOT, "packages", "cli", "bin", "toolbus.js");
+async function toolbus(args: string[], env: NodeJS.ProcessEnv, timeoutMs = CLI_TIMEOUT_MS): Promise<void> {
   try {
-    await promisify(execFile)(process.execPath, [cli, "nats-config", "--out", dir, "--json"], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, TOOLBUS_PREFIX: prefix },
-      timeout: NATS_CONFIG_TIMEOUT_MS,
+    await promisify(execFile)(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      timeout: timeoutMs,
     });
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr ?? "";
-    throw new Error(`toolbus nats-config --out ${dir} failed: ${(error as Error).message} ${stderr}`.trim());
+    throw new Error(`toolbus ${args.join(" ")} failed: ${(error as Error).message} ${stderr}`.trim());
   }
+}
+
+export async function writeClusterIdentities(
+  dir: string,
+  prefix: string,
+  configPath: string,
+): Promise<ClusterIdentities> {
+  await toolbus(["nats-config", "--out", dir, "--config", configPath, "--json"], { TOOLBUS_PREFIX: prefix });
   const seedFile = (role: Role) => join(dir, `${role}.nk`);
   return {
     dir,
@@ -40,4 +48,25 @@ export async function writeClusterIdentities(dir: string, prefix: string): Promi
     seedFile,
     seed: (role) => readFileSync(seedFile(role), "utf8").trim(),
   };
+}
+
+/** `toolbus provision` as the provisioner, with every node's URL and the cluster's replicas. */
+export async function provisionCluster(options: {
+  identities: ClusterIdentities;
+  natsUrls: readonly string[];
+  prefix: string;
+  replicas: number;
+  configPath: string;
+  timeoutMs: number;
+}): Promise<void> {
+  await toolbus(
+    ["provision", "--config", options.configPath],
+    {
+      NATS_URL: options.natsUrls.join(","),
+      NATS_NKEY_FILE: options.identities.seedFile("provisioner"),
+      TOOLBUS_PREFIX: options.prefix,
+      TOOLBUS_JS_REPLICAS: String(options.replicas),
+    },
+    options.timeoutMs,
+  );
 }

@@ -25,7 +25,7 @@ import {
   type TestServerScript,
 } from "../mcp-test-server/index.js";
 import { exitGuard } from "./exit-guard.js";
-import { writeClusterIdentities } from "./identities.js";
+import { provisionCluster, writeClusterIdentities } from "./identities.js";
 import { type ClusterProcess, ManagedProcess, sleep } from "./managed-process.js";
 import { type AdminUser, type NatsNode, startNatsCluster } from "./nats-cluster.js";
 import { SERVICE_ROLES, type ServiceRole, serviceSpec } from "./services.js";
@@ -123,19 +123,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Toolbu
   };
 
   try {
-    const identities = await writeClusterIdentities(join(dir, "identities"), prefix);
     const admin: AdminUser = { user: "admin", password: randomBytes(18).toString("base64url") };
     const starting = [
-      startNatsCluster({
-        dir: join(dir, "nats"),
-        nodes: natsNodes,
-        authConfFile: identities.authConf,
-        admin,
-        readyTimeoutMs,
-      }).then((nodes) => {
-        stops.push(() => Promise.all(nodes.map((node) => node.kill())));
-        return nodes;
-      }),
       startThrowawayPostgres().then((pg) => {
         // destroy() runs pg_ctl synchronously, so it also works in the exit handler.
         const forget = exitGuard.onExit(() => void pg.destroy());
@@ -158,16 +147,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Toolbu
     ] as const;
     // Every part settles (and registers its clean-up) before a failure of another is thrown.
     await Promise.allSettled(starting);
-    const [nats, postgres, testServer] = await Promise.all(starting);
-    const natsUrls = nats.map((node) => node.url);
-    // Healthy nodes are not yet a cluster that can place a stream on `replicas` of them (each
-    // node's JetStream must be known to the meta leader); a service started before that exits
-    // with "no suitable peers for placement".
-    await untilJetStreamPlaces(
-      { servers: natsUrls, user: admin.user, pass: admin.password },
-      replicas,
-      readyTimeoutMs,
-    );
+    const [postgres, testServer] = await Promise.all(starting);
 
     const configPath = join(dir, "toolbus.toml");
     writeFileSync(
@@ -192,6 +172,27 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Toolbu
         ),
       ),
     );
+    // The config's servers each get a connector identity: the identities follow the config.
+    const identities = await writeClusterIdentities(join(dir, "identities"), prefix, configPath);
+    const nats = await startNatsCluster({
+      dir: join(dir, "nats"),
+      nodes: natsNodes,
+      authConfFile: identities.authConf,
+      admin,
+      readyTimeoutMs,
+    });
+    stops.push(() => Promise.all(nats.map((node) => node.kill())));
+    const natsUrls = nats.map((node) => node.url);
+    // Healthy nodes are not yet a cluster that can place a stream on `replicas` of them (each
+    // node's JetStream must be known to the meta leader); provisioning before that fails with
+    // "no suitable peers for placement".
+    await untilJetStreamPlaces(
+      { servers: natsUrls, user: admin.user, pass: admin.password },
+      replicas,
+      readyTimeoutMs,
+    );
+    // Before any service, as a deployment runs it: the provisioner makes the streams.
+    await provisionCluster({ identities, natsUrls, prefix, replicas, configPath, timeoutMs: readyTimeoutMs });
 
     const handles = await Promise.all(
       SERVICE_ROLES.flatMap((role) =>

@@ -148,7 +148,7 @@ export function publicHandlers(deps: PublicDeps) {
     async read(request: ResourcesReadRequest): Promise<ResourcesReadResult> {
       await knownServer(deps.store, request.server);
       if (request.originCallId !== undefined) {
-        const origins = await deps.origins.forCall(request.originCallId);
+        const origins = await deps.origins.forCall(request.server, request.originCallId);
         const allowed = origins.some((o) => o.server === request.server && o.uri === request.uri);
         if (!allowed) {
           throw new WireError(

@@ -70,13 +70,15 @@ export async function callTool(
   };
   const facts = { callId, server: entry.server, tool: entry.rawName };
   return withCallSpan({ api: "mcp", parent: client.traceContext, ...facts }, (span) =>
-    runCall(request, params.name, client, deps, deps.logger.child(facts), span),
+    runCall(request, entry.server, params.name, client, deps, deps.logger.child(facts), span),
   );
 }
 
 /** The resolved call, run in its span: relays and approvals listened to while the dispatcher answers. */
 async function runCall(
   request: ToolCallRequest,
+  /** The server the call's tool belongs to: only its connector's relays reach this call. */
+  server: string,
   exposedName: string,
   client: ClientChannel,
   deps: ToolCallDeps,
@@ -91,7 +93,7 @@ async function runCall(
       signal: signal ? AbortSignal.any([signal, client.signal]) : client.signal,
     });
 
-  const stopRelay = ports.relay.open(callId, {
+  const stopRelay = ports.relay.open(callId, server, {
     progress(event) {
       if (client.progressToken === undefined) return;
       void client.notify({

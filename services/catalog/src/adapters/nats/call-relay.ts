@@ -1,8 +1,9 @@
 /**
  * Relays what a server sends during a call to whoever made the call, on
- * `<prefix>.calls.<callId>.<kind>`: progress and log messages as plain events, elicitations
- * and sampling requests as requests. Nobody listening means a clean decline (elicitation) or a
- * clean error (sampling) for the server, never a hang.
+ * `<prefix>.calls.<callId>.<server>.<kind>` (subjects only this server's connector may use):
+ * progress and log messages as plain events, elicitations and sampling requests as requests.
+ * Nobody listening means a clean decline (elicitation) or a clean error (sampling) for the
+ * server, never a hang.
  */
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { Bus } from "@toolbus/bus";
@@ -30,7 +31,7 @@ export function createCallRelay(deps: {
   return {
     progress(params) {
       if (typeof params.progress !== "number") return;
-      bus.publish(subjects.callRelay(callId, "progress"), {
+      bus.publish(subjects.callRelay(callId, server, "progress"), {
         callId,
         server,
         progress: params.progress,
@@ -39,7 +40,7 @@ export function createCallRelay(deps: {
       });
     },
     log(params) {
-      bus.publish(subjects.callRelay(callId, "logging"), {
+      bus.publish(subjects.callRelay(callId, server, "logging"), {
         callId,
         server,
         level: typeof params.level === "string" && LOG_LEVELS.has(params.level) ? params.level : "info",
@@ -50,7 +51,7 @@ export function createCallRelay(deps: {
     async elicit(params) {
       try {
         return await bus.request(
-          subjects.callRelay(callId, "elicitation"),
+          subjects.callRelay(callId, server, "elicitation"),
           { callId, server, request: params },
           CallElicitationResultSchema,
           { timeoutMs: deps.answerTimeoutMs },
@@ -63,7 +64,7 @@ export function createCallRelay(deps: {
     async sample(params) {
       try {
         return await bus.request(
-          subjects.callRelay(callId, "sampling"),
+          subjects.callRelay(callId, server, "sampling"),
           { callId, server, request: params },
           CallSamplingResultSchema,
           { timeoutMs: deps.answerTimeoutMs },

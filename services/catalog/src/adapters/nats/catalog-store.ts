@@ -6,8 +6,8 @@
  */
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
-import { isOverMaxPayload } from "@toolbus/bus";
-import { catalogEntryTooLarge, catalogKey } from "@toolbus/protocol";
+import { isOverMaxPayload, kvWriteSubject } from "@toolbus/bus";
+import { CATALOG_NAMING_KEY, catalogEntryTooLarge, catalogKey } from "@toolbus/protocol";
 import { nextServerEntry, type ServerEntry } from "../../core/catalog-entry.js";
 import type { CatalogEntries } from "../../ports.js";
 
@@ -59,7 +59,7 @@ export class CatalogStore implements CatalogEntries {
     server: string,
     compute: (current: ServerEntry | undefined, nextRevision: number) => ServerEntry | undefined,
   ): Promise<{ entry: ServerEntry; written: boolean; sequence?: number }> {
-    const subject = `$KV.${this.deps.bucket}.${catalogKey(server)}`;
+    const subject = kvWriteSubject(this.deps.js, this.deps.bucket, catalogKey(server));
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       const lastSequence = await this.revision();
       const current = await this.read(server);
@@ -96,10 +96,10 @@ export class CatalogStore implements CatalogEntries {
   }
 
   async putNaming(options: unknown): Promise<void> {
-    const current = await this.deps.kv.get("naming");
+    const current = await this.deps.kv.get(CATALOG_NAMING_KEY);
     const text = JSON.stringify(options);
     if (current && current.operation === "PUT" && current.string() === text) return;
-    await this.deps.kv.put("naming", text);
+    await this.deps.kv.put(CATALOG_NAMING_KEY, text);
   }
 }
 

@@ -4,11 +4,12 @@
  * written to the call-history bucket under `<thread>.<callId>.<begin|end>` — a call that ends
  * within moments has only its end's entry, holding both sequences (core/history-entries.ts says
  * when each is written). `dispatch.history` lists the thread's keys (a subject filter, so only
- * that thread's), fetches each event by its sequence, and folds them with the core's
+ * that thread's), reads each event at its sequence through consumers filtered to call events,
+ * and folds them with the core's
  * `reduceCallItems`. The bucket's entries expire with the events they point at.
  */
-import type { KV } from "@nats-io/kv";
-import { type Bus, ensureKv, type Logger, type StreamLimits } from "@toolbus/bus";
+import { DeliverPolicy } from "@nats-io/jetstream";
+import type { Bus, Logger } from "@toolbus/bus";
 import {
   type CallBeginEvent,
   CallBeginEventSchema,
@@ -26,8 +27,10 @@ import {
   reduceCallItems,
 } from "../../core/index.js";
 
-/** Events a thread's history reads at once. */
+/** Index entries a thread's history reads at once. */
 const FETCH_CONCURRENCY = 32;
+/** Call events of other threads a history read passes over before it starts a consumer anew. */
+const MAX_EVENTS_SKIPPED = 256;
 
 /**
  * How long a stored begin waits for its end before it is indexed alone: a call running longer
@@ -48,19 +51,13 @@ export function historyKey(threadId: string, callId: string, phase: CallPhase): 
   return `${kvKeyToken(threadId)}.${kvKeyToken(callId)}.${phase}`;
 }
 
-/** Opens (or creates) the index; entries live as long as the events stream keeps events. */
+/** Opens the index; the provisioner gave it the events stream's age, so entries live as long as their events. */
 export async function openCallHistoryIndex(deps: {
   bus: Bus;
   subjects: Subjects;
-  events: StreamLimits;
   logger: Logger;
 }): Promise<CallHistoryIndex> {
-  const kv = await ensureKv(deps.bus, deps.subjects.kv.callHistory, {
-    history: 1,
-    ttl: deps.events.maxAgeMs,
-    // An entry is ~100 bytes against up to 1 MiB per end event: a sixteenth of the stream is ample.
-    max_bytes: Math.max(1024 * 1024, Math.floor(deps.events.maxBytes / 16)),
-  });
+  const kv = await deps.bus.kv(deps.subjects.kv.callHistory);
   const entries = new HistoryEntries({ delayMs: BEGIN_INDEX_DELAY_MS, maxPending: MAX_WAITING_BEGINS });
   let failing = false;
   const store = ({ threadId, callId, phase, value }: HistoryWrite) => {
@@ -124,14 +121,7 @@ export async function replayThreadItems(deps: {
   threadId: string;
 }): Promise<McpToolCallItem[]> {
   const { bus, subjects, threadId } = deps;
-  let kv: KV;
-  const jsm = await bus.jsm();
-  try {
-    await jsm.streams.info(`KV_${subjects.kv.callHistory}`);
-    kv = await bus.kvm().open(subjects.kv.callHistory);
-  } catch {
-    return []; // No dispatcher has indexed a call yet.
-  }
+  const kv = await bus.kv(subjects.kv.callHistory);
   const keys: string[] = [];
   for await (const key of await kv.keys(`${kvKeyToken(threadId)}.>`)) keys.push(key);
 
@@ -145,34 +135,59 @@ export async function replayThreadItems(deps: {
       for (const sequence of historySequences(entry.string())) pointers.set(sequence, batch[index] as string);
     });
   }
+  const stored = await callEventsAt(bus, subjects, [...pointers.keys()]);
   const found: Array<{ sequence: number; event: CallBeginEvent | CallEndEvent }> = [];
-  const indexed = [...pointers];
-  for (let start = 0; start < indexed.length; start += FETCH_CONCURRENCY) {
-    const batch = indexed.slice(start, start + FETCH_CONCURRENCY);
-    const events = await Promise.all(batch.map(([sequence, key]) => indexedEvent(deps, key, sequence)));
-    for (const event of events) if (event) found.push(event);
+  for (const [sequence, key] of pointers) {
+    const message = stored.get(sequence);
+    const event = message && parseCallEvent(subjects, message.subject, message.text);
+    // A stream made anew restarts its sequences: an index entry from before may point elsewhere.
+    if (!event || event.threadId !== threadId || !key.includes(`.${kvKeyToken(event.callId)}.`)) continue;
+    found.push({ sequence, event });
   }
   found.sort((a, b) => a.sequence - b.sequence);
   return reduceCallItems(found.map(({ event }) => event));
 }
 
-/** The event an index entry points at, or undefined when it expired or is not the thread's. */
-async function indexedEvent(
-  deps: { bus: Bus; subjects: Subjects; threadId: string },
-  key: string,
-  sequence: number,
-): Promise<{ sequence: number; event: CallBeginEvent | CallEndEvent } | undefined> {
-  const jsm = await deps.bus.jsm();
-  const stored = await jsm.streams
-    .getMessage(deps.subjects.streams.events.name, { seq: sequence })
-    .catch(() => null);
-  if (!stored) return undefined;
-  const event = parseCallEvent(deps.subjects, stored.subject, stored.string());
-  // A stream made anew restarts its sequences: an index entry from before may point elsewhere.
-  if (!event || event.threadId !== deps.threadId || !key.includes(`.${kvKeyToken(event.callId)}.`)) {
-    return undefined;
+/**
+ * The call events stored at `sequences`, read through ordered consumers filtered to the call
+ * events (the dispatcher may read nothing else of the stream): one reads on from a sequence while
+ * the next one wanted is near, and a new one starts at the next one wanted past a longer gap.
+ */
+async function callEventsAt(
+  bus: Bus,
+  subjects: Subjects,
+  sequences: readonly number[],
+): Promise<Map<number, { subject: string; text: string }>> {
+  const wanted = [...new Set(sequences)].sort((a, b) => a - b);
+  const found = new Map<number, { subject: string; text: string }>();
+  const stream = subjects.streams.events.name;
+  let next = 0;
+  while (next < wanted.length) {
+    const consumer = await bus.js().consumers.getPushConsumer(stream, {
+      filter_subject: `${subjects.prefix}.events.call.>`,
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: wanted[next],
+    } as never);
+    if ((await consumer.info(true)).num_pending === 0) break;
+    const messages = await consumer.consume();
+    let restartAt: number | undefined;
+    for await (const message of messages) {
+      const sequence = message.seq;
+      while (next < wanted.length && (wanted[next] as number) < sequence) next += 1;
+      if (wanted[next] === sequence) {
+        found.set(sequence, { subject: message.subject, text: message.string() });
+        next += 1;
+      }
+      if (next >= wanted.length || message.info.pending === 0) break;
+      if ((wanted[next] as number) - sequence > MAX_EVENTS_SKIPPED) {
+        restartAt = next;
+        break;
+      }
+    }
+    await messages.close();
+    if (restartAt === undefined) break;
   }
-  return { sequence, event };
+  return found;
 }
 
 /** A stored event, or undefined for one that is not valid JSON or does not match its schema. */

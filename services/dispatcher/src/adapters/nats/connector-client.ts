@@ -6,7 +6,13 @@
  */
 import type { KV } from "@nats-io/kv";
 import { type Bus, publishCancellation, watchedRecord, watchedRequest, withSpan } from "@toolbus/bus";
-import { type CallToolResult, ConnectorCallResultSchema, type Subjects, WireError } from "@toolbus/protocol";
+import {
+  type CallToolResult,
+  ConnectorCallResultSchema,
+  type Subjects,
+  serverKeyPrefix,
+  WireError,
+} from "@toolbus/protocol";
 import type { ConnectorPort } from "../../ports.js";
 
 /** Longer than any tool timeout: the connector enforces `tool_timeout_sec` and answers. */
@@ -37,7 +43,7 @@ export function createConnectorClient(deps: {
                 ConnectorCallResultSchema,
                 {
                   timeoutMs: deps.toolTimeoutMs(server) + CONNECTOR_GRACE_MS,
-                  record: watchedRecord(deps.executions, request.callId),
+                  record: watchedRecord(deps.executions, request.callId, serverKeyPrefix(server)),
                 },
               );
               return reply.result;

@@ -1,7 +1,7 @@
 /**
- * Listens to the relays of the calls this replica runs, `<prefix>.calls.<callId>.{progress,
- * logging,elicitation,sampling}`: the catalog's connector publishes what the server sends during
- * the call, and asks the caller to answer elicitations and sampling requests (this answers with
+ * Listens to the relays of the calls this replica runs, `<prefix>.calls.<callId>.<server>.{progress,
+ * logging,elicitation,sampling}`: the connector of the call's server publishes what the server
+ * sends during the call (no other connector may use these subjects), and asks the caller to answer elicitations and sampling requests (this answers with
  * the reply envelope the bus contract uses).
  *
  * Progress and log messages arrive on one subscription per kind for the whole process, handed to
@@ -63,9 +63,9 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
     }),
   ];
   return {
-    open(callId, sinks) {
-      const progressSubject = subjects.callRelay(callId, "progress");
-      const loggingSubject = subjects.callRelay(callId, "logging");
+    open(callId, server, sinks) {
+      const progressSubject = subjects.callRelay(callId, server, "progress");
+      const loggingSubject = subjects.callRelay(callId, server, "logging");
       progressSinks.set(progressSubject, sinks);
       loggingSinks.set(loggingSubject, sinks);
       const elicitation = sinks.elicitation;
@@ -73,14 +73,14 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
         // Two subscription changes per call the NATS server applies: only when the client can answer.
         ...(elicitation
           ? [
-              nc.subscribe(subjects.callRelay(callId, "elicitation"), {
+              nc.subscribe(subjects.callRelay(callId, server, "elicitation"), {
                 callback: (error, msg) => {
                   if (!error) void answerElicitation(msg, elicitation, logger);
                 },
               }),
             ]
           : []),
-        nc.subscribe(subjects.callRelay(callId, "sampling"), {
+        nc.subscribe(subjects.callRelay(callId, server, "sampling"), {
           callback: (error, msg) => {
             if (!error) void answerSampling(msg, sinks.sampling, logger);
           },

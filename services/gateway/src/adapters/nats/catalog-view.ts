@@ -9,6 +9,7 @@
 import { type Bus, followKv, type KvChange, type KvFollowing, type Logger } from "@toolbus/bus";
 import {
   buildCatalogSnapshot,
+  CATALOG_NAMING_KEY,
   type CatalogServerEntry,
   CatalogServerEntrySchema,
   type NamingOptions,
@@ -22,7 +23,6 @@ import { listedTools, listingKey } from "../../core/tool-listing.js";
 import type { CatalogPort, CatalogState } from "../../ports.js";
 
 /** The key the catalog writes its naming options under, once it has started. */
-const NAMING_KEY = "naming";
 
 export interface CatalogViewOptions {
   bus: Bus;
@@ -97,7 +97,7 @@ export class CatalogView implements CatalogPort {
     try {
       this.#entries.clear();
       this.#following = await followKv({
-        kv: await bus.kvm().open(subjects.kv.catalog),
+        kv: await bus.kv(subjects.kv.catalog),
         jsm: await bus.jsm(),
         bucket: subjects.kv.catalog,
         apply: (change) => this.#apply(change),
@@ -136,7 +136,7 @@ export class CatalogView implements CatalogPort {
 
   #apply(change: KvChange): void {
     this.#revision = Math.max(this.#revision, change.revision);
-    if (change.key === NAMING_KEY) {
+    if (change.key === CATALOG_NAMING_KEY) {
       if (change.operation === "PUT") this.#namingOptions = (parseJson(change.value) ?? {}) as NamingOptions;
     } else {
       const server = serverFromCatalogKey(change.key);

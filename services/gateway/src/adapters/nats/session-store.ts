@@ -9,13 +9,10 @@
 import { createHash } from "node:crypto";
 import type { KV } from "@nats-io/kv";
 import type { Subscription } from "@nats-io/transport-node";
-import { type Bus, ensureKv, type Logger } from "@toolbus/bus";
+import type { Bus, Logger } from "@toolbus/bus";
 import { internalSubjects } from "@toolbus/protocol";
 import { SESSION_ID_PATTERN, type SessionRecord, SessionRecordSchema } from "../../core/session-record.js";
 import type { ThreadClaim } from "../../core/session-threads.js";
-
-/** Thread bindings a replica without the bucket keeps; past it the oldest is let go (the safe side). */
-const MAX_LOCAL_THREADS = 10_000;
 
 export interface SessionStore {
   get(sessionId: string): Promise<SessionRecord | undefined>;
@@ -50,12 +47,7 @@ export async function openSessionStore(deps: {
 }): Promise<SessionStore> {
   const { bus, logger } = deps;
   const names = internalSubjects(deps.prefix);
-  let kv: KV | undefined;
-  try {
-    kv = await ensureKv(bus, names.kv.gatewaySessions, { history: 1, ttl: deps.ttlMs });
-  } catch (err) {
-    logger.warn({ err }, "no session bucket: sessions live on this replica only");
-  }
+  const kv: KV = await bus.kv(names.kv.gatewaySessions);
   const listeners: Array<(sessionId: string) => void> = [];
   const responseListeners: Array<(sessionId: string, messages: unknown[]) => void> = [];
   const subscriptions: Subscription[] = [
@@ -79,40 +71,9 @@ export async function openSessionStore(deps: {
       },
     }),
   ];
-  const localThreads = new Map<string, { principal: string; at: number }>();
-  async function claimLocally(
-    threadId: string,
-    principal: string,
-    free: () => Promise<boolean>,
-  ): Promise<ThreadClaim> {
-    const current = () => {
-      const bound = localThreads.get(threadId);
-      return bound && bound.at + deps.ttlMs > Date.now() ? bound : undefined;
-    };
-    const bind = () => {
-      localThreads.delete(threadId);
-      localThreads.set(threadId, { principal, at: Date.now() });
-    };
-    let bound = current();
-    if (!bound) {
-      if (!(await free())) return "unavailable";
-      // Another call may have bound it while its grants were being ended.
-      bound = current();
-      if (!bound) {
-        bind();
-        while (localThreads.size > MAX_LOCAL_THREADS) {
-          localThreads.delete(localThreads.keys().next().value as string);
-        }
-        return "claimed";
-      }
-    }
-    if (bound.principal !== principal) return "taken";
-    bind();
-    return "held";
-  }
   return {
     async get(sessionId) {
-      if (!kv || !SESSION_ID_PATTERN.test(sessionId)) return undefined;
+      if (!SESSION_ID_PATTERN.test(sessionId)) return undefined;
       try {
         const entry = await kv.get(sessionId);
         if (entry?.operation !== "PUT") return undefined;
@@ -124,13 +85,11 @@ export async function openSessionStore(deps: {
       }
     },
     put(record) {
-      kv?.put(record.sessionId, JSON.stringify(record)).catch((err: unknown) => {
+      kv.put(record.sessionId, JSON.stringify(record)).catch((err: unknown) => {
         logger.warn({ err, sessionId: record.sessionId }, "could not store a session record");
       });
     },
     async expired(sessionId) {
-      // Without a bucket a session lives on this replica only: let go of, it is gone.
-      if (!kv) return true;
       try {
         const entry = await kv.get(sessionId);
         if (entry?.operation !== "PUT") return true;
@@ -142,7 +101,7 @@ export async function openSessionStore(deps: {
       }
     },
     remove(sessionId) {
-      kv?.delete(sessionId).catch((err: unknown) => {
+      kv.delete(sessionId).catch((err: unknown) => {
         logger.warn({ err, sessionId }, "could not delete a session record");
       });
       bus.nc.publish(names.gatewaySessionClosed, sessionId);
@@ -157,7 +116,6 @@ export async function openSessionStore(deps: {
       responseListeners.push(listener);
     },
     async claimThread(threadId, principal, free) {
-      if (!kv) return claimLocally(threadId, principal, free);
       const key = `thread.${createHash("sha256").update(threadId).digest("hex")}`;
       try {
         // Twice at most: a create that lost a race reads the winner's binding.

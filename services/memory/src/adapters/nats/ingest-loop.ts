@@ -8,7 +8,7 @@
  * While the database is unreachable the batch in hand is retried with a growing delay; the
  * buffer fills and nothing more is fetched: the rest waits in the stream.
  */
-import type { Consumer, ConsumerMessages, JetStreamManager, JsMsg } from "@nats-io/jetstream";
+import type { Consumer, ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { type Link, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 import { type Bus, extractTraceContext, markFailed, tracer } from "@toolbus/bus";
 import type { Subjects } from "@toolbus/protocol";
@@ -22,7 +22,7 @@ import {
   type Settlement,
 } from "../../handlers/ingest-batch.js";
 import type { MemoryRecorder } from "../../metrics.js";
-import { ensureMemoryConsumer, MEMORY_CONSUMER } from "./memory-stream.js";
+import { memoryConsumer } from "./memory-stream.js";
 
 export const INGEST_SPAN = "toolbus.memory.ingest";
 
@@ -57,8 +57,8 @@ export interface IngestLoopDeps {
   subjects: Subjects;
   /** The most messages one batch (one transaction) takes, and the most buffered ahead of it. */
   batchSize: number;
+  /** The consumer's ack wait: what is held is kept alive well within it. */
   ackWaitMs: number;
-  maxAckPending: number;
   policy: RetryPolicy;
   logger: Logger;
   handle(deliveries: readonly Delivery[]): Promise<BatchOutcome>;
@@ -121,7 +121,10 @@ export class IngestLoop {
   async #run(): Promise<void> {
     const { subjects, logger, ackWaitMs } = this.#deps;
     const stream = subjects.streams.memory.name;
-    logger.info({ stream, consumer: MEMORY_CONSUMER }, `counting citations from stream ${stream}`);
+    logger.info(
+      { stream, consumer: memoryConsumer(subjects).durable },
+      `counting citations from stream ${stream}`,
+    );
     // Keeps the server from redelivering what is held: a slow or held batch, and the one behind it.
     const keepAlive = setInterval(
       () => {
@@ -165,7 +168,8 @@ export class IngestLoop {
       }
       if (this.#stopping) return;
       try {
-        consumer ??= await bus.js().consumers.get(subjects.streams.memory.name, MEMORY_CONSUMER);
+        const { stream, durable } = memoryConsumer(subjects);
+        consumer ??= await bus.js().consumers.get(stream, durable);
         const messages = await consumer.fetch({
           max_messages: batchSize - this.#buffer.length,
           expires: FETCH_EXPIRES_MS,
@@ -188,7 +192,6 @@ export class IngestLoop {
           { err, delayMs },
           `fetching memory messages failed (${describe(err)}); trying again in ${delayMs} ms`,
         );
-        await this.#recreateConsumer(await bus.jsm().catch(() => undefined));
         await abortableSleep(delayMs, this.#stop.signal);
       } finally {
         this.#fetch = undefined;
@@ -219,15 +222,6 @@ export class IngestLoop {
     if (buffered.length > 0) {
       this.#deps.logger.info(`stopping; ${buffered.length} memory messages not yet counted handed back`);
     }
-  }
-
-  /** After a failed fetch: the consumer may have been deleted; put it back. */
-  async #recreateConsumer(jsm: JetStreamManager | undefined): Promise<void> {
-    if (jsm === undefined) return;
-    await ensureMemoryConsumer(jsm, this.#deps.subjects, {
-      ackWaitMs: this.#deps.ackWaitMs,
-      maxAckPending: this.#deps.maxAckPending,
-    }).catch(() => undefined);
   }
 
   async #process(taken: Received[]): Promise<void> {

@@ -217,7 +217,12 @@ describe("the README's commands, from a fresh clone", () => {
 
     it("ends in a running toolbus on its own authenticated nats-server", () => {
       expect(output).toContain("toolbus is running (1 server(s) ready, 0 failed)");
-      expect(output).toContain("(started here; clients need an identity from .toolbus/nats/identities)");
+      // The CLI's seed is in the project's private state directory, never in the clone.
+      const seed = /the toolbus CLI run in this folder finds its own in (\S+\/nats\/cli\.nk)\)/.exec(
+        output,
+      )?.[1];
+      expect(seed).toBeDefined();
+      expect(seed!.startsWith(clone)).toBe(false);
     });
 
     it("is reached by `pnpm exec toolbus` from the same folder", async () => {

@@ -247,14 +247,22 @@ describe("every service on its own identity, on a bus that enforces the matrix",
 describe("pnpm start without NATS_URL", () => {
   let toolbus: RunningToolbus;
   let dir: string;
+  let state: string;
   let announced: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "toolbus-secure-start-"));
+    // The private state directories of projects, the test's own rather than the home's.
+    state = mkdtempSync(join(tmpdir(), "toolbus-secure-state-"));
     const schema = await withPgSchema(process.env.DATABASE_URL!, "securestart");
     toolbus = startToolbus(
       [],
-      { ...withoutNats(process.env), TOOLBUS_HTTP_PORT: String(await freePort()), DATABASE_URL: schema.url },
+      {
+        ...withoutNats(process.env),
+        TOOLBUS_HTTP_PORT: String(await freePort()),
+        DATABASE_URL: schema.url,
+        XDG_STATE_HOME: state,
+      },
       dir,
     );
     await until(
@@ -274,8 +282,8 @@ describe("pnpm start without NATS_URL", () => {
   it("runs a NATS of its own, not the open one on 4222, and says clients need an identity", () => {
     expect(announced).not.toBe("");
     expect(announced).not.toBe("nats://127.0.0.1:4222");
-    expect(toolbus.output()).toContain(
-      "(started here; clients need an identity from .toolbus/nats/identities)",
+    expect(toolbus.output()).toMatch(
+      /\(started here; every client needs an identity: the toolbus CLI run in this folder finds its own in \S+\/nats\/cli\.nk\)/,
     );
   });
 
@@ -291,7 +299,7 @@ describe("pnpm start without NATS_URL", () => {
       [join(ROOT, "packages/cli/bin/toolbus.js"), "servers", "--json"],
       {
         cwd: dir,
-        env: withoutNats(process.env),
+        env: { ...withoutNats(process.env), XDG_STATE_HOME: state },
       },
     );
     expect(JSON.parse(stdout)).toEqual([expect.objectContaining({ name: "everything", status: "ready" })]);

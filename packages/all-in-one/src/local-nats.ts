@@ -1,21 +1,27 @@
 /**
  * NATS for the all-in-one process. Given `NATS_URL`, the server there (with the identities of
  * `NATS_IDENTITIES_DIR` when set, else without credentials). Without it, a `nats-server` of its
- * own on a free loopback port, started with generated identities (state under `.toolbus/nats/`),
- * so no client without credentials can reach the bus — never the unauthenticated server that may
- * answer on 4222. The URL of a running one is kept in `.toolbus/nats/url` for the CLI.
+ * own on a free loopback port, started with identities generated for the run, so no client
+ * without credentials can reach the bus — never the unauthenticated server that may answer on
+ * 4222. Those seeds live in this process's memory only, handed to the services in-process; the
+ * server's config needs only their public keys. The one seed on disk is the CLI's, with the
+ * server's URL, in the project's private state directory (never the checkout), where the
+ * `toolbus` CLI run in the same folder finds them.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import {
+  ensurePrivateDir,
+  generateNatsIdentities,
+  legacyLocalNatsFiles,
   localNatsPaths,
   maskUrl,
   type NatsAccess,
   natsServers,
   readSeedFile,
   seedFileOf,
-  writeNatsIdentities,
+  writePrivateFile,
 } from "@toolbus/bus";
 import { acceptsConnections, freePort } from "@toolbus/config";
 import { type Identity, identityName, inboxPrefix, LOCAL_JS_API } from "@toolbus/protocol";
@@ -25,8 +31,10 @@ export interface LocalNats {
   url: string;
   /** True when this process started the server (and will stop it). */
   started: boolean;
-  /** The directory of each role's NKey seed, or undefined when the bus has no credentials. */
+  /** `NATS_IDENTITIES_DIR`, the directory of each identity's NKey seed, when NATS_URL was given with it. */
   identitiesDir: string | undefined;
+  /** Where the CLI's seed was written, when this process started the server. */
+  cliSeedFile?: string;
   /** How one identity connects: its own seed and inbox prefix when the bus has identities. */
   accessFor(identity: Identity): NatsAccess;
   stop(): Promise<void>;
@@ -39,7 +47,10 @@ export async function ensureNats(options: {
   prefix: string;
   /** The configured MCP servers: each gets a connector identity of its own. */
   servers: readonly string[];
+  /** The project's `.toolbus/nats`: the JetStream store. */
   dataDir: string;
+  /** The project's private state directory (see @toolbus/bus local-state.ts). */
+  stateDir: string;
   env: NodeJS.ProcessEnv;
 }): Promise<LocalNats> {
   if (options.url !== undefined) {
@@ -60,33 +71,62 @@ export async function ensureNats(options: {
         "or point NATS_URL at a running server with JetStream.",
     );
   }
-  const paths = localNatsPaths(options.dataDir);
-  mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
-  writeNatsIdentities({ dir: paths.identities, prefix: options.prefix, servers: options.servers });
+  const paths = localNatsPaths(options.stateDir, options.dataDir);
+  ensurePrivateDir(paths.dir);
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  // The store is the bus's data (events carry tool arguments and results): the owner's alone.
+  chmodSync(options.dataDir, 0o700);
+  // Before the seeds left the checkout, every identity's was written under it.
+  for (const legacy of legacyLocalNatsFiles(options.dataDir))
+    rmSync(legacy, { recursive: true, force: true });
+  const identities = generateNatsIdentities({ prefix: options.prefix, servers: options.servers });
   const port = await freePort();
-  // nats-server resolves `include` against the config file's own folder.
-  writeFileSync(
+  writePrivateFile(
     paths.conf,
     [
       "# Written by pnpm start / toolbus start: a NATS of its own, loopback only, every client authenticated.",
+      "# The seeds of these keys exist only in that process's memory (the CLI's: cli.nk beside this file).",
       `listen: "127.0.0.1:${port}"`,
       `jetstream { store_dir: ${JSON.stringify(paths.store)} }`,
-      'include "identities/auth.conf"',
+      identities.authConf,
       "",
     ].join("\n"),
-    { mode: 0o600 },
   );
+  const cliSeed = identities.seeds.get("cli");
+  if (cliSeed !== undefined) writePrivateFile(paths.cliSeed, `${cliSeed}\n`);
   // Its own process group: a terminal's Ctrl-C reaches toolbus, which stops the services while
-  // NATS still runs and this server last, instead of every part losing NATS at once.
-  const child = spawn(binary, ["-c", paths.conf], { stdio: ["ignore", "ignore", "pipe"], detached: true });
+  // NATS still runs and this server last, instead of every part losing NATS at once. An empty
+  // environment: it needs none, and toolbus's may hold secrets.
+  const child = spawn(binary, ["-c", paths.conf], {
+    stdio: ["ignore", "ignore", "pipe"],
+    detached: true,
+    env: {},
+  });
   const url = `nats://127.0.0.1:${port}`;
   await waitUntilAnswering(url, child);
-  writeFileSync(paths.url, `${url}\n`);
+  writePrivateFile(paths.url, `${url}\n`);
+  const servers = [url];
   return {
-    ...given([url], paths.identities, options.prefix),
+    url,
     started: true,
+    identitiesDir: undefined,
+    cliSeedFile: paths.cliSeed,
+    accessFor(identity) {
+      const seed = identities.seeds.get(identityName(identity));
+      if (seed === undefined) throw new Error(`no NATS identity was generated for ${identityName(identity)}`);
+      return {
+        servers,
+        nkeySeed: seed,
+        inboxPrefix: inboxPrefix(options.prefix, identity),
+        credentialSource: "an identity generated for this run",
+        // As given(): each identity's account reaches JetStream through its imports.
+        ...(identity.role === "provisioner" ? {} : { jsApiPrefix: LOCAL_JS_API }),
+      };
+    },
     async stop() {
+      // The CLI's seed is good for this server only: it goes with it.
       rmSync(paths.url, { force: true });
+      rmSync(paths.cliSeed, { force: true });
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGTERM");

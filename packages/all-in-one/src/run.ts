@@ -18,6 +18,7 @@ import {
   type Logger,
   loadConfig,
   maskUrl,
+  projectStateDir,
   provisionBus,
   SERVICE_SETTINGS_ENV,
   ServiceSettingsSchema,
@@ -25,7 +26,13 @@ import {
   startTelemetry,
 } from "@toolbus/bus";
 import { startCatalogService } from "@toolbus/catalog";
-import { loadToolbusConfig, provisionInputs, resolveGatewayTokens } from "@toolbus/config";
+import {
+  fileVariableOf,
+  loadToolbusConfig,
+  provisionInputs,
+  resolveGatewayTokens,
+  secretFromEnv,
+} from "@toolbus/config";
 import { startDispatcherService } from "@toolbus/dispatcher";
 import { startGatewayService } from "@toolbus/gateway";
 import { loadMemoryConfig, startMemoryService } from "@toolbus/memory";
@@ -87,24 +94,35 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       }),
     });
     await ensurePortFree(config.gateway.host, config.gateway.port);
+    const givenDatabase = secretFromEnv(env, "DATABASE_URL");
+    if (givenDatabase.state === "invalid") throw new SetupError(givenDatabase.message);
+    // Data in the project; secrets (the CLI's seed, the database socket) in its private state dir.
     const dataDir = join(cwd, ".toolbus");
+    const stateDir = projectStateDir(cwd, env);
     const nats = await ensureNats({
       ...(env.NATS_URL ? { url: env.NATS_URL } : {}),
       ...(env.NATS_IDENTITIES_DIR ? { identitiesDir: env.NATS_IDENTITIES_DIR } : {}),
       prefix,
       servers: Object.keys(config.mcpServers),
       dataDir: join(dataDir, "nats"),
+      stateDir,
       env,
     });
     stops.push(["nats", nats.stop]);
     if (nats.started)
       logger.info({ url: maskUrl(nats.url) }, "started a local nats-server with generated identities");
     const database = await ensureDatabase({
-      ...(env.DATABASE_URL ? { url: env.DATABASE_URL } : {}),
+      ...(givenDatabase.state === "set" && givenDatabase.value !== "" ? { url: givenDatabase.value } : {}),
       dataDir: join(dataDir, "pglite"),
+      socketDir: join(stateDir, "postgres"),
     });
     stops.push(["postgres", database.stop]);
-    const serviceEnv = { ...env, NATS_URL: nats.url, DATABASE_URL: database.url };
+    // The services read the URL resolved here, never the file again.
+    const serviceEnv = {
+      ...withoutVariable(env, fileVariableOf("DATABASE_URL")),
+      NATS_URL: nats.url,
+      DATABASE_URL: database.url,
+    };
 
     const subjects = createSubjects(prefix);
     // Before any service: the streams, buckets and consumers, made by the provisioner alone.
@@ -139,6 +157,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       config,
       env,
       logger: catalogLogger,
+      stateDir,
     });
     stops.push(["catalog", () => catalog.stop()]);
     const approvalsConfig = await loadApprovalsConfig({
@@ -205,7 +224,8 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     announce(`  MCP endpoint   ${gateway.url}/mcp`);
     announce(`  approvals      ${gateway.url}/approvals`);
     announce(`  NATS           ${natsLine(nats)}`);
-    announce(`  Postgres       ${database.embedded ? "embedded PGlite in .toolbus/pglite" : "DATABASE_URL"}`);
+    const databaseSource = givenDatabase.state === "set" ? givenDatabase.variable : "DATABASE_URL";
+    announce(`  Postgres       ${database.embedded ? "embedded PGlite in .toolbus/pglite" : databaseSource}`);
     return { consoleUrl: `${gateway.url}/`, mcpUrl: `${gateway.url}/mcp`, stop };
   } catch (error) {
     await stop();
@@ -213,10 +233,16 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   }
 }
 
+function withoutVariable(env: NodeJS.ProcessEnv, name: string): NodeJS.ProcessEnv {
+  const { [name]: _dropped, ...rest } = env;
+  return rest;
+}
+
 /** How the bus is reached and whether it is closed to clients without credentials. */
 function natsLine(nats: LocalNats): string {
   const url = maskUrl(nats.url);
-  if (nats.started) return `${url} (started here; clients need an identity from .toolbus/nats/identities)`;
+  if (nats.started)
+    return `${url} (started here; every client needs an identity: the toolbus CLI run in this folder finds its own in ${nats.cliSeedFile})`;
   if (nats.identitiesDir !== undefined) return `${url} (identities from ${nats.identitiesDir})`;
   return (
     `${url} — UNAUTHENTICATED: anyone who can reach this NATS can call any tool, skipping approvals. ` +

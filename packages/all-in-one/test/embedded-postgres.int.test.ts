@@ -4,7 +4,7 @@
  * socket passes no NOTIFY between connections, so this holds only because the replica that
  * records a decision wakes its own waiters.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ApprovalsService, startApprovalsService } from "@toolbus/approvals";
@@ -33,7 +33,10 @@ const announced: ApprovalRequest[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "toolbus-pglite-"));
-  database = await ensureDatabase({ dataDir: join(dir, "pglite") });
+  database = await ensureDatabase({
+    dataDir: join(dir, "pglite"),
+    socketDir: join(dir, "state", "postgres"),
+  });
   approvalsBus = await connectBus({ natsUrl, service: { name: "approvals", version: "1.0.0" }, logger });
   approvals = await startApprovalsService({
     bus: approvalsBus,
@@ -90,6 +93,15 @@ async function waitingDecide(callId: string) {
   const request = announced.find((pending) => pending.callId === callId)!;
   return { decision, request };
 }
+
+describe("the embedded PGlite's address", () => {
+  it("is a Unix socket in a directory only toolbus's user may enter, not a TCP port anyone local can log in to", async () => {
+    const socketDir = join(dir, "state", "postgres");
+    expect(database.url).toBe(`postgres://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}`);
+    expect((await stat(socketDir)).mode & 0o777).toBe(0o700);
+    expect((await stat(join(socketDir, ".s.PGSQL.5432"))).isSocket()).toBe(true);
+  });
+});
 
 describe("approvals on the embedded PGlite", () => {
   it("answers a waiting call as soon as it is approved over the bus (approvals.resolve)", async () => {

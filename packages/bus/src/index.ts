@@ -42,6 +42,7 @@ export { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
 export type { EventLossReason, PublishEventOptions } from "./events.js";
 export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
 export { type LargeReplyOptions, largeReplyOptions, REPLY_OBJECT_HEADER } from "./large-replies.js";
+export { ensurePrivateDir, projectStateDir, writePrivateFile } from "./local-state.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
 export {
   type AttributesOf,
@@ -59,8 +60,12 @@ export {
   authConfOf,
   DEFAULT_NATS_URL,
   exitWithStartupError,
+  type GeneratedNatsIdentities,
+  generateNatsIdentities,
   hasCredentials,
+  legacyLocalNatsFiles,
   localNatsPaths,
+  localNatsStateFiles,
   type NatsAccess,
   type NatsIdentities,
   type NatsTlsFiles,

@@ -10,15 +10,17 @@
  *   or in `NATS_NKEY_DIR`.
  * - `NATS_JS_API_PREFIX`: where the account reaches JetStream's API (default: `LOCAL_JS_API` with
  *   an NKey of `toolbus nats-config`, whose accounts import it there; `$JS.API` otherwise).
- * - `NATS_USER` / `NATS_PASSWORD`: user and password instead of an NKey.
+ * - `NATS_USER` / `NATS_PASSWORD` (or `NATS_PASSWORD_FILE`, a file holding it): user and
+ *   password instead of an NKey.
  * - `NATS_TLS_CA_FILE`, `NATS_TLS_CERT_FILE`, `NATS_TLS_KEY_FILE`: TLS to NATS (a `tls://` URL
  *   or a CA file turns TLS on; cert and key are for servers that verify clients).
  * - `TOOLBUS_JS_REPLICAS`: how many JetStream nodes keep each stream and KV bucket the provisioner
  *   creates (default 1, for a single nats-server; 3 on a 3-node cluster).
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { nkeys, PermissionViolationError } from "@nats-io/nats-core";
+import { secretFromEnv } from "@toolbus/config";
 import {
   busLayout,
   createSubjects,
@@ -32,6 +34,7 @@ import {
 import { ConfigError } from "./config.js";
 import { maskUrl } from "./core/mask-url.js";
 import { renderAuthConf } from "./core/nats-auth-conf.js";
+import { writePrivateFile } from "./local-state.js";
 import type { Logger } from "./logger.js";
 
 export interface NatsTlsFiles {
@@ -69,25 +72,45 @@ export const MAX_JETSTREAM_REPLICAS = 5;
 export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
 
 /**
- * Where `pnpm start` keeps the NATS it runs for a project: `<project>/.toolbus/nats`. The CLI
- * run in the same project finds it there (its URL, and the CLI's own identity).
+ * Where `pnpm start` keeps the NATS it runs for a project. What a client needs to connect, the
+ * server's config (with every identity's public key) and the CLI's own seed, lives in
+ * `stateDir`, the project's private state directory outside the checkout (see local-state.ts);
+ * every other identity's seed exists only in toolbus's memory. The JetStream store, data rather
+ * than a credential, stays in the project (`dataDir`, `<project>/.toolbus/nats`).
  */
-export function localNatsPaths(dataDir: string) {
+export function localNatsPaths(stateDir: string, dataDir: string) {
+  return { ...localNatsStateFiles(stateDir), store: join(dataDir, "jetstream") };
+}
+
+/** The private part of localNatsPaths: the config, the CLI's seed and the URL. */
+export function localNatsStateFiles(stateDir: string) {
+  const dir = join(stateDir, "nats");
   return {
-    dir: dataDir,
-    identities: join(dataDir, "identities"),
-    conf: join(dataDir, "nats.conf"),
-    store: join(dataDir, "jetstream"),
+    dir,
+    conf: join(dir, "nats.conf"),
+    /** The `cli` identity's seed, for the `toolbus` CLI run in the same project. */
+    cliSeed: seedFileOf(dir, "cli"),
     /** The URL of the nats-server a running `pnpm start` started; removed when it stops. */
-    url: join(dataDir, "url"),
+    url: join(dir, "url"),
   };
 }
 
-/** The URL and identities of the NATS a `pnpm start` runs from `dataDir`, if one runs. */
-export function runningLocalNats(dataDir: string): { url: string; identitiesDir: string } | undefined {
-  const paths = localNatsPaths(dataDir);
+/**
+ * What `pnpm start` wrote into `<project>/.toolbus/nats` before its secrets moved out of the
+ * checkout: every identity's seed (`identities/`), the config and the URL. Removed at start.
+ */
+export function legacyLocalNatsFiles(dataDir: string): string[] {
+  return [join(dataDir, "identities"), join(dataDir, "nats.conf"), join(dataDir, "url")];
+}
+
+/**
+ * The URL of the NATS a `pnpm start` runs for the project whose state is in `stateDir`, and the
+ * directory holding the CLI's identity (`seedFileOf(identitiesDir, "cli")`), if one runs.
+ */
+export function runningLocalNats(stateDir: string): { url: string; identitiesDir: string } | undefined {
+  const paths = localNatsStateFiles(stateDir);
   if (!existsSync(paths.url)) return undefined;
-  return { url: readFileSync(paths.url, "utf8").trim(), identitiesDir: paths.identities };
+  return { url: readFileSync(paths.url, "utf8").trim(), identitiesDir: paths.dir };
 }
 
 /** The seed file of one identity in a directory `writeNatsIdentities` wrote (`<name>.nk`). */
@@ -132,6 +155,39 @@ export function authConfFor(options: {
   return renderAuthConf(busLayout(createSubjects(options.prefix), options.servers), options.publicKey);
 }
 
+/** Every identity's NKey for one run, held in memory only: nothing of it is written anywhere. */
+export interface GeneratedNatsIdentities {
+  /** One per role and one connector per server (`busLayout`). */
+  identities: readonly Identity[];
+  /** Public key of each identity (`U…`), by its name (`dispatcher`, `connector-github`). */
+  publicKeys: ReadonlyMap<string, string>;
+  /** The seed text (`SU…`) of each identity, by its name. */
+  seeds: ReadonlyMap<string, string>;
+  /** The nats-server `accounts` block: public keys, allow lists, imports and exports (no secret). */
+  authConf: string;
+}
+
+/** A fresh NKey for every identity of a bus whose config has `servers`, in memory (`pnpm start`'s). */
+export function generateNatsIdentities(options: {
+  prefix: string;
+  servers: readonly string[];
+}): GeneratedNatsIdentities {
+  const layout = busLayout(createSubjects(options.prefix), options.servers);
+  const seeds = new Map<string, string>();
+  const publicKeys = new Map<string, string>();
+  for (const identity of layout.identities) {
+    const seed = newSeed();
+    seeds.set(identityName(identity), seed);
+    publicKeys.set(identityName(identity), publicKeyOf(seed));
+  }
+  return {
+    identities: layout.identities,
+    publicKeys,
+    seeds,
+    authConf: renderAuthConf(layout, (identity) => publicKeys.get(identityName(identity)) as string),
+  };
+}
+
 /**
  * Writes `<dir>/<name>.nk` for every identity of a bus whose config has `servers` (0600; an
  * existing seed is kept unless `rotate`), and `<dir>/auth.conf`, the nats-server `accounts`
@@ -155,12 +211,12 @@ export function writeNatsIdentities(options: {
     if (!options.rotate && existsSync(file)) seed = readSeedFile(file, `${name}'s seed file`);
     if (seed === undefined) {
       seed = newSeed();
-      writePrivate(file, `${seed}\n`);
+      writePrivateFile(file, `${seed}\n`);
     }
     publicKeys.set(name, publicKeyOf(seed));
   }
   const authConf = authConfOf(dir);
-  writePrivate(
+  writePrivateFile(
     authConf,
     renderAuthConf(layout, (identity) => publicKeys.get(identityName(identity)) as string),
   );
@@ -171,14 +227,6 @@ export function writeNatsIdentities(options: {
     publicKeys,
     seedFile: (identity) => seedFileOf(dir, identity),
   };
-}
-
-/** Written beside, then renamed: a reader never sees half a key. */
-function writePrivate(file: string, text: string): void {
-  const temporary = `${file}.tmp-${process.pid}`;
-  writeFileSync(temporary, text, { mode: 0o600 });
-  chmodSync(temporary, 0o600);
-  renameSync(temporary, file);
 }
 
 /** The seed in a file, or a ConfigError that says what is wrong with it and what to do. */
@@ -252,13 +300,19 @@ export function natsAccessFromEnv(
     }
   }
   if (env.NATS_JS_API_PREFIX) access.jsApiPrefix = env.NATS_JS_API_PREFIX;
+  const password = secretFromEnv(env, "NATS_PASSWORD");
+  if (password.state === "invalid") problems.push(password.message);
   if (env.NATS_USER) {
     if (nkeyFile !== undefined) {
       problems.push("NATS_USER: set together with NATS_NKEY_FILE; use one kind of credentials");
     }
-    if (!env.NATS_PASSWORD) problems.push("NATS_PASSWORD: missing; NATS_USER needs it");
     access.user = env.NATS_USER;
-    if (env.NATS_PASSWORD) access.password = env.NATS_PASSWORD;
+    if (password.state === "set" && password.value !== "") access.password = password.value;
+    else if (password.state !== "invalid") {
+      problems.push(
+        "NATS_PASSWORD: missing; NATS_USER needs it (NATS_PASSWORD_FILE, a file holding it, keeps it out of the environment)",
+      );
+    }
     access.credentialSource ??= `NATS_USER=${env.NATS_USER}`;
   }
   const tls: NatsTlsFiles = {};

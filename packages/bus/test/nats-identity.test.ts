@@ -1,12 +1,18 @@
 // How a process finds its NATS identity in its environment, and what it is told when that is wrong.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSubjects, permissionsFor } from "@toolbus/protocol";
+import { createSubjects, identityName, permissionsFor } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config.js";
 import { renderAuthConf } from "../src/core/nats-auth-conf.js";
-import { hasCredentials, natsAccessFromEnv, writeNatsIdentities } from "../src/nats-identity.js";
+import {
+  generateNatsIdentities,
+  hasCredentials,
+  natsAccessFromEnv,
+  runningLocalNats,
+  writeNatsIdentities,
+} from "../src/nats-identity.js";
 
 const identity = { prefix: "toolbus", role: "dispatcher" } as const;
 const dir = mkdtempSync(join(tmpdir(), "toolbus-identity-"));
@@ -50,12 +56,27 @@ describe("natsAccessFromEnv", () => {
     expect(problemsOf({ NATS_NKEY_FILE: notASeed, NATS_USER: "svc", NATS_TLS_CERT_FILE: notASeed })).toEqual([
       `NATS_NKEY_FILE=${notASeed}: is not an NKey user seed (one line starting with "SU"); use a file written by \`toolbus nats-config\``,
       "NATS_USER: set together with NATS_NKEY_FILE; use one kind of credentials",
-      "NATS_PASSWORD: missing; NATS_USER needs it",
+      "NATS_PASSWORD: missing; NATS_USER needs it (NATS_PASSWORD_FILE, a file holding it, keeps it out of the environment)",
       "NATS_TLS_CERT_FILE / NATS_TLS_KEY_FILE: set both (a client certificate needs its key), or neither",
     ]);
     expect(problemsOf({ NATS_URL: "nats://a:4222,::bad url::", NATS_TLS_CA_FILE: "/no/ca.pem" })).toEqual([
       "NATS_URL: ::bad url:: is not a URL; use nats://host:port, or a comma-separated list of them",
       "NATS_TLS_CA_FILE: /no/ca.pem does not exist; give the path of a PEM file",
+    ]);
+  });
+
+  it("reads the password from NATS_PASSWORD_FILE, so the environment holds only its path", () => {
+    const file = join(dir, "nats-password");
+    writeFileSync(file, "s3cret\n", { mode: 0o600 });
+    expect(natsAccessFromEnv({ NATS_USER: "svc", NATS_PASSWORD_FILE: file }, identity)).toMatchObject({
+      user: "svc",
+      password: "s3cret",
+    });
+    expect(problemsOf({ NATS_USER: "svc", NATS_PASSWORD: "a", NATS_PASSWORD_FILE: file })).toEqual([
+      "NATS_PASSWORD and NATS_PASSWORD_FILE are both set; keep one (NATS_PASSWORD_FILE, the file, keeps the secret out of the environment)",
+    ]);
+    expect(problemsOf({ NATS_USER: "svc", NATS_PASSWORD_FILE: join(dir, "none") })).toEqual([
+      `NATS_PASSWORD_FILE=${join(dir, "none")}: cannot read it (no such file); point it at a file holding NATS_PASSWORD's value`,
     ]);
   });
 
@@ -68,6 +89,43 @@ describe("natsAccessFromEnv", () => {
         `TOOLBUS_JS_REPLICAS: "${bad}" is not a whole number from 1 to 5; ${advice}`,
       ]);
     }
+  });
+});
+
+describe("generateNatsIdentities", () => {
+  it("gives every identity of the bus (each role, a connector per server) a seed of its own, and lets in exactly their public keys", () => {
+    const generated = generateNatsIdentities({ prefix: "toolbus", servers: ["github", "files"] });
+    const names = generated.identities.map(identityName);
+    expect(names).toEqual(
+      expect.arrayContaining(["catalog", "dispatcher", "cli", "connector-github", "connector-files"]),
+    );
+    expect([...generated.seeds.keys()]).toEqual(names);
+    const seeds = [...generated.seeds.values()];
+    expect(new Set(seeds).size).toBe(names.length);
+    for (const seed of seeds) expect(seed).toMatch(/^SU[A-Z2-7]{56}$/);
+    const keysInConf = [...generated.authConf.matchAll(/nkey: "(U[A-Z2-7]+)"/g)].map((match) => match[1]);
+    expect(keysInConf.sort()).toEqual(names.map((name) => generated.publicKeys.get(name)).sort());
+    // The config a server reads names public keys only.
+    for (const seed of seeds) expect(generated.authConf).not.toContain(seed);
+  });
+
+  it("gives new seeds each run", () => {
+    const first = generateNatsIdentities({ prefix: "toolbus", servers: [] });
+    const second = generateNatsIdentities({ prefix: "toolbus", servers: [] });
+    expect([...first.seeds.values()].filter((seed) => [...second.seeds.values()].includes(seed))).toEqual([]);
+  });
+});
+
+describe("runningLocalNats", () => {
+  it("finds nothing when no pnpm start runs for the project, and its URL and the CLI's identity when one does", () => {
+    const state = mkdtempSync(join(tmpdir(), "toolbus-running-"));
+    expect(runningLocalNats(state)).toBeUndefined();
+    mkdirSync(join(state, "nats"));
+    writeFileSync(join(state, "nats", "url"), "nats://127.0.0.1:4999\n");
+    expect(runningLocalNats(state)).toEqual({
+      url: "nats://127.0.0.1:4999",
+      identitiesDir: join(state, "nats"),
+    });
   });
 });
 

@@ -3,12 +3,12 @@
  * errors print the usage on stderr (exit 2); a `CliError` prints its message on stderr;
  * anything else is a bug, reported as such (exit 1). The bus is closed on every path.
  */
-import { join } from "node:path";
 import {
   ConfigError,
   DEFAULT_NATS_URL,
   type NatsAccess,
   natsAccessFromEnv,
+  projectStateDir,
   readSeedFile,
   runningLocalNats,
   seedFileOf,
@@ -128,14 +128,15 @@ async function openBus(env: Readonly<Record<string, string | undefined>>): Promi
 
 /**
  * NATS_URL (with NATS_NKEY_FILE or NATS_USER) when set; else the NATS a `toolbus start` runs in
- * this project, with the CLI's identity from its `.toolbus/nats`; else the default URL.
+ * this project, with the CLI's identity from the project's private state directory (where
+ * `toolbus start` wrote it, outside the checkout); else the default URL.
  */
 function cliNatsAccess(
   env: Readonly<Record<string, string | undefined>>,
   prefix: string,
   cwd: string,
 ): NatsAccess {
-  const local = env.NATS_URL ? undefined : runningLocalNats(join(cwd, ".toolbus", "nats"));
+  const local = env.NATS_URL ? undefined : runningLocalNats(projectStateDir(cwd, env));
   if (local === undefined) return natsAccessFromEnv(env, { prefix, role: "cli" });
   const file = seedFileOf(local.identitiesDir, "cli");
   try {

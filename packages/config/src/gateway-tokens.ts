@@ -1,12 +1,14 @@
 /**
- * The bearer tokens the HTTP edge accepts, read from the variable `[gateway] tokens_env` names,
- * each with the principal it stands for: a name (what a decision records as who approved) and a
+ * The bearer tokens the HTTP edge accepts, read from the variable `[gateway] tokens_env` names
+ * (or from the file its `<name>_FILE` variant names, see secret-env.ts), each with the principal it stands for: a name (what a decision records as who approved) and a
  * role. Entries are separated by commas or whitespace; each is `<name>:<role>:<token>` or a bare
  * `<token>`. A bare token is an `admin` named `token-<first 8 hex of its SHA-256>`: before roles,
  * any token could do everything, and a bare token keeps doing so.
  */
 import { createHash } from "node:crypto";
 import type { Env } from "./http-headers.js";
+import { fileVariableOf, type SecretFileReader, secretFromEnv } from "./secret-env.js";
+import { readSecretFile } from "./secret-file.js";
 import type { GatewayConfig } from "./tables.js";
 
 /** What a token may do (the table is `ACCESS_BY_ROLE` in @toolbus/http-guard). */
@@ -28,16 +30,28 @@ const RESERVED_NAMES: ReadonlySet<string> = new Set(["user", "timeout", "cancel"
 export type TokensResolution = { ok: true; principals: GatewayPrincipal[] } | { ok: false; message: string };
 
 /** No `tokens_env` → no principals (auth off). Every bad entry is reported, by position only. */
-export function resolveGatewayTokens(gateway: Pick<GatewayConfig, "tokensEnv">, env: Env): TokensResolution {
+export function resolveGatewayTokens(
+  gateway: Pick<GatewayConfig, "tokensEnv">,
+  env: Env,
+  read: SecretFileReader = readSecretFile,
+): TokensResolution {
   const variable = gateway.tokensEnv;
   if (variable === undefined) return { ok: true, principals: [] };
-  const value = env[variable];
+  const secret = secretFromEnv(env, variable, read);
+  if (secret.state === "invalid") return { ok: false, message: `${secret.message} (gateway.tokens_env)` };
+  const value = secret.state === "set" ? secret.value : undefined;
+  const source = secret.state === "set" ? secret.variable : variable;
   const entries = (value ?? "").split(/[\s,]+/).filter((entry) => entry !== "");
   if (entries.length === 0) {
-    const state = value === undefined ? "is not set" : "holds no tokens";
+    const what =
+      secret.state !== "set"
+        ? `Environment variable ${variable} (gateway.tokens_env) is not set`
+        : secret.variable === variable
+          ? `Environment variable ${variable} (gateway.tokens_env) holds no tokens`
+          : `The file ${secret.source} (gateway.tokens_env) holds no tokens`;
     return {
       ok: false,
-      message: `Environment variable ${variable} (gateway.tokens_env) ${state}; set it to the accepted bearer tokens, or remove tokens_env to turn auth off`,
+      message: `${what}; set it to the accepted bearer tokens (or ${fileVariableOf(variable)} to a file holding them), or remove tokens_env to turn auth off`,
     };
   }
   const principals: GatewayPrincipal[] = [];
@@ -45,7 +59,7 @@ export function resolveGatewayTokens(gateway: Pick<GatewayConfig, "tokensEnv">, 
   const seen = new Set<string>();
   for (const [index, entry] of entries.entries()) {
     // Never quote the entry: it holds a secret.
-    const where = `entry ${index + 1} of ${variable} (gateway.tokens_env)`;
+    const where = `entry ${index + 1} of ${source} (gateway.tokens_env)`;
     const parsed = parseEntry(entry);
     if (typeof parsed === "string") {
       problems.push(`${where}: ${parsed}`);

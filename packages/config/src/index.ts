@@ -33,6 +33,7 @@ export {
   type McpTransport,
   OMIT_TOOLS_FROM,
   type OmitToolsFrom,
+  RUN_AS_PATTERN,
   type StdioCommand,
   type StdioServerConfig,
   type StreamableHttpServerConfig,
@@ -40,7 +41,19 @@ export {
 } from "./mcp-server.js";
 export { ConfigFileError, type ConfigProblem, formatProblems } from "./problems.js";
 export { DEFAULT_SESSION_IDLE_TTL_MS, type ProvisionInputs, provisionInputs } from "./provision-settings.js";
-export { INHERITED_ENV_VARS, stdioChildEnv } from "./stdio-env.js";
+export {
+  fileVariableOf,
+  type SecretFileReader,
+  type SecretValue,
+  secretFromEnv,
+} from "./secret-env.js";
+export { MAX_SECRET_FILE_BYTES, readSecretFile, type SecretFileRead } from "./secret-file.js";
+export {
+  type ChildEnvResolution,
+  type ChildIdentity,
+  INHERITED_ENV_VARS,
+  stdioChildEnv,
+} from "./stdio-env.js";
 export {
   type ApprovalsConfig,
   type BusConfig,
@@ -55,6 +68,7 @@ export {
   DEFAULT_MEMORY_CONFIG,
   type GatewayConfig,
   type MemoryConfig,
+  namingOptionsOf,
   type StreamLimits,
 } from "./tables.js";
 export type { ConfigSource, ToolbusConfig } from "./toolbus-config.js";

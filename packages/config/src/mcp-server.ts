@@ -54,8 +54,12 @@ export interface StdioServerConfig extends McpServerCommon {
   /** Applied last, over the inherited variables. */
   env: Record<string, string>;
   envVars: EnvVarSpec[];
-  /** Working directory of the child; absent = the service's own. */
+  /** Working directory of the child; absent = a directory of the server's own (see stdio-launch.ts). */
   cwd?: string;
+  /** toolbus extension: the user the child runs as (a name, or `uid:gid`); absent = `[catalog] run_as`. */
+  runAs?: string;
+  /** toolbus extension: a wrapper command the child is started through; absent = `[catalog] sandbox`, [] = none. */
+  sandbox?: string[];
 }
 
 export interface StreamableHttpServerConfig extends McpServerCommon {
@@ -75,6 +79,12 @@ export type McpServerConfig = StdioServerConfig | StreamableHttpServerConfig;
 export type McpTransport = McpServerConfig["transport"];
 
 const SERVER_NAME = new RegExp(MCP_SERVER_NAME_PATTERN);
+
+/** `run_as`: a user name as `useradd` accepts it, or numeric `uid:gid`. */
+export const RUN_AS_PATTERN = /^(?:[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?|\d{1,10}:\d{1,10})$/;
+export const RUN_AS_HINT = 'must be a user name (e.g. "nobody") or numeric "<uid>:<gid>"';
+export const SANDBOX_HINT =
+  'must list a wrapper command and its arguments, the server\'s command following them, e.g. ["bwrap", "--unshare-all", …, "--"]';
 
 /** The reference's start-up check, with its exact message; undefined when the name is fine. */
 export function serverNameProblem(name: string): string | undefined {

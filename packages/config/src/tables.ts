@@ -2,6 +2,7 @@
 import { DEFAULT_NAME_LIMIT, MIN_NAME_LIMIT } from "@toolbus/protocol";
 import { z } from "zod";
 import { secondsToMs } from "./mcp-server.js";
+import { RunAs, Sandbox } from "./toml-server.js";
 
 export interface GatewayConfig {
   /** 0 = any free port. `TOOLBUS_HTTP_PORT` overrides it (see loadToolbusConfig). */
@@ -46,7 +47,10 @@ export const DEFAULT_EDGE_LIMITS = Object.freeze({
   maxStreamsPerClient: 200,
 });
 
-/** Shaped as @toolbus/protocol's `NamingOptions`: pass it straight to `normalizeCatalog`. */
+/**
+ * Naming (shaped as @toolbus/protocol's `NamingOptions`: `namingOptionsOf` picks it for
+ * `normalizeCatalog` and the catalog bucket) and how stdio servers are started.
+ */
 export interface CatalogConfig {
   /** Byte limit of a flat tool name (`ns__name`), at least MIN_NAME_LIMIT; 128 reproduces Codex. */
   nameLimit: number;
@@ -54,6 +58,26 @@ export interface CatalogConfig {
   prefixMcp: boolean;
   /** With `prefixMcp`, the servers that do not get the prefix. */
   nonPrefixedServers?: string[];
+  /**
+   * Absolute: where a stdio server without `cwd` gets its own working directory,
+   * `<serversDir>/<name>`. Absent: under toolbus's private state directory (see the catalog).
+   */
+  serversDir?: string;
+  /** The user stdio servers run as unless they say otherwise (`run_as`). */
+  runAs?: string;
+  /** The wrapper command stdio servers are started through unless they say otherwise (`sandbox`). */
+  sandbox?: string[];
+}
+
+/** The naming part of `[catalog]`, which the catalog bucket publishes: nothing about processes. */
+export function namingOptionsOf(
+  catalog: CatalogConfig,
+): Pick<CatalogConfig, "nameLimit" | "prefixMcp" | "nonPrefixedServers"> {
+  return {
+    nameLimit: catalog.nameLimit,
+    prefixMcp: catalog.prefixMcp,
+    ...(catalog.nonPrefixedServers === undefined ? {} : { nonPrefixedServers: catalog.nonPrefixedServers }),
+  };
 }
 
 export interface ApprovalsConfig {
@@ -180,12 +204,18 @@ const CatalogTable = z
       .default(DEFAULT_NAME_LIMIT),
     prefix_mcp: z.boolean().default(true),
     non_prefixed_servers: z.array(NonEmpty).optional(),
+    servers_dir: NonEmpty.optional(),
+    run_as: RunAs.optional(),
+    sandbox: Sandbox.optional(),
   })
   .transform(
     (t): CatalogConfig => ({
       nameLimit: t.name_limit,
       prefixMcp: t.prefix_mcp,
       ...(t.non_prefixed_servers === undefined ? {} : { nonPrefixedServers: t.non_prefixed_servers }),
+      ...(t.servers_dir === undefined ? {} : { serversDir: t.servers_dir }),
+      ...(t.run_as === undefined ? {} : { runAs: t.run_as }),
+      ...(t.sandbox === undefined ? {} : { sandbox: t.sandbox }),
     }),
   );
 

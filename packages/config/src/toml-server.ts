@@ -11,6 +11,9 @@ import {
   type McpToolConfig,
   type McpTransport,
   OMIT_TOOLS_FROM,
+  RUN_AS_HINT,
+  RUN_AS_PATTERN,
+  SANDBOX_HINT,
   secondsToMs,
 } from "./mcp-server.js";
 import {
@@ -28,6 +31,10 @@ const NonEmpty = z.string().min(1, { error: "must not be empty" });
 const StringList = z.array(z.string());
 const StringMap = z.record(z.string(), z.string());
 const Seconds = z.number().gt(0, { error: "must be a positive number of seconds" });
+
+/** `run_as` and `sandbox`, per server and as `[catalog]` defaults. */
+export const RunAs = z.string().regex(RUN_AS_PATTERN, { error: RUN_AS_HINT });
+export const Sandbox = z.array(NonEmpty, { error: SANDBOX_HINT });
 
 const HttpUrl = z.string().refine(isHttpUrl, { error: "must be an http:// or https:// URL" });
 
@@ -49,6 +56,8 @@ const RawServerSchema = z.strictObject({
   env: StringMap.optional(),
   env_vars: z.array(EnvVarEntry).optional(),
   cwd: NonEmpty.optional(),
+  run_as: RunAs.optional(),
+  sandbox: Sandbox.optional(),
   // streamable HTTP
   url: HttpUrl.optional(),
   bearer_token_env_var: NonEmpty.optional(),
@@ -84,7 +93,7 @@ const RawServerSchema = z.strictObject({
 });
 type RawServer = z.output<typeof RawServerSchema>;
 
-/** The reference's lists, in its order; `transport` and `scopes` are toolbus's additions. */
+/** The reference's lists, in its order; `transport`, `scopes`, `run_as` and `sandbox` are toolbus's additions. */
 const REJECTED_BY: Record<McpTransport, readonly string[]> = {
   stdio: [
     "url",
@@ -98,7 +107,7 @@ const REJECTED_BY: Record<McpTransport, readonly string[]> = {
     "auth",
     "transport",
   ],
-  streamable_http: ["args", "env", "env_vars", "cwd", "bearer_token"],
+  streamable_http: ["args", "env", "env_vars", "cwd", "bearer_token", "run_as", "sandbox"],
 };
 
 const OAUTH_LOGIN =
@@ -216,6 +225,8 @@ function normalize(name: string, transport: McpTransport, raw: RawServer): McpSe
       env: { ...raw.env },
       envVars: (raw.env_vars ?? []).map(toEnvVarSpec),
       ...(raw.cwd === undefined ? {} : { cwd: raw.cwd }),
+      ...(raw.run_as === undefined ? {} : { runAs: raw.run_as }),
+      ...(raw.sandbox === undefined ? {} : { sandbox: [...raw.sandbox] }),
     };
   }
   return {

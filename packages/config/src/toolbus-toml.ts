@@ -43,20 +43,27 @@ export function parseToolbusToml(text: string, { path }: ParseOptions): ToolbusC
   if (problems.length > 0 || !tables.success) throw new ConfigFileError(path, problems);
   const { gateway, catalog, approvals, memory, bus } = tables.data;
   const { hooksPath } = approvals;
+  const { serversDir } = catalog;
   return sealConfig({
     source: { kind: "file", path, format: "toml" },
     mcpServers: Object.fromEntries(servers),
     gateway,
-    catalog,
+    catalog: {
+      ...catalog,
+      ...(serversDir === undefined ? {} : { serversDir: besideFile(path, serversDir) }),
+    },
     approvals: {
       ...approvals,
-      ...(hooksPath === undefined
-        ? {}
-        : { hooksPath: isAbsolute(hooksPath) ? hooksPath : join(dirname(path), hooksPath) }),
+      ...(hooksPath === undefined ? {} : { hooksPath: besideFile(path, hooksPath) }),
     },
     memory,
     bus,
   });
+}
+
+/** A path in the file, relative to the file's folder. */
+function besideFile(file: string, path: string): string {
+  return isAbsolute(path) ? path : join(dirname(file), path);
 }
 
 function parseDocument(text: string, path: string): Record<string, unknown> {

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveHttpHeaders } from "../src/http-headers.js";
 
@@ -44,5 +47,45 @@ describe("[11] HTTP headers, resolved when the server connects", () => {
         headers: {},
       },
     );
+  });
+});
+
+describe("HTTP header variables given as <VAR>_FILE", () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolbus-headers-"));
+  const tokenFile = join(dir, "gh-token");
+  writeFileSync(tokenFile, "t0k-from-file\n", { mode: 0o600 });
+  const keyFile = join(dir, "gh-key");
+  writeFileSync(keyFile, "k-from-file\n", { mode: 0o600 });
+
+  it("reads the bearer token and header values from the files, toolbus's environment holding only paths", () => {
+    expect(resolveHttpHeaders(server, { GH_TOKEN_FILE: tokenFile, GH_KEY_FILE: keyFile })).toEqual({
+      ok: true,
+      headers: { "X-Team": "tools", "X-Api-Key": "k-from-file", Authorization: "Bearer t0k-from-file" },
+    });
+  });
+
+  it("fails the server, naming the file, when a header's file cannot be read", () => {
+    const missing = join(dir, "missing");
+    expect(resolveHttpHeaders(server, { GH_TOKEN: "t", GH_ORG_FILE: missing })).toEqual({
+      ok: false,
+      message: `env_http_headers: GH_ORG_FILE=${missing}: cannot read it (no such file); point it at a file holding GH_ORG's value`,
+    });
+  });
+
+  it("says the token file is empty rather than send an empty bearer token", () => {
+    const empty = join(dir, "empty");
+    writeFileSync(empty, "\n");
+    expect(resolveHttpHeaders(server, { GH_TOKEN_FILE: empty })).toEqual({
+      ok: false,
+      message: `The file GH_TOKEN_FILE=${empty} for MCP server 'github' is empty`,
+    });
+  });
+
+  it("refuses the token in both the variable and a file", () => {
+    expect(resolveHttpHeaders(server, { GH_TOKEN: "t", GH_TOKEN_FILE: tokenFile })).toEqual({
+      ok: false,
+      message:
+        "bearer_token_env_var: GH_TOKEN and GH_TOKEN_FILE are both set; keep one (GH_TOKEN_FILE, the file, keeps the secret out of the environment)",
+    });
   });
 });

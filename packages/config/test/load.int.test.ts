@@ -107,6 +107,15 @@ describe("the README's examples", () => {
     expect(Object.keys(config.mcpServers)).toEqual(["files", "github"]);
   });
 
+  it("documents a bubblewrap sandbox that loads, {cwd} kept for the catalog to fill in", async () => {
+    const blocks = [...(await readme).matchAll(/ *```toml\n([\s\S]*?) *```/g)].map((match) => match[1]!);
+    const sandbox = blocks.find((text) => text.includes('"bwrap", "--ro-bind"'));
+    if (sandbox === undefined) throw new Error("README has no bubblewrap example");
+    await writeFile(join(dir, "toolbus.toml"), sandbox);
+    const config = await loadToolbusConfig({ env: {}, cwd: dir });
+    expect(config.catalog.sandbox).toEqual(expect.arrayContaining(["bwrap", "{cwd}", "--"]));
+  });
+
   it("documents a .mcp.json that loads", async () => {
     await writeFile(join(dir, ".mcp.json"), await block("json"));
     const config = await loadToolbusConfig({ path: ".mcp.json", env: {}, cwd: dir });

@@ -165,6 +165,17 @@ omit_tools_from = ["direct"]
   });
 });
 
+describe("run_as and sandbox (toolbus extensions for stdio servers)", () => {
+  it.each([
+    ['run_as = "nobody"', { runAs: "nobody" }],
+    ['run_as = "65534:65534"', { runAs: "65534:65534" }],
+    ['sandbox = ["bwrap", "--unshare-all", "--"]', { sandbox: ["bwrap", "--unshare-all", "--"] }],
+    ["sandbox = []", { sandbox: [] }],
+  ])("keeps `%s`", (keys, expected) => {
+    expect(servers(`[mcp_servers.s]\ncommand = "srv"\n${keys}`).s).toEqual({ ...stdioDefaults, ...expected });
+  });
+});
+
 describe("tool lists (the filter lives in the catalog; the lists are kept as written)", () => {
   it.each([
     ['enabled_tools = ["a"]\ndisabled_tools = ["a"]', { enabledTools: ["a"], disabledTools: ["a"] }],
@@ -214,6 +225,8 @@ describe("transport selection", () => {
     ["env_vars", '["A"]'],
     ["cwd", '"/tmp"'],
     ["bearer_token", '"secret"'],
+    ["run_as", '"nobody"'],
+    ["sandbox", '["bwrap", "--"]'],
   ])("rejects %s on an HTTP server", (field, value) => {
     expect(problems(`[mcp_servers.s]\nurl = "https://x.example"\n${field} = ${value}`)).toEqual([
       { at: "mcp_servers.s", message: `${field} is not supported for streamable_http` },
@@ -331,6 +344,23 @@ describe("field problems, each named by its key path", () => {
     ["enabeld = false", "mcp_servers.s", "unknown key `enabeld` (did you mean `enabled`?)"],
     ['flavour = "x"', "mcp_servers.s", "unknown key `flavour`"],
     ['command = ""', "mcp_servers.s.command", "must not be empty"],
+    [
+      'run_as = "no body"',
+      "mcp_servers.s.run_as",
+      'must be a user name (e.g. "nobody") or numeric "<uid>:<gid>"',
+    ],
+    [
+      'run_as = "1000"',
+      "mcp_servers.s.run_as",
+      'must be a user name (e.g. "nobody") or numeric "<uid>:<gid>"',
+    ],
+    ["run_as = 1000", "mcp_servers.s.run_as", "expected a string, got 1000"],
+    [
+      'sandbox = "bwrap --unshare-all"',
+      "mcp_servers.s.sandbox",
+      'must list a wrapper command and its arguments, the server\'s command following them, e.g. ["bwrap", "--unshare-all", …, "--"]',
+    ],
+    ['sandbox = ["bwrap", ""]', "mcp_servers.s.sandbox[1]", "must not be empty"],
   ])("reports `%s` at %s", (keys, at, message) => {
     const command = keys.startsWith("command") ? "" : 'command = "srv"\n';
     expect(problems(`[mcp_servers.s]\n${command}${keys}`)).toEqual([{ at, message }]);

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { normalizeCatalog } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { demoConfig } from "../src/demo.js";
@@ -49,7 +52,7 @@ describe("gateway bearer tokens", () => {
       {
         ok: false,
         message:
-          "Environment variable TOKENS (gateway.tokens_env) is not set; set it to the accepted bearer tokens, or remove tokens_env to turn auth off",
+          "Environment variable TOKENS (gateway.tokens_env) is not set; set it to the accepted bearer tokens (or TOKENS_FILE to a file holding them), or remove tokens_env to turn auth off",
       },
     ],
     [
@@ -58,7 +61,7 @@ describe("gateway bearer tokens", () => {
       {
         ok: false,
         message:
-          "Environment variable TOKENS (gateway.tokens_env) holds no tokens; set it to the accepted bearer tokens, or remove tokens_env to turn auth off",
+          "Environment variable TOKENS (gateway.tokens_env) holds no tokens; set it to the accepted bearer tokens (or TOKENS_FILE to a file holding them), or remove tokens_env to turn auth off",
       },
     ],
     [
@@ -79,6 +82,55 @@ describe("gateway bearer tokens", () => {
     ],
   ])("%j with env %j", (gateway, env, expected) => {
     expect(resolveGatewayTokens(gateway, env)).toEqual(expected);
+  });
+
+  describe("from the file TOKENS_FILE names", () => {
+    const dir = mkdtempSync(join(tmpdir(), "toolbus-tokens-"));
+    const file = join(dir, "tokens");
+    writeFileSync(file, "alice:approver:a-secret\nci:caller:c-secret\n", { mode: 0o600 });
+
+    it("accepts the tokens in the file, as if the variable held them", () => {
+      expect(resolveGatewayTokens({ tokensEnv: "TOKENS" }, { TOKENS_FILE: file })).toEqual({
+        ok: true,
+        principals: [
+          { name: "alice", role: "approver", token: "a-secret" },
+          { name: "ci", role: "caller", token: "c-secret" },
+        ],
+      });
+    });
+
+    it("names the file, not a token, when an entry is wrong", () => {
+      const bad = join(dir, "bad");
+      writeFileSync(bad, "alice:boss:a-secret\n");
+      expect(resolveGatewayTokens({ tokensEnv: "TOKENS" }, { TOKENS_FILE: bad })).toEqual({
+        ok: false,
+        message:
+          "entry 1 of TOKENS_FILE (gateway.tokens_env): the role of alice must be one of caller, approver, admin",
+      });
+    });
+
+    it.each([
+      [
+        "a missing file",
+        () => ({ TOKENS_FILE: join(dir, "missing") }),
+        `TOKENS_FILE=${join(dir, "missing")}: cannot read it (no such file); point it at a file holding TOKENS's value (gateway.tokens_env)`,
+      ],
+      [
+        "an empty file",
+        () => {
+          writeFileSync(join(dir, "empty"), "\n");
+          return { TOKENS_FILE: join(dir, "empty") };
+        },
+        `The file TOKENS_FILE=${join(dir, "empty")} (gateway.tokens_env) holds no tokens; set it to the accepted bearer tokens (or TOKENS_FILE to a file holding them), or remove tokens_env to turn auth off`,
+      ],
+      [
+        "the variable set as well",
+        () => ({ TOKENS: "alice:admin:x", TOKENS_FILE: file }),
+        "TOKENS and TOKENS_FILE are both set; keep one (TOKENS_FILE, the file, keeps the secret out of the environment) (gateway.tokens_env)",
+      ],
+    ])("refuses %s, saying what to do", (_, env, message) => {
+      expect(resolveGatewayTokens({ tokensEnv: "TOKENS" }, env())).toEqual({ ok: false, message });
+    });
   });
 
   it("names a bare token by a hash prefix that stays the same and does not show the token", () => {

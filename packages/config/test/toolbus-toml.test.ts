@@ -38,6 +38,39 @@ const defaults: ToolbusConfig = {
   },
 };
 
+describe("[catalog] keys for stdio servers", () => {
+  it("reads servers_dir (relative to the file), run_as and sandbox", () => {
+    const { catalog } = parse(
+      '[catalog]\nservers_dir = "servers"\nrun_as = "nobody"\nsandbox = ["bwrap", "--unshare-all", "--"]',
+    );
+    expect(catalog).toEqual({
+      nameLimit: 64,
+      prefixMcp: true,
+      serversDir: "/etc/toolbus/servers",
+      runAs: "nobody",
+      sandbox: ["bwrap", "--unshare-all", "--"],
+    });
+  });
+
+  it("keeps an absolute servers_dir as written", () => {
+    expect(parse('[catalog]\nservers_dir = "/var/lib/toolbus/servers"').catalog.serversDir).toBe(
+      "/var/lib/toolbus/servers",
+    );
+  });
+
+  it.each([
+    [
+      'run_as = "root user"',
+      "catalog.run_as",
+      'must be a user name (e.g. "nobody") or numeric "<uid>:<gid>"',
+    ],
+    ['servers_dir = ""', "catalog.servers_dir", "must not be empty"],
+    ["sandbox = [1]", "catalog.sandbox[0]", "expected a string, got 1"],
+  ])("reports `%s` at %s", (keys, at, message) => {
+    expect(problems(`[catalog]\n${keys}`)).toEqual([{ at, message }]);
+  });
+});
+
 describe("toolbus.toml tables", () => {
   it("gives an empty file every default", () => {
     expect(parse("")).toEqual(defaults);

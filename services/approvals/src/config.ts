@@ -25,6 +25,7 @@ import {
   GATEWAY_ROLES,
   loadToolbusConfig,
   resolveGatewayTokens,
+  secretFromEnv,
   type ToolbusConfig,
 } from "@toolbus/config";
 import {
@@ -108,6 +109,9 @@ export async function loadApprovalsConfig(options: LoadOptions): Promise<Readonl
   const toolbus = await toolbusConfig(args.config, options, problems);
   const tokens = toolbus === undefined ? undefined : resolveGatewayTokens(toolbus.gateway, env);
   if (tokens !== undefined && !tokens.ok) problems.push(tokens.message);
+  // DATABASE_URL, or DATABASE_URL_FILE naming a file that holds it.
+  const database = secretFromEnv(env, "DATABASE_URL");
+  if (database.state === "invalid") problems.push(database.message);
   const hooks =
     toolbus?.approvals.hooksPath === undefined
       ? undefined
@@ -115,7 +119,7 @@ export async function loadApprovalsConfig(options: LoadOptions): Promise<Readonl
   const raw = {
     // Its configPath is not kept: the config file was read above.
     ...serviceSettingsInput(env, args.config),
-    databaseUrl: nonEmpty(env.DATABASE_URL),
+    databaseUrl: database.state === "set" ? nonEmpty(database.value) : undefined,
     policy: nonEmpty(env.TOOLBUS_APPROVAL_POLICY),
     permissionProfile: nonEmpty(env.TOOLBUS_PERMISSION_PROFILE),
     timeoutMs: toolbus?.approvals.timeoutMs,

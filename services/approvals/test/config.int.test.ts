@@ -111,6 +111,33 @@ describe("loadApprovalsConfig", () => {
     });
   });
 
+  it("reads the database URL and the gateway tokens from the files DATABASE_URL_FILE and <tokens_env>_FILE name", async () => {
+    const dir = await files({
+      "toolbus.toml": '[gateway]\ntokens_env = "TOOLBUS_TOKENS"\n',
+      "database-url": "postgres://db/from-file\n",
+      tokens: "alice:approver:a-secret\n",
+    });
+    const config = await loadApprovalsConfig({
+      env: { DATABASE_URL_FILE: join(dir, "database-url"), TOOLBUS_TOKENS_FILE: join(dir, "tokens") },
+      cwd: dir,
+    });
+    expect(config).toMatchObject({
+      databaseUrl: "postgres://db/from-file",
+      http: { principals: [{ name: "alice", role: "approver", token: "a-secret" }] },
+    });
+  });
+
+  it("names DATABASE_URL_FILE and its path when the file cannot be read", async () => {
+    const dir = await files({});
+    const failure = await loadApprovalsConfig({
+      env: { DATABASE_URL_FILE: join(dir, "missing") },
+      cwd: dir,
+    }).catch((error: unknown) => error);
+    expect((failure as ConfigError).problems).toContain(
+      `DATABASE_URL_FILE=${join(dir, "missing")}: cannot read it (no such file); point it at a file holding DATABASE_URL's value`,
+    );
+  });
+
   it("reports every problem at once: environment, command line, config file and hooks file", async () => {
     const dir = await files({
       "toolbus.toml": '[approvals]\nhooks = "hooks.json"\n[gateway]\ntokens_env = "INBOX_TOKENS"\n',
@@ -128,7 +155,7 @@ describe("loadApprovalsConfig", () => {
     }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ConfigError);
     expect((failure as ConfigError).problems).toEqual([
-      "Environment variable INBOX_TOKENS (gateway.tokens_env) is not set; set it to the accepted bearer tokens, or remove tokens_env to turn auth off",
+      "Environment variable INBOX_TOKENS (gateway.tokens_env) is not set; set it to the accepted bearer tokens (or INBOX_TOKENS_FILE to a file holding them), or remove tokens_env to turn auth off",
       `${join(dir, "hooks.json")}: PreToolUse.0.matcher: invalid matcher "mcp__(": ${regexError("mcp__(")}; PreToolUse.0.hooks.0.type: hook type "prompt" is not supported; use "command" or "http" (toolbus runs no prompt, agent or mcp_tool hooks)`,
       '--port: must be a port from 0 to 65535, got "http"',
       "DATABASE_URL: missing; set it (expected string)",

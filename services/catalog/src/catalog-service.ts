@@ -12,13 +12,14 @@ import {
   EXECUTION_RECORD_TTL_MS,
   followCancellations,
   largeReplyOptions,
+  projectStateDir,
   verifyAssets,
 } from "@toolbus/bus";
 import {
   type McpServerConfig,
+  namingOptionsOf,
   resolveHttpHeaders,
   serverNameProblem,
-  stdioChildEnv,
   type ToolbusConfig,
 } from "@toolbus/config";
 import { policySettingsFromEnv } from "@toolbus/policy";
@@ -46,6 +47,7 @@ import type { ConnectSpec } from "./adapters/mcp/mcp-connection.js";
 import { createCallRelay } from "./adapters/nats/call-relay.js";
 import { CatalogStore } from "./adapters/nats/catalog-store.js";
 import { ResourceOrigins } from "./adapters/nats/resource-origins.js";
+import { prepareStdioLaunch, serverRoots } from "./adapters/stdio/prepare-launch.js";
 import { ServerConnector, type StartupOutcome } from "./connectors/server-connector.js";
 import { nextServerEntry, type ServerEntry, shouldReportStatus } from "./core/catalog-entry.js";
 import {
@@ -53,6 +55,7 @@ import {
   requiredServersFailure,
   startupFailureDisplay,
 } from "./core/startup-messages.js";
+import { type ServerRoots, stdioPlan } from "./core/stdio-launch.js";
 import { catalogViewHandlers, ownerRefreshHandler } from "./handlers/catalog-view.js";
 import { connectorCallHandler } from "./handlers/connector-call.js";
 import { type ExecutionOutcome, executeOnce, orphanedOutcome } from "./handlers/execute-once.js";
@@ -90,6 +93,11 @@ export interface CatalogServiceDeps {
   front?: boolean;
   env: Readonly<Record<string, string | undefined>>;
   logger: Logger;
+  /**
+   * The project's private state directory, under which stdio servers get their own directories
+   * (see core/stdio-launch.ts); default `projectStateDir(process.cwd(), env)`.
+   */
+  stateDir?: string;
 }
 
 export interface CatalogService extends RunningService {
@@ -140,7 +148,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   if (front) {
     await verifyAssets(await bus.jsm(), identityOf("catalog"), subjects);
     frontStore = await storeOn(bus);
-    await frontStore.putNaming(config.catalog);
+    await frontStore.putNaming(namingOptionsOf(config.catalog));
   }
 
   const baseOf = (server: McpServerConfig) => ({
@@ -175,6 +183,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   const connectors = new Map<string, ServerConnector>();
   const stores = new Map<string, CatalogStore>();
   const startFailures = new Map<string, string>();
+  const roots = serverRoots(deps.stateDir ?? projectStateDir(process.cwd(), deps.env));
   const disabled: McpServerConfig[] = [];
   for (const server of startable) {
     const name = server.name;
@@ -188,13 +197,13 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       await store.apply(baseOf(server), { status: "disabled", tools: [] }, now);
       continue;
     }
-    const spec = connectSpec(server, deps.env);
+    const spec = connectSpec(server, config, deps.env, roots);
     if (!spec.ok) startFailures.set(name, spec.message);
     const base = baseOf(server);
     const connector = new ServerConnector(
       {
         server: name,
-        spec: spec.ok ? spec.spec : { transport: "stdio", command: "", args: [], env: {} },
+        spec: spec.ok ? spec.spec : { transport: "stdio", command: "", args: [], env: {}, cwd: "" },
         required: server.required,
         startupTimeoutMs: server.startupTimeoutMs,
         toolTimeoutMs: server.toolTimeoutMs,
@@ -243,7 +252,13 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   }
 
   if (front && frontStore) {
-    await serveFront({ bus, subjects, store: frontStore, naming: config.catalog, largeReplies });
+    await serveFront({
+      bus,
+      subjects,
+      store: frontStore,
+      naming: namingOptionsOf(config.catalog),
+      largeReplies,
+    });
   }
 
   // The catalog revision the metrics show: the front's view, or any connector's.
@@ -306,7 +321,7 @@ async function serveFront(deps: {
   bus: Bus;
   subjects: Subjects;
   store: CatalogStore;
-  naming: ToolbusConfig["catalog"];
+  naming: ReturnType<typeof namingOptionsOf>;
   largeReplies: LargeReplyOptions;
 }): Promise<void> {
   const { bus, subjects, store, largeReplies } = deps;
@@ -446,19 +461,13 @@ function selectServers(config: ToolbusConfig, only: readonly string[] | undefine
 
 function connectSpec(
   server: McpServerConfig,
+  config: ToolbusConfig,
   env: Readonly<Record<string, string | undefined>>,
+  roots: ServerRoots,
 ): { ok: true; spec: ConnectSpec } | { ok: false; message: string } {
   if (server.transport === "stdio") {
-    return {
-      ok: true,
-      spec: {
-        transport: "stdio",
-        command: server.command,
-        args: server.args,
-        env: stdioChildEnv(server, env),
-        ...(server.cwd ? { cwd: server.cwd } : {}),
-      },
-    };
+    const prepared = prepareStdioLaunch(server, stdioPlan(server, config.catalog, roots), env);
+    return prepared.ok ? { ok: true, spec: { transport: "stdio", ...prepared.launch } } : prepared;
   }
   const headers = resolveHttpHeaders(server, env);
   if (!headers.ok) return headers;

@@ -2,6 +2,7 @@
 // for the configured timeout, and its expiry reads as the reference's timeout advice. The SDK's
 // timer is faked to cover 90 s at once; the server is a real child that never answers.
 
+import { tmpdir } from "node:os";
 import { afterEach, expect, it, vi } from "vitest";
 import {
   type ConnectorPorts,
@@ -39,6 +40,7 @@ it("[7] waits for a startup_timeout_sec of 90 s past the SDK's 60 s, then shows 
         command: process.execPath,
         args: ["-e", "setInterval(() => {}, 1000)"],
         env: {},
+        cwd: tmpdir(),
       },
       required: false,
       startupTimeoutMs: 90_000,

@@ -3,8 +3,8 @@
  * `[memory]` table of toolbus.toml (whose defaults are the service's): one zod schema;
  * `loadMemoryConfig` reports every problem at once, then freezes.
  */
-import { LogLevelSetting, loadConfig, NatsUrlSetting, PrefixSetting } from "@toolbus/bus";
-import { DEFAULT_MEMORY_CONFIG, type MemoryConfig as MemoryTable } from "@toolbus/config";
+import { ConfigError, LogLevelSetting, loadConfig, NatsUrlSetting, PrefixSetting } from "@toolbus/bus";
+import { DEFAULT_MEMORY_CONFIG, type MemoryConfig as MemoryTable, secretFromEnv } from "@toolbus/config";
 import { z } from "zod";
 
 /** An unset or empty variable takes the default. */
@@ -28,7 +28,10 @@ export const MemoryEnvVariables = z.object({
   DATABASE_URL: z.preprocess(
     unsetIfEmpty,
     z
-      .string({ error: "missing; set it to the Postgres URL, e.g. postgres://user:pass@host:5432/db" })
+      .string({
+        error:
+          "missing; set it to the Postgres URL, e.g. postgres://user:pass@host:5432/db (or DATABASE_URL_FILE to a file holding it)",
+      })
       .regex(/^postgres(ql)?:\/\//, {
         error:
           "must be a postgres:// URL; put the schema in it with ?options=-c%20search_path%3D<schema> if needed",
@@ -70,5 +73,12 @@ export function loadMemoryConfig(
   env: Readonly<Record<string, string | undefined>>,
   table?: Readonly<MemoryTable>,
 ): Readonly<MemoryConfig> {
-  return loadConfig(memoryConfigSchema(table), env);
+  // DATABASE_URL, or DATABASE_URL_FILE naming a file that holds it.
+  const database = secretFromEnv(env, "DATABASE_URL");
+  if (database.state === "invalid") throw new ConfigError([database.message]);
+  const { DATABASE_URL_FILE: _file, ...rest } = env;
+  return loadConfig(memoryConfigSchema(table), {
+    ...rest,
+    DATABASE_URL: database.state === "set" ? database.value : undefined,
+  });
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ConfigError } from "@toolbus/bus";
 import { describe, expect, it } from "vitest";
 import { loadMemoryConfig } from "../src/config.js";
@@ -56,7 +59,7 @@ describe("loadMemoryConfig", () => {
       if (err instanceof ConfigError) problems = err.problems;
     }
     expect(problems).toEqual([
-      "DATABASE_URL: missing; set it to the Postgres URL, e.g. postgres://user:pass@host:5432/db",
+      "DATABASE_URL: missing; set it to the Postgres URL, e.g. postgres://user:pass@host:5432/db (or DATABASE_URL_FILE to a file holding it)",
       "TOOLBUS_PREFIX: Invalid toolbus subject prefix \"a.b\": use 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-' (no dots, wildcards or spaces), e.g. TOOLBUS_PREFIX=tenant_a",
       "LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent",
       "MEMORY_BATCH_SIZE: must be a whole number of messages from 1 to 10000",
@@ -68,6 +71,28 @@ describe("loadMemoryConfig", () => {
   it("rejects a database URL that is not postgres://", () => {
     expect(() => loadMemoryConfig({ DATABASE_URL: "mysql://x" })).toThrow(
       "DATABASE_URL: must be a postgres:// URL; put the schema in it with ?options=-c%20search_path%3D<schema> if needed",
+    );
+  });
+});
+
+describe("loadMemoryConfig with DATABASE_URL_FILE", () => {
+  const dir = mkdtempSync(join(tmpdir(), "toolbus-memory-config-"));
+  const file = join(dir, "database-url");
+  writeFileSync(file, `${DATABASE_URL}\n`, { mode: 0o600 });
+
+  it("reads the database URL from the file", () => {
+    expect(loadMemoryConfig({ DATABASE_URL_FILE: file }).databaseUrl).toBe(DATABASE_URL);
+  });
+
+  it("names the variable and the path when the file cannot be read", () => {
+    expect(() => loadMemoryConfig({ DATABASE_URL_FILE: join(dir, "missing") })).toThrow(
+      `DATABASE_URL_FILE=${join(dir, "missing")}: cannot read it (no such file); point it at a file holding DATABASE_URL's value`,
+    );
+  });
+
+  it("refuses both the variable and the file", () => {
+    expect(() => loadMemoryConfig({ DATABASE_URL, DATABASE_URL_FILE: file })).toThrow(
+      "DATABASE_URL and DATABASE_URL_FILE are both set",
     );
   });
 });

@@ -4,6 +4,9 @@
  * every event on `<prefix>.events.>` recorded from before start-up, raw request/reply with
  * the envelope kept, the catalog bucket, and a cleanup that leaves nothing behind.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { KV } from "@nats-io/kv";
 import { Kvm } from "@nats-io/kv";
@@ -41,6 +44,8 @@ export interface StartOptions {
   servers?: readonly string[];
   /** The environment the service reads (bearer tokens, stdio allow-list); default process.env. */
   env?: Record<string, string | undefined>;
+  /** The private state directory (stdio servers' own directories); default one of the harness's own. */
+  stateDir?: string;
 }
 
 export interface RunningService {
@@ -57,6 +62,7 @@ export class CatalogHarness {
   private readonly running: RunningService[] = [];
   private readonly subscriptions: Subscription[] = [];
   private readonly cleanups: Array<() => Promise<unknown>> = [];
+  private ownStateDir: string | undefined;
 
   private constructor(
     readonly prefix: string,
@@ -105,6 +111,7 @@ export class CatalogHarness {
       config: typeof config === "string" ? parseToolbusToml(config, { path: "/test/toolbus.toml" }) : config,
       env: options.env ?? process.env,
       logger,
+      stateDir: options.stateDir ?? this.stateDir(),
       ...(options.servers ? { servers: options.servers } : {}),
     }).catch(async (error: unknown) => {
       await bus.close();
@@ -179,6 +186,16 @@ export class CatalogHarness {
       }),
     );
     return messages;
+  }
+
+  /** The harness's private state directory, made on first use, removed when it closes. */
+  stateDir(): string {
+    if (this.ownStateDir === undefined) {
+      const dir = mkdtempSync(join(tmpdir(), "toolbus-catalog-state-"));
+      this.ownStateDir = dir;
+      this.defer(async () => rmSync(dir, { recursive: true, force: true }));
+    }
+    return this.ownStateDir;
   }
 
   /** Runs `cleanup` when the harness closes (servers, temp folders). */

@@ -1,5 +1,5 @@
 /**
- * The SDK's transports with a cap on one message from the server (core/message-size.ts).
+ * The MCP transports with a cap on one message from the server (core/message-size.ts).
  * Over stdio the SDK's own read buffer re-copies the whole pending message on every chunk
  * (a 50 MB reply took 97 s); this one frames in linear time and drops an oversized message
  * unread. Over streamable HTTP a POST's response is cut off at the cap. Either way the call it
@@ -7,9 +7,10 @@
  * The server messages on a request's response stream are marked as related to that request
  * (core/related-request.ts), which the SDK's transport does not say.
  */
-import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { deserializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { type ChildProcess, spawn } from "node:child_process";
+import { PassThrough } from "node:stream";
+import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { LineFramer, oversizedResponse, responseIdOf } from "../../core/message-size.js";
 import { markRelated } from "../../core/related-request.js";
@@ -21,14 +22,8 @@ export interface MessageCap {
   dropped(info: { size: number; head: string }): void;
 }
 
-/** The SDK's ReadBuffer interface, which StdioClientTransport drives. */
-interface ReadBufferLike {
-  append(chunk: Buffer): void;
-  readMessage(): JSONRPCMessage | null;
-  clear(): void;
-}
-
-class FramedReadBuffer implements ReadBufferLike {
+/** Frames the child's stdout into messages, in linear time, within the cap. */
+class FramedReadBuffer {
   private readonly framer: LineFramer;
   private readonly queue: JSONRPCMessage[] = [];
   private readonly decoder = new TextDecoder();
@@ -60,15 +55,150 @@ class FramedReadBuffer implements ReadBufferLike {
   }
 }
 
+/** How a stdio server's process is started: the whole of its environment, its directory, its user. */
+export interface StdioLaunch {
+  command: string;
+  args: string[];
+  /** The child's whole environment: nothing is inherited beyond it. */
+  env: Record<string, string>;
+  cwd: string;
+  /** Started as this user (`run_as`); toolbus must be root or hold CAP_SETUID and CAP_SETGID. */
+  user?: { uid: number; gid: number; runAs: string };
+}
+
+/** How long a server has, after its stdin closes and again after SIGTERM, before the next step. */
+const CLOSE_GRACE_MS = 2_000;
+
 /**
- * StdioClientTransport reading through FramedReadBuffer. The SDK (pinned 1.32.2) offers no hook
- * for its read buffer, so the private field is replaced; the 50 MB test guards this.
+ * MCP over a child process's stdin and stdout, as the SDK's StdioClientTransport does (the same
+ * close sequence: stdin ended, SIGTERM, SIGKILL, two seconds apart), reading through
+ * FramedReadBuffer and able to start the child as another user, which the SDK's cannot.
  */
-export class BoundedStdioClientTransport extends StdioClientTransport {
-  constructor(params: StdioServerParameters, cap: MessageCap) {
-    super(params);
-    (this as unknown as { _readBuffer: ReadBufferLike })._readBuffer = new FramedReadBuffer(cap);
+export class BoundedStdioClientTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private child: ChildProcess | undefined;
+  private readonly readBuffer: FramedReadBuffer;
+  private readonly stderrStream = new PassThrough();
+
+  constructor(
+    private readonly launch: StdioLaunch,
+    cap: MessageCap,
+  ) {
+    this.readBuffer = new FramedReadBuffer(cap);
   }
+
+  /** The child's stderr, available before start so no early line is lost. */
+  get stderr(): PassThrough {
+    return this.stderrStream;
+  }
+
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  start(): Promise<void> {
+    if (this.child) throw new Error("the stdio transport is already started");
+    const { command, args, env, cwd, user } = this.launch;
+    return new Promise((resolve, reject) => {
+      let child: ChildProcess;
+      try {
+        child = spawn(command, args, {
+          env,
+          cwd,
+          stdio: ["pipe", "pipe", "pipe"],
+          shell: false,
+          ...(user ? { uid: user.uid, gid: user.gid } : {}),
+        });
+      } catch (error) {
+        // Node throws here (not through 'error') when it may not switch to another user.
+        reject(spawnError(error, this.launch));
+        return;
+      }
+      this.child = child;
+      child.on("error", (error) => {
+        const explained = spawnError(error, this.launch);
+        reject(explained);
+        this.onerror?.(explained);
+      });
+      child.on("spawn", () => resolve());
+      child.on("close", () => {
+        this.child = undefined;
+        this.onclose?.();
+      });
+      child.stdin?.on("error", (error) => this.onerror?.(error));
+      child.stdout?.on("data", (chunk: Buffer) => {
+        try {
+          this.readBuffer.append(chunk);
+          this.deliver();
+        } catch (error) {
+          this.onerror?.(error as Error);
+          void this.close();
+        }
+      });
+      child.stdout?.on("error", (error) => this.onerror?.(error));
+      child.stderr?.pipe(this.stderrStream);
+    });
+  }
+
+  private deliver(): void {
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.readBuffer.readMessage();
+      } catch (error) {
+        this.onerror?.(error as Error);
+        continue;
+      }
+      if (message === null) return;
+      this.onmessage?.(message);
+    }
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin) return Promise.reject(new Error("Not connected"));
+    return new Promise((resolve) => {
+      if (stdin.write(serializeMessage(message))) resolve();
+      else stdin.once("drain", resolve);
+    });
+  }
+
+  async close(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (child) {
+      const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+      const settle = () =>
+        Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, CLOSE_GRACE_MS).unref())]);
+      try {
+        child.stdin?.end();
+      } catch {
+        // already gone
+      }
+      await settle();
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGTERM");
+        await settle();
+      }
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
+    this.readBuffer.clear();
+  }
+}
+
+/** A refused `run_as` in terms of the config: what was refused, and what to do. Others as Node says them. */
+function spawnError(error: unknown, launch: StdioLaunch): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  const { user } = launch;
+  if (user && code === "EPERM") {
+    return new Error(
+      `cannot start it as ${user.runAs} (run_as): toolbus runs as uid ${process.getuid?.()} and may not start processes as another user; run toolbus as root or give it CAP_SETUID and CAP_SETGID, or remove run_as`,
+      { cause: error },
+    );
+  }
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 /**

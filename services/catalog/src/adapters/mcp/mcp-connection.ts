@@ -26,11 +26,16 @@ import { oversizedFor } from "../../core/mcp-errors.js";
 import { type Page, paginate } from "../../core/pagination.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
 import type { McpSession, PagedMethod } from "../../ports.js";
-import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
+import {
+  BoundedStdioClientTransport,
+  boundedFetch,
+  type MessageCap,
+  type StdioLaunch,
+} from "./bounded-transports.js";
 import { CallRouter, type ServerRequestRelay } from "./call-router.js";
 
 export type ConnectSpec =
-  | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string }
+  | ({ transport: "stdio" } & StdioLaunch)
   | { transport: "streamable_http"; url: string; headers: Record<string, string> }
   | { transport: "sse"; url: string; headers: Record<string, string> };
 
@@ -140,22 +145,14 @@ export class McpConnection implements McpSession {
       const options = { requestInit: { headers: spec.headers } };
       await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal, timeoutMs);
     } else {
-      const transport = new BoundedStdioClientTransport(
-        {
-          command: spec.command,
-          args: spec.args,
-          env: spec.env,
-          ...(spec.cwd ? { cwd: spec.cwd } : {}),
-          stderr: "pipe",
-        },
-        this.cap,
-      );
+      const { transport: _stdio, ...launch } = spec;
+      const transport = new BoundedStdioClientTransport(launch, this.cap);
       const limiter = new StderrLimiter();
       const emit = (outputs: StderrOutput[]) => {
         for (const output of outputs) this.events.stderr?.(output);
       };
-      transport.stderr?.on("data", (chunk: Buffer) => emit(limiter.push(chunk, Date.now())));
-      transport.stderr?.on("end", () => emit(limiter.end(Date.now())));
+      transport.stderr.on("data", (chunk: Buffer) => emit(limiter.push(chunk, Date.now())));
+      transport.stderr.on("end", () => emit(limiter.end(Date.now())));
       await this.connectWith(transport, signal, timeoutMs);
     }
     const client = this.client!;

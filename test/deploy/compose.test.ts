@@ -517,7 +517,8 @@ describe("docker-compose.yml provisioning", () => {
 
   it("provisions the bus the services use, under their prefix, on one node or on the cluster", () => {
     const clusterUrl = CLUSTER.map((node) => `nats://${node}:4222`).join(",");
-    for (const shell of [{}, { TOOLBUS_NATS_URL: clusterUrl }]) {
+    const shells: Record<string, string>[] = [{}, { TOOLBUS_NATS_URL: clusterUrl }];
+    for (const shell of shells) {
       const busOf = (name: string) => {
         const env = service(name).environment ?? {};
         return {

@@ -61,11 +61,11 @@ function start(entry: string, args: string[], env: Record<string, string>) {
 
 /** Runs a command to its end: its exit code and what it printed. */
 async function run(entry: string, args: string[], env: Record<string, string>) {
-  const process = start(entry, args, env);
-  const timer = setTimeout(() => process.child.kill("SIGKILL"), PROCESS_TIMEOUT_MS);
-  const code = await process.exited;
+  const started = start(entry, args, env);
+  const timer = setTimeout(() => started.child.kill("SIGKILL"), PROCESS_TIMEOUT_MS);
+  const code = await started.exited;
   clearTimeout(timer);
-  return { code, stdout: process.stdout(), stderr: process.stderr() };
+  return { code, stdout: started.stdout(), stderr: started.stderr() };
 }
 
 const toolbus = (args: string[], env: Record<string, string> = {}) => run(CLI, args, env);

@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# One image for every toolbus service; the command picks the service:
+# One image for every toolbus service, and the CLI that provisions the bus; the command picks:
 #   docker run toolbus:local services/catalog/dist/main.js --config /etc/toolbus/toolbus.toml
+#   docker run toolbus:local packages/cli/bin/toolbus.js provision --config /etc/toolbus/toolbus.toml
 # Stages: manifests -> deps (full install) -> build (pnpm build); manifests -> prod-deps (runtime
 # dependencies only); runtime = prod-deps' node_modules + the built dist/ folders, run as a non-root user.
 
@@ -42,7 +43,9 @@ FROM deps AS build
 COPY . .
 RUN pnpm build
 
-# The services and the workspace packages they depend on, without devDependencies.
+# The services and the workspace packages they depend on, without devDependencies; and the CLI's
+# own dependencies, for `toolbus provision` (its workspace packages are the services' ones; the
+# all-in-one runner of `toolbus start`, which it loads only when installed, stays out of the image).
 FROM manifests AS prod-deps
 RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store \
     pnpm install --frozen-lockfile --prod --store-dir /pnpm/store \
@@ -50,7 +53,8 @@ RUN --mount=type=cache,id=pnpm-store,target=/pnpm/store \
       --filter @toolbus/catalog... \
       --filter @toolbus/dispatcher... \
       --filter @toolbus/gateway... \
-      --filter @toolbus/memory...
+      --filter @toolbus/memory... \
+      --filter @toolbus/cli
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
@@ -73,6 +77,9 @@ COPY --from=build /app/services/gateway/dist services/gateway/dist
 COPY --from=build /app/services/memory/dist services/memory/dist
 # Plain SQL run at start-up (memory-service.js reads ../migrations/).
 COPY --from=build /app/services/memory/migrations services/memory/migrations
+# The CLI, for the provisioning step: node packages/cli/bin/toolbus.js provision (it runs dist/main.js).
+COPY --from=build /app/packages/cli/dist packages/cli/dist
+COPY --from=build /app/packages/cli/bin packages/cli/bin
 COPY deploy/probes deploy/probes
 USER 10001:10001
 # Every service holds a NATS connection, so this fits all of them; compose and Kubernetes

@@ -5,11 +5,20 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { seedFileOf } from "@toolbus/bus";
 import { parseToolbusToml } from "@toolbus/config";
+import { identityOf } from "@toolbus/protocol";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { natsConf } from "./nats-conf.js";
-import { compiledMain, existsInRepo, flagValue, readRepoFile, repoPath, serviceNames } from "./repo.js";
+import {
+  compiledMain,
+  existsInRepo,
+  flagValue,
+  provisionFlags,
+  readRepoFile,
+  repoPath,
+  serviceNames,
+} from "./repo.js";
 
 interface ComposeService {
   image?: string;
@@ -18,7 +27,8 @@ interface ComposeService {
   environment?: Record<string, string>;
   ports?: (string | { target: number; published?: string | number; host_ip?: string })[];
   volumes?: (string | LongVolume)[];
-  healthcheck?: { test: string[] };
+  healthcheck?: { test?: string[]; disable?: boolean };
+  restart?: string;
   depends_on?: Record<string, { condition: string; required?: boolean }>;
   secrets?: (string | { source: string; target?: string })[];
   profiles?: string[];
@@ -42,6 +52,8 @@ const compose = parse(readRepoFile("docker-compose.yml"), { merge: true }) as Co
 const services = serviceNames();
 const CLUSTER = ["nats-1", "nats-2", "nats-3"];
 const INFRA = ["nats", ...CLUSTER, "postgres", "jaeger"];
+/** The one-shot that provisions the bus before any service starts. */
+const PROVISION = "provision";
 /** Where the operator writes the NATS identities (`toolbus nats-config --out deploy/nats-auth`). */
 const NATS_AUTH = "deploy/nats-auth";
 const WITH_DATABASE = ["approvals", "memory"];
@@ -108,10 +120,29 @@ function secretFile(name: string): string | undefined {
 }
 
 const exampleToml = readRepoFile("deploy/toolbus.example.toml");
+/** The MCP servers of the config compose mounts: each has a connector identity of its own. */
+const configServers = Object.keys(
+  parseToolbusToml(exampleToml, { path: "deploy/toolbus.example.toml" }).mcpServers,
+).sort();
+
+/** The containers running the catalog, with the servers each runs and whether it serves `catalog.*`. */
+function catalogContainers(): { name: string; servers: string[]; front: boolean }[] {
+  return Object.entries(compose.services)
+    .filter(([, entry]) => compiledMain(entry.command?.[0])?.service === "catalog")
+    .map(([name, entry]) => {
+      const args = entry.command ?? [];
+      const servers = flagValue(args, "--servers")?.split(",") ?? configServers;
+      return { name, servers, front: !args.includes("--connectors-only") };
+    });
+}
+
+/** The seed file of an identity in the folder nats-config writes (`connector-<server>.nk` for a server's connector). */
+const seed = (role: "provisioner" | "catalog" | string, server?: string) =>
+  seedFileOf(NATS_AUTH, server === undefined ? (role as never) : identityOf("connector", server));
 
 describe("docker-compose.yml", () => {
-  it("lists exactly the infrastructure and one container per service", () => {
-    expect(Object.keys(compose.services).sort()).toEqual([...INFRA, ...services].sort());
+  it("lists exactly the infrastructure, the provisioning one-shot and one container per service", () => {
+    expect(Object.keys(compose.services).sort()).toEqual([...INFRA, PROVISION, ...services].sort());
   });
 
   it("runs NATS from the committed config, with its JetStream store on a named volume and its monitoring port for the health check", () => {
@@ -126,7 +157,7 @@ describe("docker-compose.yml", () => {
     const config = natsConf("deploy/nats/nats.conf");
     expect(mountsOf(nats)).toContainEqual({ source: "nats-data", target: config.storeDir, readOnly: false });
     expect(config.monitorPort).toBe(8222);
-    expect(nats.healthcheck?.test.join(" ")).toContain("http://127.0.0.1:8222/healthz");
+    expect(nats.healthcheck?.test?.join(" ")).toContain("http://127.0.0.1:8222/healthz");
   });
 
   it.each(["nats", ...CLUSTER])(
@@ -159,7 +190,7 @@ describe("docker-compose.yml", () => {
       target: "/var/lib/postgresql/data",
       readOnly: false,
     });
-    expect(postgres.healthcheck?.test.join(" ")).toContain("pg_isready");
+    expect(postgres.healthcheck?.test?.join(" ")).toContain("pg_isready");
   });
 
   it("runs Jaeger with its OTLP receiver on and its UI on 16686", () => {
@@ -266,7 +297,10 @@ describe("docker-compose.yml", () => {
       Object.entries(entry.depends_on ?? {}).flatMap(([target, { condition }]) => {
         const dependency = compose.services[target];
         if (dependency === undefined) return [`${name} depends on unknown ${target}`];
-        if (condition === "service_healthy" && dependency.healthcheck === undefined) {
+        if (
+          condition === "service_healthy" &&
+          (dependency.healthcheck === undefined || dependency.healthcheck.disable === true)
+        ) {
           return [`${name} waits for ${target} to be healthy, but ${target} has no healthcheck`];
         }
         return [];
@@ -351,25 +385,64 @@ function seedsOf(entry: ComposeService): string[] {
 }
 
 describe("docker-compose.yml NATS identities", () => {
-  it("gives each service the seed of its own role, and no container any other seed", () => {
-    const seeds = Object.fromEntries(
-      Object.keys(compose.services).map((name) => [name, seedsOf(service(name))]),
+  it("gives each container the seeds of its own identities, and no other seed", () => {
+    const catalogs = new Map(catalogContainers().map((catalog) => [catalog.name, catalog]));
+    const expected = (name: string): string[] => {
+      if (name === PROVISION) return [seed("provisioner")];
+      const catalog = catalogs.get(name);
+      if (catalog !== undefined) {
+        // Its own seed when it serves catalog.*, and the connector seed of each server it runs.
+        return [
+          ...(catalog.front ? [seed("catalog")] : []),
+          ...catalog.servers.map((s) => seed("connector", s)),
+        ];
+      }
+      return services.includes(name) ? [seed(name)] : [];
+    };
+    const names = Object.keys(compose.services);
+    expect(Object.fromEntries(names.map((name) => [name, seedsOf(service(name))]))).toEqual(
+      Object.fromEntries(names.map((name) => [name, expected(name)])),
     );
-    expect(seeds).toEqual(
-      Object.fromEntries(
-        Object.keys(compose.services).map((name) => [
-          name,
-          services.includes(name) ? [seedFileOf(NATS_AUTH, name as never)] : [],
-        ]),
-      ),
-    );
+    expect(catalogs.size).toBeGreaterThan(0);
+  });
+
+  it("gives the provisioner's seed, which may change every stream, to the provision container alone", () => {
+    const holders = Object.entries(compose.services)
+      .filter(([, entry]) => seedsOf(entry).includes(seed("provisioner")))
+      .map(([name]) => name);
+    expect(holders).toEqual([PROVISION]);
+    const own = secretsOf(service(PROVISION)).find((s) => secretFile(s.name) === seed("provisioner"));
+    expect(service(PROVISION).environment?.NATS_NKEY_FILE).toBe(own?.path);
+  });
+
+  it("runs every server of the config in exactly one catalog container, and at least one serves catalog.*", () => {
+    const catalogs = catalogContainers();
+    expect(catalogs.flatMap((catalog) => catalog.servers).sort()).toEqual(configServers);
+    expect(catalogs.some((catalog) => catalog.front)).toBe(true);
+    expect(configServers.length).toBeGreaterThan(0);
+  });
+
+  it("mounts each connector seed in NATS_NKEY_DIR, under the name the catalog looks for", () => {
+    const problems = catalogContainers().flatMap(({ name, servers }) => {
+      const entry = service(name);
+      const dir = entry.environment?.NATS_NKEY_DIR;
+      if (dir === undefined) return [`${name}: no NATS_NKEY_DIR`];
+      const paths = secretsOf(entry);
+      return servers
+        .filter((server) => {
+          const mounted = paths.find((p) => secretFile(p.name) === seed("connector", server));
+          return mounted?.path !== seedFileOf(dir, identityOf("connector", server));
+        })
+        .map(
+          (server) => `${name}: the seed of ${server}'s connector is not at ${dir}/connector-${server}.nk`,
+        );
+    });
+    expect(problems).toEqual([]);
   });
 
   it.each(services)("points NATS_NKEY_FILE of %s at the secret holding its seed", (name) => {
     const entry = service(name);
-    const own = secretsOf(entry).find(
-      (secret) => secretFile(secret.name) === seedFileOf(NATS_AUTH, name as never),
-    );
+    const own = secretsOf(entry).find((secret) => secretFile(secret.name) === seed(name));
     expect(own).toBeDefined();
     expect(entry.environment?.NATS_NKEY_FILE).toBe(own?.path);
   });
@@ -385,15 +458,96 @@ describe("docker-compose.yml NATS identities", () => {
     expect(Object.keys(compose.secrets ?? {}).filter((name) => !used.has(name))).toEqual([]);
   });
 
-  it("tells the operator how to write the identities and how the CLI on the host uses its own", () => {
+  it("tells the operator how to write the identities of the config's servers and how the CLI on the host uses its own", () => {
     const header = readRepoFile("docker-compose.yml");
-    expect(header).toContain(`node packages/cli/bin/toolbus.js nats-config --out ${NATS_AUTH}`);
+    const configSource = mountsOf(service("catalog")).find(
+      ({ target }) => target === flagValue(service("catalog").command ?? [], "--config"),
+    )?.source;
+    expect(configSource).toBe("./deploy/toolbus.example.toml");
+    expect(header).toContain(
+      `node packages/cli/bin/toolbus.js nats-config --out ${NATS_AUTH} --config ${configSource?.slice(2)}`,
+    );
     expect(header).toContain(`NATS_URL=nats://127.0.0.1:4222 NATS_NKEY_FILE=${seedFileOf(NATS_AUTH, "cli")}`);
     expect(publishedPorts(service("nats"))).toContainEqual({
       hostIp: "127.0.0.1",
       published: 4222,
       target: 4222,
     });
+  });
+});
+
+describe("docker-compose.yml provisioning", () => {
+  const provision = () => service(PROVISION);
+
+  it("runs toolbus provision once, from the services' image, with the config they read", () => {
+    const entry = provision();
+    expect({ build: entry.build, image: entry.image }).toEqual({
+      build: service("gateway").build,
+      image: service("gateway").image,
+    });
+    const flags = provisionFlags(entry.command);
+    expect(flags).toEqual(["--config", "/etc/toolbus/toolbus.toml"]);
+    const mount = mountsOf(entry).find(({ target }) => target === flags?.[1]);
+    expect(mount).toEqual(mountsOf(service("catalog")).find(({ target }) => target === flags?.[1]));
+    expect(mount?.readOnly).toBe(true);
+    // A one-shot: never restarted, judged by its exit code rather than the image's health check.
+    expect({ restart: entry.restart, healthcheck: entry.healthcheck }).toEqual({
+      restart: "no",
+      healthcheck: { disable: true },
+    });
+  });
+
+  it("provisions once NATS is healthy, and the cluster profile's nodes when it runs them", () => {
+    expect(provision().depends_on).toEqual({
+      nats: { condition: "service_healthy" },
+      ...Object.fromEntries(CLUSTER.map((node) => [node, { condition: "service_healthy", required: false }])),
+    });
+  });
+
+  it.each(services)("starts %s only once provision has exited 0", (name) => {
+    expect(service(name).depends_on?.[PROVISION]).toEqual({ condition: "service_completed_successfully" });
+  });
+
+  it("is waited for by the toolbus services alone", () => {
+    const waiting = Object.entries(compose.services)
+      .filter(([, entry]) => entry.depends_on?.[PROVISION] !== undefined)
+      .map(([name]) => name);
+    expect(waiting.sort()).toEqual([...services].sort());
+  });
+
+  it("provisions the bus the services use, under their prefix, on one node or on the cluster", () => {
+    const clusterUrl = CLUSTER.map((node) => `nats://${node}:4222`).join(",");
+    const shells: Record<string, string>[] = [{}, { TOOLBUS_NATS_URL: clusterUrl }];
+    for (const shell of shells) {
+      const busOf = (name: string) => {
+        const env = service(name).environment ?? {};
+        return {
+          NATS_URL: interpolate(env.NATS_URL ?? "", shell),
+          TOOLBUS_PREFIX: env.TOOLBUS_PREFIX,
+          tls: Object.keys(env).filter((key) => key.startsWith("NATS_TLS_")),
+        };
+      };
+      expect(services.map(busOf)).toEqual(services.map(() => busOf(PROVISION)));
+    }
+  });
+
+  it("keeps each stream on one node, or on the three of the cluster profile with the TOOLBUS_JS_REPLICAS the header and deploy/README.md give", () => {
+    const replicas = provision().environment?.TOOLBUS_JS_REPLICAS ?? "";
+    expect(interpolate(replicas)).toBe("1");
+    expect(interpolate(replicas, { TOOLBUS_JS_REPLICAS: String(CLUSTER.length) })).toBe("3");
+    // The documented cluster command sets both: the nodes as NATS_URL, and as many replicas as nodes.
+    const clusterUrl = CLUSTER.map((node) => `nats://${node}:4222`).join(",");
+    for (const file of ["docker-compose.yml", "deploy/README.md"]) {
+      const commands = readRepoFile(file)
+        .split("\n")
+        .filter((line) => line.includes("--profile cluster up"));
+      expect({ file, commands: commands.map((line) => line.replace(/^#\s*/, "").trim()) }).toEqual({
+        file,
+        commands: [
+          `TOOLBUS_NATS_URL=${clusterUrl} TOOLBUS_JS_REPLICAS=${CLUSTER.length} docker compose --profile cluster up --build --wait`,
+        ],
+      });
+    }
   });
 });
 
@@ -463,9 +617,16 @@ describe("docker-compose.yml cluster profile", () => {
       expect(natsConf("deploy/nats/cluster.conf").includes).toEqual(["nats.conf"]);
       const storeDir = natsConf("deploy/nats/nats.conf").storeDir;
       expect(mounts).toContainEqual({ source: `${node}-data`, target: storeDir, readOnly: false });
-      expect(entry.healthcheck?.test.join(" ")).toContain(
-        "http://127.0.0.1:8222/healthz?js-enabled-only=true",
-      );
+      // Plain /healthz: healthy once its JetStream is current with the meta leader, so the
+      // provisioning that waits for the nodes can place streams on all three.
+      expect(entry.healthcheck?.test).toEqual([
+        "CMD",
+        "wget",
+        "-q",
+        "-O",
+        "/dev/null",
+        "http://127.0.0.1:8222/healthz",
+      ]);
     },
   );
 

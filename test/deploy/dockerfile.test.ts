@@ -1,6 +1,12 @@
 /** The Dockerfile and .dockerignore, read as instructions and checked against the workspace they build. */
 import { describe, expect, it } from "vitest";
-import { existsInRepo, readRepoFile, runtimePackages, workspacePackages } from "./repo.js";
+import {
+  existsInRepo,
+  PROVISION_LAUNCHER,
+  readRepoFile,
+  runtimePackages,
+  workspacePackages,
+} from "./repo.js";
 
 interface Instruction {
   keyword: string;
@@ -45,6 +51,10 @@ function parseDockerfile(text: string): { args: Map<string, string>; stages: Sta
 }
 
 const dockerfile = parseDockerfile(readRepoFile("Dockerfile"));
+
+/** The CLI, which the image runs for `toolbus provision`; `toolbus start` loads its runner by name. */
+const cli = workspacePackages().find(({ dir }) => dir === "packages/cli")!;
+const CLI_RUNNER = "@toolbus/all-in-one";
 
 function stage(name: string): Stage {
   const found = dockerfile.stages.find((s) => s.name === name);
@@ -136,14 +146,24 @@ describe("Dockerfile", () => {
     expect(copies("build")).toEqual([{ from: undefined, source: ".", destination: "." }]);
   });
 
-  it("installs the production dependencies of every service", () => {
+  it("installs the production dependencies of every service, and the CLI's own for provisioning", () => {
     const install = runs("prod-deps").join("\n");
     expect(install).toMatch(/pnpm install --frozen-lockfile --prod\b/);
-    const filtered = [...install.matchAll(/--filter (\S+)\.\.\./g)].map((m) => m[1]);
+    const filters = [...install.matchAll(/--filter (\S+)/g)].map((m) => m[1]!);
     const services = workspacePackages()
       .filter(({ dir }) => dir.startsWith("services/"))
       .map(({ manifest }) => manifest.name);
-    expect(filtered.sort()).toEqual(services.sort());
+    expect(filters.sort()).toEqual([...services.map((name) => `${name}...`), cli.manifest.name].sort());
+  });
+
+  it("needs no workspace package for the CLI beyond the services' (the runner of toolbus start aside)", () => {
+    const loaded = new Set(runtimePackages().map(({ manifest }) => manifest.name));
+    const workspaceDependencies = Object.entries(cli.manifest.dependencies ?? {})
+      .filter(([, spec]) => spec.startsWith("workspace:"))
+      .map(([name]) => name);
+    expect(workspaceDependencies.filter((name) => name !== CLI_RUNNER && !loaded.has(name))).toEqual([]);
+    // The runner is loaded by name only when installed: the CLI says so rather than fail to start.
+    expect(readRepoFile("packages/cli/src/commands/start.ts")).toContain(`"${CLI_RUNNER}"`);
   });
 
   it("copies the compiled output of every workspace package a service loads, the pages and the memory migrations", () => {
@@ -153,14 +173,25 @@ describe("Dockerfile", () => {
       "packages/http-guard": "packages/http-guard/pages",
       "services/memory": "services/memory/migrations",
     };
-    expect(fromBuild.map(({ source, destination }) => ({ source, destination }))).toEqual(
-      runtimePackages().flatMap(({ dir }) => [
+    expect(fromBuild.map(({ source, destination }) => ({ source, destination }))).toEqual([
+      ...runtimePackages().flatMap(({ dir }) => [
         { source: `/app/${dir}/dist`, destination: `${dir}/dist` },
         ...(besideDist[dir] ? [{ source: `/app/${besideDist[dir]}`, destination: besideDist[dir] }] : []),
       ]),
-    );
+      // The CLI last: its compiled output and the launcher the provisioning step runs.
+      { source: `/app/${cli.dir}/dist`, destination: `${cli.dir}/dist` },
+      { source: `/app/${cli.dir}/bin`, destination: `${cli.dir}/bin` },
+    ]);
     expect(Object.values(besideDist).filter((path) => !existsInRepo(path))).toEqual([]);
     expect(copies("runtime")).toContainEqual({ from: "prod-deps", source: "/app", destination: "./" });
+  });
+
+  it("runs the CLI from a launcher that loads the compiled main it copies", () => {
+    const { bin } = JSON.parse(readRepoFile(`${cli.dir}/package.json`)) as { bin: Record<string, string> };
+    const launcher = `${cli.dir}/${bin.toolbus!.replace(/^\.\//, "")}`;
+    expect(launcher).toBe(PROVISION_LAUNCHER);
+    expect(readRepoFile(launcher)).toContain('new URL("../dist/main.js", import.meta.url)');
+    expect(existsInRepo(`${cli.dir}/src/main.ts`)).toBe(true);
   });
 
   it("runs as a non-root user it creates, with node as the entrypoint", () => {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readSeedFile, seedFileOf } from "@toolbus/bus";
 import { parseToolbusToml } from "@toolbus/config";
-import type { Role } from "@toolbus/protocol";
+import { type Identity, identityName, identityOf, type Role } from "@toolbus/protocol";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -15,14 +15,18 @@ import {
   type Container,
   containerOf,
   deployments,
+  jobs,
   type K8sObject,
   type Probe,
+  workloads,
 } from "./kustomize.js";
-import { compiledMain, existsInRepo, flagValue, readRepoFile, serviceNames } from "./repo.js";
+import { compiledMain, existsInRepo, flagValue, provisionFlags, readRepoFile, serviceNames } from "./repo.js";
 
-/** The Secret holding a role's NATS seed, under the key `nkey`. */
-const natsSecret = (role: string) => `toolbus-nats-${role}`;
+/** The Secret holding an identity's NATS seed (`toolbus-nats-gateway`, `toolbus-nats-connector-github`), under the key `nkey`. */
+const natsSecret = (identity: Role | Identity) =>
+  `toolbus-nats-${typeof identity === "string" ? identity : identityName(identity)}`;
 const SEED_KEY = "nkey";
+const connector = (server: string) => identityOf("connector", server);
 
 const BASE = "deploy/k8s/base";
 const DEV = "deploy/k8s/overlays/dev";
@@ -42,16 +46,36 @@ function deployment(built: Build, name: string): K8sObject {
   return found;
 }
 
-/** The Deployments running the catalog: the connector groups. */
-function connectorGroups(built: Build): { name: string; servers: string[]; container: Container }[] {
+/** The Deployments running the catalog: the connector groups, and whether each serves `catalog.*`. */
+function connectorGroups(
+  built: Build,
+): { name: string; servers: string[]; front: boolean; container: Container; deployment: K8sObject }[] {
   return deployments(built)
-    .map((d) => ({ name: d.metadata.name, container: containerOf(d) }))
+    .map((d) => ({ name: d.metadata.name, container: containerOf(d), deployment: d }))
     .filter(({ container }) => compiledMain(container.args?.[0])?.service === "catalog")
-    .map(({ name, container }) => ({
+    .map(({ name, container, deployment }) => ({
       name,
       container,
+      deployment,
       servers: (flagValue(container.args ?? [], "--servers") ?? "").split(",").filter(Boolean),
+      front: !(container.args ?? []).includes("--connectors-only"),
     }));
+}
+
+/** Every identity this build needs a seed Secret for: the provisioner, each service, each server's connector. */
+function identitySecrets(built: Build): string[] {
+  return [
+    natsSecret("provisioner"),
+    ...services.map((role) => natsSecret(role as Role)),
+    ...Object.keys(tomlServers(built)).map((server) => natsSecret(connector(server))),
+  ].sort();
+}
+
+/** The provision Job of a build. */
+function provisionJob(built: Build): K8sObject {
+  const found = jobs(built).find((job) => provisionFlags(containerOf(job).args) !== undefined);
+  if (found === undefined) throw new Error(`${built.dir} has no Job running toolbus provision`);
+  return found;
 }
 
 /** The toolbus.toml the toolbus-config ConfigMap carries in this build. */
@@ -113,9 +137,7 @@ describe("deploy/k8s kustomizations", () => {
     "%s generates the toolbus-config, toolbus-env and toolbus-secrets the pods use",
     (_name, built) => {
       expect([...built.configMaps.keys()].sort()).toEqual(["toolbus-config", "toolbus-env"]);
-      expect([...built.secrets.keys()].sort()).toEqual(
-        ["toolbus-secrets", ...services.map(natsSecret)].sort(),
-      );
+      expect([...built.secrets.keys()].sort()).toEqual(["toolbus-secrets", ...identitySecrets(built)].sort());
       const env = built.configMaps.get("toolbus-env")!.values;
       expect(env.get("NATS_URL")).toMatch(/^nats:\/\/\S+:4222$/);
       expect(env.get("OTEL_EXPORTER_OTLP_ENDPOINT")).toMatch(/^http:\/\/\S+:4318$/);
@@ -128,7 +150,7 @@ describe("deploy/k8s kustomizations", () => {
       const namespaces = built.objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name);
       expect(namespaces).toEqual([built.kustomization.namespace]);
       expect(built.kustomization.images?.map((image) => image.name)).toEqual(["toolbus"]);
-      expect([...new Set(deployments(built).map((d) => containerOf(d).image))]).toEqual(["toolbus"]);
+      expect([...new Set(workloads(built).map((w) => containerOf(w).image))]).toEqual(["toolbus"]);
     },
   );
 });
@@ -230,7 +252,7 @@ describe("deploy/k8s base", () => {
   });
 
   it("sets CPU and memory requests and limits on every container", () => {
-    const missing = deployments(base).flatMap((d) => {
+    const missing = workloads(base).flatMap((d) => {
       const { resources } = containerOf(d);
       return ["requests", "limits"].flatMap((kind) =>
         ["cpu", "memory"]
@@ -242,7 +264,7 @@ describe("deploy/k8s base", () => {
   });
 
   it("runs every pod as the image's non-root user", () => {
-    const users = deployments(base).map((d) => d.spec?.template?.spec.securityContext);
+    const users = workloads(base).map((d) => d.spec?.template?.spec.securityContext);
     expect(users).toEqual(
       users.map(() => expect.objectContaining({ runAsNonRoot: true, runAsUser: dockerfileUid() })),
     );
@@ -250,7 +272,7 @@ describe("deploy/k8s base", () => {
   });
 
   it("mounts the toolbus-config ConfigMap where every --config points", () => {
-    const problems = deployments(base).flatMap((d) => {
+    const problems = workloads(base).flatMap((d) => {
       const container = containerOf(d);
       const configPath = flagValue(container.args ?? [], "--config");
       if (configPath === undefined) return [];
@@ -265,7 +287,7 @@ describe("deploy/k8s base", () => {
   });
 
   it("gives every container the shared environment, and DATABASE_URL from the Secret to approvals and memory", () => {
-    const view = deployments(base).map((d) => {
+    const view = workloads(base).map((d) => {
       const container = containerOf(d);
       const database = container.env?.find((e) => e.name === "DATABASE_URL");
       return {
@@ -288,6 +310,11 @@ describe("deploy/k8s base", () => {
       { name: "dispatcher", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: undefined },
       { name: "gateway", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: undefined },
       { name: "memory", envFrom: [{ configMapRef: { name: "toolbus-env" } }], database: "toolbus-secrets" },
+      {
+        name: "toolbus-provision",
+        envFrom: [{ configMapRef: { name: "toolbus-env" } }],
+        database: undefined,
+      },
     ]);
   });
 
@@ -339,7 +366,7 @@ describe.each(layers)("deploy/k8s %s", (_name, built) => {
 
   it("generates every Secret key a container reads", () => {
     const keys = built.secrets.get("toolbus-secrets")?.values ?? new Map();
-    const missing = deployments(built).flatMap((d) =>
+    const missing = workloads(built).flatMap((d) =>
       (containerOf(d).env ?? [])
         .map((e) => e.valueFrom?.secretKeyRef)
         .filter((ref) => ref !== undefined && (ref.name !== "toolbus-secrets" || !keys.has(ref.key)))
@@ -401,10 +428,13 @@ function roleOf(deployment: K8sObject): string {
   );
 }
 
-/** Every NATS seed Secret a Deployment's pods can read, through a volume or the environment. */
-function seedSecretsOf(deployment: K8sObject): string[] {
-  const spec = deployment.spec?.template?.spec;
-  const fromVolumes = (spec?.volumes ?? []).map((v) => v.secret?.secretName);
+/** Every NATS seed Secret a workload's pods can read, through a volume (projected too) or the environment. */
+function seedSecretsOf(workload: K8sObject): string[] {
+  const spec = workload.spec?.template?.spec;
+  const fromVolumes = (spec?.volumes ?? []).flatMap((v) => [
+    v.secret?.secretName,
+    ...(v.projected?.sources ?? []).map((source) => source.secret?.name),
+  ]);
   const fromEnv = (spec?.containers ?? []).flatMap((c) => [
     ...(c.env ?? []).map((e) => e.valueFrom?.secretKeyRef?.name),
     ...(c.envFrom ?? []).map((e) => e.secretRef?.name),
@@ -414,19 +444,43 @@ function seedSecretsOf(deployment: K8sObject): string[] {
   );
 }
 
+/** The seed Secrets a workload should hold: those of the identities it runs as, and no other. */
+function expectedSeedSecrets(built: Build, workload: K8sObject): string[] {
+  if (workload.kind === "Job") return [natsSecret("provisioner")];
+  const group = connectorGroups(built).find(({ name }) => name === workload.metadata.name);
+  if (group === undefined) return [natsSecret(roleOf(workload) as Role)];
+  // A group serving catalog.* holds the catalog's identity, and each holds its servers' connectors'.
+  return [
+    ...(group.front ? [natsSecret("catalog")] : []),
+    ...group.servers.map((server) => natsSecret(connector(server))),
+  ];
+}
+
 describe.each(layers)("deploy/k8s %s NATS identities", (_name, built) => {
-  it("mounts into each Deployment the seed Secret of its own role and no other", () => {
-    const view = deployments(built).map((d) => ({ name: d.metadata.name, seeds: seedSecretsOf(d) }));
+  it("mounts into each workload the seed Secrets of its own identities and no other", () => {
+    const view = workloads(built).map((w) => ({ name: w.metadata.name, seeds: seedSecretsOf(w) }));
     expect(view).toEqual(
-      deployments(built).map((d) => ({ name: d.metadata.name, seeds: [natsSecret(roleOf(d))] })),
+      workloads(built).map((w) => ({ name: w.metadata.name, seeds: expectedSeedSecrets(built, w) })),
     );
   });
 
+  it("gives the provisioner's seed, which may change every stream, to the provision Job alone", () => {
+    const holders = workloads(built)
+      .filter((w) => seedSecretsOf(w).includes(natsSecret("provisioner")))
+      .map((w) => `${w.kind}/${w.metadata.name}`);
+    expect(holders).toEqual([`Job/${provisionJob(built).metadata.name}`]);
+  });
+
   it("points NATS_NKEY_FILE at the seed, in a read-only volume only the pod's uid (through fsGroup) and root can read", () => {
-    const view = deployments(built).map((d) => {
+    // Every workload but a connectors-only group connects with an identity of its own.
+    const withOwnSeed = workloads(built).filter(
+      (w) => !connectorGroups(built).some(({ name, front }) => name === w.metadata.name && !front),
+    );
+    const ownSecret = (w: K8sObject) => expectedSeedSecrets(built, w)[0];
+    const view = withOwnSeed.map((d) => {
       const spec = d.spec!.template!.spec;
       const container = containerOf(d);
-      const volume = spec.volumes?.find((v) => v.secret?.secretName === natsSecret(roleOf(d)));
+      const volume = spec.volumes?.find((v) => v.secret?.secretName === ownSecret(d));
       const mount = container.volumeMounts?.find((m) => m.name === volume?.name);
       return {
         name: d.metadata.name,
@@ -436,9 +490,9 @@ describe.each(layers)("deploy/k8s %s NATS identities", (_name, built) => {
         fsGroup: spec.securityContext?.fsGroup,
       };
     });
-    const expected = deployments(built).map((d) => {
+    const expected = withOwnSeed.map((d) => {
       const spec = d.spec!.template!.spec;
-      const volume = spec.volumes?.find((v) => v.secret?.secretName === natsSecret(roleOf(d)));
+      const volume = spec.volumes?.find((v) => v.secret?.secretName === ownSecret(d));
       const mount = containerOf(d).volumeMounts?.find((m) => m.name === volume?.name);
       return {
         name: d.metadata.name,
@@ -452,12 +506,56 @@ describe.each(layers)("deploy/k8s %s NATS identities", (_name, built) => {
     expect(new Set(expected.map((e) => e.fsGroup))).toEqual(new Set([dockerfileUid()]));
   });
 
-  it("generates each seed Secret with the one key the pods read", () => {
-    const keys = services.map((role) => {
-      const data = built.secrets.get(natsSecret(role));
-      return { role, keys: [...(data?.values.keys() ?? []), ...(data?.files.keys() ?? [])] };
+  it("puts the seed of each server a connector group runs in NATS_NKEY_DIR, as connector-<server>.nk, read-only and 0440", () => {
+    const view = connectorGroups(built).map(({ name, container, deployment }) => {
+      const dir = container.env?.find((e) => e.name === "NATS_NKEY_DIR")?.value;
+      const mount = container.volumeMounts?.find((m) => m.mountPath === dir);
+      const volume = deployment.spec?.template?.spec.volumes?.find((v) => v.name === mount?.name);
+      const files = (volume?.projected?.sources ?? []).flatMap(({ secret }) =>
+        (secret?.items ?? []).map((item) => ({
+          secret: secret?.name,
+          key: item.key,
+          file: `${mount?.mountPath}/${item.path}`,
+        })),
+      );
+      return {
+        name,
+        files,
+        readOnly: mount?.readOnly,
+        mode: volume?.projected?.defaultMode?.toString(8),
+        ownSeedFile: container.env?.some((e) => e.name === "NATS_NKEY_FILE"),
+      };
     });
-    expect(keys).toEqual(services.map((role) => ({ role, keys: [SEED_KEY] })));
+    expect(view).toEqual(
+      connectorGroups(built).map(({ name, servers, front, container }) => {
+        const dir = container.env?.find((e) => e.name === "NATS_NKEY_DIR")?.value ?? "<no NATS_NKEY_DIR>";
+        return {
+          name,
+          // Where the catalog looks for each server's connector seed.
+          files: servers.map((server) => ({
+            secret: natsSecret(connector(server)),
+            key: SEED_KEY,
+            file: seedFileOf(dir, connector(server)),
+          })),
+          readOnly: true,
+          mode: "440",
+          // A connectors-only group holds no catalog identity.
+          ownSeedFile: front,
+        };
+      }),
+    );
+  });
+
+  it("serves catalog.* from at least one connector group", () => {
+    expect(connectorGroups(built).filter(({ front }) => front).length).toBeGreaterThan(0);
+  });
+
+  it("generates each seed Secret with the one key the pods read", () => {
+    const keys = identitySecrets(built).map((secret) => {
+      const data = built.secrets.get(secret);
+      return { secret, keys: [...(data?.values.keys() ?? []), ...(data?.files.keys() ?? [])] };
+    });
+    expect(keys).toEqual(identitySecrets(built).map((secret) => ({ secret, keys: [SEED_KEY] })));
   });
 
   it("keeps seeds out of its ConfigMaps", () => {
@@ -473,8 +571,10 @@ describe.each(layers)("deploy/k8s %s NATS identities", (_name, built) => {
 
 describe("deploy/k8s NATS seed Secrets", () => {
   it("has placeholders in the base, which a service refuses as its seed, naming the file", () => {
-    const values = services.map((role) => builds.base.secrets.get(natsSecret(role))?.values.get(SEED_KEY));
-    expect(values).toEqual(services.map(() => "CHANGE_ME"));
+    const values = identitySecrets(builds.base).map((secret) =>
+      builds.base.secrets.get(secret)?.values.get(SEED_KEY),
+    );
+    expect(values).toEqual(identitySecrets(builds.base).map(() => "CHANGE_ME"));
     const dir = mkdtempSync(join(tmpdir(), "toolbus-placeholder-"));
     try {
       const file = join(dir, SEED_KEY);
@@ -486,21 +586,87 @@ describe("deploy/k8s NATS seed Secrets", () => {
   });
 
   it.each(overlays)(
-    "the %s overlay replaces each with the seed toolbus nats-config writes into its git-ignored nats-auth/",
+    "the %s overlay replaces each with the seed toolbus nats-config writes for its toolbus.toml into its git-ignored nats-auth/",
     (_name, built) => {
       const folder = `${built.dir}/nats-auth`;
-      const files = services.map((role) => ({
-        role,
-        generator: built.kustomization.secretGenerator?.find((g) => g.name === natsSecret(role))?.behavior,
-        file: built.secrets.get(natsSecret(role))?.files.get(SEED_KEY),
+      const identities = [
+        "provisioner" as Role,
+        ...(services as Role[]),
+        ...Object.keys(tomlServers(built)).map(connector),
+      ];
+      const inBase = new Set(builds.base.secrets.keys());
+      const files = identities.map((identity) => ({
+        secret: natsSecret(identity),
+        generator: built.kustomization.secretGenerator?.find((g) => g.name === natsSecret(identity))
+          ?.behavior,
+        file: built.secrets.get(natsSecret(identity))?.files.get(SEED_KEY),
       }));
       expect(files).toEqual(
-        services.map((role) => ({ role, generator: "replace", file: seedFileOf(folder, role as Role) })),
+        identities.map((identity) => ({
+          secret: natsSecret(identity),
+          // A server the base does not have gets a Secret of the overlay's own.
+          generator: inBase.has(natsSecret(identity)) ? "replace" : undefined,
+          file: seedFileOf(folder, identity),
+        })),
       );
       expect(readRepoFile(`${built.dir}/.gitignore`).split("\n")).toContain("nats-auth/");
-      expect(readRepoFile("deploy/README.md")).toContain(`nats-config --out ${folder}`);
+      // The identities follow the servers of the toolbus.toml the overlay mounts.
+      const toml = built.configMaps.get("toolbus-config")?.files.get("toolbus.toml");
+      expect(readRepoFile("deploy/README.md")).toContain(`nats-config --out ${folder} --config ${toml}`);
     },
   );
+});
+
+const helmValues = parse(readRepoFile("deploy/k8s/nats-values.yaml")) as {
+  config?: { cluster?: { replicas?: number } };
+};
+
+describe.each(layers)("deploy/k8s %s provisioning", (name, built) => {
+  it("runs toolbus provision in one Job, with the config and the bus of the services", () => {
+    expect(jobs(built).map((job) => job.metadata.name)).toEqual([provisionJob(built).metadata.name]);
+    const container = containerOf(provisionJob(built));
+    expect(provisionFlags(container.args)).toEqual(["--config", CONFIG_FILE]);
+    // The services' NATS_URL and TOOLBUS_PREFIX: the same toolbus-env.
+    expect(container.envFrom).toEqual([{ configMapRef: { name: "toolbus-env" } }]);
+    expect(deployments(built).map((d) => containerOf(d).envFrom)).toEqual(
+      deployments(built).map(() => container.envFrom),
+    );
+  });
+
+  it("retries while NATS is not up yet, never restarts a finished run, and goes away once done so the next apply provisions again", () => {
+    const spec = provisionJob(built).spec!;
+    expect({
+      restartPolicy: spec.template?.spec.restartPolicy,
+      retries: (spec.backoffLimit ?? 0) > 0,
+      deletedOnceFinished: (spec.ttlSecondsAfterFinished ?? 0) > 0,
+    }).toEqual({ restartPolicy: "Never", retries: true, deletedOnceFinished: true });
+  });
+
+  it("keeps each stream on as many nodes as the NATS it runs on has", () => {
+    const replicas = built.configMaps.get("toolbus-env")?.values.get("TOOLBUS_JS_REPLICAS");
+    // The chart of nats-values.yaml, except dev's single node (deploy/README.md, "Development").
+    expect(replicas).toBe(name === "dev" ? "1" : String(helmValues.config?.cluster?.replicas));
+  });
+});
+
+describe("deploy/README.md on the provision Job", () => {
+  const readme = readRepoFile("deploy/README.md");
+  const job = provisionJob(builds.base).metadata.name;
+  /** The shell blocks of the README that apply an overlay. */
+  const applyBlocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)]
+    .map((match) => match[1]!)
+    .filter((block) => block.includes("kubectl apply -k"));
+
+  it("deletes the finished Job before each apply (its pod template cannot change), then waits for it", () => {
+    expect(applyBlocks.length).toBe(overlays.length);
+    const order = applyBlocks.map((block) => {
+      const deletes = block.indexOf(`delete job ${job} --ignore-not-found`);
+      const applies = block.indexOf("kubectl apply -k");
+      const waits = block.indexOf(`wait --for=condition=complete job/${job}`);
+      return { deletesFirst: deletes >= 0 && deletes < applies, waitsAfter: waits > applies };
+    });
+    expect(order).toEqual(applyBlocks.map(() => ({ deletesFirst: true, waitsAfter: true })));
+  });
 });
 
 interface JsonPatchOp {
@@ -515,10 +681,11 @@ describe("deploy/k8s components/nats-tls", () => {
     configMapGenerator: { name: string; behavior: string; literals: string[] }[];
     patches: { target: { kind: string; labelSelector: string }; patch: string }[];
   };
-  const ops = component.patches.flatMap((p) => parse(p.patch) as JsonPatchOp[]);
+  const patchOps = component.patches.map((p) => parse(p.patch) as JsonPatchOp[]);
+  const ops = patchOps[0] ?? [];
   const added = (path: string) => ops.filter((o) => o.op === "add" && o.path === path).map((o) => o.value);
 
-  it("turns TLS on for every toolbus Deployment: a tls:// NATS_URL and the CA file the services read", () => {
+  it("turns TLS on for every toolbus workload: a tls:// NATS_URL and the CA file the services read", () => {
     expect(component.kind).toBe("Component");
     expect(component.configMapGenerator).toEqual([
       {
@@ -527,14 +694,19 @@ describe("deploy/k8s components/nats-tls", () => {
         literals: ["NATS_URL=tls://nats.nats.svc.cluster.local:4222"],
       },
     ]);
-    const target = component.patches[0]!.target;
-    const [key, value] = target.labelSelector.split("=");
-    const selected = deployments(builds.prod).filter((d) => d.metadata.labels?.[key!] === value);
-    expect(selected.map((d) => d.metadata.name).sort()).toEqual(
-      deployments(builds.prod)
-        .map((d) => d.metadata.name)
+    const selected = workloads(builds.prod).filter((w) =>
+      component.patches.some(({ target }) => {
+        const [key, value] = target.labelSelector.split("=");
+        return target.kind === w.kind && w.metadata.labels?.[key!] === value;
+      }),
+    );
+    expect(selected.map((w) => w.metadata.name).sort()).toEqual(
+      workloads(builds.prod)
+        .map((w) => w.metadata.name)
         .sort(),
     );
+    // The same patch for every kind it targets.
+    expect(patchOps).toEqual(patchOps.map(() => ops));
   });
 
   it("mounts the CA where NATS_TLS_CA_FILE points, read-only, from a volume the patch adds", () => {
@@ -547,7 +719,7 @@ describe("deploy/k8s components/nats-tls", () => {
     expect(mount).toMatchObject({ readOnly: true });
     expect(volumes.map((v) => v.name)).toEqual([mount?.name]);
     // Its mount must not land inside another mount of the pods (/etc/toolbus is a ConfigMap).
-    const existing = deployments(builds.prod).flatMap(
+    const existing = workloads(builds.prod).flatMap(
       (d) => containerOf(d).volumeMounts?.map((m) => m.mountPath) ?? [],
     );
     expect(

@@ -27,6 +27,11 @@ export interface Volume {
   name: string;
   configMap?: { name: string };
   secret?: { secretName: string; defaultMode?: number };
+  /** Several sources in one folder: the connector seeds of a catalog group. */
+  projected?: {
+    defaultMode?: number;
+    sources: { secret?: { name: string; items?: { key: string; path: string }[] } }[];
+  };
   emptyDir?: object;
 }
 export interface Probe {
@@ -40,11 +45,15 @@ export interface K8sObject {
   metadata: { name: string; namespace?: string; labels?: Record<string, string> };
   spec?: {
     replicas?: number;
+    /** A Job's retries, and how long it is kept once finished. */
+    backoffLimit?: number;
+    ttlSecondsAfterFinished?: number;
     selector?: { matchLabels?: Record<string, string> } & Record<string, unknown>;
     ports?: { name?: string; port: number; targetPort?: number | string }[];
     template?: {
       metadata?: { labels?: Record<string, string> };
       spec: {
+        restartPolicy?: string;
         securityContext?: {
           runAsNonRoot?: boolean;
           runAsUser?: number;
@@ -228,6 +237,15 @@ export function build(dir: string): Build {
 
 export function deployments(built: Build): K8sObject[] {
   return built.objects.filter((o) => o.kind === "Deployment");
+}
+
+export function jobs(built: Build): K8sObject[] {
+  return built.objects.filter((o) => o.kind === "Job");
+}
+
+/** Everything that runs pods of the image: the Deployments and the provision Job. */
+export function workloads(built: Build): K8sObject[] {
+  return [...deployments(built), ...jobs(built)];
 }
 
 export function containerOf(deployment: K8sObject): Container {

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, nkeyAuthenticator } from "@nats-io/transport-node";
 import { writeNatsIdentities } from "@toolbus/bus";
+import { parseToolbusToml } from "@toolbus/config";
 import { freePort } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -18,13 +19,23 @@ import { readRepoFile, repoPath } from "./repo.js";
 const BINARIES = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"];
 const natsServer = BINARIES.find((candidate) => existsSync(candidate)) ?? "nats-server";
 
+/** The servers of the config compose runs, each with a connector identity of its own. */
+const SERVERS = Object.keys(
+  parseToolbusToml(readRepoFile("deploy/toolbus.example.toml"), { path: "deploy/toolbus.example.toml" })
+    .mcpServers,
+);
+
 /** deploy/nats's configs copied into a folder, with the auth.conf nats-config writes beside them when asked. */
 function configFolder(withAuth: boolean): string {
   const dir = mkdtempSync(join(tmpdir(), "toolbus-deploy-nats-"));
   for (const file of ["nats.conf", "cluster.conf"])
     copyFileSync(repoPath(`deploy/nats/${file}`), join(dir, file));
   if (withAuth) {
-    const identities = writeNatsIdentities({ dir: join(dir, "identities"), prefix: "toolbus" });
+    const identities = writeNatsIdentities({
+      dir: join(dir, "identities"),
+      prefix: "toolbus",
+      servers: SERVERS,
+    });
     copyFileSync(identities.authConf, join(dir, "auth.conf"));
   }
   return dir;
@@ -113,17 +124,20 @@ describe("the compose NATS, running its committed config", () => {
     );
   });
 
-  it("accepts a service with the seed nats-config wrote for it", async () => {
-    const seed = readFileSync(join(dir, "identities", "gateway.nk"), "utf8").trim();
-    const nc = await connect({
-      servers: url,
-      reconnect: false,
-      timeout: 5_000,
-      authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)),
-    });
-    expect(nc.info?.jetstream).toBe(true);
-    await nc.close();
-  });
+  it.each(["gateway", "provisioner", ...SERVERS.map((server) => `connector-${server}`)])(
+    "accepts the %s identity with the seed nats-config wrote for it",
+    async (name) => {
+      const seed = readFileSync(join(dir, "identities", `${name}.nk`), "utf8").trim();
+      const nc = await connect({
+        servers: url,
+        reconnect: false,
+        timeout: 5_000,
+        authenticator: nkeyAuthenticator(new TextEncoder().encode(seed)),
+      });
+      expect(nc.info?.jetstream).toBe(true);
+      await nc.close();
+    },
+  );
 });
 
 interface HelmValues {

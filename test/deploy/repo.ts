@@ -89,3 +89,12 @@ export function flagValue(args: readonly string[], flag: string): string | undef
   const index = args.indexOf(flag);
   return index === -1 ? undefined : args[index + 1];
 }
+
+/** The CLI launcher the image runs (`node packages/cli/bin/toolbus.js …`), the provisioning step among others. */
+export const PROVISION_LAUNCHER = "packages/cli/bin/toolbus.js";
+
+/** `[launcher, "provision", …flags]` → its flags (`--config <path>`), else undefined. */
+export function provisionFlags(args: readonly string[] | undefined): string[] | undefined {
+  if (args?.[0] !== PROVISION_LAUNCHER || args[1] !== "provision") return undefined;
+  return args.slice(2);
+}

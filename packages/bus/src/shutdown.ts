@@ -41,8 +41,12 @@ export interface ShutdownHandle {
   dispose(): void;
 }
 
+/**
+ * `bus` is the process's own connection; none for a process whose service holds every connection
+ * it uses (a connectors-only catalog), which then drains and closes them itself.
+ */
 export function onShutdown(
-  bus: Pick<Bus, "drain" | "flushEvents" | "close">,
+  bus: Pick<Bus, "drain" | "flushEvents" | "close"> | undefined,
   options: ShutdownOptions,
 ): ShutdownHandle {
   const { logger } = options;
@@ -64,13 +68,16 @@ export function onShutdown(
       };
       const grace = options.graceMs === undefined ? {} : { graceMs: options.graceMs };
       const { service } = options;
-      await step("draining the bus", () => (service ?? bus).drain(grace));
+      const draining = service ?? bus;
+      if (draining) await step("draining the bus", () => draining.drain(grace));
       if (service) await step("stopping the service", () => service.stop());
       for (const [index, closer] of (options.closers ?? []).entries()) {
         await step(`closer #${index + 1}`, closer);
       }
-      await step("flushing events", () => bus.flushEvents());
-      await step("closing NATS", () => bus.close());
+      if (bus) {
+        await step("flushing events", () => bus.flushEvents());
+        await step("closing NATS", () => bus.close());
+      }
       logger.info({ failed }, failed ? "shut down with errors" : "shut down cleanly");
       dispose();
       exit(failed ? 1 : 0);

@@ -74,8 +74,11 @@ import { catalogRecorder } from "./metrics.js";
 export const SERVICE_NAME = "catalog";
 
 export interface CatalogServiceDeps {
-  /** The catalog's own bus (its `catalog.*` subjects), when this process serves them (`front`). */
-  bus: Bus;
+  /**
+   * The catalog's own bus, on the catalog identity, where it serves `catalog.*` (`front`). A
+   * process that runs connectors only has none: it holds its connectors' identities alone.
+   */
+  bus?: Bus;
   /**
    * The bus of one server's connector, on that server's own identity (NATS_NKEY_DIR): it may
    * answer that server's calls and write that server's catalog entry, nothing of another's. The
@@ -88,7 +91,8 @@ export interface CatalogServiceDeps {
   servers?: readonly string[];
   /**
    * Serve the `catalog.*` subjects too (default): every server's listing, reads and prompts,
-   * handed to each server's connector. Off (`--no-front`) for a process that runs connectors only.
+   * handed to each server's connector; needs `bus`. Off (`--connectors-only`) for a process that
+   * runs connectors only.
    */
   front?: boolean;
   env: Readonly<Record<string, string | undefined>>;
@@ -123,9 +127,14 @@ const OWNER_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 export async function startCatalogService(deps: CatalogServiceDeps): Promise<CatalogService> {
-  const { bus, subjects, config, logger } = deps;
+  const { subjects, config, logger } = deps;
   const owned = selectServers(config, deps.servers);
   const front = deps.front !== false;
+  if (front && deps.bus === undefined) {
+    throw new Error("serving catalog.* needs the catalog's own bus; without one, run connectors only");
+  }
+  // The bus `catalog.*` is served on: none in a connectors-only process.
+  const bus = front ? deps.bus : undefined;
   // Read as the approvals service reads them: server elicitations follow the same policy (§5.7).
   const policy = policySettingsFromEnv(deps.env);
   const now = () => new Date().toISOString();
@@ -145,7 +154,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
 
   // Nothing starts on streams the provisioner did not make, or someone changed since.
   let frontStore: CatalogStore | undefined;
-  if (front) {
+  if (bus) {
     await verifyAssets(await bus.jsm(), identityOf("catalog"), subjects);
     frontStore = await storeOn(bus);
     await frontStore.putNaming(namingOptionsOf(config.catalog));
@@ -251,7 +260,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
     unfollow.push(await watchOtherReplicas(await own.kv(subjects.kv.catalog), connector, logger));
   }
 
-  if (front && frontStore) {
+  if (bus && frontStore) {
     await serveFront({
       bus,
       subjects,
@@ -289,7 +298,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       else summary.cancelled.push(server);
     }
     // The summary of this process's servers, said on the catalog's own subject.
-    if (front) bus.publishEvent(subjects.startupComplete, summary);
+    bus?.publishEvent(subjects.startupComplete, summary);
     return summary;
   });
 
@@ -305,7 +314,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       return requiredServersFailure(required);
     },
     drain: async (options) => {
-      await Promise.all([bus, ...connectorBuses].map((each) => each.drain(options)));
+      await Promise.all([...(bus ? [bus] : []), ...connectorBuses].map((each) => each.drain(options)));
     },
     async stop() {
       stopObserving();

@@ -31,20 +31,24 @@ const { settings, config } = await configOrExit(async () => {
 });
 const logger = createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: settings.logLevel });
 const stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
-const bus = await connectServiceBus({
-  env: process.env,
-  prefix: settings.prefix,
-  role: "catalog",
-  service: {
-    name: SERVICE_NAME,
-    version: TOOLBUS_VERSION,
-    description: "MCP server connections and the revisioned catalog",
-  },
-  logger,
-}).catch((error: unknown) => exitWithStartupError(SERVICE_NAME, error, logger));
+// `--connectors-only` serves no `catalog.*`: it connects with no catalog identity (NATS_NKEY_FILE
+// is not read), only with its servers' connector seeds (NATS_NKEY_DIR).
+const bus = settings.connectorsOnly
+  ? undefined
+  : await connectServiceBus({
+      env: process.env,
+      prefix: settings.prefix,
+      role: "catalog",
+      service: {
+        name: SERVICE_NAME,
+        version: TOOLBUS_VERSION,
+        description: "MCP server connections and the revisioned catalog",
+      },
+      logger,
+    }).catch((error: unknown) => exitWithStartupError(SERVICE_NAME, error, logger));
 // e.g. `--servers` naming a server the config does not have.
 const service = await startCatalogService({
-  bus,
+  ...(bus ? { bus } : {}),
   // Each server's connector on its own identity (`connector-<server>.nk` beside NATS_NKEY_FILE).
   connectorBus: (server) =>
     connectServiceBus({

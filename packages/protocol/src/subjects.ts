@@ -137,6 +137,8 @@ export interface Subjects {
   readonly dispatchHistory: string;
   readonly callBegin: string;
   readonly callEnd: string;
+  /** `<prefix>.events.call.>`: every call's begin and end. */
+  readonly callEvents: string;
   readonly approvalsDecide: string;
   readonly approvalsPostToolUse: string;
   readonly approvalsPending: string;
@@ -214,6 +216,7 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
     dispatchHistory: `${p}.dispatch.history`,
     callBegin: `${p}.events.call.begin`,
     callEnd: `${p}.events.call.end`,
+    callEvents: `${p}.events.call.>`,
     approvalsDecide: `${p}.approvals.decide`,
     approvalsPostToolUse: `${p}.approvals.post_tool_use`,
     approvalsPending: `${p}.approvals.pending`,

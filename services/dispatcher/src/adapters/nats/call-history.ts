@@ -164,7 +164,7 @@ async function callEventsAt(
   let next = 0;
   while (next < wanted.length) {
     const consumer = await bus.js().consumers.getPushConsumer(stream, {
-      filter_subject: `${subjects.prefix}.events.call.>`,
+      filter_subject: subjects.callEvents,
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: wanted[next],
     } as never);

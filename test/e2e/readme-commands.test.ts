@@ -7,10 +7,11 @@
  * The clone is of the last commit (as CI's checkout is): uncommitted changes are not in it.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isolation, withPgSchema } from "@toolbus/testkit";
+import { assetStreams, createSubjects } from "@toolbus/protocol";
+import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, until } from "./support/pnpm-start.js";
 
@@ -80,6 +81,8 @@ const CHECKS: Record<string, string> = {
   "pnpm exec toolbus --help": "runs it",
   "toolbus nats-config --out <dir>": "runs it through pnpm exec, with a folder for <dir>",
   "toolbus nats-config": "the same run as `toolbus nats-config --out <dir>`",
+  "toolbus nats-config --config": "runs it through pnpm exec with a config of two servers",
+  "toolbus provision": "runs it through pnpm exec on the tests' NATS, under a prefix of its own, twice",
   "bash scripts/setup.sh --tests": "runs it",
   "pnpm bench": "runs it with a name that selects no benchmark (the benchmarks themselves take minutes)",
   "pnpm bench gateway": "checks `gateway` selects one benchmark (it runs for minutes)",
@@ -138,6 +141,45 @@ describe("the README's commands, from a fresh clone", () => {
     expect(ran.code).toBe(0);
     for (const file of ["auth.conf", "catalog.nk", "dispatcher.nk", "gateway.nk", "cli.nk"]) {
       expect(existsSync(join(clone, "identities", file)), file).toBe(true);
+    }
+  });
+
+  it("`toolbus nats-config --config` writes a connector identity for each configured server", async () => {
+    writeFileSync(
+      join(clone, "two-servers.toml"),
+      '[mcp_servers.alpha]\ncommand = "alpha"\n\n[mcp_servers.beta]\ncommand = "beta"\n',
+    );
+    const ran = await run("pnpm exec toolbus nats-config --out two-ids --config two-servers.toml");
+    expect(ran.code).toBe(0);
+    for (const file of [
+      "auth.conf",
+      "provisioner.nk",
+      "catalog.nk",
+      "connector-alpha.nk",
+      "connector-beta.nk",
+    ]) {
+      expect(existsSync(join(clone, "two-ids", file)), file).toBe(true);
+    }
+  });
+
+  it("`toolbus provision` creates every stream, bucket and consumer, and finds them unchanged the next time", async () => {
+    const { prefix } = isolation("provision");
+    const natsUrl = process.env.NATS_URL as string;
+    const provisionOnce = async () => {
+      const ran = await run("pnpm exec toolbus provision --json", 120_000, {
+        NATS_URL: natsUrl,
+        TOOLBUS_PREFIX: prefix,
+      });
+      expect(ran.code, ran.output).toBe(0);
+      return JSON.parse(ran.output.slice(ran.output.indexOf("{"))) as Record<string, string[]>;
+    };
+    try {
+      const first = await provisionOnce();
+      expect(first.created).toEqual(expect.arrayContaining([...assetStreams(createSubjects(prefix))]));
+      const second = await provisionOnce();
+      expect({ created: second.created, updated: second.updated }).toEqual({ created: [], updated: [] });
+    } finally {
+      await cleanupJetStream(natsUrl, prefix);
     }
   });
 

@@ -6,7 +6,7 @@
  * (`environ`, `cmdline`, memory through `maps`/`mem`, the `cwd` and `fd` links) — for the NATS
  * seeds, the gateway token and the database URL this test configured. Run as another user
  * (`run_as`, or a `sandbox` wrapper that switches user) it finds none of them. Run as toolbus's
- * own user, what it can still reach is asserted too, as docs/security-stdio.md states it.
+ * own user, what it can still reach is asserted too, as docs/security.md states it.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -248,7 +248,7 @@ describe("a hostile stdio MCP server under pnpm start", () => {
     });
   });
 
-  describe("run as toolbus's own user (what docs/security-stdio.md says it can still reach)", () => {
+  describe("run as toolbus's own user (what docs/security.md says it can still reach)", () => {
     it("works in a directory of its own in the private state directory, not in the checkout", () => {
       const me = whoami.get("same_user")!;
       expect(me.cwd).toBe(

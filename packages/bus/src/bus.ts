@@ -23,6 +23,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { connectCoalescing } from "./coalescing-transport.js";
 import type { EventDeliveryLimits } from "./core/backoff.js";
+import { jetStreamFailureOf } from "./core/jetstream-failure.js";
 import { maskUrl } from "./core/mask-url.js";
 import { StaleSubjects } from "./core/stale-subjects.js";
 import { EventPublisher, type PublishEventOptions, storeInStream } from "./events.js";
@@ -94,10 +95,11 @@ export interface Bus {
   /** Events published and not yet acknowledged (in flight or waiting to be retried). */
   readonly pendingEvents: number;
   /**
-   * What became of a JetStream request on `subject` (unanswered: no responders or a timeout):
+   * What became of a JetStream request on `subject`: taken (no `failure`), or the error it failed
+   * with. Only failures nobody answered (no responders, a timeout: `jetStreamFailureOf`) count:
    * one subject unanswered again and again renews the connection (see `StaleSubjects`).
    */
-  jetStreamAnswered(subject: string, answered: boolean): void;
+  jetStreamOutcome(subject: string, failure?: unknown): void;
   /**
    * Resolves when every event published so far has been acked or given up on (while JetStream
    * is down, at most the retry budget after the last publish).
@@ -325,10 +327,11 @@ class NatsBus implements Bus {
     this.service = Object.freeze({ ...service });
     this.logger = logger;
     this.#largeReplies = new LargeReplies(
+      () => this.nc,
       () => this.js(),
       () => this.nc.info?.max_payload ?? 1024 * 1024,
     );
-    this.#inbox = new ReplyInbox(nc, inboxPrefix, lateReplyHandler(logger, this.#largeReplies));
+    this.#inbox = new ReplyInbox(nc, inboxPrefix, lateReplyHandler(logger));
     this.#events = new EventPublisher(storeInStream(this.#inbox), logger, { limits: events });
   }
 
@@ -336,11 +339,13 @@ class NatsBus implements Bus {
     return `${this.service.name}.${this.#instanceId}`;
   }
 
-  jetStreamAnswered(subject: string, answered: boolean): void {
-    if (answered) {
+  jetStreamOutcome(subject: string, failure?: unknown): void {
+    if (failure === undefined) {
       this.#staleSubjects.succeeded(subject, Date.now());
       return;
     }
+    // Refused for what it is (too large, not permitted): a new connection would be refused alike.
+    if (jetStreamFailureOf(failure) !== "unanswered") return;
     if (!this.#staleSubjects.failed(subject, Date.now()) || this.nc.isClosed()) return;
     this.logger.warn(
       { subject, server: this.nc.getServer() },

@@ -10,6 +10,7 @@ export {
 } from "./bus.js";
 export { followCancellations, publishCancellation } from "./call-cancellations.js";
 export {
+  type Answered,
   CallLedger,
   type CallLedgerOptions,
   type CallLedgerPort,
@@ -31,6 +32,12 @@ export {
   type TrackedCall,
 } from "./core/call-cancellations.js";
 export type { CallRecord, Finding } from "./core/call-record.js";
+export {
+  LARGE_REPLY_HEADER,
+  parseStoredReply,
+  recipientOf,
+  type StoredReply,
+} from "./core/large-reply.js";
 export { maskUrl } from "./core/mask-url.js";
 export {
   DURATION_BUCKETS_S,
@@ -45,11 +52,17 @@ export {
   EVENT_DUPLICATE_WINDOW_MS,
   ensureEventsStream,
   ensureKv,
-  ensureObjectStore,
+  ensureLargeRepliesStream,
   ensureStream,
 } from "./jetstream.js";
 export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
-export { type LargeReplyOptions, largeReplyOptions, REPLY_OBJECT_HEADER } from "./large-replies.js";
+export { type LargeReplyOptions, largeRepliesStreamConfig, largeReplyOptions } from "./large-replies.js";
+export {
+  LARGE_REPLIES_BUDGET,
+  LargeRepliesBudget,
+  LargeRepliesBudgetError,
+  setLargeRepliesInFlightBytes,
+} from "./large-reply-budget.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
 export {
   type AttributesOf,
@@ -79,7 +92,13 @@ export {
   writeNatsIdentities,
 } from "./nats-identity.js";
 export { DEFAULT_REQUEST_TIMEOUT_MS, isOverMaxPayload, type RequestOptions } from "./request.js";
-export type { EndpointSpec, Handler, HandlerContext } from "./serve.js";
+export {
+  type EndpointSpec,
+  type Handler,
+  type HandlerContext,
+  type SentReply,
+  StoredReplyAnswer,
+} from "./serve.js";
 export {
   configOrExit,
   LOG_LEVELS,

@@ -1,5 +1,5 @@
 /**
- * Idempotent JetStream set-up: `ensureStream`, `ensureKv` and `ensureObjectStore` create what is missing and bring
+ * Idempotent JetStream set-up: `ensureStream`, `ensureKv` and `ensureLargeRepliesStream` create what is missing and bring
  * what exists in line with the config asked for. Calling them twice, or from several replicas
  * at once, is fine.
  */
@@ -10,14 +10,12 @@ import {
   type StreamInfo,
 } from "@nats-io/jetstream";
 import type { KV, KvOptions } from "@nats-io/kv";
-import { Objm } from "@nats-io/obj";
-import { nanos } from "@nats-io/transport-node";
 import type { Bus } from "./bus.js";
 import { DEFAULT_EVENT_DELIVERY, eventDuplicateWindowMs } from "./core/backoff.js";
 import { kvStreamChanges } from "./core/kv-limits.js";
 import { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
 import { EVENT_ACK_TIMEOUT_MS } from "./events.js";
-import type { LargeReplyOptions } from "./large-replies.js";
+import { type LargeReplyOptions, largeRepliesStreamConfig } from "./large-replies.js";
 
 /** JetStream's "stream name already in use with a different configuration". */
 const STREAM_NAME_IN_USE = 10058;
@@ -96,36 +94,14 @@ export async function ensureKv(
 }
 
 /**
- * Creates the object store when missing and brings an existing one's TTL and size limit in line
- * with `options` (its stream is `OBJ_<bucket>`).
+ * Creates the large-replies stream when missing and brings an existing one in line with
+ * `largeRepliesStreamConfig` (until provisioning creates it, the services that store replies do).
  */
-export async function ensureObjectStore(
-  bus: Pick<Bus, "js" | "jsm" | "replicas">,
+export function ensureLargeRepliesStream(
+  bus: Pick<Bus, "jsm" | "replicas">,
   options: LargeReplyOptions,
-): Promise<void> {
-  const limits = { max_age: nanos(options.ttlMs), max_bytes: options.maxBytes };
-  try {
-    await new Objm(bus.js()).create(options.bucket, {
-      ttl: limits.max_age,
-      max_bytes: limits.max_bytes,
-      replicas: bus.replicas,
-    });
-  } catch {
-    // It exists with other limits: brought in line below.
-  }
-  const stream = `OBJ_${options.bucket}`;
-  const jsm = await bus.jsm();
-  const { config } = await jsm.streams.info(stream);
-  if (config.max_age === limits.max_age && config.max_bytes === limits.max_bytes) return;
-  try {
-    await jsm.streams.update(stream, limits);
-  } catch (err) {
-    throw new Error(
-      `object store ${options.bucket} exists with limits that cannot be changed to ${JSON.stringify(limits)} (${errorText(err)}); ` +
-        `change the options back, or delete the store (nats object rm ${options.bucket}) if its data may go`,
-      { cause: err },
-    );
-  }
+): Promise<StreamInfo> {
+  return bus.jsm().then((jsm) => ensureStream(jsm, largeRepliesStreamConfig(options, bus.replicas)));
 }
 
 function errorText(err: unknown): string {

@@ -1,110 +1,244 @@
 /**
  * Replies larger than one NATS message (`max_payload`): the service that answers stores the
- * serialized envelope in a JetStream object store (chunked below max_payload, kept for a TTL)
- * and sends a small reply whose `Toolbus-Reply-Object` header names it; the caller's bus reads
- * the object in its place, then deletes it. A reader that does not know the header still gets a
- * valid `payload_too_large` envelope that says where the reply is.
+ * serialized envelope in the large-replies stream (`<PREFIX>_LARGE`), in chunks below
+ * max_payload addressed to the role that asked (see core/large-reply.ts), and sends a small
+ * reply whose `Toolbus-Large-Reply` header names it. The caller's bus reads the chunks in its
+ * place by direct get, checks their count, size and SHA-256, and deletes nothing: the stream's
+ * max age removes replies, and nobody may delete from it or purge it. A reader that does not
+ * know the header still gets a valid `payload_too_large` envelope that says where the reply is.
+ *
+ * Both sides hold the reply's bytes against the process's budget (large-reply-budget.ts).
  */
-import type { JetStreamClient } from "@nats-io/jetstream";
-import { type ObjectStore, Objm } from "@nats-io/obj";
-import { type Msg, nanos, nuid } from "@nats-io/transport-node";
+import { createHash } from "node:crypto";
+import {
+  DiscardPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  type StoredMsg,
+} from "@nats-io/jetstream";
+import { type Msg, type NatsConnection, nuid } from "@nats-io/transport-node";
+import { createSubjects, type Subjects } from "@toolbus/protocol";
 import type { Logger } from "pino";
+import {
+  chunkBytes,
+  chunkCount,
+  chunkSubject,
+  parseStoredReply,
+  recipientOf,
+  type StoredReply,
+} from "./core/large-reply.js";
+import { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
+import type { EnsureStreamConfig } from "./jetstream.js";
+import { LARGE_REPLIES_BUDGET, type LargeRepliesBudget } from "./large-reply-budget.js";
 import { BUS_METRICS } from "./metrics.js";
 import type { LateReply } from "./reply-inbox.js";
 
-/** The header of a reply stored in the object store: `<bucket>/<object name>`. */
-export const REPLY_OBJECT_HEADER = "Toolbus-Reply-Object";
-
 /** Where an endpoint stores replies too large for one message (`EndpointSpec.largeReplies`). */
 export interface LargeReplyOptions {
-  /** The object store bucket (`Subjects.objectStores.largeReplies`). */
-  bucket: string;
-  /** How long a stored reply waits for its caller; the bucket's max age. */
+  /** The subject prefix: chunks go to `<prefix>.large.<recipient>.<id>.<index>`. */
+  prefix: string;
+  /** The stream (`Subjects.streams.largeReplies.name`). */
+  stream: string;
+  /** How long a stored reply waits for its caller; the stream's max age. */
   ttlMs: number;
-  /** The bucket's size limit; a reply that would pass it is refused, not stored. */
+  /** The stream's size limit; a reply that would pass it is refused, not stored. */
   maxBytes: number;
 }
 
-/** The options of the large-replies bucket, from its name and the `[bus]` table's limits. */
+/** The options of the large-replies stream, from the prefix's names and the `[bus]` table's limits. */
 export function largeReplyOptions(
-  bucket: string,
-  limits: { maxAgeMs: number; maxBytes: number },
+  subjects: Pick<Subjects, "prefix" | "streams">,
+  limits: StreamLimits,
 ): LargeReplyOptions {
-  return { bucket, ttlMs: limits.maxAgeMs, maxBytes: limits.maxBytes };
+  return {
+    prefix: subjects.prefix,
+    stream: subjects.streams.largeReplies.name,
+    ttlMs: limits.maxAgeMs,
+    maxBytes: limits.maxBytes,
+  };
 }
 
-/** Room kept below max_payload in each chunk for the chunk's own headers. */
-const CHUNK_HEADROOM_BYTES = 4 * 1024;
-const MAX_CHUNK_BYTES = 128 * 1024;
+/**
+ * The large-replies stream's whole configuration. File storage; the TTL as max age and the size
+ * limit as max bytes; `discard: new`, so a full stream refuses a new reply (answered
+ * `payload_too_large`) instead of evicting replies still on their way; direct gets, which is how
+ * readers read; and no deletes or purges, so no reader can remove what another waits for.
+ */
+export function largeRepliesStreamConfig(options: LargeReplyOptions, replicas = 1): EnsureStreamConfig {
+  return {
+    name: options.stream,
+    subjects: [`${options.prefix}.large.>`],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    // No message ids are used; the window only has to fit under the max age.
+    ...streamLimitFields({ maxAgeMs: options.ttlMs, maxBytes: options.maxBytes }, 60_000),
+    discard: DiscardPolicy.New,
+    allow_direct: true,
+    deny_delete: true,
+    deny_purge: true,
+    num_replicas: replicas,
+  };
+}
+
+/** Chunks published, or read, at once: enough to hide round trips, few enough to hold little. */
+const CHUNK_WINDOW = 4;
 
 export class LargeReplies {
-  readonly #stores = new Map<string, Promise<ObjectStore>>();
+  readonly #nc: () => NatsConnection;
   readonly #js: () => JetStreamClient;
   readonly #maxPayload: () => number;
+  readonly #budget: LargeRepliesBudget;
+  /** For direct gets only: no `$JS.API.INFO` check, which readers' permissions do not include. */
+  #direct: Promise<JetStreamManager> | undefined;
 
-  constructor(js: () => JetStreamClient, maxPayload: () => number) {
+  constructor(
+    nc: () => NatsConnection,
+    js: () => JetStreamClient,
+    maxPayload: () => number,
+    budget: LargeRepliesBudget = LARGE_REPLIES_BUDGET,
+  ) {
+    this.#nc = nc;
     this.#js = js;
     this.#maxPayload = maxPayload;
+    this.#budget = budget;
   }
 
-  /** Stores `payload`; resolves with the header value that names it. */
-  async store(options: LargeReplyOptions, payload: string): Promise<string> {
-    const store = await this.#open(options.bucket, options);
-    const name = nuid.next();
-    const chunk = Math.max(1024, Math.min(MAX_CHUNK_BYTES, this.#maxPayload() - CHUNK_HEADROOM_BYTES));
-    await store.putBlob({ name, options: { max_chunk_size: chunk } }, new TextEncoder().encode(payload));
-    return `${options.bucket}/${name}`;
+  /**
+   * Stores `payload` for whoever sent the request `replySubject` answers; resolves with what the
+   * header says. Throws a `LargeRepliesBudgetError` when the budget has no room for it.
+   */
+  async store(options: LargeReplyOptions, payload: string, replySubject: string): Promise<StoredReply> {
+    const bytes = Buffer.byteLength(payload);
+    const release = await this.#budget.take(bytes);
+    try {
+      // The one copy: the caller's string can go once this exists.
+      const data = Buffer.from(payload, "utf8");
+      const size = chunkBytes(this.#maxPayload());
+      const reply: StoredReply = {
+        prefix: options.prefix,
+        recipient: recipientOf(replySubject, options.prefix),
+        id: nuid.next(),
+        chunks: chunkCount(bytes, size),
+        bytes,
+        sha256: createHash("sha256").update(data).digest("hex"),
+      };
+      const js = this.#js();
+      await inOrder(
+        reply.chunks,
+        (index) =>
+          js.publish(chunkSubject(reply, index), data.subarray(index * size, (index + 1) * size), {
+            expect: { streamName: options.stream },
+          }),
+        () => undefined,
+      );
+      return reply;
+    } finally {
+      release();
+    }
   }
 
-  /** Reads the reply a header names and deletes it; throws an Error saying why it cannot. */
-  async take(reference: string): Promise<string> {
-    const slash = reference.indexOf("/");
-    if (slash <= 0)
-      throw new Error(`the ${REPLY_OBJECT_HEADER} header "${reference}" is not <bucket>/<name>`);
-    const bucket = reference.slice(0, slash);
-    const name = reference.slice(slash + 1);
-    const store = await this.#open(bucket);
-    const data = await store.getBlob(name);
-    if (data === null) {
+  /**
+   * Reads the reply a header names, which came on `replySubject`; throws an Error saying why it
+   * cannot (a `LargeRepliesBudgetError` when the budget has no room for it).
+   */
+  async read(header: string, replySubject: string): Promise<string> {
+    const reply = parseStoredReply(header);
+    if (typeof reply === "string") throw new Error(reply);
+    const mine = recipientOf(replySubject, reply.prefix);
+    if (reply.recipient !== mine) {
       throw new Error(
-        `object ${name} is not in ${bucket}: it expired before it was read, or was read already`,
+        `it is addressed to ${reply.recipient}, and this identity reads the replies addressed to ${mine}`,
       );
     }
-    // Read once: the space is given back now rather than at the TTL (the TTL catches a failure).
-    await store.delete(name).catch(() => undefined);
-    return new TextDecoder().decode(data);
-  }
-
-  /** Opens the bucket, creating it when `create` is given (its options apply to a new bucket). */
-  #open(bucket: string, create?: LargeReplyOptions): Promise<ObjectStore> {
-    let opened = this.#stores.get(bucket);
-    if (!opened) {
-      const objm = new Objm(this.#js());
-      opened = create
-        ? objm
-            .create(bucket, { ttl: nanos(create.ttlMs), max_bytes: create.maxBytes })
-            // Created before with other limits: use it as it is rather than fail the reply.
-            .catch(() => objm.open(bucket))
-        : objm.open(bucket);
-      this.#stores.set(bucket, opened);
-      opened.catch(() => this.#stores.delete(bucket));
+    const stream = streamOf(reply.prefix);
+    const release = await this.#budget.take(reply.bytes);
+    try {
+      this.#direct ??= jetstreamManager(this.#nc(), { checkAPI: false });
+      const jsm = await this.#direct;
+      const buffer = Buffer.allocUnsafe(reply.bytes);
+      const hash = createHash("sha256");
+      let offset = 0;
+      await inOrder(
+        reply.chunks,
+        (index) => jsm.direct.getMessage(stream, { last_by_subj: chunkSubject(reply, index) }),
+        (message: StoredMsg | null, index) => {
+          if (message === null) {
+            throw new Error(
+              `chunk ${index} of ${reply.chunks} is not in the stream ${stream}: the reply expired before it was read ([bus] large_reply_ttl_sec)`,
+            );
+          }
+          const { data } = message;
+          if (offset + data.length > reply.bytes) {
+            throw new Error(`its chunks hold more than the ${reply.bytes} bytes its header names`);
+          }
+          buffer.set(data, offset);
+          hash.update(data);
+          offset += data.length;
+        },
+      );
+      if (offset !== reply.bytes) {
+        throw new Error(`its chunks hold ${offset} bytes, and its header names ${reply.bytes}`);
+      }
+      if (hash.digest("hex") !== reply.sha256) {
+        throw new Error("the SHA-256 of its chunks differs from its header's: the stored reply is damaged");
+      }
+      return buffer.toString("utf8");
+    } finally {
+      release();
     }
-    return opened;
+  }
+}
+
+const streams = new Map<string, string>();
+/** The large-replies stream of a prefix (the reader's own names, not the header's say-so). */
+function streamOf(prefix: string): string {
+  let stream = streams.get(prefix);
+  if (stream === undefined) {
+    stream = createSubjects(prefix).streams.largeReplies.name;
+    streams.set(prefix, stream);
+  }
+  return stream;
+}
+
+/**
+ * Runs `start(i)` for i in 0..count with at most `CHUNK_WINDOW` running, handing each result to
+ * `each` in index order. The first failure stops it; the rest are awaited quietly.
+ */
+async function inOrder<T>(
+  count: number,
+  start: (index: number) => Promise<T>,
+  each: (value: T, index: number) => void,
+): Promise<void> {
+  const running: Array<Promise<T>> = [];
+  const launch = (index: number) => {
+    const promise = start(index);
+    // Handled here: one failing after an earlier one stopped the loop is not "unhandled".
+    promise.catch(() => undefined);
+    running[index] = promise;
+  };
+  for (let index = 0; index < Math.min(CHUNK_WINDOW, count); index++) launch(index);
+  for (let index = 0; index < count; index++) {
+    const value = await (running[index] as Promise<T>);
+    delete running[index];
+    if (index + CHUNK_WINDOW < count) launch(index + CHUNK_WINDOW);
+    each(value, index);
   }
 }
 
 /**
  * What the bus does with a reply that came after its caller gave up: counts it
- * (`toolbus.bus.replies.late`), deletes the large reply it names, if any, and logs the first one.
+ * (`toolbus.bus.replies.late`) and logs the first one. A large reply it names is left to the
+ * stream's max age.
  */
-export function lateReplyHandler(logger: Logger, replies: Pick<LargeReplies, "take">): LateReply {
+export function lateReplyHandler(logger: Logger): LateReply {
   let counter: ReturnType<typeof BUS_METRICS.instrument<"lateReplies">> | undefined;
   let logged = false;
-  return (msg: Msg, subject: string | undefined) => {
+  return (_msg: Msg, subject: string | undefined) => {
     counter ??= BUS_METRICS.instrument("lateReplies");
     counter.add(1);
-    const stored = msg.headers?.get(REPLY_OBJECT_HEADER);
-    if (stored) void replies.take(stored).catch(() => undefined);
     if (logged) return;
     logged = true;
     logger.warn(

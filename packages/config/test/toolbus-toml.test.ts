@@ -34,6 +34,7 @@ const defaults: ToolbusConfig = {
     events: { maxAgeMs: 7 * DAY_MS, maxBytes: GIB },
     memory: { maxAgeMs: 7 * DAY_MS, maxBytes: GIB },
     largeReplies: { maxAgeMs: 600_000, maxBytes: GIB },
+    largeRepliesInFlightBytes: 64 * 1024 * 1024,
     maxReplyBytes: 16 * 1024 * 1024,
   },
 };
@@ -83,6 +84,7 @@ memory_max_age_sec = 3600
 memory_max_bytes = 2097152
 large_reply_ttl_sec = 60
 large_replies_max_bytes = 4194304
+large_replies_in_flight_bytes = 8388608
 max_reply_bytes = 2097152
 
 [mcp_servers.docs]
@@ -135,6 +137,7 @@ command = "docs-server"
         events: { maxAgeMs: DAY_MS, maxBytes: 10 * 1024 * 1024 },
         memory: { maxAgeMs: 3_600_000, maxBytes: 2 * 1024 * 1024 },
         largeReplies: { maxAgeMs: 60_000, maxBytes: 4 * 1024 * 1024 },
+        largeRepliesInFlightBytes: 8 * 1024 * 1024,
         maxReplyBytes: 2 * 1024 * 1024,
       },
     });

@@ -132,21 +132,21 @@ export const STREAMS: readonly StreamSpec[] = Object.freeze([
 ]);
 
 /**
- * JetStream object stores: `largeReplies` holds replies larger than one NATS message for a
- * moment. Writers put them; readers (whoever makes requests that may get one) read and delete.
+ * The large-replies stream (`Subjects.streams.largeReplies`): a reply larger than one NATS
+ * message is stored there in chunks addressed to the role it answers,
+ * `<prefix>.large.<role>.<id>.<index>`. Writers publish chunks (a JetStream publish: its PubAck
+ * comes on the writer's inbox); readers get the chunks addressed to their own role by direct get
+ * and nothing else. Nobody may delete or purge: the stream's max age removes replies.
  */
-export interface ObjectStoreSpec {
-  /** The key in `Subjects.objectStores`. */
-  readonly store: "largeReplies";
+export interface LargeRepliesSpec {
+  /** Roles that create the stream when missing (until provisioning creates it). */
   readonly creators: readonly Role[];
   readonly writers: readonly Role[];
   readonly readers: readonly Role[];
 }
 
 // biome-ignore format: a table reads best one row per line
-export const OBJECT_STORES: readonly ObjectStoreSpec[] = Object.freeze([
-  Object.freeze({ store: "largeReplies", creators: ["catalog", "dispatcher"], writers: ["catalog", "dispatcher"], readers: ["dispatcher", "gateway", "cli", "agent"] } as const),
-]);
+export const LARGE_REPLIES: LargeRepliesSpec = Object.freeze({ creators: ["catalog", "dispatcher"], writers: ["catalog", "dispatcher"], readers: ["dispatcher", "gateway", "cli", "agent"] } as const);
 
 export interface Permissions {
   readonly publish: readonly string[];
@@ -248,24 +248,12 @@ export function permissionsFor(role: Role, subjects: Subjects): Permissions {
       }
     }
   }
-  for (const spec of OBJECT_STORES) {
-    const bucket = subjects.objectStores[spec.store];
-    const stream = `OBJ_${bucket}`;
-    const writes = spec.writers.includes(role);
-    const reads = spec.readers.includes(role);
-    if (spec.creators.includes(role)) grantStreamAdmin(stream);
-    if (writes) publish.add(`$O.${bucket}.C.>`);
-    if (writes || reads) {
-      // Meta (a put, or a delete's marker), the object's info, its chunks through an ordered consumer.
-      publish.add(`$O.${bucket}.M.>`);
-      publish.add(`${jsApi}.STREAM.INFO.${stream}`);
-      publish.add(`${jsApi}.STREAM.PURGE.${stream}`);
-      publish.add(`${jsApi}.DIRECT.GET.${stream}.$O.${bucket}.M.>`);
-      publish.add(`${jsApi}.STREAM.MSG.GET.${stream}`);
-      publish.add(`${jsApi}.CONSUMER.CREATE.${stream}.*.$O.${bucket}.C.>`);
-      publish.add(`${jsApi}.CONSUMER.INFO.${stream}.*`);
-      publish.add(`${jsApi}.CONSUMER.DELETE.${stream}.*`);
-      publish.add(`$JS.FC.${stream}.>`);
+  {
+    const { name: stream } = subjects.streams.largeReplies;
+    if (LARGE_REPLIES.creators.includes(role)) grantStreamAdmin(stream);
+    if (LARGE_REPLIES.writers.includes(role)) publish.add(`${prefix}.large.*.>`);
+    if (LARGE_REPLIES.readers.includes(role)) {
+      publish.add(`${jsApi}.DIRECT.GET.${stream}.${prefix}.large.${role}.>`);
     }
   }
 

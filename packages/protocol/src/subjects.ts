@@ -160,11 +160,16 @@ export interface Subjects {
    */
   readonly kv: { readonly catalog: string; readonly approvalGrants: string; readonly callHistory: string };
   /**
-   * JetStream object stores. `largeReplies`: replies larger than one NATS message, stored by the
-   * service that answers and read (then deleted) by the caller the reply header names it to.
+   * JetStream streams. `largeReplies` (`<PREFIX>_LARGE`, subjects `<prefix>.large.>`): replies
+   * larger than one NATS message, stored in chunks by the service that answers under
+   * `<prefix>.large.<recipient role>.<id>.<index>` and read by direct get by the caller the reply
+   * header names them to; its max age removes them.
    */
-  readonly objectStores: { readonly largeReplies: string };
-  readonly streams: { readonly events: StreamNames; readonly memory: StreamNames };
+  readonly streams: {
+    readonly events: StreamNames;
+    readonly memory: StreamNames;
+    readonly largeReplies: StreamNames;
+  };
 }
 
 export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
@@ -215,12 +220,15 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
       approvalGrants: `${p}_approval_grants`,
       callHistory: `${p}_call_history`,
     }),
-    objectStores: Object.freeze({ largeReplies: `${p}_large_replies` }),
     streams: Object.freeze({
       events: Object.freeze({ name: jetStreamName(p, "EVENTS"), subjects: Object.freeze([`${p}.events.>`]) }),
       memory: Object.freeze({
         name: jetStreamName(p, "MEMORY"),
         subjects: Object.freeze([`${p}.memory.message`]),
+      }),
+      largeReplies: Object.freeze({
+        name: jetStreamName(p, "LARGE"),
+        subjects: Object.freeze([`${p}.large.>`]),
       }),
     }),
   });

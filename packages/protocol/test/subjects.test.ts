@@ -116,18 +116,18 @@ describe("the default prefix", () => {
     });
   });
 
-  it("puts every events subject in the events stream and the memory subject in the memory stream", () => {
+  it("puts every events subject in the events stream, the memory subject in the memory stream, large replies in their own", () => {
     const s = createSubjects();
     expect(s.streams).toStrictEqual({
       events: { name: "TOOLBUS_EVENTS", subjects: ["toolbus.events.>"] },
       memory: { name: "TOOLBUS_MEMORY", subjects: ["toolbus.memory.message"] },
+      largeReplies: { name: "TOOLBUS_LARGE", subjects: ["toolbus.large.>"] },
     });
     expect(s.kv).toStrictEqual({
       catalog: "toolbus_catalog",
       approvalGrants: "toolbus_approval_grants",
       callHistory: "toolbus_call_history",
     });
-    expect(s.objectStores).toStrictEqual({ largeReplies: "toolbus_large_replies" });
   });
 });
 
@@ -166,9 +166,9 @@ describe("another prefix", () => {
       tenant.kv.catalog,
       tenant.kv.approvalGrants,
       tenant.kv.callHistory,
-      tenant.objectStores.largeReplies,
       tenant.streams.events.name,
       tenant.streams.memory.name,
+      tenant.streams.largeReplies.name,
     ];
     expect(all.filter((name) => name.toLowerCase().startsWith("toolbus"))).toStrictEqual([]);
     expect({ call: tenant.dispatchCall, kv: tenant.kv, streams: tenant.streams }).toStrictEqual({
@@ -181,6 +181,7 @@ describe("another prefix", () => {
       streams: {
         events: { name: "TENANT_A_EVENTS", subjects: ["tenant-a.events.>"] },
         memory: { name: "TENANT_A_MEMORY", subjects: ["tenant-a.memory.message"] },
+        largeReplies: { name: "TENANT_A_LARGE", subjects: ["tenant-a.large.>"] },
       },
     });
   });

@@ -10,9 +10,10 @@ import {
   CallLedger,
   ensureEventsStream,
   ensureKv,
-  ensureObjectStore,
+  ensureLargeRepliesStream,
   followCancellations,
   largeReplyOptions,
+  setLargeRepliesInFlightBytes,
 } from "@toolbus/bus";
 import {
   type McpServerConfig,
@@ -139,10 +140,12 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   const cancellations = new CallCancellations({ now: () => Date.now(), ...CANCEL_MEMORY });
   const unfollow: Array<() => void> = [];
   // No MCP message bigger than the largest reply the bus carries is read (one bigger than a NATS
-  // message travels through the large-replies object store).
+  // message travels through the large-replies stream).
   const maxMessageBytes = Math.max(bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD, config.bus.maxReplyBytes);
-  const largeReplies = largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies);
-  await ensureObjectStore(bus, largeReplies);
+  const largeReplies = largeReplyOptions(subjects, config.bus.largeReplies);
+  // Until provisioning creates it (largeRepliesStreamConfig), the services that store replies do.
+  await ensureLargeRepliesStream(bus, largeReplies);
+  setLargeRepliesInFlightBytes(config.bus.largeRepliesInFlightBytes);
 
   const baseOf = (server: McpServerConfig) => ({
     server: server.name,

@@ -10,12 +10,13 @@ import {
   CallLedger,
   ensureEventsStream,
   ensureKv,
-  ensureObjectStore,
+  ensureLargeRepliesStream,
   followCancellations,
   type Logger,
   largeReplyOptions,
   type RunningService,
   secondsSince,
+  setLargeRepliesInFlightBytes,
 } from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
 import {
@@ -83,8 +84,10 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   const { bus, subjects, config, logger } = deps;
   const jsm = await bus.jsm();
   await ensureEventsStream(jsm, subjects.streams.events, config.bus.events, bus.replicas);
-  const largeReplies = largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies);
-  await ensureObjectStore(bus, largeReplies);
+  const largeReplies = largeReplyOptions(subjects, config.bus.largeReplies);
+  // Until provisioning creates it (largeRepliesStreamConfig), the services that store replies do.
+  await ensureLargeRepliesStream(bus, largeReplies);
+  setLargeRepliesInFlightBytes(config.bus.largeRepliesInFlightBytes);
   const kv = await ensureKv(bus, subjects.kv.catalog, { history: 1 });
   const catalog = await CatalogReplica.open({
     kv,

@@ -4,7 +4,7 @@
  * header's count, size and digest, never deleted, and bounded by the process's budget.
  */
 import { createHash } from "node:crypto";
-import { headers as natsHeaders } from "@nats-io/transport-node";
+import { type Msg, headers as natsHeaders } from "@nats-io/transport-node";
 import { createSubjects, WireError } from "@toolbus/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -144,31 +144,32 @@ async function rawStorer(payload: string, damage: (reply: StoredReply) => Stored
   const subject = `${subjects.prefix}.raw`;
   const data = Buffer.from(payload);
   bus.nc.subscribe(subject, {
-    callback: async (_error, msg) => {
-      const reply: StoredReply = {
-        prefix: subjects.prefix,
-        recipient: "_",
-        id: uniqueName("r"),
-        chunks: 2,
-        bytes: data.length,
-        sha256: createHash("sha256").update(data).digest("hex"),
-      };
-      const half = Math.ceil(data.length / 2);
-      await bus.js().publish(chunkSubject(reply, 0), data.subarray(0, half));
-      await bus.js().publish(chunkSubject(reply, 1), data.subarray(half));
-      const headers = natsHeaders();
-      headers.set(LARGE_REPLY_HEADER, formatStoredReply(damage(reply)));
-      msg.respond(
-        JSON.stringify({
-          ok: false,
-          error: { code: "payload_too_large", message: "stored", retryable: false },
-        }),
-        {
-          headers,
-        },
-      );
-    },
+    callback: (_error, msg) => void answer(msg),
   });
+  async function answer(msg: Msg) {
+    const reply: StoredReply = {
+      prefix: subjects.prefix,
+      recipient: "_",
+      id: uniqueName("r"),
+      chunks: 2,
+      bytes: data.length,
+      sha256: createHash("sha256").update(data).digest("hex"),
+    };
+    const half = Math.ceil(data.length / 2);
+    await bus.js().publish(chunkSubject(reply, 0), data.subarray(0, half));
+    await bus.js().publish(chunkSubject(reply, 1), data.subarray(half));
+    const headers = natsHeaders();
+    headers.set(LARGE_REPLY_HEADER, formatStoredReply(damage(reply)));
+    msg.respond(
+      JSON.stringify({
+        ok: false,
+        error: { code: "payload_too_large", message: "stored", retryable: false },
+      }),
+      {
+        headers,
+      },
+    );
+  }
   await bus.nc.flush();
   return { client: client.bus as Bus, subject };
 }

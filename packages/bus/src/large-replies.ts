@@ -32,7 +32,12 @@ import {
 } from "./core/large-reply.js";
 import { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
 import type { EnsureStreamConfig } from "./jetstream.js";
-import { LARGE_REPLIES_BUDGET, type LargeRepliesBudget } from "./large-reply-budget.js";
+import {
+  LARGE_REPLIES_BUDGET,
+  LARGE_REPLY_HOLDS,
+  type LargeRepliesBudget,
+  type LargeReplyHold,
+} from "./large-reply-budget.js";
 import { BUS_METRICS } from "./metrics.js";
 import type { LateReply } from "./reply-inbox.js";
 
@@ -107,37 +112,62 @@ export class LargeReplies {
   }
 
   /**
+   * Holds the bytes of a reply about to be stored: at once when they fit, or when the request
+   * being answered holds large replies it read (`hold`: the reply takes their place); else the
+   * caller gets `wait`, and should let go of what it holds while it waits. Throws a
+   * `LargeRepliesBudgetError` (at once, or from `wait`) when the budget cannot take it.
+   */
+  reserve(
+    bytes: number,
+    hold?: LargeReplyHold,
+  ): { release: () => void } | { wait: () => Promise<() => void> } {
+    if (hold !== undefined && hold.bytes > 0) {
+      return { release: this.#budget.force(Math.max(0, bytes - hold.bytes)) };
+    }
+    if (bytes > this.#budget.limit) {
+      // Refused at once, with the budget's own words.
+      return { wait: () => this.#budget.take(bytes) };
+    }
+    const release = this.#budget.tryTake(bytes);
+    return release ? { release } : { wait: () => this.#budget.take(bytes) };
+  }
+
+  /**
    * Stores `payload` for whoever sent the request `replySubject` answers; resolves with what the
-   * header says. Throws a `LargeRepliesBudgetError` when the budget has no room for it.
+   * header says. Its bytes must be held (`reserve`) by the caller.
    */
   async store(options: LargeReplyOptions, payload: string, replySubject: string): Promise<StoredReply> {
     const bytes = Buffer.byteLength(payload);
-    const release = await this.#budget.take(bytes);
-    try {
-      // The one copy: the caller's string can go once this exists.
-      const data = Buffer.from(payload, "utf8");
-      const size = chunkBytes(this.#maxPayload());
-      const reply: StoredReply = {
-        prefix: options.prefix,
-        recipient: recipientOf(replySubject, options.prefix),
-        id: nuid.next(),
-        chunks: chunkCount(bytes, size),
-        bytes,
-        sha256: createHash("sha256").update(data).digest("hex"),
-      };
-      const js = this.#js();
-      await inOrder(
-        reply.chunks,
-        (index) =>
-          js.publish(chunkSubject(reply, index), data.subarray(index * size, (index + 1) * size), {
-            expect: { streamName: options.stream },
-          }),
-        () => undefined,
-      );
-      return reply;
-    } finally {
-      release();
+    const size = chunkBytes(this.#maxPayload());
+    const chunks = encodedChunks(payload, size);
+    const reply: StoredReply = {
+      prefix: options.prefix,
+      recipient: recipientOf(replySubject, options.prefix),
+      id: nuid.next(),
+      chunks: chunkCount(bytes, size),
+      bytes,
+      sha256: "",
+    };
+    const hash = createHash("sha256");
+    const js = this.#js();
+    let published = 0;
+    // One chunk encoded at a time, published in order, a few acks awaited at once: the reply is
+    // never copied whole. The digest goes in the header, which is sent after the last chunk.
+    const acks: Array<Promise<unknown>> = [];
+    for (const chunk of chunks) {
+      hash.update(chunk);
+      const ack = js.publish(chunkSubject(reply, published++), chunk, {
+        expect: { streamName: options.stream },
+      });
+      ack.catch(() => undefined);
+      acks.push(ack);
+      if (acks.length >= CHUNK_WINDOW) await acks.shift();
     }
+    for (const ack of acks) await ack;
+    if (published !== reply.chunks) {
+      throw new Error(`the reply was cut in ${published} chunks, not the ${reply.chunks} its size makes`);
+    }
+    return { ...reply, sha256: hash.digest("hex") };
   }
 
   /**
@@ -185,11 +215,56 @@ export class LargeReplies {
       if (hash.digest("hex") !== reply.sha256) {
         throw new Error("the SHA-256 of its chunks differs from its header's: the stored reply is damaged");
       }
-      return buffer.toString("utf8");
-    } finally {
+      const text = buffer.toString("utf8");
+      // Read while a request is served: held until it is answered, as the handler works on it.
+      // Otherwise held until the caller's own work on it in this turn (parse it, send it on) is done.
+      const hold = LARGE_REPLY_HOLDS.getStore();
+      if (hold) hold.add(reply.bytes, release);
+      else setImmediate(release);
+      return text;
+    } catch (error) {
       release();
+      throw error;
     }
   }
+}
+
+/**
+ * The UTF-8 encoding of `text` in chunks of `size` bytes (the last may be shorter), each encoded
+ * when asked for: a character is never split, since each chunk is cut at a byte boundary of the
+ * whole encoding, not of the characters.
+ */
+function* encodedChunks(text: string, size: number): Generator<Uint8Array> {
+  const encoder = new TextEncoder();
+  // Up to 3 bytes per UTF-16 unit; a chunk is filled from a slice that surely holds enough.
+  let pending: Uint8Array = new Uint8Array(0);
+  for (let at = 0; at < text.length || pending.length > 0; ) {
+    while (pending.length < size && at < text.length) {
+      const slice = text.slice(at, at + size);
+      const encoded = encoder.encode(slice);
+      at += slice.length;
+      // A surrogate pair cut by the slice: keep its high half for the next slice.
+      const last = slice.charCodeAt(slice.length - 1);
+      if (last >= 0xd800 && last <= 0xdbff && at < text.length) {
+        at -= 1;
+        const whole = encoder.encode(slice.slice(0, -1));
+        pending = joined(pending, whole);
+        continue;
+      }
+      pending = joined(pending, encoded);
+    }
+    yield pending.subarray(0, size);
+    pending = pending.subarray(size);
+    if (at >= text.length && pending.length === 0) return;
+  }
+}
+
+function joined(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
 }
 
 const streams = new Map<string, string>();

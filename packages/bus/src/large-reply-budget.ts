@@ -6,7 +6,12 @@
  * then, is refused with a `LargeRepliesBudgetError` that says which budget and what to change.
  * Every bus of a process shares one budget (`LARGE_REPLIES_BUDGET`): the all-in-one's catalog,
  * dispatcher and gateway hold one memory between them.
+ *
+ * A large reply read while a request is being served (`LargeReplyHold`) stays held until that
+ * request is answered: the handler works on it meanwhile (the dispatcher projects a connector's
+ * result and sends it on), and its own reply then takes the read one's place without waiting.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { DEFAULT_LARGE_REPLIES_IN_FLIGHT_BYTES, largeRepliesBudgetExceeded } from "@toolbus/protocol";
 
 /** How long a large reply waits for room before it is refused. */
@@ -28,6 +33,8 @@ export class LargeRepliesBudget {
   #limit: number;
   #inFlight = 0;
   readonly #queue: Waiter[] = [];
+  /** Told once there is room again (see `whenRoom`). */
+  #roomWaiters: Array<() => void> = [];
 
   constructor(limitBytes: number) {
     this.#limit = limitBytes;
@@ -46,6 +53,36 @@ export class LargeRepliesBudget {
   /** Bytes held now. */
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /** Whether a large reply could start now: nobody waits, and some bytes are free. */
+  get hasRoom(): boolean {
+    return this.#queue.length === 0 && this.#inFlight < this.#limit;
+  }
+
+  /**
+   * Resolves once there is room (see `hasRoom`): a reader of a large message from outside (an MCP
+   * server's output) stops reading until then, so the message waits where it comes from.
+   */
+  whenRoom(): Promise<void> {
+    if (this.hasRoom) return Promise.resolve();
+    return new Promise((resolve) => this.#roomWaiters.push(resolve));
+  }
+
+  /** Holds `bytes` now when they fit and nobody waits before them; undefined otherwise. */
+  tryTake(bytes: number): (() => void) | undefined {
+    if (this.#queue.length > 0 || this.#inFlight + bytes > this.#limit) return undefined;
+    this.#inFlight += bytes;
+    return this.#releaser(bytes);
+  }
+
+  /**
+   * Holds `bytes` at once, past the limit if need be: for a reply that takes the place of large
+   * replies its request holds (waiting, it could wait for itself).
+   */
+  force(bytes: number): () => void {
+    this.#inFlight += bytes;
+    return this.#releaser(bytes);
   }
 
   /** Holds `bytes` until the returned release is called; waits its turn for at most `waitMs`. */
@@ -94,16 +131,41 @@ export class LargeRepliesBudget {
 
   #grantWaiting(): void {
     for (let next = this.#queue[0]; next !== undefined; next = this.#queue[0]) {
-      if (next.bytes > this.#limit) {
-        // The limit was lowered below it: refused by its timer, not granted.
-        return;
-      }
-      if (this.#inFlight + next.bytes > this.#limit) return;
+      // Past the limit, or lowered below it (refused by its timer then, not granted).
+      if (next.bytes > this.#limit || this.#inFlight + next.bytes > this.#limit) break;
       this.#queue.shift();
       next.grant();
     }
+    if (this.hasRoom && this.#roomWaiters.length > 0) {
+      const waiters = this.#roomWaiters;
+      this.#roomWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
   }
 }
+
+/** The large replies a request being served has read: held until it is answered. */
+export class LargeReplyHold {
+  #bytes = 0;
+  readonly #releases: Array<() => void> = [];
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  add(bytes: number, release: () => void): void {
+    this.#bytes += bytes;
+    this.#releases.push(release);
+  }
+
+  release(): void {
+    for (const release of this.#releases.splice(0)) release();
+    this.#bytes = 0;
+  }
+}
+
+/** The hold of the request being served, in whose async context a large reply is read. */
+export const LARGE_REPLY_HOLDS = new AsyncLocalStorage<LargeReplyHold>();
 
 /** The process's budget, shared by its buses; `setLargeRepliesInFlightBytes` sets it from `[bus]`. */
 export const LARGE_REPLIES_BUDGET = new LargeRepliesBudget(DEFAULT_LARGE_REPLIES_IN_FLIGHT_BYTES);

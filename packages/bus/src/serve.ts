@@ -15,7 +15,7 @@ import { decodeRequest } from "./core/decode-request.js";
 import { failureOf } from "./core/failure.js";
 import { formatStoredReply, LARGE_REPLY_HEADER, recipientOf, type StoredReply } from "./core/large-reply.js";
 import type { LargeReplies, LargeReplyOptions } from "./large-replies.js";
-import { LargeRepliesBudgetError } from "./large-reply-budget.js";
+import { LARGE_REPLY_HOLDS, LargeRepliesBudgetError, LargeReplyHold } from "./large-reply-budget.js";
 import type { BusInstruments } from "./metrics.js";
 import type { Outcome } from "./micro-service.js";
 import { permissionViolation, unauthorized } from "./request.js";
@@ -81,7 +81,7 @@ export interface EndpointDeps {
   /** `toolbus.bus.requests` and `toolbus.bus.request.duration` (no-ops when nothing is exported). */
   metrics: BusInstruments;
   /** Stores replies of endpoints with `largeReplies`. */
-  largeReplies?: Pick<LargeReplies, "store">;
+  largeReplies?: Pick<LargeReplies, "reserve" | "store">;
 }
 
 /**
@@ -125,11 +125,14 @@ export function endpointCallback<S extends z.ZodType, Res>(
         const sentPromise = new Promise<SentReply>((resolve) => {
           sent = resolve;
         });
+        // Large replies the handler reads are held against the budget until it has answered.
+        const hold = new LargeReplyHold();
         const reply = async (envelope: Envelope<unknown> | StoredReplyAnswer) => {
           const outcome =
             envelope instanceof StoredReplyAnswer
               ? await respondStored(msg, envelope.reply, deps, spec, logger)
-              : await respond(msg, envelope, deps, spec, logger, span);
+              : await respond(msg, envelope, deps, spec, logger, span, hold);
+          hold.release();
           sent(outcome.sent);
           return outcome.replacedBy;
         };
@@ -149,7 +152,7 @@ export function endpointCallback<S extends z.ZodType, Res>(
             ...(decoded.callId === undefined ? {} : { callId: decoded.callId }),
             sent: sentPromise,
           };
-          const result: unknown = await handler(decoded.value, ctx);
+          const result: unknown = await LARGE_REPLY_HOLDS.run(hold, () => handler(decoded.value, ctx));
           record(
             started,
             (await reply(result instanceof StoredReplyAnswer ? result : okEnvelope(result))) ?? "ok",
@@ -208,6 +211,7 @@ async function respond(
   spec: EndpointSpec,
   logger: Logger,
   span: Span,
+  hold: LargeReplyHold,
 ): Promise<Responded> {
   if (!msg.reply) return { sent: {} };
   let replacedBy: string | undefined;
@@ -226,7 +230,10 @@ async function respond(
   const bytes = Buffer.byteLength(payload);
   const limit = deps.maxPayload();
   if (bytes > limit) {
-    const outcome = await storeLarge(payload, msg.reply, bytes, limit, deps, spec, logger);
+    // Handed over, not kept here: a reply that waits for room lets go of its text meanwhile.
+    const text: LargeText = { value: payload, envelope };
+    payload = "";
+    const outcome = await storeLarge(text, msg.reply, bytes, limit, deps, spec, logger, hold);
     if (outcome.ok) {
       stored = outcome.stored;
       span.setAttribute("toolbus.reply.stored_bytes", bytes);
@@ -239,6 +246,12 @@ async function respond(
   }
   send(msg, payload, headers, spec, logger);
   return { ...(replacedBy === undefined ? {} : { replacedBy }), sent: stored ? { stored } : {} };
+}
+
+/** A large reply's text, dropped while it waits for room and made again from its envelope. */
+interface LargeText {
+  value: string | undefined;
+  envelope: Envelope<unknown>;
 }
 
 /** Sends a reply stored before (a call ledger's) as the small reply that names it. */
@@ -297,13 +310,14 @@ function storedMessage(
 
 /** Stores an oversized reply for its caller; says why not (logged) when it cannot. */
 async function storeLarge(
-  payload: string,
+  text: LargeText,
   replySubject: string,
   bytes: number,
   limit: number,
   deps: EndpointDeps,
   spec: EndpointSpec,
   logger: Logger,
+  hold: LargeReplyHold,
 ): Promise<{ ok: true; stored: StoredReply; message: string } | { ok: false; message: string }> {
   const facts = { endpoint: spec.name, bytes, limit };
   if (!spec.largeReplies || !deps.largeReplies) {
@@ -312,8 +326,19 @@ async function storeLarge(
     return { ok: false, message };
   }
   const options = spec.largeReplies;
+  let release: (() => void) | undefined;
   try {
-    const stored = await deps.largeReplies.store(options, payload, replySubject);
+    const reservation = deps.largeReplies.reserve(bytes, hold);
+    if ("release" in reservation) {
+      release = reservation.release;
+    } else {
+      text.value = undefined;
+      release = await reservation.wait();
+      // Serialized once already, so this cannot throw.
+      text.value = JSON.stringify(text.envelope);
+    }
+    const stored = await deps.largeReplies.store(options, text.value as string, replySubject);
+    text.value = undefined;
     logger.debug({ bytes, limit, id: stored.id }, `stored the reply of ${spec.name} in ${options.stream}`);
     return { ok: true, stored, message: storedMessage(spec.name, bytes, limit, options, stored) };
   } catch (err) {
@@ -324,6 +349,8 @@ async function storeLarge(
       logger.warn({ code: "payload_too_large", bytes, limit }, message);
     else logger.error({ err, code: "payload_too_large", bytes, limit }, message);
     return { ok: false, message };
+  } finally {
+    release?.();
   }
 }
 

@@ -37,7 +37,7 @@ function varied(bytes: number): string {
   const parts: string[] = [];
   let size = 0;
   for (let i = 0; size < bytes; i++) {
-    const part = `${i.toString(36)}é☃${String.fromCharCode(97 + (i % 26))}`;
+    const part = `${i.toString(36)}é☃😀${String.fromCharCode(97 + (i % 26))}`;
     parts.push(part);
     size += Buffer.byteLength(part);
   }
@@ -251,5 +251,36 @@ describe("the large-replies stream", () => {
       remove: expect.stringMatching(/delete not permitted/i),
       left: 3,
     });
+  });
+});
+
+describe("a large reply read while a request is served", () => {
+  it("stays held against the budget until that request is answered, and its reply waits for nobody", async () => {
+    const text = varied(2 * 1024 * 1024);
+    const { server, subject, subjects, options } = await largeEndpoint(async (n) => ({ n, text }));
+    const relay = `${subjects.prefix}.relay`;
+    const seen: number[] = [];
+    // A service that asks `big` and answers with what it got, as the dispatcher answers with a
+    // connector's result: the bytes it read are held while it works on them.
+    await server.bus.serve(
+      { subject: relay, name: "relay", request: Request, largeReplies: options },
+      async (request) => {
+        const got = await server.bus.request(subject, request, Result);
+        seen.push(LARGE_REPLIES_BUDGET.inFlight);
+        return got;
+      },
+    );
+    LARGE_REPLIES_BUDGET.limit = 3 * 1024 * 1024;
+    const client = await startBus();
+    const reply = await client.bus.request(relay, { n: 3 }, Result);
+    // The client's own read is held for the rest of this turn, while it works on what it got.
+    const heldThisTurn = LARGE_REPLIES_BUDGET.inFlight;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect({
+      heldThisTurn: heldThisTurn > 2 * 1024 * 1024,
+      whole: reply.text === text,
+      heldWhileWorking: seen[0]! > 2 * 1024 * 1024,
+      heldAfter: LARGE_REPLIES_BUDGET.inFlight,
+    }).toEqual({ heldThisTurn: true, whole: true, heldWhileWorking: true, heldAfter: 0 });
   });
 });

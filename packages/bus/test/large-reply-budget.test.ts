@@ -56,4 +56,28 @@ describe("the budget for large replies in flight", () => {
     held();
     expect(budget.inFlight).toBe(0);
   });
+
+  it("says when there is room again, for a reader that stopped reading meanwhile", async () => {
+    const budget = new LargeRepliesBudget(100);
+    const held = await budget.take(100);
+    const told: string[] = [];
+    void budget.whenRoom().then(() => told.push("room"));
+    expect(budget.hasRoom).toBe(false);
+    await Promise.resolve();
+    expect(told).toEqual([]);
+    held();
+    await Promise.resolve();
+    expect({ told, hasRoom: budget.hasRoom }).toEqual({ told: ["room"], hasRoom: true });
+  });
+
+  it("takes at once only what fits with nobody waiting; a reply taking a held one's place is never made to wait", async () => {
+    const budget = new LargeRepliesBudget(100);
+    const first = budget.tryTake(70);
+    expect(budget.tryTake(40)).toBeUndefined();
+    const forced = budget.force(40);
+    expect(budget.inFlight).toBe(110);
+    first?.();
+    forced();
+    expect(budget.inFlight).toBe(0);
+  });
 });

@@ -267,6 +267,19 @@ const BusTable = z
     large_replies_in_flight_bytes: StreamBytes.optional(),
     max_reply_bytes: StreamBytes.optional(),
   })
+  .check((ctx) => {
+    // The largest result toolbus reads must fit in the budget, or every such result is refused.
+    const inFlight = ctx.value.large_replies_in_flight_bytes ?? DEFAULT_BUS_CONFIG.largeRepliesInFlightBytes;
+    const maxReply = ctx.value.max_reply_bytes ?? DEFAULT_BUS_CONFIG.maxReplyBytes;
+    if (inFlight < maxReply) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        path: ["large_replies_in_flight_bytes"],
+        message: `must be at least max_reply_bytes (${maxReply}): a result as large as toolbus reads must fit in it`,
+      });
+    }
+  })
   .transform((t): BusConfig => {
     const limits = (ageSec: number | undefined, bytes: number | undefined, defaults: StreamLimits) => ({
       maxAgeMs: ageSec === undefined ? defaults.maxAgeMs : secondsToMs(ageSec),

@@ -115,10 +115,11 @@ export function requestBodyTooLarge(limitBytes: number): string {
 
 /**
  * The default of `[bus] large_replies_in_flight_bytes`: the bytes of large replies one process
- * stores or reads at once. Four 16 MiB results; the all-in-one, which holds the catalog's, the
- * dispatcher's and the gateway's share, stays under 600 MiB with eight 15 MiB results at once.
+ * stores or reads at once (and a served request holds those it read until it has answered).
+ * Twice the default `max_reply_bytes`: one result of the largest size at a time, or several
+ * smaller ones, the rest waiting their turn.
  */
-export const DEFAULT_LARGE_REPLIES_IN_FLIGHT_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_LARGE_REPLIES_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
 
 /**
  * A call's outcome over what its call ledger keeps in one record, whose reply was not stored

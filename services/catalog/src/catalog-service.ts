@@ -12,6 +12,7 @@ import {
   ensureKv,
   ensureLargeRepliesStream,
   followCancellations,
+  LARGE_REPLIES_BUDGET,
   largeReplyOptions,
   setLargeRepliesInFlightBytes,
 } from "@toolbus/bus";
@@ -146,6 +147,12 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   // Until provisioning creates it (largeRepliesStreamConfig), the services that store replies do.
   await ensureLargeRepliesStream(bus, largeReplies);
   setLargeRepliesInFlightBytes(config.bus.largeRepliesInFlightBytes);
+  // A stdio server's large result waits in its pipe while this process has no room for it.
+  const readPressure = {
+    largeFrom: () => bus.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD,
+    hasRoom: () => LARGE_REPLIES_BUDGET.hasRoom,
+    whenRoom: () => LARGE_REPLIES_BUDGET.whenRoom(),
+  };
 
   const baseOf = (server: McpServerConfig) => ({
     server: server.name,
@@ -197,6 +204,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         origin: base.origin,
         maxTools: MAX_TOOLS,
         maxMessageBytes,
+        readPressure,
         policy,
         ...(server.enabledTools ? { enabledTools: server.enabledTools } : {}),
         ...(server.disabledTools ? { disabledTools: server.disabledTools } : {}),

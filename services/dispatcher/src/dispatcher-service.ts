@@ -15,6 +15,7 @@ import {
   type Logger,
   largeReplyOptions,
   type RunningService,
+  StoredReplyAnswer,
   secondsSince,
   setLargeRepliesInFlightBytes,
 } from "@toolbus/bus";
@@ -149,15 +150,20 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
       name: "dispatch-call",
       request: ToolCallRequestSchema,
       spanName: "toolbus.dispatch.call",
-      // A raw result larger than one NATS message reaches the caller through the object store.
+      // A raw result larger than one NATS message reaches the caller through the large-replies stream.
       largeReplies,
     },
     (request, ctx) => {
       const parsed = parseToolArguments(request.arguments);
       const identity = callIdentity(request.tool, parsed, request.arguments);
       const reused = () => reusedCallIdReply(request, catalog.revision);
+      // A reply stored for being larger than one message is remembered as where it was stored,
+      // not as itself: a repeat is answered with the stored reply, and 15 MiB go from memory.
+      void ctx.sent.then(({ stored }) => {
+        if (stored) deduper.remember(request.callId, identity, new StoredReplyAnswer(stored));
+      });
       // This replica's memory first (no round trip), then the cluster's ledger.
-      return deduper.run(
+      return deduper.run<ToolCallReply | StoredReplyAnswer>(
         request.callId,
         identity,
         () =>

@@ -5,7 +5,9 @@
  * unread. Over streamable HTTP a POST's response is cut off at the cap. Either way the call it
  * answers gets an error response with OVERSIZED_MESSAGE_CODE and the connection stays up.
  * The server messages on a request's response stream are marked as related to that request
- * (core/related-request.ts), which the SDK's transport does not say.
+ * (core/related-request.ts), which the SDK's transport does not say. Over stdio, a message
+ * larger than `largeFrom` stops the reading while the process has no room for large replies
+ * (`ReadPressure`): the rest waits in the server's pipe, not in this process's memory.
  */
 import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { deserializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
@@ -19,6 +21,16 @@ export interface MessageCap {
   maxMessageBytes: number;
   /** An oversized message that answered none of our requests was dropped. */
   dropped(info: { size: number; head: string }): void;
+  /** When reading a large message should wait (stdio only). */
+  pressure?: ReadPressure;
+}
+
+/** The process's room for large replies, as a reader of a server's output sees it. */
+export interface ReadPressure {
+  /** A message past this many bytes is large (NATS max_payload: it will travel as a large reply). */
+  largeFrom(): number;
+  hasRoom(): boolean;
+  whenRoom(): Promise<void>;
 }
 
 /** The SDK's ReadBuffer interface, which StdioClientTransport drives. */
@@ -33,11 +45,23 @@ class FramedReadBuffer implements ReadBufferLike {
   private readonly queue: JSONRPCMessage[] = [];
   private readonly decoder = new TextDecoder();
 
-  constructor(private readonly cap: MessageCap) {
+  constructor(
+    private readonly cap: MessageCap,
+    /** Stops the reading until the promise resolves. */
+    private readonly pauseUntil: (resume: Promise<void>) => void = () => undefined,
+  ) {
     this.framer = new LineFramer(cap.maxMessageBytes);
   }
 
   append(chunk: Buffer): void {
+    this.frame(chunk);
+    const { pressure } = this.cap;
+    if (pressure && this.framer.pendingBytes > pressure.largeFrom() && !pressure.hasRoom()) {
+      this.pauseUntil(pressure.whenRoom());
+    }
+  }
+
+  private frame(chunk: Buffer): void {
     for (const frame of this.framer.push(chunk)) {
       if (frame.kind === "message") {
         this.queue.push(deserializeMessage(this.decoder.decode(frame.bytes)));
@@ -67,7 +91,14 @@ class FramedReadBuffer implements ReadBufferLike {
 export class BoundedStdioClientTransport extends StdioClientTransport {
   constructor(params: StdioServerParameters, cap: MessageCap) {
     super(params);
-    (this as unknown as { _readBuffer: ReadBufferLike })._readBuffer = new FramedReadBuffer(cap);
+    const pauseUntil = (resume: Promise<void>) => {
+      const output = (this as unknown as { _process?: { stdout?: NodeJS.ReadableStream | null } })._process
+        ?.stdout;
+      if (!output || output.isPaused()) return;
+      output.pause();
+      void resume.then(() => output.resume());
+    };
+    (this as unknown as { _readBuffer: ReadBufferLike })._readBuffer = new FramedReadBuffer(cap, pauseUntil);
   }
 }
 

@@ -26,7 +26,12 @@ import { oversizedFor } from "../../core/mcp-errors.js";
 import { type Page, paginate } from "../../core/pagination.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
 import type { McpSession, PagedMethod } from "../../ports.js";
-import { BoundedStdioClientTransport, boundedFetch, type MessageCap } from "./bounded-transports.js";
+import {
+  BoundedStdioClientTransport,
+  boundedFetch,
+  type MessageCap,
+  type ReadPressure,
+} from "./bounded-transports.js";
 import { CallRouter, type ServerRequestRelay } from "./call-router.js";
 
 export type ConnectSpec =
@@ -51,6 +56,8 @@ export interface McpConnectionEvents {
 export interface McpConnectionOptions {
   /** The most one message from the server may hold (`[bus] max_reply_bytes`, at least max_payload). */
   maxMessageBytes: number;
+  /** When reading a large message from a stdio server should wait. */
+  pressure?: ReadPressure;
   /** The deployment's approval policy, which answers some server elicitations itself. */
   policy?: PolicySettings;
 }
@@ -108,6 +115,7 @@ export class McpConnection implements McpSession {
     this.cap = {
       maxMessageBytes: options.maxMessageBytes,
       dropped: (info) => this.events.dropped?.(info),
+      ...(options.pressure ? { pressure: options.pressure } : {}),
     };
     this.router = new CallRouter((info) => this.events.unrelated?.(info));
     this.policy = options.policy ?? {};

@@ -20,7 +20,7 @@ import {
   type StoredMsg,
 } from "@nats-io/jetstream";
 import { type Msg, type NatsConnection, nuid } from "@nats-io/transport-node";
-import { createSubjects, type Subjects } from "@toolbus/protocol";
+import type { Subjects } from "@toolbus/protocol";
 import type { Logger } from "pino";
 import {
   chunkBytes,
@@ -29,6 +29,7 @@ import {
   parseStoredReply,
   recipientOf,
   type StoredReply,
+  subjectsOf,
 } from "./core/large-reply.js";
 import { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
 import type { EnsureStreamConfig } from "./jetstream.js";
@@ -75,7 +76,7 @@ export function largeReplyOptions(
 export function largeRepliesStreamConfig(options: LargeReplyOptions, replicas = 1): EnsureStreamConfig {
   return {
     name: options.stream,
-    subjects: [`${options.prefix}.large.>`],
+    subjects: [...subjectsOf(options.prefix).streams.largeReplies.subjects],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
     // No message ids are used; the window only has to fit under the max age.
@@ -183,7 +184,8 @@ export class LargeReplies {
         `it is addressed to ${reply.recipient}, and this identity reads the replies addressed to ${mine}`,
       );
     }
-    const stream = streamOf(reply.prefix);
+    // The reader's own names for the prefix, not the header's say-so.
+    const stream = subjectsOf(reply.prefix).streams.largeReplies.name;
     const release = await this.#budget.take(reply.bytes);
     try {
       this.#direct ??= jetstreamManager(this.#nc(), { checkAPI: false });
@@ -265,17 +267,6 @@ function joined(a: Uint8Array, b: Uint8Array): Uint8Array {
   out.set(a, 0);
   out.set(b, a.length);
   return out;
-}
-
-const streams = new Map<string, string>();
-/** The large-replies stream of a prefix (the reader's own names, not the header's say-so). */
-function streamOf(prefix: string): string {
-  let stream = streams.get(prefix);
-  if (stream === undefined) {
-    stream = createSubjects(prefix).streams.largeReplies.name;
-    streams.set(prefix, stream);
-  }
-  return stream;
 }
 
 /**

@@ -13,7 +13,13 @@ import type { z } from "zod";
 import { AttributeCache } from "./core/attribute-cache.js";
 import { decodeRequest } from "./core/decode-request.js";
 import { failureOf } from "./core/failure.js";
-import { formatStoredReply, LARGE_REPLY_HEADER, recipientOf, type StoredReply } from "./core/large-reply.js";
+import {
+  formatStoredReply,
+  LARGE_REPLY_HEADER,
+  recipientOf,
+  type StoredReply,
+  storedReplySubject,
+} from "./core/large-reply.js";
 import type { LargeReplies, LargeReplyOptions } from "./large-replies.js";
 import { LARGE_REPLY_HOLDS, LargeRepliesBudgetError, LargeReplyHold } from "./large-reply-budget.js";
 import type { BusInstruments } from "./metrics.js";
@@ -301,7 +307,7 @@ function storedMessage(
     limit,
     stored: {
       stream: options.stream,
-      subject: `${stored.prefix}.large.${stored.recipient}.${stored.id}`,
+      subject: storedReplySubject(stored),
       ttlSec: Math.round(options.ttlMs / 1000),
       header: LARGE_REPLY_HEADER,
     },

@@ -98,6 +98,14 @@ function jetStreamName(prefix: string, suffix: string): string {
   return `${prefix.toUpperCase().replaceAll("-", "_")}_${suffix}`;
 }
 
+/** A recipient or id of a stored large reply: one subject token of plain characters. */
+function checkedLargeReplyToken(token: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(token)) {
+    throw new Error(`Invalid large-reply subject token ${JSON.stringify(token)}: use 1 to 64 of A-Za-z0-9_-`);
+  }
+  return token;
+}
+
 export interface StreamNames {
   readonly name: string;
   readonly subjects: readonly string[];
@@ -165,6 +173,11 @@ export interface Subjects {
    * `<prefix>.large.<recipient role>.<id>.<index>` and read by direct get by the caller the reply
    * header names them to; its max age removes them.
    */
+  /**
+   * `<prefix>.large.<recipient>.<id>`: one stored large reply, whose chunks are its subjects
+   * `.0`, `.1`, …; `recipient` is a role, or `_` for a reply subject that is no role's inbox.
+   */
+  largeReply(recipient: string, id: string): string;
   readonly streams: {
     readonly events: StreamNames;
     readonly memory: StreamNames;
@@ -215,6 +228,8 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
       `${p}.calls.${subjectToken(callId)}.${checkedRelayKind(kind)}`,
     callRelayAll: (callId: string) => `${p}.calls.${subjectToken(callId)}.*`,
     callRelayEvery: (kind: CallRelayKind) => `${p}.calls.*.${checkedRelayKind(kind)}`,
+    largeReply: (recipient: string, id: string) =>
+      `${p}.large.${checkedLargeReplyToken(recipient)}.${checkedLargeReplyToken(id)}`,
     kv: Object.freeze({
       catalog: `${p}_catalog`,
       approvalGrants: `${p}_approval_grants`,

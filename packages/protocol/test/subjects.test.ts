@@ -131,6 +131,17 @@ describe("the default prefix", () => {
   });
 });
 
+describe("largeReply", () => {
+  it("names a stored reply under its recipient, and refuses a token that would be a wildcard or several", () => {
+    const s = createSubjects("tenant-a");
+    expect(s.largeReply("gateway", "AbC123")).toBe("tenant-a.large.gateway.AbC123");
+    expect(s.largeReply("_", "AbC123")).toBe("tenant-a.large._.AbC123");
+    for (const bad of ["*", ">", "a.b", ""]) {
+      expect(() => s.largeReply(bad, "id")).toThrow(/^Invalid large-reply subject token/);
+    }
+  });
+});
+
 describe("SUBJECTS", () => {
   it("lists exactly the subjects createSubjects produces, both ways", () => {
     expect(new Set(SUBJECTS.map((row) => fill(row.subject)))).toStrictEqual(

@@ -9,7 +9,7 @@
  * carries the header `Toolbus-Large-Reply: <prefix>.large.<recipient>.<id>; chunks=…; bytes=…;
  * sha256=…`, which says everything the reader checks.
  */
-import { inboxPrefix, ROLES } from "@toolbus/protocol";
+import { createSubjects, inboxPrefix, ROLES, type Subjects } from "@toolbus/protocol";
 
 /** The header of a small reply that stands for a stored one. */
 export const LARGE_REPLY_HEADER = "Toolbus-Large-Reply";
@@ -39,9 +39,25 @@ export function recipientOf(replySubject: string, prefix: string): string {
   return ANY_RECIPIENT;
 }
 
+const subjectsByPrefix = new Map<string, Subjects>();
+/** The names of a prefix, built once: a reply is cut in many chunks. */
+export function subjectsOf(prefix: string): Subjects {
+  let subjects = subjectsByPrefix.get(prefix);
+  if (subjects === undefined) {
+    subjects = createSubjects(prefix);
+    subjectsByPrefix.set(prefix, subjects);
+  }
+  return subjects;
+}
+
+/** `<prefix>.large.<recipient>.<id>`: where the reply's chunks are. */
+export function storedReplySubject(reply: Pick<StoredReply, "prefix" | "recipient" | "id">): string {
+  return subjectsOf(reply.prefix).largeReply(reply.recipient, reply.id);
+}
+
 /** The subject of one chunk: `<prefix>.large.<recipient>.<id>.<index>`. */
 export function chunkSubject(reply: Pick<StoredReply, "prefix" | "recipient" | "id">, index: number): string {
-  return `${reply.prefix}.large.${reply.recipient}.${reply.id}.${index}`;
+  return `${storedReplySubject(reply)}.${index}`;
 }
 
 /** Room kept below max_payload in each chunk for its headers and JetStream's own. */
@@ -60,8 +76,7 @@ export function chunkCount(bytes: number, chunk: number): number {
 
 /** The header's value. */
 export function formatStoredReply(reply: StoredReply): string {
-  const base = `${reply.prefix}.large.${reply.recipient}.${reply.id}`;
-  return `${base}; chunks=${reply.chunks}; bytes=${reply.bytes}; sha256=${reply.sha256}`;
+  return `${storedReplySubject(reply)}; chunks=${reply.chunks}; bytes=${reply.bytes}; sha256=${reply.sha256}`;
 }
 
 const HEADER_PATTERN =

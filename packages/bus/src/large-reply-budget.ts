@@ -147,6 +147,7 @@ export class LargeRepliesBudget {
 /** The large replies a request being served has read: held until it is answered. */
 export class LargeReplyHold {
   #bytes = 0;
+  #answered = false;
   readonly #releases: Array<() => void> = [];
 
   get bytes(): number {
@@ -154,11 +155,19 @@ export class LargeReplyHold {
   }
 
   add(bytes: number, release: () => void): void {
+    // Read after the request was answered (work it left running, a late second send): nothing
+    // holds it any more, and bytes kept here would be lost to the budget for good.
+    if (this.#answered) {
+      setImmediate(release);
+      return;
+    }
     this.#bytes += bytes;
     this.#releases.push(release);
   }
 
+  /** The request was answered: gives back what it held, and whatever it reads later at once. */
   release(): void {
+    this.#answered = true;
     for (const release of this.#releases.splice(0)) release();
     this.#bytes = 0;
   }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { LargeRepliesBudget, LargeRepliesBudgetError } from "../src/large-reply-budget.js";
+import { LargeRepliesBudget, LargeRepliesBudgetError, LargeReplyHold } from "../src/large-reply-budget.js";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -79,5 +79,16 @@ describe("the budget for large replies in flight", () => {
     first?.();
     forced();
     expect(budget.inFlight).toBe(0);
+  });
+
+  it("is not lost to a read that comes after its request was answered", async () => {
+    const budget = new LargeRepliesBudget(100);
+    const hold = new LargeReplyHold();
+    hold.add(40, await budget.take(40));
+    hold.release();
+    // Work the handler left running reads one more large reply afterwards.
+    hold.add(30, await budget.take(30));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect({ inFlight: budget.inFlight, held: hold.bytes }).toEqual({ inFlight: 0, held: 0 });
   });
 });

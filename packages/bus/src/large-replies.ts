@@ -46,7 +46,7 @@ import type { LateReply } from "./reply-inbox.js";
 export interface LargeReplyOptions {
   /** The subject prefix: chunks go to `<prefix>.large.<recipient>.<id>.<index>`. */
   prefix: string;
-  /** The stream (`Subjects.streams.largeReplies.name`). */
+  /** The stream (`Subjects.streams.large.name`). */
   stream: string;
   /** How long a stored reply waits for its caller; the stream's max age. */
   ttlMs: number;
@@ -61,7 +61,7 @@ export function largeReplyOptions(
 ): LargeReplyOptions {
   return {
     prefix: subjects.prefix,
-    stream: subjects.streams.largeReplies.name,
+    stream: subjects.streams.large.name,
     ttlMs: limits.maxAgeMs,
     maxBytes: limits.maxBytes,
   };
@@ -76,7 +76,7 @@ export function largeReplyOptions(
 export function largeRepliesStreamConfig(options: LargeReplyOptions, replicas = 1): EnsureStreamConfig {
   return {
     name: options.stream,
-    subjects: [...subjectsOf(options.prefix).streams.largeReplies.subjects],
+    subjects: [...subjectsOf(options.prefix).streams.large.subjects],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
     // No message ids are used; the window only has to fit under the max age.
@@ -185,7 +185,7 @@ export class LargeReplies {
       );
     }
     // The reader's own names for the prefix, not the header's say-so.
-    const stream = subjectsOf(reply.prefix).streams.largeReplies.name;
+    const stream = subjectsOf(reply.prefix).streams.large.name;
     const release = await this.#budget.take(reply.bytes);
     try {
       this.#direct ??= jetstreamManager(this.#nc(), { checkAPI: false });

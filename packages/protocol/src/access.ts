@@ -132,7 +132,7 @@ export const STREAMS: readonly StreamSpec[] = Object.freeze([
 ]);
 
 /**
- * The large-replies stream (`Subjects.streams.largeReplies`): a reply larger than one NATS
+ * The large-replies stream (`Subjects.streams.large`): a reply larger than one NATS
  * message is stored there in chunks addressed to the role it answers,
  * `<prefix>.large.<role>.<id>.<index>`. Writers publish chunks (a JetStream publish: its PubAck
  * comes on the writer's inbox); readers get the chunks addressed to their own role by direct get
@@ -249,7 +249,7 @@ export function permissionsFor(role: Role, subjects: Subjects): Permissions {
     }
   }
   {
-    const { name: stream } = subjects.streams.largeReplies;
+    const { name: stream } = subjects.streams.large;
     if (LARGE_REPLIES.creators.includes(role)) grantStreamAdmin(stream);
     if (LARGE_REPLIES.writers.includes(role)) publish.add(`${prefix}.large.*.>`);
     if (LARGE_REPLIES.readers.includes(role)) {

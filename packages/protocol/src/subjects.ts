@@ -168,7 +168,7 @@ export interface Subjects {
    */
   readonly kv: { readonly catalog: string; readonly approvalGrants: string; readonly callHistory: string };
   /**
-   * JetStream streams. `largeReplies` (`<PREFIX>_LARGE`, subjects `<prefix>.large.>`): replies
+   * JetStream streams. `large` (`<PREFIX>_LARGE`, subjects `<prefix>.large.>`): replies
    * larger than one NATS message, stored in chunks by the service that answers under
    * `<prefix>.large.<recipient role>.<id>.<index>` and read by direct get by the caller the reply
    * header names them to; its max age removes them.
@@ -181,7 +181,7 @@ export interface Subjects {
   readonly streams: {
     readonly events: StreamNames;
     readonly memory: StreamNames;
-    readonly largeReplies: StreamNames;
+    readonly large: StreamNames;
   };
 }
 
@@ -241,7 +241,7 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
         name: jetStreamName(p, "MEMORY"),
         subjects: Object.freeze([`${p}.memory.message`]),
       }),
-      largeReplies: Object.freeze({
+      large: Object.freeze({
         name: jetStreamName(p, "LARGE"),
         subjects: Object.freeze([`${p}.large.>`]),
       }),

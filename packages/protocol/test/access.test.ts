@@ -138,7 +138,7 @@ describe("permissionsFor", () => {
   });
 
   it("lets the catalog and the dispatcher store large replies, each reader read only its own, and nobody remove one", () => {
-    const stream = subjects.streams.largeReplies.name;
+    const stream = subjects.streams.large.name;
     const admin = ["CREATE", "INFO", "UPDATE"].map((op) => `$JS.API.STREAM.${op}.${stream}`);
     const readOwn = (role: string) => `$JS.API.DIRECT.GET.${stream}.toolbus.large.${role}.>`;
     expect({

@@ -83,7 +83,7 @@ describe("README.md", () => {
       { name: "`kv.callHistory`", kind: "KV bucket", default: code(s.kv.callHistory) },
       { name: "`streams.events`", kind: "stream", default: code(s.streams.events.name) },
       { name: "`streams.memory`", kind: "stream", default: code(s.streams.memory.name) },
-      { name: "`streams.largeReplies`", kind: "stream", default: code(s.streams.largeReplies.name) },
+      { name: "`streams.large`", kind: "stream", default: code(s.streams.large.name) },
     ]);
   });
 

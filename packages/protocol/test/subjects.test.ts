@@ -121,7 +121,7 @@ describe("the default prefix", () => {
     expect(s.streams).toStrictEqual({
       events: { name: "TOOLBUS_EVENTS", subjects: ["toolbus.events.>"] },
       memory: { name: "TOOLBUS_MEMORY", subjects: ["toolbus.memory.message"] },
-      largeReplies: { name: "TOOLBUS_LARGE", subjects: ["toolbus.large.>"] },
+      large: { name: "TOOLBUS_LARGE", subjects: ["toolbus.large.>"] },
     });
     expect(s.kv).toStrictEqual({
       catalog: "toolbus_catalog",
@@ -179,7 +179,7 @@ describe("another prefix", () => {
       tenant.kv.callHistory,
       tenant.streams.events.name,
       tenant.streams.memory.name,
-      tenant.streams.largeReplies.name,
+      tenant.streams.large.name,
     ];
     expect(all.filter((name) => name.toLowerCase().startsWith("toolbus"))).toStrictEqual([]);
     expect({ call: tenant.dispatchCall, kv: tenant.kv, streams: tenant.streams }).toStrictEqual({
@@ -192,7 +192,7 @@ describe("another prefix", () => {
       streams: {
         events: { name: "TENANT_A_EVENTS", subjects: ["tenant-a.events.>"] },
         memory: { name: "TENANT_A_MEMORY", subjects: ["tenant-a.memory.message"] },
-        largeReplies: { name: "TENANT_A_LARGE", subjects: ["tenant-a.large.>"] },
+        large: { name: "TENANT_A_LARGE", subjects: ["tenant-a.large.>"] },
       },
     });
   });

@@ -66,7 +66,7 @@ describe("the [bus] limits", () => {
   it("bound the events stream, whose duplicate window covers the event retry budget, and the large-replies stream", async () => {
     const jsm = await jetstreamManager(h.nc);
     const events = (await jsm.streams.info(h.subjects.streams.events.name)).config;
-    const replies = (await jsm.streams.info(h.subjects.streams.largeReplies.name)).config;
+    const replies = (await jsm.streams.info(h.subjects.streams.large.name)).config;
     expect({
       events: { maxAge: events.max_age, maxBytes: events.max_bytes, window: events.duplicate_window },
       replies: {
@@ -139,7 +139,7 @@ describe("a result larger than max_payload", () => {
     expect({
       code: envelope.error?.code,
       names: envelope.error?.message.includes(
-        `stored in the JetStream stream ${h.subjects.streams.largeReplies.name} as ${base}.<chunk>`,
+        `stored in the JetStream stream ${h.subjects.streams.large.name} as ${base}.<chunk>`,
       ),
       // No NATS identities here: the reply subject is no role's inbox.
       recipient: stored.recipient,

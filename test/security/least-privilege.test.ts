@@ -74,7 +74,7 @@ describe("every service on its own identity, on a bus that enforces the matrix",
         "[mcp_servers.everything.tools.get-sum]",
         'approval_mode = "prompt"',
         "",
-        // A result larger than one NATS message travels through the large-replies object store.
+        // A result larger than one NATS message travels through the large-replies stream.
         "[mcp_servers.big]",
         `command = ${JSON.stringify(big.command)}`,
         `args = ${JSON.stringify(big.args)}`,

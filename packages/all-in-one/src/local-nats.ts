@@ -118,6 +118,7 @@ export async function ensureNats(options: {
         servers,
         nkeySeed: seed,
         inboxPrefix: inboxPrefix(options.prefix, identity),
+        identity: identityName(identity),
         credentialSource: "an identity generated for this run",
         // As given(): each identity's account reaches JetStream through its imports.
         ...(identity.role === "provisioner" ? {} : { jsApiPrefix: LOCAL_JS_API }),
@@ -147,6 +148,7 @@ function given(servers: string[], identitiesDir: string | undefined, prefix: str
         servers,
         nkeySeed: readSeedFile(file, `${identityName(identity)}'s NATS identity ${file}`),
         inboxPrefix: inboxPrefix(prefix, identity),
+        identity: identityName(identity),
         credentialSource: `NATS_NKEY_FILE=${file}`,
         // Each identity's account reaches JetStream through its imports; the provisioner's holds it.
         ...(identity.role === "provisioner" ? {} : { jsApiPrefix: LOCAL_JS_API }),

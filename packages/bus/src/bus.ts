@@ -23,6 +23,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { connectCoalescing } from "./coalescing-transport.js";
 import type { EventDeliveryLimits } from "./core/backoff.js";
+import { jetStreamFailureOf } from "./core/jetstream-failure.js";
 import { maskUrl } from "./core/mask-url.js";
 import { StaleSubjects } from "./core/stale-subjects.js";
 import { EventPublisher, type PublishEventOptions, storeInStream } from "./events.js";
@@ -101,10 +102,11 @@ export interface Bus {
   /** Events published and not yet acknowledged (in flight or waiting to be retried). */
   readonly pendingEvents: number;
   /**
-   * What became of a JetStream request on `subject` (unanswered: no responders or a timeout):
+   * What became of a JetStream request on `subject`: taken (no `failure`), or the error it failed
+   * with. Only failures nobody answered (no responders, a timeout: `jetStreamFailureOf`) count:
    * one subject unanswered again and again renews the connection (see `StaleSubjects`).
    */
-  jetStreamAnswered(subject: string, answered: boolean): void;
+  jetStreamOutcome(subject: string, failure?: unknown): void;
   /**
    * Resolves when every event published so far has been acked or given up on (while JetStream
    * is down, at most the retry budget after the last publish).
@@ -150,6 +152,7 @@ export async function connectBus(options: ConnectBusOptions): Promise<Bus> {
     access.inboxPrefix,
     access.jetStreamReplicas ?? 1,
     access.jsApiPrefix ?? JS_API,
+    access.identity,
     options.events,
   );
 }
@@ -334,6 +337,8 @@ class NatsBus implements Bus {
     inboxPrefix: string | undefined,
     replicas: number,
     jsApiPrefix: string,
+    /** This identity's name (`NatsAccess.identity`); default the service's. */
+    identity: string | undefined,
     events: Partial<EventDeliveryLimits> = {},
   ) {
     this.nc = nc;
@@ -342,10 +347,12 @@ class NatsBus implements Bus {
     this.service = Object.freeze({ ...service });
     this.logger = logger;
     this.#largeReplies = new LargeReplies(
+      () => this.jsm(),
       () => this.js(),
       () => this.nc.info?.max_payload ?? 1024 * 1024,
+      identity ?? service.name,
     );
-    this.#inbox = new ReplyInbox(nc, inboxPrefix, lateReplyHandler(logger, this.#largeReplies));
+    this.#inbox = new ReplyInbox(nc, inboxPrefix, lateReplyHandler(logger));
     this.#events = new EventPublisher(storeInStream(this.#inbox), logger, { limits: events });
   }
 
@@ -353,11 +360,13 @@ class NatsBus implements Bus {
     return `${this.service.name}.${this.#instanceId}`;
   }
 
-  jetStreamAnswered(subject: string, answered: boolean): void {
-    if (answered) {
+  jetStreamOutcome(subject: string, failure?: unknown): void {
+    if (failure === undefined) {
       this.#staleSubjects.succeeded(subject, Date.now());
       return;
     }
+    // Refused for what it is (too large, not permitted): a new connection would be refused alike.
+    if (jetStreamFailureOf(failure) !== "unanswered") return;
     if (!this.#staleSubjects.failed(subject, Date.now()) || this.nc.isClosed()) return;
     this.logger.warn(
       { subject, server: this.nc.getServer() },

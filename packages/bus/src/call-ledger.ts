@@ -12,7 +12,7 @@
 import { createHash } from "node:crypto";
 import type { KV, KvEntry } from "@nats-io/kv";
 import { NoRespondersError } from "@nats-io/transport-node";
-import { WireError } from "@toolbus/protocol";
+import { callOutcomeTooLarge, WireError } from "@toolbus/protocol";
 import type { z } from "zod";
 import type { Bus } from "./bus.js";
 import {
@@ -20,12 +20,17 @@ import {
   type DoneRecord,
   type Finding,
   findingOf,
+  outcomeOf,
   parseCallRecord,
 } from "./core/call-record.js";
+import { isTransient, jetStreamFailureOf } from "./core/jetstream-failure.js";
+import type { StoredReply } from "./core/large-reply.js";
 import type { RequestOptions } from "./request.js";
 
 /** JetStream's "wrong last sequence": a `create` found the key, an `update` lost the race. */
 const WRONG_LAST_SEQUENCE = 10071;
+/** Room below max_payload a record leaves for its KV subject and headers. */
+const RECORD_HEADROOM_BYTES = 1024;
 
 /** A call id as a KV key: ids of plain characters as they are, any other as `=` + its SHA-256. */
 export function callKey(callId: string): string {
@@ -50,15 +55,21 @@ export async function instanceAlive(
   }
 }
 
+/** What a finished call answers: its outcome, the large reply it was sent as, or a refusal. */
+export type Answered<T> =
+  | { kind: "done"; outcome: T }
+  | { kind: "stored"; reply: StoredReply }
+  | { kind: "too_large"; message: string };
+
 export type Claim<T> =
   | { kind: "claimed" }
   | { kind: "reused" }
-  | { kind: "done"; outcome: T }
+  | Answered<T>
   | { kind: "running"; owner: string };
 
 /** What waiting for another instance's run came to. */
 export type WaitOutcome<T> =
-  | { kind: "done"; outcome: T }
+  | Answered<T>
   | { kind: "reused" }
   /** Its owner died; this instance now owns the record and must run the call. */
   | { kind: "taken_over" }
@@ -70,7 +81,8 @@ export type WaitOutcome<T> =
 export interface CallLedgerPort<T> {
   claim(callId: string, identity: string): Promise<Claim<T>>;
   await(callId: string, identity: string, timeoutMs: number, signal?: AbortSignal): Promise<WaitOutcome<T>>;
-  finish(callId: string, identity: string, outcome: T): Promise<void>;
+  /** `stored`: where the reply carrying `outcome` was stored (`HandlerContext.sent`), if it was. */
+  finish(callId: string, identity: string, outcome: T, stored?: StoredReply): Promise<void>;
   release(callId: string): Promise<void>;
 }
 
@@ -132,17 +144,17 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     const record: CallRecord<T> = { state: "running", identity, owner: this.#bus.instance };
     try {
       await this.#kv.create(key, JSON.stringify(record));
-      this.#answered(key, true);
+      this.#answered(key);
       this.#running.add(key);
       return { kind: "claimed" };
     } catch (error) {
       if (!isWrongLastSequence(error)) {
-        this.#answered(key, false);
+        this.#answered(key, error);
         // The create may have been stored though its answer was lost: drop it if it was.
         this.#dropStaleClaim(key);
         throw error;
       }
-      this.#answered(key, true);
+      this.#answered(key);
     }
     const entry = await this.#get(key);
     const finding = findingOf(recordOf<T>(entry), identity);
@@ -164,21 +176,46 @@ export class CallLedger<T> implements CallLedgerPort<T> {
 
   /**
    * Records the outcome of a call this instance claimed: tried until JetStream takes it (a node
-   * lost, a leader being elected), answering a repeat of the call from memory meanwhile.
+   * lost, a leader being elected), answering a repeat of the call from memory meanwhile. An
+   * outcome too large for one record is recorded as the stored reply that carried it, or as a
+   * `payload_too_large` refusal when its reply was not stored.
    */
-  async finish(callId: string, identity: string, outcome: T): Promise<void> {
+  async finish(callId: string, identity: string, outcome: T, stored?: StoredReply): Promise<void> {
     const key = this.#key(callId);
-    const record: DoneRecord<T> = { state: "done", identity, owner: this.#bus.instance, outcome };
+    const { record, text } = this.#doneRecord(identity, outcome, stored);
     this.#unrecorded.set(key, record);
     try {
       await this.#untilStored(key, async () => {
-        await this.#kv.put(key, JSON.stringify(record));
-        this.#answered(key, true);
+        await this.#kv.put(key, text);
+        this.#answered(key);
       });
     } finally {
       this.#unrecorded.delete(key);
       this.#running.delete(key);
     }
+  }
+
+  /** The done record of an outcome, and its text: one that fits in a KV message. */
+  #doneRecord(identity: string, outcome: T, stored?: StoredReply): { record: DoneRecord<T>; text: string } {
+    const owner = this.#bus.instance;
+    if (stored) {
+      // Its reply was larger than one message, and so is a record holding it: not even tried.
+      const record: DoneRecord<T> = { state: "done", identity, owner, stored };
+      return { record, text: JSON.stringify(record) };
+    }
+    const full: DoneRecord<T> = { state: "done", identity, owner, outcome };
+    const text = JSON.stringify(full);
+    const limit = this.#bus.nc.info?.max_payload ?? 1024 * 1024;
+    const bytes = Buffer.byteLength(text);
+    // Room for the KV subject and headers; a put over max_payload fails the same way every time.
+    if (bytes <= limit - RECORD_HEADROOM_BYTES) return { record: full, text };
+    const record: DoneRecord<T> = {
+      state: "done",
+      identity,
+      owner,
+      tooLarge: { message: callOutcomeTooLarge({ bytes, limit }) },
+    };
+    return { record, text: JSON.stringify(record) };
   }
 
   /**
@@ -200,7 +237,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
       try {
         await this.#kv.delete(key, { previousSeq: entry.revision });
         // Only a write tells that JetStream takes this key's writes (a read goes elsewhere).
-        this.#answered(key, true);
+        this.#answered(key);
       } catch (error) {
         // Changed since it was read: claimed again, so no longer this instance's to drop.
         if (!isWrongLastSequence(error)) throw error;
@@ -209,10 +246,10 @@ export class CallLedger<T> implements CallLedgerPort<T> {
   }
 
   /** An outcome this instance holds but JetStream does not have yet, as the record would say it. */
-  #remembered(key: string, identity: string): { kind: "done"; outcome: T } | { kind: "reused" } | undefined {
+  #remembered(key: string, identity: string): Answered<T> | { kind: "reused" } | undefined {
     const record = this.#unrecorded.get(key);
     if (!record) return undefined;
-    return record.identity === identity ? { kind: "done", outcome: record.outcome } : { kind: "reused" };
+    return record.identity === identity ? outcomeOf(record) : { kind: "reused" };
   }
 
   #isStale(key: string, owner: string): boolean {
@@ -249,7 +286,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
     try {
       return await this.#kv.get(key);
     } catch (error) {
-      this.#answered(key, false);
+      this.#answered(key, error);
       throw error;
     }
   }
@@ -258,19 +295,26 @@ export class CallLedger<T> implements CallLedgerPort<T> {
   async #update(key: string, value: string, revision: number): Promise<void> {
     try {
       await this.#kv.update(key, value, revision);
-      this.#answered(key, true);
+      this.#answered(key);
     } catch (error) {
-      this.#answered(key, isWrongLastSequence(error));
+      this.#answered(key, isWrongLastSequence(error) ? undefined : error);
       throw error;
     }
   }
 
-  /** Tells the bus whether JetStream answered a write of the key (it renews a connection refused again and again). */
-  #answered(key: string, answered: boolean): void {
-    this.#bus.jetStreamAnswered(key, answered);
+  /**
+   * Tells the bus what became of a request on the key: taken, or the error it failed with (a
+   * key nobody answers again and again renews the connection).
+   */
+  #answered(key: string, failure?: unknown): void {
+    this.#bus.jetStreamOutcome(key, failure);
   }
 
-  /** Runs `write` of `key` until it succeeds, backing off, for at most `recordForMs`; then throws its error. */
+  /**
+   * Runs `write` of `key` until it succeeds, backing off, for at most `recordForMs`; then throws
+   * its error. A failure that will recur (too large, not permitted, refused by JetStream for what
+   * it is) is thrown at once: only one that may pass (unanswered, JetStream unavailable) is retried.
+   */
   async #untilStored(key: string, write: () => Promise<unknown>): Promise<void> {
     const deadline = Date.now() + (this.#options.recordForMs ?? 5 * 60_000);
     for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 5_000)) {
@@ -279,7 +323,8 @@ export class CallLedger<T> implements CallLedgerPort<T> {
         return;
       } catch (error) {
         if (isWrongLastSequence(error)) throw error;
-        this.#answered(key, false);
+        this.#answered(key, error);
+        if (!isTransient(jetStreamFailureOf(error))) throw error;
         if (Date.now() + delayMs > deadline || this.#bus.nc.isClosed()) throw error;
       }
       await new Promise((resolve) => setTimeout(resolve, delayMs));
@@ -312,7 +357,7 @@ export class CallLedger<T> implements CallLedgerPort<T> {
       }
       const record = recordOf<T>(entry);
       const finding = findingOf(record, identity);
-      if (finding.kind === "done" || finding.kind === "reused") return finding;
+      if (finding.kind !== "absent" && finding.kind !== "running") return finding;
       if (finding.kind === "absent") {
         // Expired or released: whoever claims it now runs it.
         const claim = await this.claim(callId, identity).catch(() => undefined);
@@ -423,9 +468,14 @@ export async function watchedRequest<S extends z.ZodType>(
   const maxSends = options.maxSends ?? 5;
   const deadline = Date.now() + options.timeoutMs;
   const sends: Array<Promise<z.output<S>>> = [];
+  // A reply came: the answer is not lost, however long reading a large one it names takes.
+  let replied = false;
+  const onReply = () => {
+    replied = true;
+  };
   const send = () => {
     const remaining = Math.max(1, deadline - Date.now());
-    sends.push(bus.request(subject, body, schema, { ...options, timeoutMs: remaining }));
+    sends.push(bus.request(subject, body, schema, { ...options, timeoutMs: remaining, onReply }));
   };
   send();
   let absentChecks = 0;
@@ -452,7 +502,7 @@ export async function watchedRequest<S extends z.ZodType>(
       while (!settled && Date.now() < deadline && sends.length < maxSends) {
         // Unreferenced: a settled call leaves no timer holding the process open.
         await new Promise((r) => setTimeout(r, checkEveryMs).unref());
-        if (settled) return;
+        if (settled || replied) return;
         const state = await options.record.read().catch(() => undefined);
         if (state === undefined) continue;
         let again = false;

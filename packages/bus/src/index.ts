@@ -10,6 +10,7 @@ export {
 } from "./bus.js";
 export { followCancellations, publishCancellation } from "./call-cancellations.js";
 export {
+  type Answered,
   CallLedger,
   type CallLedgerOptions,
   type CallLedgerPort,
@@ -31,6 +32,13 @@ export {
   type TrackedCall,
 } from "./core/call-cancellations.js";
 export type { CallRecord, Finding } from "./core/call-record.js";
+export {
+  LARGE_REPLY_HEADER,
+  parseStoredReply,
+  READER_HEADER,
+  readerOf,
+  type StoredReply,
+} from "./core/large-reply.js";
 export { maskUrl } from "./core/mask-url.js";
 export {
   DURATION_BUCKETS_S,
@@ -41,7 +49,13 @@ export { renderAuthConf } from "./core/nats-auth-conf.js";
 export { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
 export type { EventLossReason, PublishEventOptions } from "./events.js";
 export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
-export { type LargeReplyOptions, largeReplyOptions, REPLY_OBJECT_HEADER } from "./large-replies.js";
+export { type LargeReplyOptions, largeReplyOptions } from "./large-replies.js";
+export {
+  LARGE_REPLIES_BUDGET,
+  LargeRepliesBudget,
+  LargeRepliesBudgetError,
+  setLargeRepliesInFlightBytes,
+} from "./large-reply-budget.js";
 export { ensurePrivateDir, projectStateDir, writePrivateFile } from "./local-state.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
 export {
@@ -98,7 +112,13 @@ export {
   verifyAssets,
 } from "./provision.js";
 export { DEFAULT_REQUEST_TIMEOUT_MS, isOverMaxPayload, type RequestOptions } from "./request.js";
-export type { EndpointSpec, Handler, HandlerContext } from "./serve.js";
+export {
+  type EndpointSpec,
+  type Handler,
+  type HandlerContext,
+  type SentReply,
+  StoredReplyAnswer,
+} from "./serve.js";
 export {
   configOrExit,
   LOG_LEVELS,

@@ -56,6 +56,8 @@ export interface NatsAccess {
   inboxPrefix?: string;
   /** Where the credentials came from, for messages (`NATS_NKEY_FILE=/run/secrets/…`); never the secret. */
   credentialSource?: string;
+  /** The identity's name (`dispatcher`, `connector-github`): what its account may read large replies under. */
+  identity?: string;
   /** Replicas of every stream and KV bucket the provisioner creates (`TOOLBUS_JS_REPLICAS`); default 1. */
   jetStreamReplicas?: number;
   /**
@@ -284,7 +286,11 @@ export function natsAccessFromEnv(
     if (error instanceof ConfigError) problems.push(...error.problems);
     else throw error;
   }
-  const access: NatsAccess = { servers, inboxPrefix: inboxPrefix(identity.prefix, who) };
+  const access: NatsAccess = {
+    servers,
+    inboxPrefix: inboxPrefix(identity.prefix, who),
+    identity: identityName(who),
+  };
   // A connector's seed is its own file beside the catalog's (NATS_NKEY_FILE), or in NATS_NKEY_DIR.
   const nkeyFile = who.role === "connector" ? connectorSeedFile(env, who) : env.NATS_NKEY_FILE || undefined;
   if (nkeyFile !== undefined) {

@@ -19,7 +19,9 @@ import {
   WireError,
 } from "@toolbus/protocol";
 import type { z } from "zod";
-import { type LargeReplies, REPLY_OBJECT_HEADER } from "./large-replies.js";
+import { LARGE_REPLY_HEADER, READER_HEADER } from "./core/large-reply.js";
+import type { LargeReplies } from "./large-replies.js";
+import { LargeRepliesBudgetError } from "./large-reply-budget.js";
 import type { ReplyInbox } from "./reply-inbox.js";
 import { injectTraceContext } from "./tracing.js";
 
@@ -30,6 +32,8 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Extra headers; the trace context is added to them. */
   headers?: MsgHdrs;
+  /** Told when the reply arrived, before a large one it names is read (see `watchedRequest`). */
+  onReply?: () => void;
 }
 
 export async function requestReply<S extends z.ZodType>(
@@ -38,10 +42,12 @@ export async function requestReply<S extends z.ZodType>(
   body: unknown,
   resultSchema: S,
   options: RequestOptions = {},
-  largeReplies?: Pick<LargeReplies, "take">,
+  largeReplies?: Pick<LargeReplies, "read" | "reader">,
 ): Promise<z.output<S>> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const headers = injectTraceContext(options.headers);
+  // A reply too large for one message is stored for the reader this names: this identity.
+  if (largeReplies) headers.set(READER_HEADER, largeReplies.reader);
   const payload = JSON.stringify(body);
   let reply: Msg;
   try {
@@ -52,19 +58,24 @@ export async function requestReply<S extends z.ZodType>(
       limit: inbox.maxPayload,
     }));
   }
-  let text = reply.string();
-  // A reply too large for one message waits in the object store: read it in its place.
-  const stored = largeReplies ? reply.headers?.get(REPLY_OBJECT_HEADER) : undefined;
+  options.onReply?.();
+  // A reply too large for one message waits in the large-replies stream: read it in its place.
+  const stored = largeReplies ? reply.headers?.get(LARGE_REPLY_HEADER) : undefined;
+  let text: string;
   if (stored && largeReplies) {
     try {
-      text = await largeReplies.take(stored);
+      text = await largeReplies.read(stored);
     } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      const code = err instanceof LargeRepliesBudgetError ? "payload_too_large" : "transport_error";
       throw new WireError(
-        "transport_error",
-        `the reply on ${subject} was too large for one NATS message and was stored as ${stored}, but it could not be read: ${err instanceof Error ? err.message : String(err)}`,
+        code,
+        `the reply on ${subject} was too large for one NATS message and was stored (${stored.slice(0, stored.indexOf(";"))}), but it could not be read: ${why}`,
         { cause: err, retryable: false },
       );
     }
+  } else {
+    text = reply.string();
   }
   let json: unknown;
   try {

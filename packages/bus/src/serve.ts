@@ -13,7 +13,15 @@ import type { z } from "zod";
 import { AttributeCache } from "./core/attribute-cache.js";
 import { decodeRequest } from "./core/decode-request.js";
 import { failureOf } from "./core/failure.js";
-import { type LargeReplies, type LargeReplyOptions, REPLY_OBJECT_HEADER } from "./large-replies.js";
+import {
+  formatStoredReply,
+  LARGE_REPLY_HEADER,
+  readerOf,
+  type StoredReply,
+  storedReplySubject,
+} from "./core/large-reply.js";
+import type { LargeReplies, LargeReplyOptions } from "./large-replies.js";
+import { LARGE_REPLY_HOLDS, LargeRepliesBudgetError, LargeReplyHold } from "./large-reply-budget.js";
 import type { BusInstruments } from "./metrics.js";
 import type { Outcome } from "./micro-service.js";
 import { permissionViolation, unauthorized } from "./request.js";
@@ -38,6 +46,20 @@ export interface EndpointSpec<S extends z.ZodType = z.ZodType> {
   largeReplies?: LargeReplyOptions;
 }
 
+/** What became of a request's reply, once it was sent (`HandlerContext.sent`). */
+export interface SentReply {
+  /** Where it was stored, when it was too large for one message. */
+  stored?: StoredReply;
+}
+
+/**
+ * A handler's answer that is a reply stored before (`StoredReply`, e.g. from a call ledger):
+ * sent again as the small reply that names it, for the same recipient role to read.
+ */
+export class StoredReplyAnswer {
+  constructor(readonly reply: StoredReply) {}
+}
+
 export interface HandlerContext {
   /** A child of the service logger with `{subject, callId?}`. */
   logger: Logger;
@@ -48,6 +70,11 @@ export interface HandlerContext {
   signal: AbortSignal;
   subject: string;
   callId?: string;
+  /**
+   * Resolves once the reply was sent (or could not be), saying where it was stored when it was
+   * too large for one message: a call ledger records that instead of the reply itself.
+   */
+  sent: Promise<SentReply>;
 }
 
 export type Handler<Req, Res> = (request: Req, ctx: HandlerContext) => Promise<Res>;
@@ -60,7 +87,7 @@ export interface EndpointDeps {
   /** `toolbus.bus.requests` and `toolbus.bus.request.duration` (no-ops when nothing is exported). */
   metrics: BusInstruments;
   /** Stores replies of endpoints with `largeReplies`. */
-  largeReplies?: Pick<LargeReplies, "store">;
+  largeReplies?: Pick<LargeReplies, "reserve" | "store">;
 }
 
 /**
@@ -100,7 +127,21 @@ export function endpointCallback<S extends z.ZodType, Res>(
           subject: msg.subject,
           ...(decoded.callId === undefined ? {} : { callId: decoded.callId }),
         });
-        const reply = (envelope: Envelope<unknown>) => respond(msg, envelope, deps, spec, logger, span);
+        let sent: (reply: SentReply) => void = () => undefined;
+        const sentPromise = new Promise<SentReply>((resolve) => {
+          sent = resolve;
+        });
+        // Large replies the handler reads are held against the budget until it has answered.
+        const hold = new LargeReplyHold();
+        const reply = async (envelope: Envelope<unknown> | StoredReplyAnswer) => {
+          const outcome =
+            envelope instanceof StoredReplyAnswer
+              ? await respondStored(msg, envelope.reply, deps, spec, logger)
+              : await respond(msg, envelope, deps, spec, logger, span, hold);
+          hold.release();
+          sent(outcome.sent);
+          return outcome.replacedBy;
+        };
         if (!decoded.ok) {
           span.setAttribute("toolbus.error.code", "bad_request");
           logger.info({ code: "bad_request" }, `rejected request: ${decoded.message}`);
@@ -115,9 +156,13 @@ export function endpointCallback<S extends z.ZodType, Res>(
             signal: deps.signal,
             subject: msg.subject,
             ...(decoded.callId === undefined ? {} : { callId: decoded.callId }),
+            sent: sentPromise,
           };
-          const result = await handler(decoded.value, ctx);
-          record(started, (await reply(okEnvelope(result))) ?? "ok");
+          const result: unknown = await LARGE_REPLY_HOLDS.run(hold, () => handler(decoded.value, ctx));
+          record(
+            started,
+            (await reply(result instanceof StoredReplyAnswer ? result : okEnvelope(result))) ?? "ok",
+          );
           logger.debug({ durationMs: elapsed(started) }, `answered ${spec.name}`);
           return {};
         } catch (err) {
@@ -155,9 +200,15 @@ export function endpointCallback<S extends z.ZodType, Res>(
     );
 }
 
+/** What `respond` did: the error code sent instead of the envelope, if any, and where it was stored. */
+interface Responded {
+  replacedBy?: string;
+  sent: SentReply;
+}
+
 /**
- * Sends the envelope; answers the error code sent instead when it could not be sent as it was.
- * One larger than max_payload goes to the object store when the endpoint has one.
+ * Sends the envelope; says which error code was sent instead when it could not be sent as it
+ * was. One larger than max_payload goes to the large-replies stream when the endpoint has one.
  */
 async function respond(
   msg: Msg,
@@ -166,11 +217,13 @@ async function respond(
   spec: EndpointSpec,
   logger: Logger,
   span: Span,
-): Promise<string | undefined> {
-  if (!msg.reply) return undefined;
+  hold: LargeReplyHold,
+): Promise<Responded> {
+  if (!msg.reply) return { sent: {} };
   let replacedBy: string | undefined;
   let payload: string;
   let headers: MsgHdrs | undefined;
+  let stored: StoredReply | undefined;
   try {
     payload = JSON.stringify(envelope);
   } catch (err) {
@@ -183,33 +236,96 @@ async function respond(
   const bytes = Buffer.byteLength(payload);
   const limit = deps.maxPayload();
   if (bytes > limit) {
-    const stored = await storeLarge(payload, bytes, limit, deps, spec, logger);
-    if (stored.ok) {
+    // Handed over, not kept here: a reply that waits for room lets go of its text meanwhile.
+    const text: LargeText = { value: payload, envelope };
+    payload = "";
+    const outcome = await storeLarge(text, readerOf(msg.headers), bytes, limit, deps, spec, logger, hold);
+    if (outcome.ok) {
+      stored = outcome.stored;
       span.setAttribute("toolbus.reply.stored_bytes", bytes);
       headers = natsHeaders();
-      headers.set(REPLY_OBJECT_HEADER, stored.reference);
+      headers.set(LARGE_REPLY_HEADER, formatStoredReply(stored));
     } else {
       replacedBy = "payload_too_large";
     }
-    payload = JSON.stringify(errorEnvelope("payload_too_large", stored.message));
+    payload = JSON.stringify(errorEnvelope("payload_too_large", outcome.message));
   }
+  send(msg, payload, headers, spec, logger);
+  return { ...(replacedBy === undefined ? {} : { replacedBy }), sent: stored ? { stored } : {} };
+}
+
+/** A large reply's text, dropped while it waits for room and made again from its envelope. */
+interface LargeText {
+  value: string | undefined;
+  envelope: Envelope<unknown>;
+}
+
+/** Sends a reply stored before (a call ledger's) as the small reply that names it. */
+async function respondStored(
+  msg: Msg,
+  stored: StoredReply,
+  deps: EndpointDeps,
+  spec: EndpointSpec,
+  logger: Logger,
+): Promise<Responded> {
+  if (!msg.reply) return { sent: {} };
+  const recipient = spec.largeReplies ? readerOf(msg.headers) : undefined;
+  if (!spec.largeReplies || recipient !== stored.recipient) {
+    const message =
+      `the reply to this call (${stored.bytes} bytes) was stored for ${stored.recipient}` +
+      (recipient === undefined ? "" : `, and this request came from ${recipient}`) +
+      "; ask again as that identity, or call again with a new callId";
+    logger.info({ code: "payload_too_large" }, message);
+    send(msg, JSON.stringify(errorEnvelope("payload_too_large", message)), undefined, spec, logger);
+    return { replacedBy: "payload_too_large", sent: {} };
+  }
+  const headers = natsHeaders();
+  headers.set(LARGE_REPLY_HEADER, formatStoredReply(stored));
+  const message = storedMessage(spec.name, stored.bytes, deps.maxPayload(), spec.largeReplies, stored);
+  send(msg, JSON.stringify(errorEnvelope("payload_too_large", message)), headers, spec, logger);
+  return { sent: { stored } };
+}
+
+function send(msg: Msg, payload: string, headers: MsgHdrs | undefined, spec: EndpointSpec, logger: Logger) {
   try {
     msg.respond(payload, headers ? { headers } : undefined);
   } catch (err) {
     logger.error({ err }, `could not send the reply of ${spec.name}; the caller will time out`);
   }
-  return replacedBy;
+}
+
+function storedMessage(
+  endpoint: string,
+  bytes: number,
+  limit: number,
+  options: LargeReplyOptions,
+  stored: StoredReply,
+): string {
+  return busReplyTooLarge({
+    endpoint,
+    bytes,
+    limit,
+    stored: {
+      stream: options.stream,
+      subject: storedReplySubject(stored),
+      ttlSec: Math.round(options.ttlMs / 1000),
+      header: LARGE_REPLY_HEADER,
+    },
+  });
 }
 
 /** Stores an oversized reply for its caller; says why not (logged) when it cannot. */
 async function storeLarge(
-  payload: string,
+  text: LargeText,
+  /** Who reads it: the reader the request names. */
+  recipient: string,
   bytes: number,
   limit: number,
   deps: EndpointDeps,
   spec: EndpointSpec,
   logger: Logger,
-): Promise<{ ok: true; reference: string; message: string } | { ok: false; message: string }> {
+  hold: LargeReplyHold,
+): Promise<{ ok: true; stored: StoredReply; message: string } | { ok: false; message: string }> {
   const facts = { endpoint: spec.name, bytes, limit };
   if (!spec.largeReplies || !deps.largeReplies) {
     const message = busReplyTooLarge(facts);
@@ -217,23 +333,41 @@ async function storeLarge(
     return { ok: false, message };
   }
   const options = spec.largeReplies;
+  let release: (() => void) | undefined;
   try {
-    const reference = await deps.largeReplies.store(options, payload);
-    logger.debug({ bytes, limit, reference }, `stored the reply of ${spec.name} in the object store`);
-    return {
-      ok: true,
-      reference,
-      message: busReplyTooLarge({
-        ...facts,
-        stored: { reference, ttlSec: Math.round(options.ttlMs / 1000), header: REPLY_OBJECT_HEADER },
-      }),
-    };
+    const reservation = deps.largeReplies.reserve(bytes, hold);
+    if ("release" in reservation) {
+      release = reservation.release;
+    } else {
+      text.value = undefined;
+      release = await reservation.wait();
+      // Serialized once already, so this cannot throw.
+      text.value = JSON.stringify(text.envelope);
+    }
+    const stored = await deps.largeReplies.store(options, text.value as string, recipient);
+    text.value = undefined;
+    logger.debug({ bytes, limit, id: stored.id }, `stored the reply of ${spec.name} in ${options.stream}`);
+    return { ok: true, stored, message: storedMessage(spec.name, bytes, limit, options, stored) };
   } catch (err) {
-    const failure = err instanceof Error ? err.message : String(err);
-    const message = busReplyTooLarge({ ...facts, stored: { bucket: options.bucket, failure } });
-    logger.error({ err, code: "payload_too_large", bytes, limit }, message);
+    const failure = storeFailure(err, options);
+    const message = busReplyTooLarge({ ...facts, stored: { stream: options.stream, failure } });
+    // The budget's refusal is the process protecting its memory, not a fault.
+    if (err instanceof LargeRepliesBudgetError)
+      logger.warn({ code: "payload_too_large", bytes, limit }, message);
+    else logger.error({ err, code: "payload_too_large", bytes, limit }, message);
     return { ok: false, message };
+  } finally {
+    release?.();
   }
+}
+
+/** Why a reply could not be stored, with what to change when that is known. */
+function storeFailure(err: unknown, options: LargeReplyOptions): string {
+  const reason = err instanceof Error ? err.message : String(err);
+  if (/maximum bytes|insufficient resources/i.test(reason)) {
+    return `the stream is full (${reason}): it keeps [bus] large_replies_max_bytes = ${options.maxBytes} bytes of replies for [bus] large_reply_ttl_sec; raise the first, lower the second, or retry later`;
+  }
+  return reason;
 }
 
 function elapsed(started: number): number {

@@ -83,3 +83,68 @@ describe("the call ledger when JetStream falters", () => {
     expect(await ledger.read("call-4", "i")).toEqual({ kind: "done", outcome: "the reply" });
   });
 });
+
+describe("an outcome too large for one record", () => {
+  const stored = {
+    prefix: "toolbus",
+    recipient: "gateway",
+    id: "R1",
+    chunks: 16,
+    bytes: 15 * 1024 * 1024,
+    sha256: "b".repeat(64),
+  };
+
+  it("is kept as the stored reply that carried it: another replica answers a repeat with that reply", async () => {
+    const owner = await ledgerOn();
+    const other = await ledgerOn(owner.kv);
+    expect(await owner.ledger.claim("big-1", "i")).toEqual({ kind: "claimed" });
+    await owner.ledger.finish("big-1", "i", "x".repeat(2 * 1024 * 1024), stored);
+    expect(await other.ledger.claim("big-1", "i")).toEqual({ kind: "stored", reply: stored });
+  });
+
+  it("is recorded as a payload_too_large refusal when its reply was not stored, at once and without renewing the connection", async () => {
+    const owner = await ledgerOn();
+    const other = await ledgerOn(owner.kv);
+    expect(await owner.ledger.claim("big-2", "i")).toEqual({ kind: "claimed" });
+    await owner.ledger.finish("big-2", "i", "x".repeat(2 * 1024 * 1024));
+    expect(await other.ledger.claim("big-2", "i")).toEqual({
+      kind: "too_large",
+      message: expect.stringMatching(
+        /^this call's outcome \(\d+ bytes\) is more than the call ledger keeps in one record \(NATS max_payload: \d+ bytes\) and its reply was not stored/,
+      ),
+    });
+  });
+
+  it("gives up at once on a write refused for what it is, tried once, counted against no connection", async () => {
+    const { bus, kv, lines } = await (async () => {
+      const started = await startBus();
+      await started.bus.serve(
+        { subject: `${uniqueName()}.noop`, name: "noop", request: z.object({}) },
+        async () => ({}),
+      );
+      const bucket = await ensureKv(started.bus, uniqueName("ledger"), { history: 1 });
+      buckets.push(() => bucket.destroy());
+      return { ...started, kv: bucket };
+    })();
+    let puts = 0;
+    const refusing = new Proxy(kv, {
+      get(target, property, receiver) {
+        if (property === "put") {
+          return () => {
+            puts++;
+            return Promise.reject(new Error("'payload' max_payload size exceeded"));
+          };
+        }
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as KV;
+    const ledger = new CallLedger<string>({ bus, kv: refusing, onOrphan: "take over", pollMs: 20 });
+    expect(await ledger.claim("call-9", "i")).toEqual({ kind: "claimed" });
+    await expect(ledger.finish("call-9", "i", "a reply")).rejects.toThrow(/max_payload/);
+    expect({ puts, renewals: lines.filter((line) => /renewing the connection/.test(line.msg)) }).toEqual({
+      puts: 1,
+      renewals: [],
+    });
+  });
+});

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Bus } from "../src/bus.js";
 import { EventPublisher, storeInStream } from "../src/events.js";
-import { ensureKv, ensureObjectStore, ensureStream } from "../src/jetstream.js";
+import { ensureKv, ensureLargeRepliesStream, ensureStream } from "../src/jetstream.js";
 import { ReplyInbox } from "../src/reply-inbox.js";
 import { LEVEL, sleep, startBus, uniqueName } from "./support.js";
 
@@ -98,18 +98,35 @@ describe("ensureKv", () => {
   });
 });
 
-describe("ensureObjectStore", () => {
-  it("creates the store with its TTL and size, and brings them in line when they change", async () => {
+describe("ensureLargeRepliesStream", () => {
+  it("creates the stream largeRepliesStreamConfig describes, and brings its TTL and size in line when they change", async () => {
     const { bus } = await startBus();
-    const bucket = uniqueName("obj_");
+    const prefix = uniqueName("lr");
+    const stream = `${prefix.toUpperCase()}_LARGE`;
     const jsm = await bus.jsm();
-    cleanups.push(() => jsm.streams.delete(`OBJ_${bucket}`));
-    await ensureObjectStore(bus, { bucket, ttlMs: 60_000, maxBytes: 8 * 1024 * 1024 });
-    await ensureObjectStore(bus, { bucket, ttlMs: 120_000, maxBytes: 16 * 1024 * 1024 });
-    const { config } = await jsm.streams.info(`OBJ_${bucket}`);
-    expect({ maxAge: config.max_age, maxBytes: config.max_bytes }).toEqual({
+    cleanups.push(() => jsm.streams.delete(stream));
+    const options = { prefix, stream, ttlMs: 60_000, maxBytes: 8 * 1024 * 1024 };
+    await ensureLargeRepliesStream(bus, options);
+    await ensureLargeRepliesStream(bus, { ...options, ttlMs: 120_000, maxBytes: 16 * 1024 * 1024 });
+    const { config } = await jsm.streams.info(stream);
+    expect({
+      subjects: config.subjects,
+      storage: config.storage,
+      maxAge: config.max_age,
+      maxBytes: config.max_bytes,
+      discard: config.discard,
+      allowDirect: config.allow_direct,
+      denyDelete: config.deny_delete,
+      denyPurge: config.deny_purge,
+    }).toEqual({
+      subjects: [`${prefix}.large.>`],
+      storage: "file",
       maxAge: 120_000 * 1_000_000,
       maxBytes: 16 * 1024 * 1024,
+      discard: "new",
+      allowDirect: true,
+      denyDelete: true,
+      denyPurge: true,
     });
   });
 });

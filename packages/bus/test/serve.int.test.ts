@@ -1,4 +1,3 @@
-import { Objm } from "@nats-io/obj";
 import { WireError } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -196,36 +195,6 @@ describe("serve and request", () => {
       message: expect.stringMatching(/^the reply of add is \d+ bytes, over the bus limit of \d+ bytes/),
       retryable: false,
     });
-  });
-});
-
-describe("a reply larger than max_payload, on an endpoint with a large-replies store", () => {
-  it("reaches bus.request whole through the object store, which keeps nothing once it is read", async () => {
-    const server = await startBus();
-    const client = await startBus();
-    const subject = `${uniqueName()}.big`;
-    const bucket = uniqueName("large_");
-    const padding = "x".repeat(3 * 1024 * 1024);
-    await server.bus.serve(
-      {
-        subject,
-        name: "big",
-        request: AddRequest,
-        largeReplies: { bucket, ttlMs: 60_000, maxBytes: 64 * 1024 * 1024 },
-      },
-      async ({ a, b }) => ({ sum: a + b, padding }),
-    );
-    try {
-      const reply = await client.bus.request(
-        subject,
-        { a: 2, b: 3 },
-        AddResult.extend({ padding: z.string() }),
-      );
-      const store = await new Objm(client.bus.nc).open(bucket);
-      expect({ reply, left: (await store.list()).length }).toEqual({ reply: { sum: 5, padding }, left: 0 });
-    } finally {
-      await (await client.bus.jsm()).streams.delete(`OBJ_${bucket}`).catch(() => undefined);
-    }
   });
 });
 

@@ -146,6 +146,7 @@ function cliNatsAccess(
       inboxPrefix: inboxPrefix(prefix, "cli"),
       credentialSource: file,
       jsApiPrefix: LOCAL_JS_API,
+      identity: "cli",
     };
   } catch (error) {
     if (error instanceof ConfigError) throw new Error(error.problems.join("; "));

@@ -1,5 +1,5 @@
 /** The toolbus.toml tables besides `[mcp_servers]`: `[gateway]`, `[catalog]`, `[approvals]`, `[memory]`, `[bus]`, with every default. */
-import { DEFAULT_NAME_LIMIT, MIN_NAME_LIMIT } from "@toolbus/protocol";
+import { DEFAULT_LARGE_REPLIES_IN_FLIGHT_BYTES, DEFAULT_NAME_LIMIT, MIN_NAME_LIMIT } from "@toolbus/protocol";
 import { z } from "zod";
 import { secondsToMs } from "./mcp-server.js";
 import { RunAs, Sandbox } from "./toml-server.js";
@@ -122,8 +122,13 @@ export interface BusConfig {
   events: StreamLimits;
   /** TOOLBUS_MEMORY: assistant messages waiting to be counted; an outage longer than maxAge loses them. */
   memory: StreamLimits;
-  /** The object store holding replies larger than one NATS message until their caller has read them. */
+  /** The stream holding replies larger than one NATS message until their caller has read them. */
   largeReplies: StreamLimits;
+  /**
+   * The bytes of large replies one process stores or reads at once; one that does not fit waits
+   * its turn for a while, then is refused `payload_too_large`.
+   */
+  largeRepliesInFlightBytes: number;
   /**
    * The largest reply toolbus carries (a tool's result, read from its MCP server): one larger
    * than NATS max_payload travels through the large-replies store; a larger one is refused.
@@ -137,6 +142,7 @@ export const DEFAULT_BUS_CONFIG: Readonly<BusConfig> = Object.freeze({
   events: Object.freeze({ maxAgeMs: 7 * DAY_MS, maxBytes: GIB }),
   memory: Object.freeze({ maxAgeMs: 7 * DAY_MS, maxBytes: GIB }),
   largeReplies: Object.freeze({ maxAgeMs: 10 * 60 * 1000, maxBytes: GIB }),
+  largeRepliesInFlightBytes: DEFAULT_LARGE_REPLIES_IN_FLIGHT_BYTES,
   maxReplyBytes: 16 * 1024 * 1024,
 });
 /** Streams that take events de-duplicate retries for 5 minutes: a shorter max age is refused by JetStream. */
@@ -288,7 +294,21 @@ const BusTable = z
     memory_max_bytes: StreamBytes.optional(),
     large_reply_ttl_sec: streamAgeSec(MIN_LARGE_REPLY_TTL_SEC).optional(),
     large_replies_max_bytes: StreamBytes.optional(),
+    large_replies_in_flight_bytes: StreamBytes.optional(),
     max_reply_bytes: StreamBytes.optional(),
+  })
+  .check((ctx) => {
+    // The largest result toolbus reads must fit in the budget, or every such result is refused.
+    const inFlight = ctx.value.large_replies_in_flight_bytes ?? DEFAULT_BUS_CONFIG.largeRepliesInFlightBytes;
+    const maxReply = ctx.value.max_reply_bytes ?? DEFAULT_BUS_CONFIG.maxReplyBytes;
+    if (inFlight < maxReply) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        path: ["large_replies_in_flight_bytes"],
+        message: `must be at least max_reply_bytes (${maxReply}): a result as large as toolbus reads must fit in it`,
+      });
+    }
   })
   .transform((t): BusConfig => {
     const limits = (ageSec: number | undefined, bytes: number | undefined, defaults: StreamLimits) => ({
@@ -299,6 +319,8 @@ const BusTable = z
       events: limits(t.events_max_age_sec, t.events_max_bytes, DEFAULT_BUS_CONFIG.events),
       memory: limits(t.memory_max_age_sec, t.memory_max_bytes, DEFAULT_BUS_CONFIG.memory),
       largeReplies: limits(t.large_reply_ttl_sec, t.large_replies_max_bytes, DEFAULT_BUS_CONFIG.largeReplies),
+      largeRepliesInFlightBytes:
+        t.large_replies_in_flight_bytes ?? DEFAULT_BUS_CONFIG.largeRepliesInFlightBytes,
       maxReplyBytes: t.max_reply_bytes ?? DEFAULT_BUS_CONFIG.maxReplyBytes,
     };
   });

@@ -34,6 +34,7 @@ const defaults: ToolbusConfig = {
     events: { maxAgeMs: 7 * DAY_MS, maxBytes: GIB },
     memory: { maxAgeMs: 7 * DAY_MS, maxBytes: GIB },
     largeReplies: { maxAgeMs: 600_000, maxBytes: GIB },
+    largeRepliesInFlightBytes: 32 * 1024 * 1024,
     maxReplyBytes: 16 * 1024 * 1024,
   },
 };
@@ -116,6 +117,7 @@ memory_max_age_sec = 3600
 memory_max_bytes = 2097152
 large_reply_ttl_sec = 60
 large_replies_max_bytes = 4194304
+large_replies_in_flight_bytes = 8388608
 max_reply_bytes = 2097152
 
 [mcp_servers.docs]
@@ -168,6 +170,7 @@ command = "docs-server"
         events: { maxAgeMs: DAY_MS, maxBytes: 10 * 1024 * 1024 },
         memory: { maxAgeMs: 3_600_000, maxBytes: 2 * 1024 * 1024 },
         largeReplies: { maxAgeMs: 60_000, maxBytes: 4 * 1024 * 1024 },
+        largeRepliesInFlightBytes: 8 * 1024 * 1024,
         maxReplyBytes: 2 * 1024 * 1024,
       },
     });
@@ -211,6 +214,11 @@ command = "docs-server"
     ["[bus]\nevents_max_age_sec = 60", "bus.events_max_age_sec", "must be at least 600 seconds"],
     ["[bus]\nmemory_max_bytes = 1000", "bus.memory_max_bytes", "must be at least 1048576 bytes (1 MiB)"],
     ["[bus]\nlarge_reply_ttl_sec = 1", "bus.large_reply_ttl_sec", "must be at least 10 seconds"],
+    [
+      "[bus]\nlarge_replies_in_flight_bytes = 8388608",
+      "bus.large_replies_in_flight_bytes",
+      "must be at least max_reply_bytes (16777216): a result as large as toolbus reads must fit in it",
+    ],
     ["[gatway]\nport = 1", "", "unknown key `gatway` (did you mean `gateway`?)"],
     ["[mcp_server.x]\ncommand = 'x'", "", "unknown key `mcp_server` (did you mean `mcp_servers`?)"],
     ["gateway = 5", "gateway", "expected a table, got 5"],

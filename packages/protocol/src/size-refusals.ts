@@ -70,25 +70,61 @@ export function busRequestTooLarge(facts: { subject: string; bytes: number; limi
 
 /**
  * A served endpoint's reply over one NATS message: refused (`stored` absent), stored in the
- * large-replies object store for its caller, or refused because storing it failed.
+ * large-replies stream for its caller, or refused because storing it failed.
  */
 export function busReplyTooLarge(facts: {
   endpoint: string;
   bytes: number;
   limit: number;
-  stored?: { reference: string; ttlSec: number; header: string } | { bucket: string; failure: string };
+  stored?:
+    | { stream: string; subject: string; ttlSec: number; header: string }
+    | { stream: string; failure: string };
 }): string {
   const over = `the reply of ${facts.endpoint} is ${facts.bytes} bytes, over the bus limit of ${facts.limit} bytes (NATS max_payload)`;
   const { stored } = facts;
   if (stored === undefined)
     return `${over}; ask for less (a narrower request or a page), or ${RAISE_MAX_PAYLOAD}`;
-  if ("reference" in stored) {
-    return `${over}: it is stored in the JetStream object store as ${stored.reference} for ${stored.ttlSec} s; read it there (the ${stored.header} header names it)`;
+  if ("subject" in stored) {
+    return `${over}: it is stored in the JetStream stream ${stored.stream} as ${stored.subject}.<chunk> for ${stored.ttlSec} s; read it there (the ${stored.header} header names it)`;
   }
-  return `${over}, and storing it in the object store ${stored.bucket} failed (${stored.failure}); retry, or ask for less`;
+  return `${over}, and it could not be stored in the stream ${stored.stream}: ${stored.failure}`;
+}
+
+/**
+ * A large reply this process cannot hold now: `[bus] large_replies_in_flight_bytes` bounds the
+ * bytes of large replies being stored or read at once. `waitedMs`: how long it waited for room
+ * (absent when it is larger than the whole budget).
+ */
+export function largeRepliesBudgetExceeded(facts: {
+  bytes: number;
+  budget: number;
+  waitedMs?: number;
+}): string {
+  const budget = `this process's budget for large replies in flight ([bus] large_replies_in_flight_bytes = ${facts.budget}, ${formatBytes(facts.budget)})`;
+  const why =
+    facts.waitedMs === undefined
+      ? `is larger than ${budget}`
+      : `did not fit in ${budget} within ${Math.round(facts.waitedMs / 1000)} s, other large replies holding it`;
+  return `${facts.bytes} bytes ${why}; raise [bus] large_replies_in_flight_bytes, retry later, or ask for less`;
 }
 
 /** An HTTP request body over the server's body limit. */
 export function requestBodyTooLarge(limitBytes: number): string {
   return `the request body is over the limit of ${formatBytes(limitBytes)} for one request; send a smaller request`;
+}
+
+/**
+ * The default of `[bus] large_replies_in_flight_bytes`: the bytes of large replies one process
+ * stores or reads at once (and a served request holds those it read until it has answered).
+ * Twice the default `max_reply_bytes`: one result of the largest size at a time, or several
+ * smaller ones, the rest waiting their turn.
+ */
+export const DEFAULT_LARGE_REPLIES_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * A call's outcome over what its call ledger keeps in one record, whose reply was not stored
+ * for a retry either: the retry of its callId is told so instead of being answered.
+ */
+export function callOutcomeTooLarge(facts: { bytes: number; limit: number }): string {
+  return `this call's outcome (${facts.bytes} bytes) is more than the call ledger keeps in one record (NATS max_payload: ${facts.limit} bytes) and its reply was not stored, so only its first answer carried it; call again with a new callId to run it again`;
 }

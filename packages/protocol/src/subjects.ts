@@ -108,6 +108,14 @@ function jetStreamName(prefix: string, suffix: string): string {
   return `${prefix.toUpperCase().replaceAll("-", "_")}_${suffix}`;
 }
 
+/** A recipient or id of a stored large reply: one subject token of plain characters. */
+function checkedLargeReplyToken(token: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(token)) {
+    throw new Error(`Invalid large-reply subject token ${JSON.stringify(token)}: use 1 to 64 of A-Za-z0-9_-`);
+  }
+  return token;
+}
+
 export interface StreamNames {
   readonly name: string;
   readonly subjects: readonly string[];
@@ -178,14 +186,16 @@ export interface Subjects {
    */
   readonly kv: { readonly catalog: string; readonly approvalGrants: string; readonly callHistory: string };
   /**
-   * JetStream object stores. `largeReplies`: replies larger than one NATS message, stored by the
-   * service that answers and read (then deleted) by the caller the reply header names it to.
+   * JetStream streams. `large` (`<PREFIX>_LARGE`, subjects `<prefix>.large.>`): replies
+   * larger than one NATS message, stored in chunks by the service that answers under
+   * `<prefix>.large.<recipient role>.<id>.<index>` and read by direct get by the caller the reply
+   * header names them to; its max age removes them.
    */
-  readonly objectStores: { readonly largeReplies: string };
   /**
-   * `large`: replies larger than one NATS message, stored by the service that answers under
-   * `<prefix>.large.<reader>.<id>.<chunk>` and read by subject by the identity named there.
+   * `<prefix>.large.<recipient>.<id>`: one stored large reply, whose chunks are its subjects
+   * `.0`, `.1`, …; `recipient` is a role, or `_` for a reply subject that is no role's inbox.
    */
+  largeReply(recipient: string, id: string): string;
   readonly streams: {
     readonly events: StreamNames;
     readonly memory: StreamNames;
@@ -240,12 +250,13 @@ export function createSubjects(prefix: string = DEFAULT_PREFIX): Subjects {
     callRelayAnyServer: (callId: string, kind: CallRelayKind) =>
       `${p}.calls.${subjectToken(callId)}.*.${checkedRelayKind(kind)}`,
     callRelayEvery: (kind: CallRelayKind) => `${p}.calls.*.*.${checkedRelayKind(kind)}`,
+    largeReply: (recipient: string, id: string) =>
+      `${p}.large.${checkedLargeReplyToken(recipient)}.${checkedLargeReplyToken(id)}`,
     kv: Object.freeze({
       catalog: `${p}_catalog`,
       approvalGrants: `${p}_approval_grants`,
       callHistory: `${p}_call_history`,
     }),
-    objectStores: Object.freeze({ largeReplies: `${p}_large_replies` }),
     streams: Object.freeze({
       events: Object.freeze({ name: jetStreamName(p, "EVENTS"), subjects: Object.freeze([`${p}.events.>`]) }),
       memory: Object.freeze({

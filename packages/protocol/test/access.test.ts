@@ -97,9 +97,14 @@ describe("permissionsFor", () => {
         expect(subject).not.toBe(">");
         expect(subject).not.toMatch(/^\$JS\.API\.>$|^_INBOX\.|^\$JS\.API\.CONSUMER\.CREATE\.[^.]+$/);
         // A direct get names the key space (pitfall: a bare DIRECT.GET reads any message), but for
-        // the dispatcher's read of its own call events by sequence (checked below).
+        // the dispatcher's read of its own call events by sequence (checked below); a large reply
+        // only the replies addressed to the role itself.
         if (subject.startsWith("$JS.API.DIRECT.GET.")) {
-          expect(subject).toMatch(/\.\$(KV|O)\.|^\$JS\.API\.DIRECT\.GET\.TOOLBUS_EVENTS$/);
+          expect(subject).toMatch(
+            new RegExp(
+              `\\.\\$KV\\.|^\\$JS\\.API\\.DIRECT\\.GET\\.TOOLBUS_EVENTS$|^\\$JS\\.API\\.DIRECT\\.GET\\.TOOLBUS_LARGE\\.toolbus\\.large\\.${role}\\.>$`,
+            ),
+          );
         }
       }
       expect(subscribe.filter((s) => s.startsWith("_INBOX"))).toEqual([`${inboxPrefix("toolbus", role)}.>`]);
@@ -129,6 +134,31 @@ describe("permissionsFor", () => {
       sessionClosed: { publish: ["gateway"], subscribe: ["gateway"] },
       responses: { publish: ["gateway"], subscribe: ["gateway"] },
       parked: { publish: ["cli"], subscribe: ["memory"] },
+    });
+  });
+
+  it("lets the catalog and the dispatcher store large replies, each reader read only its own, and nobody remove one", () => {
+    const stream = subjects.streams.large.name;
+    const admin = ["CREATE", "INFO", "UPDATE"].map((op) => `$JS.API.STREAM.${op}.${stream}`);
+    const readOwn = (role: string) => `$JS.API.DIRECT.GET.${stream}.toolbus.large.${role}.>`;
+    expect({
+      store: who("publish", "toolbus.large.*.>"),
+      // Every grant that names the stream: no purge, no message delete, no read by sequence,
+      // no consumer, no direct get beyond the replies addressed to the role itself.
+      grants: Object.fromEntries(
+        ROLES.map((role) => [role, matrix.get(role)!.publish.filter((subject) => subject.includes(stream))]),
+      ),
+    }).toEqual({
+      store: ["catalog", "dispatcher"],
+      grants: {
+        catalog: admin,
+        dispatcher: [readOwn("dispatcher"), ...admin],
+        approvals: [],
+        memory: [],
+        gateway: [readOwn("gateway")],
+        cli: [readOwn("cli")],
+        agent: [readOwn("agent")],
+      },
     });
   });
 

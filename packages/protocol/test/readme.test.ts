@@ -81,13 +81,9 @@ describe("README.md", () => {
       { name: "`kv.catalog`", kind: "KV bucket", default: code(s.kv.catalog) },
       { name: "`kv.approvalGrants`", kind: "KV bucket", default: code(s.kv.approvalGrants) },
       { name: "`kv.callHistory`", kind: "KV bucket", default: code(s.kv.callHistory) },
-      {
-        name: "`objectStores.largeReplies`",
-        kind: "object store",
-        default: code(s.objectStores.largeReplies),
-      },
       { name: "`streams.events`", kind: "stream", default: code(s.streams.events.name) },
       { name: "`streams.memory`", kind: "stream", default: code(s.streams.memory.name) },
+      { name: "`streams.large`", kind: "stream", default: code(s.streams.large.name) },
     ]);
   });
 

@@ -2,8 +2,10 @@ import { describe, expect, it } from "vitest";
 import {
   busReplyTooLarge,
   busRequestTooLarge,
+  callOutcomeTooLarge,
   catalogEntryTooLarge,
   formatBytes,
+  largeRepliesBudgetExceeded,
   mcpReplyTooLarge,
   requestBodyTooLarge,
 } from "../src/size-refusals.js";
@@ -51,14 +53,22 @@ describe("the other size refusals", () => {
         endpoint: "catalog-get",
         bytes: 2000,
         limit: 1000,
-        stored: { reference: "r1", ttlSec: 600, header: "Toolbus-Reply-Object" },
+        stored: {
+          stream: "P_LARGE",
+          subject: "p.large.gateway.r1",
+          ttlSec: 600,
+          header: "Toolbus-Large-Reply",
+        },
       }),
       storeFailed: busReplyTooLarge({
         endpoint: "catalog-get",
         bytes: 2000,
         limit: 1000,
-        stored: { bucket: "b", failure: "no space" },
+        stored: { stream: "P_LARGE", failure: "no space" },
       }),
+      budget: largeRepliesBudgetExceeded({ bytes: 2000, budget: 1024 }),
+      budgetWaited: largeRepliesBudgetExceeded({ bytes: 2000, budget: 4096, waitedMs: 30_000 }),
+      outcome: callOutcomeTooLarge({ bytes: 2000, limit: 1000 }),
       body: requestBodyTooLarge(4 * 1024 * 1024),
     }).toEqual({
       entry:
@@ -70,9 +80,15 @@ describe("the other size refusals", () => {
       reply:
         "the reply of catalog-search is 2000 bytes, over the bus limit of 1000 bytes (NATS max_payload); ask for less (a narrower request or a page), or raise max_payload in the NATS server's configuration",
       stored:
-        "the reply of catalog-get is 2000 bytes, over the bus limit of 1000 bytes (NATS max_payload): it is stored in the JetStream object store as r1 for 600 s; read it there (the Toolbus-Reply-Object header names it)",
+        "the reply of catalog-get is 2000 bytes, over the bus limit of 1000 bytes (NATS max_payload): it is stored in the JetStream stream P_LARGE as p.large.gateway.r1.<chunk> for 600 s; read it there (the Toolbus-Large-Reply header names it)",
       storeFailed:
-        "the reply of catalog-get is 2000 bytes, over the bus limit of 1000 bytes (NATS max_payload), and storing it in the object store b failed (no space); retry, or ask for less",
+        "the reply of catalog-get is 2000 bytes, over the bus limit of 1000 bytes (NATS max_payload), and it could not be stored in the stream P_LARGE: no space",
+      budget:
+        "2000 bytes is larger than this process's budget for large replies in flight ([bus] large_replies_in_flight_bytes = 1024, 1 KiB); raise [bus] large_replies_in_flight_bytes, retry later, or ask for less",
+      budgetWaited:
+        "2000 bytes did not fit in this process's budget for large replies in flight ([bus] large_replies_in_flight_bytes = 4096, 4 KiB) within 30 s, other large replies holding it; raise [bus] large_replies_in_flight_bytes, retry later, or ask for less",
+      outcome:
+        "this call's outcome (2000 bytes) is more than the call ledger keeps in one record (NATS max_payload: 1000 bytes) and its reply was not stored, so only its first answer carried it; call again with a new callId to run it again",
       body: "the request body is over the limit of 4 MiB for one request; send a smaller request",
     });
   });

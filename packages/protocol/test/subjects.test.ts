@@ -116,18 +116,29 @@ describe("the default prefix", () => {
     });
   });
 
-  it("puts every events subject in the events stream and the memory subject in the memory stream", () => {
+  it("puts every events subject in the events stream, the memory subject in the memory stream, large replies in their own", () => {
     const s = createSubjects();
     expect(s.streams).toStrictEqual({
       events: { name: "TOOLBUS_EVENTS", subjects: ["toolbus.events.>"] },
       memory: { name: "TOOLBUS_MEMORY", subjects: ["toolbus.memory.message"] },
+      large: { name: "TOOLBUS_LARGE", subjects: ["toolbus.large.>"] },
     });
     expect(s.kv).toStrictEqual({
       catalog: "toolbus_catalog",
       approvalGrants: "toolbus_approval_grants",
       callHistory: "toolbus_call_history",
     });
-    expect(s.objectStores).toStrictEqual({ largeReplies: "toolbus_large_replies" });
+  });
+});
+
+describe("largeReply", () => {
+  it("names a stored reply under its recipient, and refuses a token that would be a wildcard or several", () => {
+    const s = createSubjects("tenant-a");
+    expect(s.largeReply("gateway", "AbC123")).toBe("tenant-a.large.gateway.AbC123");
+    expect(s.largeReply("_", "AbC123")).toBe("tenant-a.large._.AbC123");
+    for (const bad of ["*", ">", "a.b", ""]) {
+      expect(() => s.largeReply(bad, "id")).toThrow(/^Invalid large-reply subject token/);
+    }
   });
 });
 
@@ -166,9 +177,9 @@ describe("another prefix", () => {
       tenant.kv.catalog,
       tenant.kv.approvalGrants,
       tenant.kv.callHistory,
-      tenant.objectStores.largeReplies,
       tenant.streams.events.name,
       tenant.streams.memory.name,
+      tenant.streams.large.name,
     ];
     expect(all.filter((name) => name.toLowerCase().startsWith("toolbus"))).toStrictEqual([]);
     expect({ call: tenant.dispatchCall, kv: tenant.kv, streams: tenant.streams }).toStrictEqual({
@@ -181,6 +192,7 @@ describe("another prefix", () => {
       streams: {
         events: { name: "TENANT_A_EVENTS", subjects: ["tenant-a.events.>"] },
         memory: { name: "TENANT_A_MEMORY", subjects: ["tenant-a.memory.message"] },
+        large: { name: "TENANT_A_LARGE", subjects: ["tenant-a.large.>"] },
       },
     });
   });

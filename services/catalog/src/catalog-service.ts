@@ -11,8 +11,10 @@ import {
   CallLedger,
   EXECUTION_RECORD_TTL_MS,
   followCancellations,
+  LARGE_REPLIES_BUDGET,
   largeReplyOptions,
   projectStateDir,
+  setLargeRepliesInFlightBytes,
   verifyAssets,
 } from "@toolbus/bus";
 import {
@@ -141,8 +143,15 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
   const metrics = catalogRecorder();
   const unfollow: Array<() => void> = [];
   const connectorBuses: Bus[] = [];
-  const largeReplies = largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies);
+  const largeReplies = largeReplyOptions(subjects, config.bus.largeReplies);
+  setLargeRepliesInFlightBytes(config.bus.largeRepliesInFlightBytes);
   const maxPayload = (of: Bus) => of.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+  // A stdio server's large result waits in its pipe while this process has no room for it.
+  const readPressureOn = (of: Bus) => ({
+    largeFrom: () => maxPayload(of),
+    hasRoom: () => LARGE_REPLIES_BUDGET.hasRoom,
+    whenRoom: () => LARGE_REPLIES_BUDGET.whenRoom(),
+  });
   const storeOn = async (on: Bus) =>
     new CatalogStore({
       js: on.js(),
@@ -220,8 +229,9 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         origin: base.origin,
         maxTools: MAX_TOOLS,
         // No MCP message bigger than the largest reply the bus carries is read (one bigger than
-        // a NATS message travels through the large-replies store).
+        // a NATS message travels through the large-replies stream).
         maxMessageBytes: Math.max(maxPayload(own), config.bus.maxReplyBytes),
+        readPressure: readPressureOn(own),
         policy,
         ...(server.enabledTools ? { enabledTools: server.enabledTools } : {}),
         ...(server.disabledTools ? { disabledTools: server.disabledTools } : {}),

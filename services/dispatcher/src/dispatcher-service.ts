@@ -13,7 +13,9 @@ import {
   type Logger,
   largeReplyOptions,
   type RunningService,
+  StoredReplyAnswer,
   secondsSince,
+  setLargeRepliesInFlightBytes,
   verifyAssets,
 } from "@toolbus/bus";
 import type { ToolbusConfig } from "@toolbus/config";
@@ -83,7 +85,8 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   const jsm = await bus.jsm();
   // Nothing starts on streams the provisioner did not make, or someone changed since.
   await verifyAssets(jsm, identityOf("dispatcher"), subjects);
-  const largeReplies = largeReplyOptions(subjects.objectStores.largeReplies, config.bus.largeReplies);
+  const largeReplies = largeReplyOptions(subjects, config.bus.largeReplies);
+  setLargeRepliesInFlightBytes(config.bus.largeRepliesInFlightBytes);
   const kv = await bus.kv(subjects.kv.catalog);
   const catalog = await CatalogReplica.open({
     kv,
@@ -145,15 +148,20 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
       name: "dispatch-call",
       request: ToolCallRequestSchema,
       spanName: "toolbus.dispatch.call",
-      // A raw result larger than one NATS message reaches the caller through the object store.
+      // A raw result larger than one NATS message reaches the caller through the large-replies stream.
       largeReplies,
     },
     (request, ctx) => {
       const parsed = parseToolArguments(request.arguments);
       const identity = callIdentity(request.tool, parsed, request.arguments);
       const reused = () => reusedCallIdReply(request, catalog.revision);
+      // A reply stored for being larger than one message is remembered as where it was stored,
+      // not as itself: a repeat is answered with the stored reply, and 15 MiB go from memory.
+      void ctx.sent.then(({ stored }) => {
+        if (stored) deduper.remember(request.callId, identity, new StoredReplyAnswer(stored));
+      });
       // This replica's memory first (no round trip), then the cluster's ledger.
-      return deduper.run(
+      return deduper.run<ToolCallReply | StoredReplyAnswer>(
         request.callId,
         identity,
         () =>

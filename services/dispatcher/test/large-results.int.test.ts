@@ -1,13 +1,12 @@
 /**
  * A tool result larger than NATS max_payload (issue 16, item 4), on a nats-server of this file's
  * own with a 64 KiB max_payload: the connector's reply and the dispatcher's reply each travel
- * through the large-replies object store, so the caller gets the whole raw result, with the
- * model projection and the capped end event exactly as for a small one. A caller that does not
- * know the store gets a clear payload_too_large naming where the reply is.
+ * through the large-replies stream, so the caller gets the whole raw result, with the model
+ * projection and the capped end event exactly as for a small one. A caller that does not know
+ * the stream gets a clear payload_too_large naming where the reply is.
  */
 import { Writable } from "node:stream";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { Objm } from "@nats-io/obj";
 import { nanos } from "@nats-io/transport-node";
 import {
   type Bus,
@@ -15,7 +14,8 @@ import {
   createLogger,
   DEFAULT_EVENT_DELIVERY,
   EVENT_DUPLICATE_WINDOW_MS,
-  REPLY_OBJECT_HEADER,
+  LARGE_REPLY_HEADER,
+  parseStoredReply,
 } from "@toolbus/bus";
 import { type CallEndEvent, ToolCallReplySchema } from "@toolbus/protocol";
 import { startThrowawayNats, type ThrowawayNats } from "@toolbus/testkit";
@@ -63,16 +63,28 @@ afterAll(async () => {
 });
 
 describe("the [bus] limits", () => {
-  it("bound the events stream, whose duplicate window covers the event retry budget, and the large-replies store", async () => {
+  it("bound the events stream, whose duplicate window covers the event retry budget, and the large-replies stream", async () => {
     const jsm = await jetstreamManager(h.nc);
     const events = (await jsm.streams.info(h.subjects.streams.events.name)).config;
-    const replies = (await jsm.streams.info(`OBJ_${h.subjects.objectStores.largeReplies}`)).config;
+    const replies = (await jsm.streams.info(h.subjects.streams.large.name)).config;
     expect({
       events: { maxAge: events.max_age, maxBytes: events.max_bytes, window: events.duplicate_window },
-      replies: { maxAge: replies.max_age, maxBytes: replies.max_bytes },
+      replies: {
+        maxAge: replies.max_age,
+        maxBytes: replies.max_bytes,
+        discard: replies.discard,
+        denyDelete: replies.deny_delete,
+        denyPurge: replies.deny_purge,
+      },
     }).toEqual({
       events: { maxAge: nanos(86_400_000), maxBytes: 104_857_600, window: nanos(EVENT_DUPLICATE_WINDOW_MS) },
-      replies: { maxAge: nanos(120_000), maxBytes: 52_428_800 },
+      replies: {
+        maxAge: nanos(120_000),
+        maxBytes: 52_428_800,
+        discard: "new",
+        denyDelete: true,
+        denyPurge: true,
+      },
     });
     expect(EVENT_DUPLICATE_WINDOW_MS).toBeGreaterThanOrEqual(DEFAULT_EVENT_DELIVERY.retryBudgetMs);
   });
@@ -89,8 +101,6 @@ describe("a result larger than max_payload", () => {
     );
     const end = (await h.endedEvents(callId)).find((event) => event.phase === "end")!.body as CallEndEvent;
     const model = `${wallTimeHeader(reply.wallTimeMs)}\n${JSON.stringify({ blob: BLOB })}`;
-    const store = await new Objm(h.nc).open(h.subjects.objectStores.largeReplies);
-    const left = await store.list();
     expect({
       replyOverMaxPayload: Buffer.byteLength(JSON.stringify(reply)) > MAX_PAYLOAD,
       status: reply.status,
@@ -98,8 +108,6 @@ describe("a result larger than max_payload", () => {
       modelOutput: reply.output,
       endEventFits: Buffer.byteLength(JSON.stringify(end)) < MAX_PAYLOAD,
       endStatus: end.status,
-      // Each stored reply was deleted once read: nothing waits for its TTL.
-      objectsLeft: left.length,
     }).toEqual({
       replyOverMaxPayload: true,
       status: "completed",
@@ -114,27 +122,28 @@ describe("a result larger than max_payload", () => {
       },
       endEventFits: true,
       endStatus: "completed",
-      objectsLeft: 0,
     });
   });
 
-  it("answers a caller that does not read the store with payload_too_large naming where the reply is", async () => {
+  it("answers a caller that does not read the stream with payload_too_large naming where the reply is", async () => {
     const callId = h.callId();
     const message = await h.nc.request(
       h.subjects.dispatchCall,
       JSON.stringify({ callId, tool: "mcp__scripted__big", arguments: "" }),
       { timeout: 20_000 },
     );
-    const reference = message.headers?.get(REPLY_OBJECT_HEADER) ?? "";
+    const stored = parseStoredReply(message.headers?.get(LARGE_REPLY_HEADER) ?? "");
+    if (typeof stored === "string") throw new Error(stored);
     const envelope = message.json<{ ok: boolean; error?: { code: string; message: string } }>();
+    const base = `${h.subjects.prefix}.large.${stored.recipient}.${stored.id}`;
     expect({
       code: envelope.error?.code,
-      names: envelope.error?.message.includes(`stored in the JetStream object store as ${reference}`),
-      bucket: reference.split("/")[0],
-    }).toEqual({
-      code: "payload_too_large",
-      names: true,
-      bucket: h.subjects.objectStores.largeReplies,
-    });
+      names: envelope.error?.message.includes(
+        `stored in the JetStream stream ${h.subjects.streams.large.name} as ${base}.<chunk>`,
+      ),
+      // No NATS identities here: the reply subject is no role's inbox.
+      recipient: stored.recipient,
+      overOneMessage: stored.bytes > MAX_PAYLOAD && stored.chunks > 1,
+    }).toEqual({ code: "payload_too_large", names: true, recipient: "_", overOneMessage: true });
   });
 });

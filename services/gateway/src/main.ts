@@ -6,6 +6,7 @@ import {
   createLogger,
   exitWithStartupError,
   onShutdown,
+  setLargeRepliesInFlightBytes,
   startTelemetry,
 } from "@toolbus/bus";
 import { loadToolbusConfig, resolveGatewayTokens } from "@toolbus/config";
@@ -27,6 +28,8 @@ const { settings, config, principals } = await configOrExit(async () => {
   return { settings, config, principals: tokens.principals };
 });
 const logger = createLogger({ service: SERVICE_NAME, version: TOOLBUS_VERSION, level: settings.logLevel });
+// The gateway reads large replies (a tool's result, a catalog snapshot) within the same budget.
+setLargeRepliesInFlightBytes(config.bus.largeRepliesInFlightBytes);
 const stopTelemetry = await startTelemetry({ serviceName: `toolbus-${SERVICE_NAME}` });
 const bus = await connectServiceBus({
   env: process.env,

@@ -3,7 +3,12 @@
  * asked (a client's retry, a redelivery, a takeover after a process died): created once by the
  * instance that runs the call, then replaced by the outcome. Pure: what a record means for a
  * request that finds it.
+ *
+ * An outcome too large for one record is kept as the large reply it was sent as (`stored`: the
+ * same recipient role reads it again within the large-replies TTL), or, when that reply was not
+ * stored, as a `payload_too_large` refusal (`tooLarge`), so a retry of the callId is answered.
  */
+import { isStoredReply, type StoredReply } from "./large-reply.js";
 
 export interface RunningRecord {
   state: "running";
@@ -13,12 +18,11 @@ export interface RunningRecord {
   owner: string;
 }
 
-export interface DoneRecord<T> {
+export type DoneRecord<T> = {
   state: "done";
   identity: string;
   owner: string;
-  outcome: T;
-}
+} & ({ outcome: T } | { stored: StoredReply } | { tooLarge: { message: string } });
 
 export type CallRecord<T> = RunningRecord | DoneRecord<T>;
 
@@ -30,15 +34,30 @@ export type Finding<T> =
   | { kind: "reused" }
   /** It ran: answer its outcome. */
   | { kind: "done"; outcome: T }
+  /** It ran, and its reply is stored: answer with the stored reply. */
+  | { kind: "stored"; reply: StoredReply }
+  /** It ran, and its outcome was too large to keep: answer `payload_too_large` with `message`. */
+  | { kind: "too_large"; message: string }
   /** Someone runs it: wait for the outcome while the owner lives; take it over if it died. */
   | { kind: "running"; owner: string };
 
 export function findingOf<T>(record: CallRecord<T> | undefined, identity: string): Finding<T> {
   if (record === undefined) return { kind: "absent" };
   if (record.identity !== identity) return { kind: "reused" };
-  return record.state === "done"
-    ? { kind: "done", outcome: record.outcome }
-    : { kind: "running", owner: record.owner };
+  if (record.state === "running") return { kind: "running", owner: record.owner };
+  return outcomeOf(record);
+}
+
+/** What a done record answers. */
+export function outcomeOf<T>(
+  record: DoneRecord<T>,
+):
+  | { kind: "done"; outcome: T }
+  | { kind: "stored"; reply: StoredReply }
+  | { kind: "too_large"; message: string } {
+  if ("stored" in record) return { kind: "stored", reply: record.stored };
+  if ("tooLarge" in record) return { kind: "too_large", message: record.tooLarge.message };
+  return { kind: "done", outcome: record.outcome };
 }
 
 /** A stored value as a record, or undefined for one that is not (a foreign or damaged value). */
@@ -53,6 +72,11 @@ export function parseCallRecord<T>(text: string): CallRecord<T> | undefined {
   const record = value as { state?: unknown; identity?: unknown; owner?: unknown };
   if (typeof record.identity !== "string" || typeof record.owner !== "string") return undefined;
   if (record.state === "running") return { state: "running", identity: record.identity, owner: record.owner };
-  if (record.state === "done" && "outcome" in record) return record as unknown as DoneRecord<T>;
+  if (record.state !== "done") return undefined;
+  const done = record as Record<string, unknown>;
+  if ("outcome" in done) return record as unknown as DoneRecord<T>;
+  if (isStoredReply(done.stored)) return record as unknown as DoneRecord<T>;
+  const tooLarge = done.tooLarge as { message?: unknown } | undefined;
+  if (typeof tooLarge?.message === "string") return record as unknown as DoneRecord<T>;
   return undefined;
 }

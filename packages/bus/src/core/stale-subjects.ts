@@ -7,8 +7,11 @@
  * that goes stale is the server's, per connection; only a new connection clears it. A subject is
  * stale only once JetStream took a write of another subject after it began failing: while every
  * write fails (an election, an outage) a new connection cures nothing, and renewing then would
- * spend the renewal that is needed once the cluster is back. Pure: fed with what happened, it
- * says when to renew.
+ * spend the renewal that is needed once the cluster is back. Only requests nobody answered (no
+ * responders, a timeout: see `jetStreamFailureOf`) are fed in as failures; a request refused for
+ * what it is (too large, not permitted) fails the same way on any connection. And a subject that
+ * goes on failing after a renewal it caused is not cured by renewing: it never causes another
+ * until it has been answered. Pure: fed with what happened, it says when to renew.
  */
 
 export interface StaleSubjectLimits {
@@ -35,6 +38,8 @@ export class StaleSubjects {
   #lastRenewal = Number.NEGATIVE_INFINITY;
   /** When JetStream last took a write, of any subject. */
   #lastSuccess = Number.NEGATIVE_INFINITY;
+  /** Subjects that were failing when the connection was last renewed, and not answered since. */
+  readonly #renewedFor = new Set<string>();
 
   constructor(limits: StaleSubjectLimits = STALE_SUBJECT_LIMITS) {
     this.#limits = limits;
@@ -53,8 +58,12 @@ export class StaleSubjects {
       entry.count >= this.#limits.failures &&
       now - entry.since >= this.#limits.overMs &&
       this.#lastSuccess > entry.since;
-    if (!stale || now - this.#lastRenewal < this.#limits.renewEveryMs) return false;
+    if (!stale || this.#renewedFor.has(subject) || now - this.#lastRenewal < this.#limits.renewEveryMs) {
+      return false;
+    }
     this.#lastRenewal = now;
+    this.#renewedFor.clear();
+    for (const failing of this.#failing.keys()) this.#renewedFor.add(failing);
     this.#failing.clear();
     return true;
   }
@@ -62,6 +71,7 @@ export class StaleSubjects {
   /** A request on `subject` was answered: it is not stale, and JetStream takes writes. */
   succeeded(subject: string, now: number): void {
     this.#failing.delete(subject);
+    this.#renewedFor.delete(subject);
     this.#lastSuccess = now;
   }
 }

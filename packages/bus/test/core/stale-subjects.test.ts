@@ -57,4 +57,32 @@ describe("a subject the server keeps refusing", () => {
     stale.succeeded("other", 1_000);
     expect([stale.failed("a", 2_000), stale.failed("a", 2_100)]).toEqual([false, false]);
   });
+
+  it("is not renewed again for a subject that goes on failing after the renewal it caused", () => {
+    const stale = new StaleSubjects(limits);
+    for (const t of [100, 600, 1_000]) stale.failed("a", t);
+    stale.succeeded("other", 1_050);
+    expect(stale.failed("a", 1_100)).toBe(true);
+    // A new connection did not cure "a", while other writes go through: the same key failing the
+    // same way renews nothing more.
+    for (let t = 12_000; t < 60_000; t += 500) {
+      stale.succeeded("other", t - 1);
+      expect(stale.failed("a", t)).toBe(false);
+    }
+    // Another subject going stale still renews.
+    for (const t of [60_000, 60_500, 61_000]) stale.failed("b", t);
+    stale.succeeded("other", 61_050);
+    expect(stale.failed("b", 61_100)).toBe(true);
+  });
+
+  it("renews for a subject again once it was answered between", () => {
+    const stale = new StaleSubjects(limits);
+    for (const t of [100, 600, 1_000]) stale.failed("a", t);
+    stale.succeeded("other", 1_050);
+    expect(stale.failed("a", 1_100)).toBe(true);
+    stale.succeeded("a", 2_000);
+    for (const t of [20_000, 20_500, 21_000]) stale.failed("a", t);
+    stale.succeeded("other", 21_050);
+    expect(stale.failed("a", 21_100)).toBe(true);
+  });
 });

@@ -6,6 +6,7 @@
 import { cancelReason, maskUrl } from "@toolbus/bus";
 import type { PolicySettings } from "@toolbus/policy";
 import type { Tool } from "@toolbus/protocol";
+import type { ReadPressure } from "../adapters/mcp/bounded-transports.js";
 import type { ServerRequestRelay } from "../adapters/mcp/call-router.js";
 import { type ConnectSpec, isAuthRequired, McpConnection } from "../adapters/mcp/mcp-connection.js";
 import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
@@ -34,6 +35,8 @@ export interface ConnectorSettings {
   maxTools: number;
   /** The most one message from the server may hold (`[bus] max_reply_bytes`, at least max_payload). */
   maxMessageBytes: number;
+  /** When reading a large message from a stdio server should wait (the process's large-replies budget). */
+  readPressure?: ReadPressure;
   /** The deployment's approval policy (TOOLBUS_APPROVAL_POLICY, TOOLBUS_PERMISSION_PROFILE), for server elicitations. */
   policy?: PolicySettings;
 }
@@ -162,6 +165,7 @@ export class ServerConnector implements OwnedServer {
       },
       {
         maxMessageBytes: this.settings.maxMessageBytes,
+        ...(this.settings.readPressure ? { pressure: this.settings.readPressure } : {}),
         ...(this.settings.policy ? { policy: this.settings.policy } : {}),
       },
     );

@@ -29,6 +29,11 @@ export class LineFramer {
 
   constructor(private readonly maxBytes: number) {}
 
+  /** Bytes of the message being read, not yet ended by its newline. */
+  get pendingBytes(): number {
+    return this.size;
+  }
+
   push(chunk: Uint8Array): Frame[] {
     const frames: Frame[] = [];
     let start = 0;

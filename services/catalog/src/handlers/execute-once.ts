@@ -4,9 +4,16 @@
  * callId (the dispatcher asking again after an answer was lost, or after its own replacement
  * took the call over) gets the first outcome, or waits for it while the replica running it lives.
  * If that replica died mid-call, nobody knows whether the tool ran: the call is answered with an
- * error saying so, for good, and never run again.
+ * error saying so, for good, and never run again. A result too large for one message is recorded
+ * as the stored reply that carried it, so a repeat is answered with that same stored reply.
  */
-import type { CallLedgerPort, Claim, HandlerContext } from "@toolbus/bus";
+import {
+  type Answered,
+  type CallLedgerPort,
+  type Claim,
+  type HandlerContext,
+  StoredReplyAnswer,
+} from "@toolbus/bus";
 import {
   type ConnectorCallRequest,
   type ConnectorCallResult,
@@ -50,7 +57,10 @@ export function executeOnce(deps: {
   waitMs: (request: ConnectorCallRequest) => number;
   run(request: ConnectorCallRequest, ctx: HandlerContext): Promise<ConnectorCallResult>;
 }) {
-  return async (request: ConnectorCallRequest, ctx: HandlerContext): Promise<ConnectorCallResult> => {
+  return async (
+    request: ConnectorCallRequest,
+    ctx: HandlerContext,
+  ): Promise<ConnectorCallResult | StoredReplyAnswer> => {
     const { ledger } = deps;
     const identity = canonicalDigest({ tool: request.tool, arguments: request.arguments ?? null });
     let claim: Claim<ExecutionOutcome>;
@@ -69,13 +79,18 @@ export function executeOnce(deps: {
       case "reused":
         throw new WireError("bad_request", callIdReusedMessage(request.callId));
       case "done":
-        return answer(claim.outcome);
+      case "stored":
+      case "too_large":
+        return answer(claim);
       case "running": {
         const waited = await ledger.await(request.callId, identity, deps.waitMs(request), ctx.signal);
         switch (waited.kind) {
           case "done":
+          case "stored":
+          case "too_large":
+            return answer(waited);
           case "orphaned":
-            return answer(waited.outcome);
+            return answer({ kind: "done", outcome: waited.outcome });
           case "reused":
             throw new WireError("bad_request", callIdReusedMessage(request.callId));
           case "taken_over":
@@ -88,7 +103,7 @@ export function executeOnce(deps: {
       }
     }
 
-    async function runAndRecord(): Promise<ConnectorCallResult> {
+    async function runAndRecord(): Promise<ConnectorCallResult | StoredReplyAnswer> {
       let outcome: ExecutionOutcome;
       try {
         outcome = { result: (await deps.run(request, ctx)).result };
@@ -104,18 +119,24 @@ export function executeOnce(deps: {
           throw error;
         }
       }
-      void ledger.finish(request.callId, identity, outcome).catch((error: unknown) => {
-        ctx.logger.warn(
-          { err: error },
-          "the call's outcome was not recorded; a repeat waits for this replica",
-        );
-      });
-      return answer(outcome);
+      // Recorded once the reply is sent: a result too large for one record is kept as the stored reply.
+      void ctx.sent
+        .then(({ stored }) => ledger.finish(request.callId, identity, outcome, stored))
+        .catch((error: unknown) => {
+          ctx.logger.warn(
+            { err: error },
+            "the call's outcome was not recorded; a repeat waits for this replica",
+          );
+        });
+      return answer({ kind: "done", outcome });
     }
   };
 }
 
-function answer(outcome: ExecutionOutcome): ConnectorCallResult {
+function answer(recorded: Answered<ExecutionOutcome>): ConnectorCallResult | StoredReplyAnswer {
+  if (recorded.kind === "stored") return new StoredReplyAnswer(recorded.reply);
+  if (recorded.kind === "too_large") throw new WireError("payload_too_large", recorded.message);
+  const { outcome } = recorded;
   if ("error" in outcome) throw new WireError(outcome.error.code, outcome.error.message);
   return { result: outcome.result };
 }

@@ -21,6 +21,11 @@ export interface CallDeduperOptions {
 export interface CallDeduper {
   /** `reused`: the answer to a call id remembered for a call of another identity. */
   run<T>(callId: string, identity: string, fn: () => Promise<T>, reused: () => T): Promise<T>;
+  /**
+   * What a call that settled is answered with from now on (e.g. where its large reply was
+   * stored, instead of the reply): nothing when the id is not remembered for that call.
+   */
+  remember(callId: string, identity: string, value: unknown): void;
   /** Entries held now (in flight or remembered). */
   readonly size: number;
 }
@@ -80,6 +85,11 @@ export function createCallDeduper(options: CallDeduperOptions): CallDeduper {
       entries.set(callId, entry);
       evict();
       return promise;
+    },
+    remember(callId, identity, value) {
+      const entry = entries.get(callId);
+      if (entry?.identity !== identity || entry.settledAt === undefined) return;
+      entry.promise = Promise.resolve(value);
     },
     get size() {
       return entries.size;

@@ -4,9 +4,10 @@
  * retry on another replica, the gateway sending again after a dispatcher died — gets the first
  * call's reply, waits for it while the replica running it lives, or takes the call over when
  * that replica died (safe: its approval re-attaches by callId and the connector runs a callId
- * once). The same callId for another call is refused.
+ * once). The same callId for another call is refused. A reply too large for one message is
+ * recorded as the stored reply that carried it, and a repeat is answered with that stored reply.
  */
-import type { Claim, HandlerContext, Logger } from "@toolbus/bus";
+import { type Answered, type Claim, type HandlerContext, type Logger, StoredReplyAnswer } from "@toolbus/bus";
 import { type ToolCallReply, type ToolCallRequest, WireError } from "@toolbus/protocol";
 import type { CallLedgerPort } from "../ports.js";
 
@@ -18,7 +19,11 @@ export function callOnce(deps: {
   run(): Promise<ToolCallReply>;
   reused(): ToolCallReply;
 }) {
-  return async (request: ToolCallRequest, identity: string, ctx: HandlerContext): Promise<ToolCallReply> => {
+  return async (
+    request: ToolCallRequest,
+    identity: string,
+    ctx: HandlerContext,
+  ): Promise<ToolCallReply | StoredReplyAnswer> => {
     const { ledger } = deps;
     let claim: Claim<ToolCallReply>;
     try {
@@ -37,12 +42,17 @@ export function callOnce(deps: {
       case "reused":
         return deps.reused();
       case "done":
-        return claim.outcome;
+      case "stored":
+      case "too_large":
+        return answer(claim);
       case "running": {
         ctx.logger.info({ owner: claim.owner }, "the call runs on another dispatcher; waiting for its reply");
         const waited = await ledger.await(request.callId, identity, deps.waitMs, ctx.signal);
         switch (waited.kind) {
           case "done":
+          case "stored":
+          case "too_large":
+            return answer(waited);
           case "orphaned":
             return waited.outcome;
           case "reused":
@@ -73,14 +83,23 @@ export function callOnce(deps: {
         void ledger.release(request.callId).catch(() => undefined);
         throw error;
       }
-      // Sent with the reply, not before it: a retry that comes first waits for it.
-      void ledger.finish(request.callId, identity, reply).catch((error: unknown) => {
-        deps.logger.warn(
-          { err: error, callId: request.callId },
-          "the call's reply was not recorded in the call ledger; a retry on another replica waits for this one",
-        );
-      });
+      // Recorded once the reply is sent (a retry that comes first waits for it): a reply too large
+      // for one record is kept as the stored reply that carried it.
+      void ctx.sent
+        .then(({ stored }) => ledger.finish(request.callId, identity, reply, stored))
+        .catch((error: unknown) => {
+          deps.logger.warn(
+            { err: error, callId: request.callId },
+            "the call's reply was not recorded in the call ledger; a retry on another replica waits for this one",
+          );
+        });
       return reply;
     }
   };
+}
+
+function answer(recorded: Answered<ToolCallReply>): ToolCallReply | StoredReplyAnswer {
+  if (recorded.kind === "stored") return new StoredReplyAnswer(recorded.reply);
+  if (recorded.kind === "too_large") throw new WireError("payload_too_large", recorded.message);
+  return recorded.outcome;
 }

@@ -194,6 +194,23 @@ describe("a call id reused for another call", () => {
   });
 });
 
+describe("what a settled call is remembered as", () => {
+  it("is what it is told (where a large reply was stored), for that call only and only once it settled", async () => {
+    const time = clock();
+    const dedupe = createCallDeduper({ ttlMs: 1_000, maxEntries: 10, now: time.now });
+    const pending = deferred<string>();
+    const running = dedupe.run("c1", SAME, () => pending.promise, refuse);
+    dedupe.remember("c1", SAME, "too early");
+    pending.resolve("the reply");
+    await running;
+    dedupe.remember("c1", "another call", "not its own");
+    dedupe.remember("c1", SAME, "stored");
+    const again = counted("ran again");
+    expect(await dedupe.run("c1", SAME, again.fn, refuse)).toBe("stored");
+    expect(again.calls.count).toBe(0);
+  });
+});
+
 describe("callIdentity", () => {
   const identity = (tool: string | { namespace: string; name: string }, text: string) =>
     callIdentity(tool, parseToolArguments(text), text);

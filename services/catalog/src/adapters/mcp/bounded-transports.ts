@@ -5,7 +5,9 @@
  * unread. Over streamable HTTP a POST's response is cut off at the cap. Either way the call it
  * answers gets an error response with OVERSIZED_MESSAGE_CODE and the connection stays up.
  * The server messages on a request's response stream are marked as related to that request
- * (core/related-request.ts), which the SDK's transport does not say.
+ * (core/related-request.ts), which the SDK's transport does not say. Over stdio, a message
+ * larger than `largeFrom` stops the reading while the process has no room for large replies
+ * (`ReadPressure`): the rest waits in the server's pipe, not in this process's memory.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { PassThrough } from "node:stream";
@@ -20,6 +22,16 @@ export interface MessageCap {
   maxMessageBytes: number;
   /** An oversized message that answered none of our requests was dropped. */
   dropped(info: { size: number; head: string }): void;
+  /** When reading a large message should wait (stdio only). */
+  pressure?: ReadPressure;
+}
+
+/** The process's room for large replies, as a reader of a server's output sees it. */
+export interface ReadPressure {
+  /** A message past this many bytes is large (NATS max_payload: it will travel as a large reply). */
+  largeFrom(): number;
+  hasRoom(): boolean;
+  whenRoom(): Promise<void>;
 }
 
 /** Frames the child's stdout into messages, in linear time, within the cap. */
@@ -28,11 +40,23 @@ class FramedReadBuffer {
   private readonly queue: JSONRPCMessage[] = [];
   private readonly decoder = new TextDecoder();
 
-  constructor(private readonly cap: MessageCap) {
+  constructor(
+    private readonly cap: MessageCap,
+    /** Stops the reading until the promise resolves. */
+    private readonly pauseUntil: (resume: Promise<void>) => void = () => undefined,
+  ) {
     this.framer = new LineFramer(cap.maxMessageBytes);
   }
 
   append(chunk: Buffer): void {
+    this.frame(chunk);
+    const { pressure } = this.cap;
+    if (pressure && this.framer.pendingBytes > pressure.largeFrom() && !pressure.hasRoom()) {
+      this.pauseUntil(pressure.whenRoom());
+    }
+  }
+
+  private frame(chunk: Buffer): void {
     for (const frame of this.framer.push(chunk)) {
       if (frame.kind === "message") {
         this.queue.push(deserializeMessage(this.decoder.decode(frame.bytes)));
@@ -86,7 +110,14 @@ export class BoundedStdioClientTransport implements Transport {
     private readonly launch: StdioLaunch,
     cap: MessageCap,
   ) {
-    this.readBuffer = new FramedReadBuffer(cap);
+    // Under pressure the child's stdout is paused: the rest of a large message waits in its pipe.
+    const pauseUntil = (resume: Promise<void>) => {
+      const output = this.child?.stdout;
+      if (!output || output.isPaused()) return;
+      output.pause();
+      void resume.then(() => output.resume());
+    };
+    this.readBuffer = new FramedReadBuffer(cap, pauseUntil);
   }
 
   /** The child's stderr, available before start so no early line is lost. */

@@ -30,6 +30,7 @@ import {
   BoundedStdioClientTransport,
   boundedFetch,
   type MessageCap,
+  type ReadPressure,
   type StdioLaunch,
 } from "./bounded-transports.js";
 import { CallRouter, type ServerRequestRelay } from "./call-router.js";
@@ -56,6 +57,8 @@ export interface McpConnectionEvents {
 export interface McpConnectionOptions {
   /** The most one message from the server may hold (`[bus] max_reply_bytes`, at least max_payload). */
   maxMessageBytes: number;
+  /** When reading a large message from a stdio server should wait. */
+  pressure?: ReadPressure;
   /** The deployment's approval policy, which answers some server elicitations itself. */
   policy?: PolicySettings;
 }
@@ -113,6 +116,7 @@ export class McpConnection implements McpSession {
     this.cap = {
       maxMessageBytes: options.maxMessageBytes,
       dropped: (info) => this.events.dropped?.(info),
+      ...(options.pressure ? { pressure: options.pressure } : {}),
     };
     this.router = new CallRouter((info) => this.events.unrelated?.(info));
     this.policy = options.policy ?? {};

@@ -78,7 +78,11 @@ describe("a hostile server's big results, beside small calls", () => {
   let url: string;
 
   beforeAll(async () => {
-    identities = writeNatsIdentities({ dir: mkdtempSync(join(tmpdir(), "toolbus-ids-")), prefix: "toolbus" });
+    identities = writeNatsIdentities({
+      dir: mkdtempSync(join(tmpdir(), "toolbus-ids-")),
+      prefix: "toolbus",
+      servers: ["hostile", "calm"],
+    });
     server = await startNatsServer({ config: readFileSync(identities.authConf, "utf8") });
     schema = await withPgSchema(process.env.DATABASE_URL!, "hostile");
     hostile = await startTestServer({

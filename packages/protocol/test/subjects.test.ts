@@ -49,10 +49,10 @@ function producedSubjects(s: Subjects): string[] {
     s.connectorCall("github"),
     s.connectorCancel("github"),
     s.callCancel("call_1"),
-    s.callRelay("call_1", "progress"),
-    s.callRelay("call_1", "logging"),
-    s.callRelay("call_1", "elicitation"),
-    s.callRelay("call_1", "sampling"),
+    s.callRelay("call_1", "github", "progress"),
+    s.callRelay("call_1", "github", "logging"),
+    s.callRelay("call_1", "github", "elicitation"),
+    s.callRelay("call_1", "github", "sampling"),
   ];
 }
 
@@ -121,6 +121,7 @@ describe("the default prefix", () => {
     expect(s.streams).toStrictEqual({
       events: { name: "TOOLBUS_EVENTS", subjects: ["toolbus.events.>"] },
       memory: { name: "TOOLBUS_MEMORY", subjects: ["toolbus.memory.message"] },
+      large: { name: "TOOLBUS_LARGE", subjects: ["toolbus.large.>"] },
     });
     expect(s.kv).toStrictEqual({
       catalog: "toolbus_catalog",
@@ -169,6 +170,7 @@ describe("another prefix", () => {
       tenant.objectStores.largeReplies,
       tenant.streams.events.name,
       tenant.streams.memory.name,
+      tenant.streams.large.name,
     ];
     expect(all.filter((name) => name.toLowerCase().startsWith("toolbus"))).toStrictEqual([]);
     expect({ call: tenant.dispatchCall, kv: tenant.kv, streams: tenant.streams }).toStrictEqual({
@@ -181,6 +183,7 @@ describe("another prefix", () => {
       streams: {
         events: { name: "TENANT_A_EVENTS", subjects: ["tenant-a.events.>"] },
         memory: { name: "TENANT_A_MEMORY", subjects: ["tenant-a.memory.message"] },
+        large: { name: "TENANT_A_LARGE", subjects: ["tenant-a.large.>"] },
       },
     });
   });
@@ -231,13 +234,18 @@ describe("subjects with a server or call in them", () => {
     expect(() => s.connectorCall(server)).toThrow(message);
     expect(() => s.serverStatus(server)).toThrow(message);
     expect(() => catalogKey(server)).toThrow(message);
+    expect(() => s.callRelay("call_1", server, "progress")).toThrow(message);
+    expect(() => s.callRelayAll("call_1", server)).toThrow(message);
   });
 
   it("keep a plain call id as it is", () => {
     const s = createSubjects();
-    expect([s.callRelay("call_AbC-123", "elicitation"), s.callRelayAll("call_AbC-123")]).toStrictEqual([
-      "toolbus.calls.call_AbC-123.elicitation",
-      "toolbus.calls.call_AbC-123.*",
+    expect([
+      s.callRelay("call_AbC-123", "github", "elicitation"),
+      s.callRelayAll("call_AbC-123", "github"),
+    ]).toStrictEqual([
+      "toolbus.calls.call_AbC-123.github.elicitation",
+      "toolbus.calls.call_AbC-123.github.*",
     ]);
   });
 
@@ -284,11 +292,26 @@ describe("subjects with a server or call in them", () => {
   });
 
   it("encode a call id with a dot as base64url of its bytes", () => {
-    expect(createSubjects().callRelay("call.1", "progress")).toBe("toolbus.calls.~Y2FsbC4x.progress");
+    expect(createSubjects().callRelay("call.1", "github", "progress")).toBe(
+      "toolbus.calls.~Y2FsbC4x.github.progress",
+    );
+  });
+
+  it("name the server that relays, so a connector's identity may relay for its own server only", () => {
+    const s = createSubjects("tenant_a");
+    expect([
+      s.callRelay("c1", "github", "elicitation"),
+      s.callRelayAll("c1", "github"),
+      s.callRelayAnyServer("c1", "logging"),
+    ]).toStrictEqual([
+      "tenant_a.calls.c1.github.elicitation",
+      "tenant_a.calls.c1.github.*",
+      "tenant_a.calls.c1.*.logging",
+    ]);
   });
 
   it("refuse an unknown relay kind", () => {
-    expect(() => createSubjects().callRelay("c", "status" as "progress")).toThrow(
+    expect(() => createSubjects().callRelay("c", "github", "status" as "progress")).toThrow(
       'Unknown call relay kind "status": use one of progress, logging, elicitation, sampling',
     );
     expect(() => createSubjects().callRelayEvery("status" as "progress")).toThrow(
@@ -296,8 +319,8 @@ describe("subjects with a server or call in them", () => {
     );
   });
 
-  it("name one relay kind of every call with a one-token wildcard", () => {
-    expect(createSubjects("tenant_a").callRelayEvery("logging")).toBe("tenant_a.calls.*.logging");
+  it("name one relay kind of every call and server with one-token wildcards", () => {
+    expect(createSubjects("tenant_a").callRelayEvery("logging")).toBe("tenant_a.calls.*.*.logging");
   });
 });
 

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Bus } from "../src/bus.js";
 import { EventPublisher, storeInStream } from "../src/events.js";
-import { ensureKv, ensureObjectStore, ensureStream } from "../src/jetstream.js";
 import { ReplyInbox } from "../src/reply-inbox.js";
 import { LEVEL, sleep, startBus, uniqueName } from "./support.js";
 
@@ -18,108 +17,12 @@ function scratchStream(bus: Bus) {
   return { name, prefix };
 }
 
-describe("ensureStream", () => {
-  it("creates a stream, and calling it again (even concurrently) leaves one stream with that config", async () => {
-    const { bus } = await startBus();
-    const { name, prefix } = scratchStream(bus);
-    const jsm = await bus.jsm();
-    const config = { name, subjects: [`${prefix}.events.>`], max_msgs: 1000 };
-    const first = await ensureStream(jsm, config);
-    const again = await Promise.all([ensureStream(jsm, config), ensureStream(jsm, config)]);
-    expect(again.map((info) => info.config)).toEqual([first.config, first.config]);
-    expect({ subjects: first.config.subjects, max_msgs: first.config.max_msgs }).toEqual({
-      subjects: [`${prefix}.events.>`],
-      max_msgs: 1000,
-    });
-  });
-
-  it("updates a stream whose config changed", async () => {
-    const { bus } = await startBus();
-    const { name, prefix } = scratchStream(bus);
-    const jsm = await bus.jsm();
-    await ensureStream(jsm, { name, subjects: [`${prefix}.a`] });
-    const updated = await ensureStream(jsm, { name, subjects: [`${prefix}.a`, `${prefix}.b`], max_msgs: 10 });
-    const stored = await jsm.streams.info(name);
-    expect({ subjects: stored.config.subjects, max_msgs: stored.config.max_msgs }).toEqual({
-      subjects: [`${prefix}.a`, `${prefix}.b`],
-      max_msgs: 10,
-    });
-    expect(updated.config).toEqual(stored.config);
-  });
-
-  it("explains what to do when the change cannot be made in place", async () => {
-    const { bus } = await startBus();
-    const { name, prefix } = scratchStream(bus);
-    const jsm = await bus.jsm();
-    await ensureStream(jsm, { name, subjects: [`${prefix}.a`], storage: "file" as never });
-    await expect(
-      ensureStream(jsm, { name, subjects: [`${prefix}.a`], storage: "memory" as never }),
-    ).rejects.toThrow(
-      new RegExp(
-        `^stream ${name} exists with a config that cannot be changed to the one asked for \\(.+\\); change it back, or delete the stream \\(nats stream rm ${name}\\) if its data may go$`,
-      ),
-    );
-  });
-});
-
-describe("ensureKv", () => {
-  it("opens the same bucket when called twice or concurrently, keeping its entries", async () => {
-    const { bus } = await startBus();
-    const bucket = uniqueName("kv");
-    cleanups.push(() =>
-      bus
-        .kvm()
-        .create(bucket)
-        .then((kv) => kv.destroy()),
-    );
-    const kv = await ensureKv(bus, bucket, { history: 3 });
-    await kv.put("server.a", "1");
-    const [again] = await Promise.all([
-      ensureKv(bus, bucket, { history: 3 }),
-      ensureKv(bus, bucket, { history: 3 }),
-    ]);
-    expect((await again.get("server.a"))?.string()).toBe("1");
-    expect((await again.status()).history).toBe(3);
-  });
-
-  it("brings an existing bucket's limits in line with the options", async () => {
-    const { bus } = await startBus();
-    const bucket = uniqueName("kv");
-    cleanups.push(() =>
-      bus
-        .kvm()
-        .create(bucket)
-        .then((kv) => kv.destroy()),
-    );
-    await ensureKv(bus, bucket, { history: 1 });
-    const kv = await ensureKv(bus, bucket, { history: 5, ttl: 60_000 });
-    const status = await kv.status();
-    expect({ history: status.history, ttl: status.ttl }).toEqual({ history: 5, ttl: 60_000 });
-  });
-});
-
-describe("ensureObjectStore", () => {
-  it("creates the store with its TTL and size, and brings them in line when they change", async () => {
-    const { bus } = await startBus();
-    const bucket = uniqueName("obj_");
-    const jsm = await bus.jsm();
-    cleanups.push(() => jsm.streams.delete(`OBJ_${bucket}`));
-    await ensureObjectStore(bus, { bucket, ttlMs: 60_000, maxBytes: 8 * 1024 * 1024 });
-    await ensureObjectStore(bus, { bucket, ttlMs: 120_000, maxBytes: 16 * 1024 * 1024 });
-    const { config } = await jsm.streams.info(`OBJ_${bucket}`);
-    expect({ maxAge: config.max_age, maxBytes: config.max_bytes }).toEqual({
-      maxAge: 120_000 * 1_000_000,
-      maxBytes: 16 * 1024 * 1024,
-    });
-  });
-});
-
 describe("publishEvent", () => {
   it("stores every event in the stream once flushEvents resolves", async () => {
     const { bus } = await startBus();
     const { name, prefix } = scratchStream(bus);
     const jsm = await bus.jsm();
-    await ensureStream(jsm, { name, subjects: [`${prefix}.events.>`] });
+    await jsm.streams.add({ name, subjects: [`${prefix}.events.>`] });
     for (let i = 0; i < 25; i++) bus.publishEvent(`${prefix}.events.call`, { i });
     await bus.flushEvents();
     const info = await jsm.streams.info(name);
@@ -132,7 +35,7 @@ describe("publishEvent", () => {
     const { bus } = await startBus();
     const { name, prefix } = scratchStream(bus);
     const jsm = await bus.jsm();
-    await ensureStream(jsm, { name, subjects: [`${prefix}.>`] });
+    await jsm.streams.add({ name, subjects: [`${prefix}.>`] });
     bus.publishEvent(`${prefix}.end`, { callId: "c1" }, { msgID: "end-c1" });
     bus.publishEvent(`${prefix}.end`, { callId: "c1" }, { msgID: "end-c1" });
     await bus.flushEvents();
@@ -148,7 +51,7 @@ describe("publishEvent", () => {
     await sleep(1_500);
     expect(bus.pendingEvents).toBe(20);
     const jsm = await bus.jsm();
-    await ensureStream(jsm, { name, subjects: [`${prefix}.events.>`] });
+    await jsm.streams.add({ name, subjects: [`${prefix}.events.>`] });
     await bus.flushEvents();
     const stored = [];
     for (let seq = 1; seq <= (await jsm.streams.info(name)).state.messages; seq++) {

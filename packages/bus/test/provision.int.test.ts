@@ -2,13 +2,13 @@
  * The provisioner makes every JetStream asset of a bus before any service runs, and brings each
  * back in line with the contract and the settings; a service refuses to start on assets that are
  * missing or unlike the contract (`verifyAssets`), naming each difference. On the test NATS, each
- * test under a prefix of its own.
+ * test under a prefix of its own; what differs between nats-server versions, on each one here.
  */
 import { AckPolicy, type JetStreamManager, jetstreamManager, type StreamConfig } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { createSubjects, identityOf, internalSubjects, type Subjects } from "@toolbus/protocol";
-import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import { cleanupJetStream, isolation, natsServerBinaries, startNatsServer } from "@toolbus/testkit";
 import { provided } from "@toolbus/testkit/provided";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -172,37 +172,6 @@ describe("provision", () => {
     expect((await provision(jsm, subjects, changed)).updated).toEqual([]);
   });
 
-  it("takes away a RePublish someone added to a stream (2.10), or says plainly it cannot (2.9)", async () => {
-    const { nc, jsm, subjects } = await fresh();
-    await provision(jsm, subjects, SETTINGS);
-    const name = subjects.streams.events.name;
-    const { config } = await jsm.streams.info(name);
-    const copying = {
-      ...config,
-      republish: { src: ">", dest: `${subjects.prefix}_stolen.>` },
-    } as StreamConfig;
-    const [major, minor] = (nc.info?.version ?? "0.0.0").split(".").map(Number) as [number, number];
-    const republishUpdatable = major > 2 || (major === 2 && minor >= 10);
-    if (republishUpdatable) {
-      await jsm.streams.update(name, copying);
-      expect((await jsm.streams.info(name)).config.republish).toBeDefined();
-      const report = await provision(jsm, subjects, SETTINGS);
-      expect(report.updated).toEqual([name]);
-      expect((await jsm.streams.info(name)).config.republish).toBeUndefined();
-      await verifyAssets(jsm, identityOf("dispatcher"), subjects);
-    } else {
-      // JetStream 2.9 changes a RePublish neither way: the stream can only have been made with it.
-      await jsm.streams.delete(name);
-      await jsm.streams.add(copying);
-      const refused = await provision(jsm, subjects, SETTINGS).catch((error: unknown) => error);
-      expect(refused).toBeInstanceOf(ProvisionError);
-      expect((refused as Error).message).toBe(
-        `stream ${name} cannot be brought in line with the contract (stream configuration update can not change RePublish); ` +
-          `change it back, or delete it (nats stream rm ${name}) if its data may go, and run toolbus provision again`,
-      );
-    }
-  });
-
   it("refuses a memory consumer unlike the contract, saying how to make it anew", async () => {
     const { jsm, subjects } = await fresh();
     await provision(jsm, subjects, SETTINGS);
@@ -310,4 +279,50 @@ describe("verifyAssets", () => {
       `consumer memory on ${stream} does not exist`,
     ]);
   });
+});
+
+/** Whether this JetStream changes a stream's RePublish in an update (2.10 on; 2.9 refuses either way). */
+function updatesRePublish(version: string): boolean {
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  return major > 2 || (major === 2 && minor >= 10);
+}
+
+describe.each(natsServerBinaries())("provision on nats-server $version", ({ path, version }) => {
+  it(
+    updatesRePublish(version)
+      ? "takes away a RePublish someone added to a stream"
+      : "says plainly it cannot take away a RePublish, and how to make the stream anew",
+    async () => {
+      const server = await startNatsServer({ binary: path });
+      cleanups.push(() => server.stop());
+      const nc = await connect({ servers: server.url });
+      cleanups.push(() => nc.close());
+      expect(nc.info?.version).toBe(version);
+      const jsm = await jetstreamManager(nc);
+      const subjects = createSubjects("t_republish");
+      await provision(jsm, subjects, SETTINGS);
+      const name = subjects.streams.events.name;
+      const { config } = await jsm.streams.info(name);
+      const copying = { ...config, republish: { src: ">", dest: "t_stolen.>" } } as StreamConfig;
+      if (updatesRePublish(version)) {
+        await jsm.streams.update(name, copying);
+        expect((await jsm.streams.info(name)).config.republish).toEqual({ src: ">", dest: "t_stolen.>" });
+        const report = await provision(jsm, subjects, SETTINGS);
+        expect(report.updated).toEqual([name]);
+        expect((await jsm.streams.info(name)).config.republish).toBeUndefined();
+        await verifyAssets(jsm, identityOf("dispatcher"), subjects);
+      } else {
+        // This JetStream refuses to add one to an existing stream too: it was made with it.
+        await expect(jsm.streams.update(name, copying)).rejects.toThrow("can not change RePublish");
+        await jsm.streams.delete(name);
+        await jsm.streams.add(copying);
+        await expect(provision(jsm, subjects, SETTINGS)).rejects.toThrow(
+          new ProvisionError(
+            `stream ${name} cannot be brought in line with the contract (stream configuration update can not change RePublish); ` +
+              `change it back, or delete it (nats stream rm ${name}) if its data may go, and run toolbus provision again`,
+          ),
+        );
+      }
+    },
+  );
 });

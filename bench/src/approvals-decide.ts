@@ -11,7 +11,7 @@ import {
   ApprovalDecideResultSchema,
   ApprovalResolveResultSchema,
 } from "@toolbus/protocol";
-import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
+import { cleanupJetStream, isolation, provisionPrefix, withPgSchema } from "@toolbus/testkit";
 import pg from "pg";
 import { type BenchRow, formatTable, isEntryModule, percentile } from "./bench-table.js";
 
@@ -62,6 +62,8 @@ async function runBench(signal: AbortSignal): Promise<BenchRow[]> {
     // Connects with a 5 s timeout: fails fast when NATS is down (connectBus would wait forever).
     await cleanupJetStream(natsUrl, prefix);
     cleanups.push(() => cleanupJetStream(natsUrl, prefix));
+    // Before the service, as `toolbus provision` runs: its buckets.
+    await provisionPrefix(natsUrl, prefix);
     const schema = await withPgSchema(databaseUrl, "bench_approvals");
     cleanups.push(() => schema.drop());
     const logger = benchLogger("approvals");

@@ -5,7 +5,7 @@ import { connectBus, createLogger } from "@toolbus/bus";
 import { startCatalogService } from "@toolbus/catalog";
 import { parseToolbusToml } from "@toolbus/config";
 import { type CatalogServerEntry, createSubjects } from "@toolbus/protocol";
-import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import { cleanupJetStream, isolation, provisionPrefix } from "@toolbus/testkit";
 import { startTestServer, type TestServerScript } from "@toolbus/testkit/mcp-test-server";
 import { type BenchRow, formatTable, isEntryModule, timings } from "./bench-table.js";
 
@@ -23,6 +23,8 @@ export async function runCatalogListChangedBench(): Promise<BenchRow[]> {
   const subjects = createSubjects(prefix);
   const server = await startTestServer({ transport: "stdio", script: scriptWith("round-0") });
   const logger = createLogger({ service: "catalog", version: "bench", level: "warn" });
+  // Before the service, as `toolbus provision` runs: the catalog bucket it writes.
+  await provisionPrefix(natsUrl, prefix);
   const bus = await connectBus({ natsUrl, service: { name: "catalog", version: "0.1.0" }, logger });
   const watcherConnection = await connect({ servers: natsUrl });
   try {
@@ -30,7 +32,16 @@ export async function runCatalogListChangedBench(): Promise<BenchRow[]> {
       `[mcp_servers.srv]\ncommand = ${JSON.stringify(server.command)}\nargs = ${JSON.stringify(server.args)}\n`,
       { path: "bench/toolbus.toml" },
     );
-    const service = await startCatalogService({ bus, subjects, config, env: process.env, logger });
+    const service = await startCatalogService({
+      bus,
+      // The server's connector on a bus of its own, as deployed; the service closes it.
+      connectorBus: (server) =>
+        connectBus({ natsUrl, service: { name: `connector-${server}`, version: "0.1.0" }, logger }),
+      subjects,
+      config,
+      env: process.env,
+      logger,
+    });
     const summary = await service.startup;
     if (summary.ready.length !== 1)
       throw new Error(`the test server did not start: ${JSON.stringify(summary)}`);

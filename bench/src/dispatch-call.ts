@@ -6,9 +6,10 @@
  * in the same run.
  * Aims (issue 4): p50 added latency at concurrency 1 under 1 ms; throughput at concurrency 32 at
  * least 0.7 × direct.
- * The bus path runs twice, each on a nats-server of its own started here: one open, one enforcing
- * the identities and permissions of `toolbus nats-config` (catalog, dispatcher and the caller, as
- * `agent`, each with its NKey). `auth ÷ open` is the cost of authentication per call (issue 12).
+ * The bus path runs twice, each on a nats-server of its own started here, provisioned first: one
+ * open, one enforcing the identities and accounts of `toolbus nats-config` (catalog, the
+ * `everything` connector, dispatcher and the caller, as `agent`, each with its NKey, provisioned
+ * by the provisioner). `auth ÷ open` is the cost of authentication per call (issue 12).
  * A second table gives the CPU per call of every process on each path, read from /proc before and
  * after each measured batch: the dispatcher and the catalog run as processes of their own, the
  * caller is this process. Aims (issue 14): dispatcher ≤ 150 µs, catalog connector ≤ 150 µs.
@@ -24,13 +25,30 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { connect, type NatsConnection, nkeyAuthenticator } from "@nats-io/transport-node";
-import { type NatsIdentities, writeNatsIdentities } from "@toolbus/bus";
-import { createSubjects, inboxPrefix, type Subjects } from "@toolbus/protocol";
+import {
+  connectBus,
+  createLogger,
+  type NatsAccess,
+  type NatsIdentities,
+  provisionBus,
+  readSeedFile,
+  writeNatsIdentities,
+} from "@toolbus/bus";
+import { parseToolbusToml, provisionInputs } from "@toolbus/config";
+import {
+  APPROVAL_POLICY_KEY,
+  createSubjects,
+  type Identity,
+  identityOf,
+  inboxPrefix,
+  internalSubjects,
+  LOCAL_JS_API,
+  type Subjects,
+} from "@toolbus/protocol";
 import {
   approvalPolicyOf,
   isolation,
   type NatsServerProcess,
-  publishApprovalPolicy,
   startNatsServer,
   toolbusToml,
 } from "@toolbus/testkit";
@@ -79,7 +97,7 @@ export async function runDispatchBench(): Promise<BenchTable[]> {
     cleanups.push(direct.close);
     const dir = mkdtempSync(join(tmpdir(), "toolbus-bench-ids-"));
     cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const identities = writeNatsIdentities({ dir, prefix });
+    const identities = writeNatsIdentities({ dir, prefix, servers: ["everything"] });
     const open = await startNatsServer();
     cleanups.push(() => open.stop());
     const secured = await startNatsServer({ config: readFileSync(identities.authConf, "utf8") });
@@ -262,19 +280,34 @@ async function busCaller(deps: {
   });
   cleanups.push(() => nc.close());
   const seed = (role: "catalog" | "dispatcher") => (identities ? identities.seedFile(role) : undefined);
-  // No approvals service here: the policy it would publish is put as approvals (the one identity that may).
-  const publisher = await connect({
-    servers: natsUrl,
-    ...(identities
+  /** How `identity` connects: with its own seed, inbox and JetStream API prefix on the enforcing bus. */
+  const accessOf = (identity: Identity): NatsAccess =>
+    identities
       ? {
-          authenticator: nkeyAuthenticator(
-            new TextEncoder().encode(readFileSync(identities.seedFile("approvals"), "utf8").trim()),
-          ),
-          inboxPrefix: inboxPrefix(prefix, "approvals"),
+          servers: [natsUrl],
+          nkeySeed: readSeedFile(identities.seedFile(identity)),
+          inboxPrefix: inboxPrefix(prefix, identity),
+          ...(identity.role === "provisioner" ? {} : { jsApiPrefix: LOCAL_JS_API }),
         }
-      : {}),
+      : { servers: [natsUrl] };
+  // Before any service, as `toolbus provision` runs: the assets, sized by the config's tables.
+  const config = parseToolbusToml(readFileSync(configPath, "utf8"), { path: configPath });
+  await provisionBus({
+    access: accessOf(identityOf("provisioner")),
+    subjects,
+    settings: { ...provisionInputs(config, {}), replicas: 1 },
   });
-  await publishApprovalPolicy(publisher, prefix, await approvalPolicyOf(configPath));
+  // No approvals service here: the policy it would publish is put as approvals (the one identity that may).
+  const publisher = await connectBus({
+    access: accessOf(identityOf("approvals")),
+    service: { name: "approvals", version: "bench" },
+    logger: createLogger({ service: "approvals", version: "bench", level: "silent" }),
+  });
+  const policy = await approvalPolicyOf(configPath);
+  await (await publisher.kv(internalSubjects(prefix).kv.approvalPolicy)).put(
+    APPROVAL_POLICY_KEY,
+    JSON.stringify(policy),
+  );
   await publisher.close();
 
   const label = identities ? "authenticated" : "open";

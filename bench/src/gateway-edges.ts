@@ -13,7 +13,14 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { connect } from "@nats-io/transport-node";
-import { approvalPolicyOf, freePort, publishApprovalPolicy, toolbusToml } from "@toolbus/testkit";
+import { parseToolbusToml, provisionInputs } from "@toolbus/config";
+import {
+  approvalPolicyOf,
+  freePort,
+  provisionPrefix,
+  publishApprovalPolicy,
+  toolbusToml,
+} from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import { CPU_AIM_MICROS, RSS_AIM_MB, type Watched } from "./cpu-per-call.js";
 import { profileFlags } from "./cpu-profile.js";
@@ -60,6 +67,12 @@ export async function startToolbus(deps: {
         },
       },
     }),
+  );
+  // Before any service, as `toolbus provision` runs: the assets, sized by the config's tables.
+  await provisionPrefix(
+    deps.natsUrl,
+    deps.prefix,
+    provisionInputs(parseToolbusToml(readFileSync(configPath, "utf8"), { path: configPath }), {}),
   );
   // No approvals service here: the policy it would publish is stood in for (mode `approve` needs nobody).
   const nc = await connect({ servers: deps.natsUrl });

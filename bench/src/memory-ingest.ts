@@ -22,13 +22,14 @@ import { performance } from "node:perf_hooks";
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { connectBus, createLogger } from "@toolbus/bus";
+import { DEFAULT_BUS_CONFIG, DEFAULT_MEMORY_CONFIG, provisionInputs } from "@toolbus/config";
 import {
   loadMemoryConfig,
   type MemoryService,
   type MemoryServiceStats,
   startMemoryService,
 } from "@toolbus/memory";
-import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
+import { cleanupJetStream, isolation, provisionPrefix, withPgSchema } from "@toolbus/testkit";
 import pg from "pg";
 import { type BenchRow, formatTable, isEntryModule, percentile } from "./bench-table.js";
 
@@ -106,13 +107,21 @@ async function runScenario(scenario: Scenario, infra: Infra): Promise<BenchRow> 
     cleanups.push(() => cleanupJetStream(infra.natsUrl, prefix));
     const schema = await withPgSchema(infra.databaseUrl, "bench_memory");
     cleanups.push(() => schema.drop());
+    const env = {
+      NATS_URL: infra.natsUrl,
+      DATABASE_URL: schema.url,
+      TOOLBUS_PREFIX: prefix,
+      MEMORY_BATCH_SIZE: String(scenario.batchSize),
+    };
+    // The stream and its consumer, made before the service as `toolbus provision` makes them,
+    // sized by the same settings (the consumer hands out at least a few batches).
+    await provisionPrefix(
+      infra.natsUrl,
+      prefix,
+      provisionInputs({ bus: DEFAULT_BUS_CONFIG, memory: DEFAULT_MEMORY_CONFIG }, env),
+    );
     const start = async () => {
-      const config = loadMemoryConfig({
-        NATS_URL: infra.natsUrl,
-        DATABASE_URL: schema.url,
-        TOOLBUS_PREFIX: prefix,
-        MEMORY_BATCH_SIZE: String(scenario.batchSize),
-      });
+      const config = loadMemoryConfig(env);
       const logger = createLogger({
         service: "memory",
         version: "bench",

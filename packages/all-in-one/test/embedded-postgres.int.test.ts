@@ -16,7 +16,7 @@ import {
   ApprovalRequestSchema,
   ApprovalResolveResultSchema,
 } from "@toolbus/protocol";
-import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import { cleanupJetStream, isolation, provisionPrefix } from "@toolbus/testkit";
 import { provided } from "@toolbus/testkit/provided";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, ensureDatabase } from "../src/embedded-postgres.js";
@@ -32,6 +32,7 @@ let client: Bus;
 const announced: ApprovalRequest[] = [];
 
 beforeAll(async () => {
+  await provisionPrefix(natsUrl, prefix);
   dir = await mkdtemp(join(tmpdir(), "toolbus-pglite-"));
   database = await ensureDatabase({
     dataDir: join(dir, "pglite"),

@@ -296,7 +296,7 @@ export function natsAccessFromEnv(
   if (nkeyFile !== undefined) {
     try {
       access.nkeySeed = readSeedFile(nkeyFile);
-      access.credentialSource = `${who.role === "connector" ? "seed file" : "NATS_NKEY_FILE="}${nkeyFile}`;
+      access.credentialSource = `${who.role === "connector" ? "seed file " : "NATS_NKEY_FILE="}${nkeyFile}`;
       // An identity of `toolbus nats-config` reaches JetStream through its account's imports;
       // the provisioner lives where the streams are.
       if (who.role !== "provisioner") access.jsApiPrefix = LOCAL_JS_API;

@@ -8,8 +8,8 @@
 import type { KV } from "@nats-io/kv";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { CallLedger } from "../src/call-ledger.js";
-import { ensureKv } from "../src/jetstream.js";
+import type { Bus } from "../src/bus.js";
+import { CallLedger, watchedRecord } from "../src/call-ledger.js";
 import { startBus, uniqueName } from "./support.js";
 
 const buckets: Array<() => Promise<unknown>> = [];
@@ -17,13 +17,25 @@ afterEach(async () => {
   await Promise.allSettled(buckets.splice(0).map((destroy) => destroy()));
 });
 
-async function ledgerOn(kv?: KV) {
+/** A bucket of this test's own (in a deployment the provisioner makes the ledger's bucket). */
+async function scratchBucket(bus: Bus): Promise<KV> {
+  const kv = await bus.kvm().create(uniqueName("ledger"), { history: 1 });
+  buckets.push(() => kv.destroy());
+  return kv;
+}
+
+async function ledgerOn(kv?: KV, keyPrefix?: string) {
   const { bus } = await startBus();
   // A service answers `$SRV.PING.<instance>` once it serves an endpoint: this one is alive.
   await bus.serve({ subject: `${uniqueName()}.noop`, name: "noop", request: z.object({}) }, async () => ({}));
-  const bucket = kv ?? (await ensureKv(bus, uniqueName("ledger"), { history: 1 }));
-  if (!kv) buckets.push(() => bucket.destroy());
-  const ledger = new CallLedger<string>({ bus, kv: bucket, onOrphan: "take over", pollMs: 20 });
+  const bucket = kv ?? (await scratchBucket(bus));
+  const ledger = new CallLedger<string>({
+    bus,
+    kv: bucket,
+    onOrphan: "take over",
+    pollMs: 20,
+    ...(keyPrefix ? { keyPrefix } : {}),
+  });
   return { bus, kv: bucket, ledger };
 }
 
@@ -122,9 +134,7 @@ describe("an outcome too large for one record", () => {
         { subject: `${uniqueName()}.noop`, name: "noop", request: z.object({}) },
         async () => ({}),
       );
-      const bucket = await ensureKv(started.bus, uniqueName("ledger"), { history: 1 });
-      buckets.push(() => bucket.destroy());
-      return { ...started, kv: bucket };
+      return { ...started, kv: await scratchBucket(started.bus) };
     })();
     let puts = 0;
     const refusing = new Proxy(kv, {
@@ -146,5 +156,45 @@ describe("an outcome too large for one record", () => {
       puts: 1,
       renewals: [],
     });
+  });
+});
+
+describe("a ledger under a server's key prefix (a connector's records)", () => {
+  it("keeps its records under the prefix, where only that server's connector may write", async () => {
+    const { kv, ledger } = await ledgerOn(undefined, "github.");
+    expect(await ledger.claim("call-5", "i")).toEqual({ kind: "claimed" });
+    await ledger.finish("call-5", "i", "the reply");
+    const keys: string[] = [];
+    for await (const key of await kv.keys()) keys.push(key);
+    expect(keys).toEqual(["github.call-5"]);
+    expect(JSON.parse((await kv.get("github.call-5"))!.string())).toMatchObject({
+      state: "done",
+      outcome: "the reply",
+    });
+  });
+
+  it("runs the same call id once per server: another server's ledger claims it for itself", async () => {
+    const github = await ledgerOn(undefined, "github.");
+    const linear = await ledgerOn(github.kv, "linear.");
+    expect(await github.ledger.claim("call-6", "i")).toEqual({ kind: "claimed" });
+    expect(await linear.ledger.claim("call-6", "i")).toEqual({ kind: "claimed" });
+    // And each one's repeat sees its own record.
+    expect(await github.ledger.claim("call-6", "i")).toEqual({ kind: "running", owner: github.bus.instance });
+  });
+
+  it("is read by another service under the same prefix only", async () => {
+    const { bus, kv, ledger } = await ledgerOn(undefined, "github.");
+    expect(await ledger.claim("call-7", "i")).toEqual({ kind: "claimed" });
+    expect({
+      github: await watchedRecord(kv, "call-7", "github.").read(),
+      linear: await watchedRecord(kv, "call-7", "linear.").read(),
+      unprefixed: await watchedRecord(kv, "call-7").read(),
+    }).toEqual({
+      github: { state: "running", owner: bus.instance },
+      linear: { state: "absent" },
+      unprefixed: { state: "absent" },
+    });
+    await ledger.finish("call-7", "i", "done");
+    expect(await watchedRecord(kv, "call-7", "github.").read()).toEqual({ state: "done" });
   });
 });

@@ -3,11 +3,12 @@
 // The test runs its own nats-server, which it stops and starts again.
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { startThrowawayNats, type ThrowawayNats } from "@toolbus/testkit";
+import { createSubjects } from "@toolbus/protocol";
+import { provisionPrefix, startThrowawayNats, type ThrowawayNats } from "@toolbus/testkit";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectBus } from "../src/bus.js";
-import { EVENT_DUPLICATE_WINDOW_MS, ensureEventsStream } from "../src/jetstream.js";
 import { createLogger } from "../src/logger.js";
+import { EVENT_DUPLICATE_WINDOW_MS } from "../src/provision.js";
 import { LEVEL, type LogLine, sleep } from "./support.js";
 
 let nats: ThrowawayNats | undefined;
@@ -31,9 +32,10 @@ describe("events across a NATS outage", () => {
       service: { name: "durability", version: "1.0.0" },
       logger,
     });
-    const names = { name: "T_EVENTS", subjects: ["t.events.>"] };
-    const jsm = await bus.jsm();
-    const info = await ensureEventsStream(jsm, names, { maxAgeMs: 3_600_000, maxBytes: 64 * 1024 * 1024 });
+    // The events stream as the provisioner makes it: its duplicate window spans every retry.
+    await provisionPrefix(nats.url, "t", { events: { maxAgeMs: 3_600_000, maxBytes: 64 * 1024 * 1024 } });
+    const names = createSubjects("t").streams.events;
+    const info = await (await bus.jsm()).streams.info(names.name);
     expect(info.config.duplicate_window).toBe(EVENT_DUPLICATE_WINDOW_MS * 1_000_000);
 
     const publish = (i: number) => bus.publishEvent("t.events.call", { i }, { msgID: `call-${i}` });

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { type Msg, headers as natsHeaders } from "@nats-io/transport-node";
-import { createSubjects, WireError } from "@toolbus/protocol";
+import { createSubjects, type Subjects, WireError } from "@toolbus/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Bus } from "../src/bus.js";
@@ -15,9 +15,9 @@ import {
   LARGE_REPLY_HEADER,
   type StoredReply,
 } from "../src/core/large-reply.js";
-import { ensureLargeRepliesStream } from "../src/jetstream.js";
 import { largeReplyOptions } from "../src/large-replies.js";
 import { LARGE_REPLIES_BUDGET } from "../src/large-reply-budget.js";
+import { jetStreamAssets } from "../src/provision.js";
 import type { SentReply } from "../src/serve.js";
 import { StoredReplyAnswer } from "../src/serve.js";
 import { startBus, uniqueName } from "./support.js";
@@ -44,13 +44,34 @@ function varied(bytes: number): string {
   return parts.join("");
 }
 
+/** The large-replies stream of a prefix, as the provisioner makes it, with these limits. */
+async function provisionLargeStream(
+  bus: Bus,
+  subjects: Subjects,
+  limits: { maxAgeMs: number; maxBytes: number },
+) {
+  const limitsOf = { maxAgeMs: 60_000, maxBytes: 1024 * 1024 };
+  const settings = {
+    replicas: 1,
+    events: limitsOf,
+    memory: limitsOf,
+    largeReplies: limits,
+    gatewaySessionTtlMs: 60_000,
+    memoryConsumer: { ackWaitMs: 30_000, maxAckPending: 1_000 },
+  };
+  const asset = jetStreamAssets(subjects, settings).find(
+    (a) => a.config.name === subjects.streams.large.name,
+  );
+  await (await bus.jsm()).streams.add(asset!.config);
+}
+
 /** A served endpoint whose replies go to a large-replies stream of a prefix of its own. */
 async function largeEndpoint(handler: (n: number, sent: Promise<SentReply>) => Promise<unknown>) {
   const server = await startBus();
   const client = await startBus();
   const subjects = createSubjects(uniqueName("lr"));
   const options = largeReplyOptions(subjects, { maxAgeMs: 60_000, maxBytes: 256 * 1024 * 1024 });
-  await ensureLargeRepliesStream(server.bus, options);
+  await provisionLargeStream(server.bus, subjects, { maxAgeMs: options.ttlMs, maxBytes: options.maxBytes });
   const jsm = await server.bus.jsm();
   cleanups.push(() => jsm.streams.delete(options.stream));
   const subject = `${subjects.prefix}.big`;
@@ -138,7 +159,7 @@ async function rawStorer(payload: string, damage: (reply: StoredReply) => Stored
   const client = await startBus();
   const subjects = createSubjects(uniqueName("lr"));
   const options = largeReplyOptions(subjects, { maxAgeMs: 60_000, maxBytes: 64 * 1024 * 1024 });
-  await ensureLargeRepliesStream(bus, options);
+  await provisionLargeStream(bus, subjects, { maxAgeMs: options.ttlMs, maxBytes: options.maxBytes });
   const jsm = await bus.jsm();
   cleanups.push(() => jsm.streams.delete(options.stream));
   const subject = `${subjects.prefix}.raw`;

@@ -1,8 +1,8 @@
 // How a process finds its NATS identity in its environment, and what it is told when that is wrong.
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSubjects, identityName, permissionsFor } from "@toolbus/protocol";
+import { busLayout, createSubjects, identityName, identityOf, LOCAL_JS_API } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config.js";
 import { renderAuthConf } from "../src/core/nats-auth-conf.js";
@@ -16,7 +16,7 @@ import {
 
 const identity = { prefix: "toolbus", role: "dispatcher" } as const;
 const dir = mkdtempSync(join(tmpdir(), "toolbus-identity-"));
-const ids = writeNatsIdentities({ dir: join(dir, "ids"), prefix: "toolbus" });
+const ids = writeNatsIdentities({ dir: join(dir, "ids"), prefix: "toolbus", servers: ["github", "linear"] });
 
 function problemsOf(env: Record<string, string>): readonly string[] {
   try {
@@ -29,7 +29,7 @@ function problemsOf(env: Record<string, string>): readonly string[] {
 }
 
 describe("natsAccessFromEnv", () => {
-  it("reads a seed file and gives the role its own inbox prefix", () => {
+  it("reads a seed file, gives the role its own inbox prefix, and reaches JetStream through its account", () => {
     const access = natsAccessFromEnv(
       { NATS_URL: "nats://a:4222, nats://b:4222", NATS_NKEY_FILE: ids.seedFile("dispatcher") },
       identity,
@@ -39,8 +39,44 @@ describe("natsAccessFromEnv", () => {
       nkeySeed: expect.stringMatching(/^SU[A-Z2-7]+$/),
       inboxPrefix: "_INBOX_toolbus_dispatcher",
       credentialSource: `NATS_NKEY_FILE=${ids.seedFile("dispatcher")}`,
+      jsApiPrefix: LOCAL_JS_API,
     });
     expect(hasCredentials(access)).toBe(true);
+  });
+
+  it("finds a connector's seed beside the catalog's, or in NATS_NKEY_DIR", () => {
+    const connector = { prefix: "toolbus", identity: identityOf("connector", "github") } as const;
+    const file = ids.seedFile(identityOf("connector", "github"));
+    expect(file).toBe(join(dir, "ids", "connector-github.nk"));
+    for (const env of [{ NATS_NKEY_FILE: ids.seedFile("catalog") }, { NATS_NKEY_DIR: join(dir, "ids") }]) {
+      const access = natsAccessFromEnv(env, connector);
+      expect(access).toEqual({
+        servers: ["nats://127.0.0.1:4222"],
+        nkeySeed: readFileSync(file, "utf8").trim(),
+        inboxPrefix: "_INBOX_toolbus_connector_github",
+        credentialSource: `seed file ${file}`,
+        jsApiPrefix: LOCAL_JS_API,
+      });
+    }
+    // A server whose identity was never written is named, with its file.
+    const missing = join(dir, "ids", "connector-jira.nk");
+    expect(() =>
+      natsAccessFromEnv(
+        { NATS_NKEY_DIR: join(dir, "ids") },
+        { prefix: "toolbus", identity: identityOf("connector", "jira") },
+      ),
+    ).toThrow(missing);
+  });
+
+  it("lets the provisioner use JetStream's own API, where the streams are", () => {
+    const access = natsAccessFromEnv(
+      { NATS_NKEY_FILE: ids.seedFile("provisioner") },
+      { prefix: "toolbus", role: "provisioner" },
+    );
+    expect({ source: access.credentialSource, api: access.jsApiPrefix }).toEqual({
+      source: `NATS_NKEY_FILE=${ids.seedFile("provisioner")}`,
+      api: undefined,
+    });
   });
 
   it("without anything, is the local default with no credentials", () => {
@@ -129,18 +165,72 @@ describe("runningLocalNats", () => {
   });
 });
 
-describe("renderAuthConf", () => {
-  it("quotes every subject (a bare $JS would be read as a variable) and lists public keys only", () => {
-    const permissions = permissionsFor("dispatcher", createSubjects("toolbus"));
-    const conf = renderAuthConf({
+describe("writeNatsIdentities", () => {
+  it("writes one seed per identity, a connector's for each configured server", () => {
+    expect(ids.identities.map((id) => ids.seedFile(id)).filter((file) => !existsSync(file))).toEqual([]);
+    expect([...ids.publicKeys.keys()]).toEqual([
+      "catalog",
+      "dispatcher",
+      "approvals",
+      "memory",
+      "gateway",
+      "cli",
+      "agent",
+      "provisioner",
+      "connector-github",
+      "connector-linear",
+    ]);
+    expect(new Set(ids.publicKeys.values()).size).toBe(ids.publicKeys.size);
+  });
+
+  it("keeps existing seeds when written again, unless asked to rotate", () => {
+    const again = writeNatsIdentities({ dir: ids.dir, prefix: "toolbus", servers: ["github", "linear"] });
+    expect(again.publicKeys).toEqual(ids.publicKeys);
+    const rotated = writeNatsIdentities({
+      dir: join(dir, "rotated"),
       prefix: "toolbus",
-      users: [{ role: "dispatcher", publicKey: "UABC", permissions }],
+      servers: ["github"],
     });
-    expect(conf).toContain('nkey: "UABC"');
-    expect(conf).toContain('"$JS.API.INFO"');
+    const rotatedAgain = writeNatsIdentities({
+      dir: rotated.dir,
+      prefix: "toolbus",
+      servers: ["github"],
+      rotate: true,
+    });
+    expect(rotatedAgain.publicKeys.get("dispatcher")).not.toBe(rotated.publicKeys.get("dispatcher"));
+  });
+});
+
+describe("renderAuthConf", () => {
+  it("gives each identity an account of its own, quotes every subject and lists public keys only", () => {
+    const layout = busLayout(createSubjects("toolbus"), ["github"]);
+    const conf = renderAuthConf(layout, (id) => `U_${id.role}${id.server ? `_${id.server}` : ""}`);
+    const accounts = [...conf.matchAll(/^ {2}"([^"]+)": \{$/gm)].map(([, name]) => name);
+    expect(accounts).toEqual([
+      "TOOLBUS",
+      "toolbus.catalog",
+      "toolbus.dispatcher",
+      "toolbus.approvals",
+      "toolbus.memory",
+      "toolbus.gateway",
+      "toolbus.cli",
+      "toolbus.agent",
+      "toolbus.connector-github",
+    ]);
+    // Only the account that holds the streams has JetStream; the provisioner lives there.
+    expect(conf.match(/jetstream: enabled/g)).toHaveLength(1);
+    expect(conf).toContain('nkey: "U_provisioner"');
+    expect(conf).toContain('nkey: "U_connector_github"');
+    expect(conf).toContain('"$TOOLBUS.JS.API.STREAM.INFO.TOOLBUS_EVENTS"');
     expect(conf).toContain('"toolbus.connector.*.call"');
     expect(conf).toContain("allow_responses: true");
-    expect(conf).toContain("jetstream: enabled");
-    expect(conf).not.toMatch(/[^"]\$JS\.API\.INFO/);
+    expect(conf).not.toMatch(/[^"]\$(JS|TOOLBUS)\./);
+    expect(conf).not.toMatch(/SU[A-Z2-7]{20,}/);
+  });
+
+  it("is what writeNatsIdentities writes, with the written keys", () => {
+    const written = readFileSync(ids.authConf, "utf8");
+    for (const [name, key] of ids.publicKeys) expect(written, name).toContain(`nkey: "${key}"`);
+    expect(written).toContain('"toolbus.connector-linear": {');
   });
 });

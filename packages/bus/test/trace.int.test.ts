@@ -4,7 +4,6 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-tr
 import { WireError } from "@toolbus/protocol";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ensureStream } from "../src/jetstream.js";
 import { extractTraceContext, injectTraceContext, withSpan } from "../src/tracing.js";
 import { startBus, uniqueName } from "./support.js";
 
@@ -114,7 +113,7 @@ describe("trace context across the bus", () => {
     const stream = uniqueName("S");
     const subject = `${uniqueName()}.events.end`;
     const jsm = await bus.jsm();
-    await ensureStream(jsm, { name: stream, subjects: [subject] });
+    await jsm.streams.add({ name: stream, subjects: [subject] });
     try {
       const traceId = await withSpan("test.event", {}, (span) => {
         bus.publishEvent(subject, { callId: "call-4" });

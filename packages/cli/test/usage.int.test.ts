@@ -38,7 +38,7 @@ describe("help", () => {
     }).toEqual({
       code: 0,
       stderr: "",
-      commands: ["start", "servers", "tools", "call", "approvals", "tail", "nats-config"],
+      commands: ["start", "servers", "tools", "call", "approvals", "tail", "nats-config", "provision"],
       exitCodes: true,
     });
   });
@@ -50,7 +50,8 @@ describe("help", () => {
     ["call", "Usage: toolbus call <tool> [json] [options]"],
     ["approvals", "Usage: toolbus approvals [options]"],
     ["tail", "Usage: toolbus tail [options]"],
-    ["nats-config", "Usage: toolbus nats-config --out <dir> [--rotate] [options]"],
+    ["nats-config", "Usage: toolbus nats-config --out <dir> [--config <path>] [--rotate] [options]"],
+    ["provision", "Usage: toolbus provision [--config <path>] [options]"],
   ])("prints the usage of %s with --help, without connecting to anything", async (command, usage) => {
     const result = await runCli([command, "--help"], {
       natsUrl: `nats://127.0.0.1:${await closedPort()}`,

@@ -49,10 +49,10 @@ function producedSubjects(s: Subjects): string[] {
     s.connectorCall("github"),
     s.connectorCancel("github"),
     s.callCancel("call_1"),
-    s.callRelay("call_1", "progress"),
-    s.callRelay("call_1", "logging"),
-    s.callRelay("call_1", "elicitation"),
-    s.callRelay("call_1", "sampling"),
+    s.callRelay("call_1", "github", "progress"),
+    s.callRelay("call_1", "github", "logging"),
+    s.callRelay("call_1", "github", "elicitation"),
+    s.callRelay("call_1", "github", "sampling"),
   ];
 }
 
@@ -243,13 +243,18 @@ describe("subjects with a server or call in them", () => {
     expect(() => s.connectorCall(server)).toThrow(message);
     expect(() => s.serverStatus(server)).toThrow(message);
     expect(() => catalogKey(server)).toThrow(message);
+    expect(() => s.callRelay("call_1", server, "progress")).toThrow(message);
+    expect(() => s.callRelayAll("call_1", server)).toThrow(message);
   });
 
   it("keep a plain call id as it is", () => {
     const s = createSubjects();
-    expect([s.callRelay("call_AbC-123", "elicitation"), s.callRelayAll("call_AbC-123")]).toStrictEqual([
-      "toolbus.calls.call_AbC-123.elicitation",
-      "toolbus.calls.call_AbC-123.*",
+    expect([
+      s.callRelay("call_AbC-123", "github", "elicitation"),
+      s.callRelayAll("call_AbC-123", "github"),
+    ]).toStrictEqual([
+      "toolbus.calls.call_AbC-123.github.elicitation",
+      "toolbus.calls.call_AbC-123.github.*",
     ]);
   });
 
@@ -296,11 +301,26 @@ describe("subjects with a server or call in them", () => {
   });
 
   it("encode a call id with a dot as base64url of its bytes", () => {
-    expect(createSubjects().callRelay("call.1", "progress")).toBe("toolbus.calls.~Y2FsbC4x.progress");
+    expect(createSubjects().callRelay("call.1", "github", "progress")).toBe(
+      "toolbus.calls.~Y2FsbC4x.github.progress",
+    );
+  });
+
+  it("name the server that relays, so a connector's identity may relay for its own server only", () => {
+    const s = createSubjects("tenant_a");
+    expect([
+      s.callRelay("c1", "github", "elicitation"),
+      s.callRelayAll("c1", "github"),
+      s.callRelayAnyServer("c1", "logging"),
+    ]).toStrictEqual([
+      "tenant_a.calls.c1.github.elicitation",
+      "tenant_a.calls.c1.github.*",
+      "tenant_a.calls.c1.*.logging",
+    ]);
   });
 
   it("refuse an unknown relay kind", () => {
-    expect(() => createSubjects().callRelay("c", "status" as "progress")).toThrow(
+    expect(() => createSubjects().callRelay("c", "github", "status" as "progress")).toThrow(
       'Unknown call relay kind "status": use one of progress, logging, elicitation, sampling',
     );
     expect(() => createSubjects().callRelayEvery("status" as "progress")).toThrow(
@@ -308,8 +328,8 @@ describe("subjects with a server or call in them", () => {
     );
   });
 
-  it("name one relay kind of every call with a one-token wildcard", () => {
-    expect(createSubjects("tenant_a").callRelayEvery("logging")).toBe("tenant_a.calls.*.logging");
+  it("name one relay kind of every call and server with one-token wildcards", () => {
+    expect(createSubjects("tenant_a").callRelayEvery("logging")).toBe("tenant_a.calls.*.*.logging");
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * Shared set-up for the approvals integration tests: an isolated prefix (its own subjects,
  * grants bucket and NOTIFY channel) and Postgres schema per test, services started on them and
- * stopped afterwards, a client bus for requests, and a decide request builder.
+ * stopped afterwards, a client bus for requests, and a decide request builder. The prefix is
+ * provisioned first, as `toolbus provision` does before any service runs.
  */
 import { chmod, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -16,7 +17,7 @@ import {
   ApprovalsListResultSchema,
   type Subjects,
 } from "@toolbus/protocol";
-import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
+import { cleanupJetStream, isolation, provisionPrefix, withPgSchema } from "@toolbus/testkit";
 import { provided } from "@toolbus/testkit/provided";
 import { afterEach, expect } from "vitest";
 import { type ApprovalsService, startApprovalsService } from "../src/approvals-service.js";
@@ -54,6 +55,8 @@ export async function testEnv(name: string): Promise<TestEnv> {
   const schema = await withPgSchema(databaseUrl, name);
   cleanups.push(() => schema.drop());
   cleanups.push(() => cleanupJetStream(natsUrl, prefix));
+  // The prefix's streams and buckets, made as `toolbus provision` makes them before any service.
+  await provisionPrefix(natsUrl, prefix);
   const client = await connectBus({
     natsUrl,
     service: { name: "approvals-test-client", version: "1.0.0" },

@@ -300,15 +300,19 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
       const outcome = failure ? await connector.fail(failure) : await connector.start();
       outcomes.set(name, outcome);
     }),
-  ).then(() => {
+  ).then(async () => {
     const summary: StartupCompleteEvent = { ready: [], failed: [], cancelled: [] };
     for (const [server, outcome] of [...outcomes].sort(([a], [b]) => (a < b ? -1 : 1))) {
       if (outcome.state === "ready") summary.ready.push(server);
       else if (outcome.state === "failed") summary.failed.push({ server, error: outcome.error });
       else summary.cancelled.push(server);
     }
-    // The summary of this process's servers, said on the catalog's own subject.
-    bus?.publishEvent(subjects.startupComplete, summary);
+    // The summary of this process's servers, said on the catalog's own subject once the status
+    // events, sent on each connector's own connection, are stored: it comes after them.
+    if (bus) {
+      await Promise.all(connectorBuses.map((each) => each.flushEvents()));
+      bus.publishEvent(subjects.startupComplete, summary);
+    }
     return summary;
   });
 

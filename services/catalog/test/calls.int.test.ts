@@ -1,6 +1,9 @@
 // The connector's raw calls against real servers: the result untouched, request _meta, the
 // revision barrier, the tool timeout (checklist 28–30), relays of progress, log messages and
 // elicitations (a tool_suggestion declined, checklist 62), a crashing server's restart, and a 50 MB result.
+
+import { Kvm } from "@nats-io/kv";
+import { internalSubjects } from "@toolbus/protocol";
 import {
   type HttpTestServer,
   type StdioTestServer,
@@ -116,6 +119,21 @@ describe("connector calls", () => {
     });
   });
 
+  it("runs a call once, answering its repeat from the record it keeps under its own server", async () => {
+    const body = { callId: "call-once", tool: "echo", arguments: { n: 1 } };
+    const first = await call("srv", body);
+    const before = (await srv.calls()).filter((line) => line._meta?.callId === "call-once");
+    expect(await call("srv", body)).toEqual(first);
+    expect((await srv.calls()).filter((line) => line._meta?.callId === "call-once")).toEqual(before);
+    expect(before).toHaveLength(1);
+    // Under `srv.`, the only keys srv's connector identity may write in the executions bucket.
+    const executions = await new Kvm(harness.nc).open(internalSubjects(harness.prefix).kv.executions);
+    const keys: string[] = [];
+    for await (const key of await executions.keys()) keys.push(key);
+    expect(keys).toContain("srv.call-once");
+    expect(keys.filter((key) => !/^(srv|timed|fragile|web)\./.test(key))).toEqual([]);
+  });
+
   it("passes an error result through as a result, and names the tool when the server fails the request", async () => {
     expect(await call("srv", { callId: "call-failing", tool: "failing" })).toEqual({
       ok: true,
@@ -198,7 +216,7 @@ describe("connector calls", () => {
   });
 
   it("relays the server's progress to the caller's progress subject", async () => {
-    const progress = harness.collect(harness.subjects.callRelay("call-progress", "progress"));
+    const progress = harness.collect(harness.subjects.callRelay("call-progress", "srv", "progress"));
     await harness.nc.flush();
     expect(await call("srv", { callId: "call-progress", tool: "work" })).toEqual({
       ok: true,
@@ -217,7 +235,7 @@ describe("connector calls", () => {
   });
 
   it("relays a log message sent during a call", async () => {
-    const logged = harness.collect(harness.subjects.callRelay("call-log", "logging"));
+    const logged = harness.collect(harness.subjects.callRelay("call-log", "srv", "logging"));
     await harness.nc.flush();
     expect(await call("srv", { callId: "call-log", tool: "note" })).toEqual({
       ok: true,
@@ -237,7 +255,7 @@ describe("connector calls", () => {
 
   it("hands an elicitation to whoever answers on the call's subject, and the answer to the server", async () => {
     const asked: unknown[] = [];
-    const answerer = harness.nc.subscribe(harness.subjects.callRelay("call-ask", "elicitation"), {
+    const answerer = harness.nc.subscribe(harness.subjects.callRelay("call-ask", "srv", "elicitation"), {
       callback: (_error, msg) => {
         asked.push(msg.json());
         msg.respond(JSON.stringify({ ok: true, result: { action: "accept", content: { colour: "red" } } }));
@@ -269,12 +287,15 @@ describe("connector calls", () => {
 
   it("[62] declines a tool_suggestion elicitation at once, never asking whoever answers the call", async () => {
     const asked: unknown[] = [];
-    const answerer = harness.nc.subscribe(harness.subjects.callRelay("call-suggest", "elicitation"), {
-      callback: (_error, msg) => {
-        asked.push(msg.json());
-        msg.respond(JSON.stringify({ ok: true, result: { action: "accept", content: {} } }));
+    const answerer = harness.nc.subscribe(
+      harness.subjects.callRelayAnyServer("call-suggest", "elicitation"),
+      {
+        callback: (_error, msg) => {
+          asked.push(msg.json());
+          msg.respond(JSON.stringify({ ok: true, result: { action: "accept", content: {} } }));
+        },
       },
-    });
+    );
     await harness.nc.flush();
     try {
       expect(await call("srv", { callId: "call-suggest", tool: "suggest" })).toEqual({

@@ -40,7 +40,7 @@ async function withPolicy(env: Record<string, string>) {
   expect(await running.service.startup).toEqual({ ready: ["srv"], failed: [], cancelled: [] });
   const asked: string[] = [];
   const call = async (callId: string, tool: string): Promise<Envelope> => {
-    const answerer = harness.nc.subscribe(harness.subjects.callRelay(callId, "elicitation"), {
+    const answerer = harness.nc.subscribe(harness.subjects.callRelayAnyServer(callId, "elicitation"), {
       callback: (_error, msg) => {
         asked.push(callId);
         msg.respond(JSON.stringify({ ok: true, result: { action: "accept", content: { colour: "red" } } }));

@@ -133,6 +133,39 @@ describe("the catalog process", () => {
     ]);
   }, 60_000);
 
+  it("refuses to start on a bus nobody provisioned, naming what is missing and what to run", async () => {
+    harness = await CatalogHarness.create("main", { provision: false });
+    const run = await runCatalog(toolbusToml({ servers: { docs: { command: "/nonexistent/x" } } }));
+    expect(await run.exited).toBe(1);
+    const stderr = run.stderr();
+    expect(stderr).toMatch(/^catalog: the JetStream assets are not as the contract gives them: /);
+    expect(stderr).toContain(`stream KV_${harness.subjects.kv.catalog} does not exist`);
+    expect(stderr).toContain("Run `toolbus provision`");
+    // Nothing was made in its place.
+    expect(await harness.entry("docs").catch(() => "no bucket")).toBe("no bucket");
+  }, 60_000);
+
+  it("--connectors-only runs each server's connector and answers no catalog.* request", async () => {
+    harness = await CatalogHarness.create("main");
+    const server = await rawServer({
+      toolPages: [{ tools: [{ name: "echo", inputSchema: { type: "object" } }] }],
+    });
+    harness.defer(() => server.dispose());
+    const run = await runCatalog(
+      toolbusToml({ servers: { raw: { command: server.command, args: server.args } } }),
+      ["--connectors-only"],
+    );
+    await eventually("the connector's entry", async () => {
+      const entry = await harness.entry("raw");
+      return entry?.status === "ready" ? entry : undefined;
+    });
+    await expect(harness.request(harness.subjects.catalogGet, { exposure: "all" }, 2_000)).rejects.toThrow(
+      /503|no responders/i,
+    );
+    run.child.kill("SIGTERM");
+    expect(await run.exited).toBe(0);
+  }, 60_000);
+
   it("stops on SIGTERM with exit code 0, and its stdio servers with it", async () => {
     harness = await CatalogHarness.create("main");
     const server = await rawServer({

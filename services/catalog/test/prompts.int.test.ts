@@ -276,7 +276,7 @@ describe("sampling during a call", () => {
 
   it("asks whoever answers on the call's sampling subject, and gives the server the answer", async () => {
     const asked: unknown[] = [];
-    const answerer = harness.nc.subscribe(harness.subjects.callRelay("call-sample", "sampling"), {
+    const answerer = harness.nc.subscribe(harness.subjects.callRelay("call-sample", "docs", "sampling"), {
       callback: (_error, msg) => {
         asked.push(msg.json());
         msg.respond(
@@ -308,7 +308,7 @@ describe("sampling during a call", () => {
   });
 
   it("gives the server the caller's refusal as an error saying why", async () => {
-    const answerer = harness.nc.subscribe(harness.subjects.callRelay("call-refused", "sampling"), {
+    const answerer = harness.nc.subscribe(harness.subjects.callRelay("call-refused", "docs", "sampling"), {
       callback: (_error, msg) => {
         msg.respond(
           JSON.stringify({

@@ -71,7 +71,7 @@ async function answerOnceAllAsked(callIds: string[], kind: "elicitation" | "samp
   const asked = new Map<string, unknown[]>(callIds.map((id) => [id, []]));
   const waiting: Array<{ callId: string; msg: Msg }> = [];
   const subscriptions = callIds.map((callId) =>
-    harness.nc.subscribe(harness.subjects.callRelay(callId, kind), {
+    harness.nc.subscribe(harness.subjects.callRelayAnyServer(callId, kind), {
       callback: (_error, msg) => {
         asked.get(callId)!.push(msg.json());
         waiting.push({ callId, msg });
@@ -157,8 +157,8 @@ describe("server requests during concurrent calls", () => {
     ["stdio, by the call's progress token", "srv", "-tagged"],
   ])("gives each of two callers of one server its own log messages (%s)", async (_how, server, suffix) => {
     const [a, b] = [`${server}-log-a`, `${server}-log-b`];
-    const logged = { [a]: harness.collect(harness.subjects.callRelay(a, "logging")) };
-    logged[b] = harness.collect(harness.subjects.callRelay(b, "logging"));
+    const logged = { [a]: harness.collect(harness.subjects.callRelay(a, server, "logging")) };
+    logged[b] = harness.collect(harness.subjects.callRelay(b, server, "logging"));
     await harness.nc.flush();
     const results = await Promise.all([
       call(server, a, `note-a${suffix}`),
@@ -175,7 +175,7 @@ describe("server requests during concurrent calls", () => {
   });
 
   it("refuses, with an error saying why, an elicitation that does not say which of two running calls it is for", async () => {
-    const anyElicitation = harness.collect(`${harness.prefix}.calls.*.elicitation`);
+    const anyElicitation = harness.collect(harness.subjects.callRelayEvery("elicitation"));
     await harness.nc.flush();
     const holding = call("srv", "srv-holding", "hold");
     await eventually("the server running the first call", async () =>

@@ -1,6 +1,8 @@
 // Resources through real servers (docs/reference-behavior.md §8, checklist 51–53): every server's
 // listing sorted by name with failing ones left out, one page of one server, templates, reads
 // and their errors, and reads checked against the call that produced the URI.
+import { Kvm } from "@nats-io/kv";
+import { internalSubjects } from "@toolbus/protocol";
 import { serverEverythingCommand, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CatalogHarness, type RunningService, toolbusToml } from "./support/harness.js";
@@ -220,5 +222,10 @@ describe("resource reads tied to a call", () => {
       uri: "demo://resource/dynamic/text/2",
       contents: [{ uri: "demo://resource/dynamic/text/2", text: "not it" }],
     });
+    // The origins are kept under the server that answered, the only keys its connector may write.
+    const origins = await new Kvm(harness.nc).open(internalSubjects(harness.prefix).kv.resourceOrigins);
+    const keys: string[] = [];
+    for await (const key of await origins.keys()) keys.push(key);
+    expect(keys).toEqual([`everything.call.${Buffer.from("call-links", "utf8").toString("hex")}`]);
   });
 });

@@ -63,7 +63,7 @@ afterAll(async () => {
 });
 
 describe("the [bus] limits", () => {
-  it("bound the events stream, whose duplicate window covers the event retry budget, and the large-replies stream", async () => {
+  it("bound the events stream and the large-replies stream the provisioner makes, whose duplicate window covers the event retry budget", async () => {
     const jsm = await jetstreamManager(h.nc);
     const events = (await jsm.streams.info(h.subjects.streams.events.name)).config;
     const replies = (await jsm.streams.info(h.subjects.streams.large.name)).config;

@@ -131,7 +131,8 @@ describe("one trace per call", () => {
         },
       ],
       catalogSpan: {
-        name: "catalog.connector-scripted-call",
+        // Served on the connector's own bus, named after its identity.
+        name: "connector-scripted.connector-scripted-call",
         sameTrace: true,
         parentIsConnectorCall: true,
         attributes: { "mcp.call_id": callId, "mcp.server": "scripted", "mcp.tool": "reviewed" },

@@ -106,7 +106,11 @@ async function callTrace() {
 /** The tree below the gateway's span; `parent` is what the gateway's span continues. */
 function expectedTree(parent: string | null) {
   return [
-    { service: "toolbus-catalog", name: "catalog.connector-scripted-call", parent: "toolbus.connector.call" },
+    {
+      service: "toolbus-catalog",
+      name: "connector-scripted.connector-scripted-call",
+      parent: "toolbus.connector.call",
+    },
     { service: "toolbus-dispatcher", name: "toolbus.approvals.decide", parent: "toolbus.dispatch.call" },
     { service: "toolbus-dispatcher", name: "toolbus.connector.call", parent: "toolbus.dispatch.call" },
     { service: "toolbus-dispatcher", name: "toolbus.dispatch.call", parent: "toolbus.gateway.call" },

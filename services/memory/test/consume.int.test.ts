@@ -5,7 +5,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import type pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MEMORY_CONSUMER } from "../src/adapters/nats/memory-stream.js";
+import { memoryConsumer } from "../src/adapters/nats/memory-stream.js";
 import { A, answer } from "./citations.js";
 import { type Harness, seedRollouts, startHarness, usageRows } from "./support.js";
 
@@ -55,7 +55,10 @@ async function lockRow(db: pg.Pool, threadId: string): Promise<RowLock> {
 
 async function consumerState(h: Harness): Promise<{ unacked: number; redelivered: number }> {
   const jsm = await jetstreamManager(h.client.nc);
-  const info = await jsm.consumers.info(h.service.subjects.streams.memory.name, MEMORY_CONSUMER);
+  const info = await jsm.consumers.info(
+    h.service.subjects.streams.memory.name,
+    memoryConsumer(h.service.subjects).durable,
+  );
   return { unacked: info.num_ack_pending, redelivered: info.num_redelivered };
 }
 
@@ -154,15 +157,36 @@ describe("consuming the memory stream", () => {
     }).toEqual({ first: { counted: 1, redelivered: 9 }, usage: { [A]: [10, expect.any(Number)] } });
   });
 
-  it("puts its consumer back when it is deleted under it, and counts what comes next", async () => {
+  it("keeps trying, saying why, while its consumer is gone, and counts again once provisioning puts it back", async () => {
     const h = await startHarness();
     await seedRollouts(h.db, [{ threadId: A, sourceUpdatedAt: 100 }]);
     await h.publish(messages(0, 1)[0]);
     await vi.waitFor(() => expect(h.service.stats().counted).toBe(1), WAIT);
     const jsm = await jetstreamManager(h.client.nc);
-    await jsm.consumers.delete(h.service.subjects.streams.memory.name, MEMORY_CONSUMER);
+    const { stream, durable } = memoryConsumer(h.service.subjects);
+    await jsm.consumers.delete(stream, durable);
     await h.publish(messages(1, 2)[0]);
-    // The new consumer starts from the first message again: m0 is a duplicate.
+    // The service makes no consumer of its own: it says what fails and tries again.
+    await vi.waitFor(
+      () =>
+        expect(
+          h.logs.filter((line) => line.msg.startsWith("fetching memory messages failed")),
+        ).toContainEqual(
+          expect.objectContaining({
+            level: 40,
+            msg: expect.stringMatching(
+              new RegExp(
+                `^fetching memory messages failed \\(consumer ${durable} on ${stream} does not exist: ` +
+                  "run `toolbus provision` to make it again\\); trying again in \\d+ ms$",
+              ),
+            ),
+          }),
+        ),
+      WAIT,
+    );
+    expect(h.service.stats().counted).toBe(1);
+    await h.provision();
+    // The provisioner's new consumer starts from the first message again: m0 is a duplicate.
     await vi.waitFor(() => {
       const { counted, duplicates } = h.service.stats();
       expect({ counted, duplicates }).toEqual({ counted: 2, duplicates: 1 });

@@ -3,7 +3,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { internalSubjects } from "@toolbus/protocol";
 import { describe, expect, it, vi } from "vitest";
-import { MEMORY_CONSUMER } from "../src/adapters/nats/memory-stream.js";
+import { memoryConsumer } from "../src/adapters/nats/memory-stream.js";
 import { MemoryParkedResultSchema } from "../src/handlers/parked.js";
 import { A, answer, B, C, MISSING } from "./citations.js";
 import { type Harness, seedRollouts, startHarness, unixSeconds, usageRows } from "./support.js";
@@ -88,10 +88,14 @@ describe("counting citations from toolbus.memory.message", () => {
     for (const id of ["m1", "m2", "m3"]) await h.publish({ messageId: id, text: answer([A]) });
     await settled(h, 3);
     const counted = await usageRows(h.db);
-    // A new consumer starts from the first message: the whole stream is delivered again.
+    // Made anew by the provisioner (the restart runs it first), the consumer starts from the first
+    // message: the whole stream is delivered again.
     await h.service.stop();
     const jsm = await jetstreamManager(h.client.nc);
-    await jsm.consumers.delete(h.service.subjects.streams.memory.name, MEMORY_CONSUMER);
+    await jsm.consumers.delete(
+      h.service.subjects.streams.memory.name,
+      memoryConsumer(h.service.subjects).durable,
+    );
     await h.restart();
     await settled(h, 0, 3);
     expect({ before: counted, after: await usageRows(h.db) }).toEqual({

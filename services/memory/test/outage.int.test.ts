@@ -5,7 +5,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { MemoryStripResultSchema, MemoryUsageResultSchema, WireError } from "@toolbus/protocol";
 import { startThrowawayPostgres, type ThrowawayPostgres } from "@toolbus/testkit";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MEMORY_CONSUMER } from "../src/adapters/nats/memory-stream.js";
+import { memoryConsumer } from "../src/adapters/nats/memory-stream.js";
 import { A, answer } from "./citations.js";
 import { type Harness, seedRollouts, startHarness, usageRows } from "./support.js";
 
@@ -19,7 +19,10 @@ afterEach(async () => {
 
 async function consumerBacklog(h: Harness): Promise<{ unacked: number; pending: number }> {
   const jsm = await jetstreamManager(h.client.nc);
-  const info = await jsm.consumers.info(h.service.subjects.streams.memory.name, MEMORY_CONSUMER);
+  const info = await jsm.consumers.info(
+    h.service.subjects.streams.memory.name,
+    memoryConsumer(h.service.subjects).durable,
+  );
   return { unacked: info.num_ack_pending, pending: info.num_pending };
 }
 

@@ -1,9 +1,12 @@
 // Shared set-up of the memory integration tests: the service started in-process on an
 // isolated prefix and Postgres schema, a separate client connection that publishes and
-// requests as other services would, seeded rollout rows, and cleanup after each test.
+// requests as other services would, seeded rollout rows, and cleanup after each test. Before
+// each start the prefix is provisioned from the same settings, as `pnpm start` runs
+// `toolbus provision` before its services.
 import { type JetStreamClient, jetstream, type PubAck } from "@nats-io/jetstream";
 import { type Bus, connectBus, createLogger } from "@toolbus/bus";
-import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
+import { DEFAULT_BUS_CONFIG, DEFAULT_MEMORY_CONFIG, provisionInputs } from "@toolbus/config";
+import { cleanupJetStream, isolation, provisionPrefix, withPgSchema } from "@toolbus/testkit";
 import { provided } from "@toolbus/testkit/provided";
 import pg from "pg";
 import { afterAll, afterEach } from "vitest";
@@ -31,8 +34,10 @@ export interface Harness {
   /** Publishes a memory message (an object is sent as JSON, a string as it is). */
   publish(body: unknown, options?: { msgID?: string }): Promise<PubAck>;
   request<S extends z.ZodType>(subject: string, body: unknown, schema: S): Promise<z.output<S>>;
-  /** Stops the service and starts a new one on the same prefix and schema. */
+  /** Stops the service and starts a new one on the same prefix and schema (provisioned again first). */
   restart(env?: Record<string, string>): Promise<void>;
+  /** Runs the provisioner on the prefix again, with the settings of `env` (MEMORY_*). */
+  provision(env?: Record<string, string>): Promise<void>;
   /** Starts another replica on the same prefix and schema (stopped after the test). */
   startReplica(): Promise<MemoryService>;
 }
@@ -76,8 +81,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     level: "debug",
     destination: { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) },
   });
+  // The consumer's ack wait and ack-pending limit come from the same MEMORY_* settings the service reads.
+  const provision = (env: Record<string, string>) =>
+    provisionPrefix(
+      natsUrl,
+      prefix,
+      provisionInputs({ bus: DEFAULT_BUS_CONFIG, memory: DEFAULT_MEMORY_CONFIG }, { ...baseEnv, ...env }),
+    );
   // A replica on a bus of its own; stopping it drains it, stops it and closes the bus, as a process's shutdown does.
   const start = async (env: Record<string, string>) => {
+    await provision(env);
     const config = loadMemoryConfig({ ...baseEnv, ...env });
     const bus = await connectBus({ natsUrl, service: { name: "memory", version: "1.0.0" }, logger });
     const started = await startMemoryService({ bus, config, logger }).catch(async (error: unknown) => {
@@ -130,6 +143,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     async startReplica() {
       return (await start({})).service;
     },
+    provision: (env = {}) => provision(env),
   };
   return harness;
 }

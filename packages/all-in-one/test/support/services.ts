@@ -1,7 +1,9 @@
 /**
  * Every toolbus service started in this process on a fresh subject prefix and Postgres schema,
  * each on its own bus as in production: catalog (serving the scriptable MCP test server as
- * `scripted`), dispatcher, approvals, memory and the gateway. `stop()` leaves nothing behind.
+ * `scripted`, each server's connector on a bus of its own), dispatcher, approvals, memory and the
+ * gateway, after the prefix was provisioned from the same toolbus.toml, as `pnpm start` does.
+ * `stop()` leaves nothing behind.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -16,7 +18,7 @@ import {
 } from "@toolbus/approvals";
 import { type Bus, connectBus, createLogger } from "@toolbus/bus";
 import { type CatalogService, startCatalogService } from "@toolbus/catalog";
-import { type GatewayPrincipal, parseToolbusToml } from "@toolbus/config";
+import { type GatewayPrincipal, parseToolbusToml, provisionInputs } from "@toolbus/config";
 import { type DispatcherService, startDispatcherService } from "@toolbus/dispatcher";
 import {
   type GatewayLimits,
@@ -32,7 +34,7 @@ import {
   ToolCallReplySchema,
   type ToolCallRequest,
 } from "@toolbus/protocol";
-import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
+import { cleanupJetStream, isolation, provisionPrefix, withPgSchema } from "@toolbus/testkit";
 import {
   type StdioTestServer,
   startTestServer,
@@ -109,6 +111,13 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     ].join("\n");
     await writeFile(configPath, toml);
     const config = parseToolbusToml(toml, { path: configPath });
+    // The session bucket keeps records as long as the gateways keep sessions, as when both read
+    // TOOLBUS_GATEWAY_SESSION_TTL_SEC.
+    const sessionTtl = options.gatewayLimits?.sessionIdleTtlMs;
+    await provisionPrefix(natsUrl, prefix, {
+      ...provisionInputs(config, {}),
+      ...(sessionTtl === undefined ? {} : { gatewaySessionTtlMs: sessionTtl }),
+    });
     const logger = createLogger({ service: "all-in-one-test", version: "test", level: "silent" });
     const env = { NATS_URL: natsUrl, DATABASE_URL: schema.url, TOOLBUS_PREFIX: prefix };
     const connect = async (name: string) => {
@@ -120,6 +129,9 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     const client = await connect("all-in-one-test-client");
     const catalog = await startCatalogService({
       bus: await connect("catalog"),
+      // Closed by the catalog service when it stops.
+      connectorBus: (server) =>
+        connectBus({ natsUrl, service: { name: `connector-${server}`, version: "0.1.0" }, logger }),
       subjects,
       config,
       env: { ...process.env, ...env },

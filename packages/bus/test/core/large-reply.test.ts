@@ -5,7 +5,8 @@ import {
   chunkSubject,
   formatStoredReply,
   parseStoredReply,
-  recipientOf,
+  READER_HEADER,
+  readerOf,
 } from "../../src/core/large-reply.js";
 
 const reply = {
@@ -18,18 +19,24 @@ const reply = {
 };
 
 describe("the recipient of a stored reply", () => {
-  it("is the role whose inbox the request came from", () => {
-    expect(recipientOf("_INBOX_tenant-a_gateway.Xy12.34", "tenant-a")).toBe("gateway");
-    expect(recipientOf("_INBOX_tenant-a_dispatcher.Q", "tenant-a")).toBe("dispatcher");
+  const headers = (value: string | undefined) => ({
+    get: (name: string) => (name === READER_HEADER ? (value ?? "") : ""),
   });
 
-  it("is `_` for a reply subject that is no role's inbox under this prefix", () => {
+  it("is the identity the request names as its reader", () => {
+    expect([readerOf(headers("gateway")), readerOf(headers("connector-github"))]).toEqual([
+      "gateway",
+      "connector-github",
+    ]);
+  });
+
+  it("is `_` for a request that names none, or names something that is no identity's name", () => {
     expect({
-      plain: recipientOf("_INBOX.Xy12.34", "tenant-a"),
-      otherPrefix: recipientOf("_INBOX_tenant-b_gateway.Xy12", "tenant-a"),
-      notARole: recipientOf("_INBOX_tenant-a_root.Xy12", "tenant-a"),
-      noDot: recipientOf("_INBOX_tenant-a_gateway", "tenant-a"),
-    }).toEqual({ plain: "_", otherPrefix: "_", notARole: "_", noDot: "_" });
+      none: readerOf(undefined),
+      empty: readerOf(headers("")),
+      dotted: readerOf(headers("gateway.x")),
+      wildcard: readerOf(headers("*")),
+    }).toEqual({ none: "_", empty: "_", dotted: "_", wildcard: "_" });
   });
 });
 

@@ -4,7 +4,8 @@
  * config's `[bus]` and `[memory]` tables. Runs as the provisioner (NATS_NKEY_FILE=provisioner.nk
  * on an authenticated bus), before any service starts; running services create nothing.
  */
-import { ConfigError, natsAccessFromEnv, ProvisionError, provisionBus } from "@toolbus/bus";
+import { AuthorizationError, ConnectionError } from "@nats-io/transport-node";
+import { ConfigError, maskUrl, natsAccessFromEnv, ProvisionError, provisionBus } from "@toolbus/bus";
 import { loadToolbusConfig, provisionInputs } from "@toolbus/config";
 import { createSubjects, prefixFromEnv } from "@toolbus/protocol";
 import { ExitCode } from "../core/exit-codes.js";
@@ -40,6 +41,13 @@ export async function runProvision(ctx: CommandContext): Promise<ExitCode> {
     });
   } catch (error) {
     if (error instanceof ProvisionError) throw new CliError({ kind: "failed", message: error.message });
+    // As every command says it (exit 3): a deploy step may wait for NATS and try again.
+    const natsUrl = access.servers.map(maskUrl).join(",");
+    const reason = (error as Error).message;
+    if (error instanceof ConnectionError) throw new CliError({ kind: "nats_unreachable", natsUrl, reason });
+    if (error instanceof AuthorizationError) {
+      throw new CliError({ kind: "nats_refused", natsUrl, credentials: access.credentialSource, reason });
+    }
     throw new CliError({
       kind: "failed",
       message: `provisioning on NATS at ${access.servers.join(",")} failed: ${(error as Error).message}`,

@@ -5,6 +5,7 @@
  * server `test`. With approval mode `approve` no approvals service is needed (the stack publishes
  * the policy it would) and the stack is ready when a call through the dispatcher completes; with `prompt`, the approvals service runs
  * too (on a Postgres schema of its own) and the stack is ready when it answers a list request.
+ * The prefix is provisioned before any service starts, as `toolbus provision` does.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -16,6 +17,7 @@ import {
   approvalPolicyOf,
   cleanupJetStream,
   isolation,
+  provisionPrefix,
   publishApprovalPolicy,
   withPgSchema,
 } from "@toolbus/testkit";
@@ -75,6 +77,7 @@ export async function startToolbusStack(
       "",
     ].join("\n"),
   );
+  await provisionPrefix(url, prefix);
   const nc = await connect({ servers: url });
   // Without an approvals service, the policy it would publish is stood in for.
   if (mode === "approve") await publishApprovalPolicy(nc, prefix, await approvalPolicyOf(configPath));

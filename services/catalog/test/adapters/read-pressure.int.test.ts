@@ -4,6 +4,7 @@
  * process; once there is room the reading resumes and the result arrives whole. A real MCP test
  * server process; the room is the port the catalog is given (its large-replies budget).
  */
+import { tmpdir } from "node:os";
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import { afterEach, describe, expect, it } from "vitest";
 import { McpConnection } from "../../src/adapters/mcp/mcp-connection.js";
@@ -47,7 +48,13 @@ describe("reading a stdio server's large result", () => {
       },
     };
     const connection = new McpConnection(
-      { transport: "stdio", command: server.command, args: server.args, env: server.env ?? {} },
+      {
+        transport: "stdio",
+        command: server.command,
+        args: server.args,
+        env: server.env ?? {},
+        cwd: tmpdir(),
+      },
       quiet,
       { maxMessageBytes: 16 * MIB, pressure },
     );

@@ -2,7 +2,8 @@
  * What the catalog integration tests share: a fresh subject prefix on the real NATS, the
  * service started in-process (one bus per instance, so replicas balance like processes do),
  * every event on `<prefix>.events.>` recorded from before start-up, raw request/reply with
- * the envelope kept, the catalog bucket, and a cleanup that leaves nothing behind.
+ * the envelope kept, the catalog bucket, and a cleanup that leaves nothing behind. The prefix's
+ * JetStream assets are provisioned first, as `toolbus provision` does before any service runs.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +12,7 @@ import { Writable } from "node:stream";
 import type { KV } from "@nats-io/kv";
 import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
-import { type Bus, connectBus, createLogger } from "@toolbus/bus";
+import { type Bus, connectBus, createLogger, type ProvisionSettings } from "@toolbus/bus";
 import { parseToolbusToml, type ToolbusConfig } from "@toolbus/config";
 import {
   type CatalogServerEntry,
@@ -19,7 +20,7 @@ import {
   createSubjects,
   type Subjects,
 } from "@toolbus/protocol";
-import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import { cleanupJetStream, isolation, provisionPrefix } from "@toolbus/testkit";
 import { type CatalogService, startCatalogService } from "../../src/catalog-service.js";
 
 export { eventually, toolbusToml } from "@toolbus/testkit";
@@ -46,6 +47,8 @@ export interface StartOptions {
   env?: Record<string, string | undefined>;
   /** The private state directory (stdio servers' own directories); default one of the harness's own. */
   stateDir?: string;
+  /** Serve `catalog.*` too (default), or run connectors only (`--connectors-only`). */
+  front?: boolean;
 }
 
 export interface RunningService {
@@ -75,9 +78,14 @@ export class CatalogHarness {
    * A fresh prefix, with every event under it recorded from now on; on the suite's NATS, or on
    * `options.natsUrl` (a nats-server of the test's own, e.g. with another max_payload).
    */
-  static async create(label: string, options: { natsUrl?: string } = {}): Promise<CatalogHarness> {
+  static async create(
+    label: string,
+    /** `provision`: the settings to provision with, or false for a prefix nobody provisioned. */
+    options: { natsUrl?: string; provision?: Partial<ProvisionSettings> | false } = {},
+  ): Promise<CatalogHarness> {
     const { prefix } = isolation(label);
     const url = options.natsUrl ?? natsUrl();
+    if (options.provision !== false) await provisionPrefix(url, prefix, options.provision);
     const nc = await connect({ servers: url });
     const harness = new CatalogHarness(prefix, createSubjects(prefix), nc, url);
     const events = nc.subscribe(`${prefix}.events.>`, {
@@ -105,14 +113,23 @@ export class CatalogHarness {
       service: { name: "catalog", version: "0.1.0" },
       logger,
     });
+    // Each server's connector on a bus of its own, as on an authenticated bus with its own identity.
+    const connectorBus = (server: string) =>
+      connectBus({
+        natsUrl: this.natsUrl,
+        service: { name: `connector-${server}`, version: "0.1.0" },
+        logger: logger.child({ server }),
+      });
     const service = await startCatalogService({
       bus,
+      connectorBus,
       subjects: this.subjects,
       config: typeof config === "string" ? parseToolbusToml(config, { path: "/test/toolbus.toml" }) : config,
       env: options.env ?? process.env,
       logger,
       stateDir: options.stateDir ?? this.stateDir(),
       ...(options.servers ? { servers: options.servers } : {}),
+      ...(options.front === undefined ? {} : { front: options.front }),
     }).catch(async (error: unknown) => {
       await bus.close();
       throw error;

@@ -4,7 +4,8 @@
  * (`everything`), the catalog service as a child process, the dispatcher (in this process on a
  * bus of its own, or as a child process), every call event recorded from before the first call,
  * stand-ins for the approvals service (its published policy, its decide endpoint), and a cleanup
- * that leaves nothing behind.
+ * that leaves nothing behind. The prefix is provisioned from the same toolbus.toml before anything
+ * starts, as `pnpm start` runs `toolbus provision` before its services.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +15,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { connect, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { type Bus, connectBus, createLogger } from "@toolbus/bus";
-import { parseToolbusToml } from "@toolbus/config";
+import { parseToolbusToml, provisionInputs } from "@toolbus/config";
 import {
   type ApprovalDecideRequest,
   type ApprovalDecideResult,
@@ -34,6 +35,7 @@ import {
   cleanupJetStream,
   eventually,
   isolation,
+  provisionPrefix,
   publishApprovalPolicy,
   type TomlValue,
   toolbusToml,
@@ -211,6 +213,12 @@ export class DispatchHarness {
     }
     if (options.tables !== undefined) toml = `${options.tables}\n\n${toml}`;
     writeFileSync(this.configPath, toml);
+    // Sized by the config's [bus] and [memory] tables, as `toolbus provision --config` does.
+    await provisionPrefix(
+      this.natsUrl,
+      this.prefix,
+      provisionInputs(parseToolbusToml(toml, { path: this.configPath }), {}),
+    );
     if (options.standInPolicy !== false) {
       await publishApprovalPolicy(this.nc, this.prefix, await approvalPolicyOf(this.configPath));
     }

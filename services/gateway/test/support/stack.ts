@@ -2,7 +2,8 @@
  * A toolbus stack for the gateway's integration tests, on its own subject prefix: the catalog
  * and dispatcher services as child processes (as they run in production), the approval policy
  * the approvals service would publish for the config, real upstream MCP servers behind them, and
- * gateways started in-process with `startGatewayService`.
+ * gateways started in-process with `startGatewayService`. The prefix is provisioned from the same
+ * toolbus.toml before anything starts, as `pnpm start` runs `toolbus provision` first.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -15,13 +16,14 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { type Bus, connectBus, createLogger } from "@toolbus/bus";
-import { bareTokenName } from "@toolbus/config";
+import { bareTokenName, parseToolbusToml, provisionInputs } from "@toolbus/config";
 import { createSubjects, type Subjects } from "@toolbus/protocol";
 import {
   approvalPolicyOf,
   cleanupJetStream,
   eventually,
   isolation,
+  provisionPrefix,
   publishApprovalPolicy,
 } from "@toolbus/testkit";
 import {
@@ -92,6 +94,11 @@ export class Stack {
     await writeFile(configPath, toml);
     const stack = new Stack(prefix, dir, configPath, await connect({ servers: natsUrl() }), env);
     try {
+      await provisionPrefix(
+        natsUrl(),
+        prefix,
+        provisionInputs(parseToolbusToml(toml, { path: configPath }), env),
+      );
       // No approvals service here: its published policy is stood in for (mode `approve` needs nobody).
       if (!services.includes("approvals")) {
         await publishApprovalPolicy(stack.nc, prefix, await approvalPolicyOf(configPath));

@@ -1,23 +1,21 @@
-// Creating the memory stream and its consumer against a real JetStream: idempotent, and
-// brought in line with the settings on a restart.
-import { AckPolicy, jetstreamManager } from "@nats-io/jetstream";
-import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
+// The memory service's durable consumer is the provisioner's: the service reads how it hands out
+// messages from it, and refuses to start without it. Against a real JetStream.
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { AssetsNotProvisioned, connectBus, createLogger } from "@toolbus/bus";
 import { createSubjects } from "@toolbus/protocol";
-import { cleanupJetStream, isolation } from "@toolbus/testkit";
+import { cleanupJetStream, isolation, provisionPrefix, withPgSchema } from "@toolbus/testkit";
 import { provided } from "@toolbus/testkit/provided";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  ensureMemoryConsumer,
-  ensureMemoryStream,
-  MEMORY_CONSUMER,
-} from "../../src/adapters/nats/memory-stream.js";
-
-/** The `[bus]` table's memory_max_age_sec / memory_max_bytes, as the service passes them. */
-const LIMITS = { maxAgeMs: 3 * 24 * 60 * 60 * 1000, maxBytes: 64 * 1024 * 1024 };
+import { memoryConsumer, memoryConsumerSettings } from "../../src/adapters/nats/memory-stream.js";
+import { loadMemoryConfig } from "../../src/config.js";
+import { startMemoryService } from "../../src/memory-service.js";
 
 const open: Array<{ nc: NatsConnection; prefix: string }> = [];
+const stopping: Array<() => Promise<void>> = [];
 
 afterEach(async () => {
+  for (const stop of stopping.splice(0)) await stop();
   for (const { nc, prefix } of open.splice(0)) {
     await cleanupJetStream(provided().natsUrl, prefix);
     await nc.close();
@@ -28,45 +26,93 @@ async function setUp() {
   const { prefix } = isolation("stream");
   const nc = await connect({ servers: provided().natsUrl });
   open.push({ nc, prefix });
-  return { jsm: await jetstreamManager(nc), subjects: createSubjects(prefix) };
+  return { prefix, jsm: await jetstreamManager(nc), subjects: createSubjects(prefix) };
 }
 
-describe("the memory stream and consumer", () => {
-  it("are created once however often start-up runs, capturing only <prefix>.memory.message", async () => {
-    const { jsm, subjects } = await setUp();
-    const settings = { ackWaitMs: 30_000, maxAckPending: 1_000 };
-    await Promise.all([ensureMemoryStream(jsm, subjects, LIMITS), ensureMemoryStream(jsm, subjects, LIMITS)]);
-    await ensureMemoryConsumer(jsm, subjects, settings);
-    await ensureMemoryConsumer(jsm, subjects, settings);
-    const stream = await jsm.streams.info(subjects.streams.memory.name);
-    const consumers = await jsm.consumers.list(subjects.streams.memory.name).next();
-    expect({
-      subjects: stream.config.subjects,
-      limits: { maxAge: stream.config.max_age, maxBytes: stream.config.max_bytes },
-      consumers: consumers.map((c) => ({
-        name: c.name,
-        ack: c.config.ack_policy,
-        filter: c.config.filter_subject,
-        maxDeliver: c.config.max_deliver,
-      })),
-    }).toEqual({
-      subjects: [`${subjects.prefix}.memory.message`],
-      limits: { maxAge: nanos(LIMITS.maxAgeMs), maxBytes: LIMITS.maxBytes },
-      consumers: [
-        { name: MEMORY_CONSUMER, ack: AckPolicy.Explicit, filter: subjects.memoryMessage, maxDeliver: -1 },
-      ],
-    });
+describe("the memory consumer", () => {
+  it("is the durable the access tables give the memory service, on the memory stream", async () => {
+    const { subjects } = await setUp();
+    expect(memoryConsumer(subjects)).toEqual({ stream: subjects.streams.memory.name, durable: "memory" });
   });
 
-  it("takes a changed ack wait and ack-pending limit on the next start", async () => {
-    const { jsm, subjects } = await setUp();
-    await ensureMemoryStream(jsm, subjects, LIMITS);
-    await ensureMemoryConsumer(jsm, subjects, { ackWaitMs: 30_000, maxAckPending: 1_000 });
-    await ensureMemoryConsumer(jsm, subjects, { ackWaitMs: 5_000, maxAckPending: 2_000 });
-    const { config } = await jsm.consumers.info(subjects.streams.memory.name, MEMORY_CONSUMER);
-    expect({ ackWait: config.ack_wait, maxAckPending: config.max_ack_pending }).toEqual({
-      ackWait: nanos(5_000),
-      maxAckPending: 2_000,
+  it("hands out messages as the provisioner's settings say, read again after it runs with others", async () => {
+    const { prefix, jsm, subjects } = await setUp();
+    await provisionPrefix(provided().natsUrl, prefix, {
+      memoryConsumer: { ackWaitMs: 30_000, maxAckPending: 1_000 },
     });
+    expect(await memoryConsumerSettings(jsm, subjects)).toEqual({ ackWaitMs: 30_000, maxAckPending: 1_000 });
+    await provisionPrefix(provided().natsUrl, prefix, {
+      memoryConsumer: { ackWaitMs: 5_000, maxAckPending: 2_000 },
+    });
+    expect(await memoryConsumerSettings(jsm, subjects)).toEqual({ ackWaitMs: 5_000, maxAckPending: 2_000 });
+  });
+
+  it("missing, keeps the service from starting, naming it and what to run", async () => {
+    const { prefix, jsm, subjects } = await setUp();
+    await provisionPrefix(provided().natsUrl, prefix);
+    await jsm.consumers.delete(subjects.streams.memory.name, "memory");
+    const refused = await startOn(prefix).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(AssetsNotProvisioned);
+    expect((refused as AssetsNotProvisioned).problems).toEqual([
+      `consumer memory on ${subjects.streams.memory.name} does not exist`,
+    ]);
+    expect((refused as Error).message).toContain("Run `toolbus provision`");
+    // It made none of its own.
+    await expect(jsm.consumers.info(subjects.streams.memory.name, "memory")).rejects.toThrow(
+      /consumer not found/,
+    );
+  });
+
+  it("handing out fewer unacknowledged messages than one batch, makes the service say so at start", async () => {
+    const { prefix } = await setUp();
+    await provisionPrefix(provided().natsUrl, prefix, {
+      memoryConsumer: { ackWaitMs: 30_000, maxAckPending: 5 },
+    });
+    const { logs } = await startOn(prefix, { MEMORY_BATCH_SIZE: "10" });
+    expect(logs.filter((line) => line.level === 40)).toContainEqual(
+      expect.objectContaining({
+        maxAckPending: 5,
+        batchSize: 10,
+        msg: "the memory consumer hands out fewer unacknowledged messages than one batch; run toolbus provision with this batch size",
+      }),
+    );
   });
 });
+
+/** Starts the memory service on `prefix` (stopped and closed after the test); throws what its start throws. */
+async function startOn(prefix: string, env: Record<string, string> = {}) {
+  const logs: Array<{ level: number; msg: string; [field: string]: unknown }> = [];
+  const logger = createLogger({
+    service: "memory",
+    version: "test",
+    level: "warn",
+    destination: { write: (line: string) => void logs.push(JSON.parse(line)) },
+  });
+  const bus = await connectBus({
+    natsUrl: provided().natsUrl,
+    service: { name: "memory", version: "1.0.0" },
+    logger,
+  });
+  const schema = await withPgSchema(provided().databaseUrl, "memory");
+  const config = loadMemoryConfig({
+    NATS_URL: provided().natsUrl,
+    DATABASE_URL: schema.url,
+    TOOLBUS_PREFIX: prefix,
+    ...env,
+  });
+  const cleanup = async () => {
+    await bus.close();
+    await schema.drop();
+  };
+  try {
+    const service = await startMemoryService({ bus, config, logger });
+    stopping.push(async () => {
+      await service.stop();
+      await cleanup();
+    });
+    return { service, logs };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}

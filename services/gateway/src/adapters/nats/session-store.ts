@@ -71,12 +71,15 @@ export async function openSessionStore(deps: {
       },
     }),
   ];
+  // The bucket's TTL (the provisioner's) removes a record late, or much later than this
+  // gateway's idle TTL: a record's age decides, not its presence.
+  const idleTooLong = (entry: { created: Date }) => entry.created.getTime() + deps.ttlMs <= Date.now();
   return {
     async get(sessionId) {
       if (!SESSION_ID_PATTERN.test(sessionId)) return undefined;
       try {
         const entry = await kv.get(sessionId);
-        if (entry?.operation !== "PUT") return undefined;
+        if (entry?.operation !== "PUT" || idleTooLong(entry)) return undefined;
         const parsed = SessionRecordSchema.safeParse(entry.json());
         return parsed.success ? parsed.data : undefined;
       } catch (err) {
@@ -93,8 +96,7 @@ export async function openSessionStore(deps: {
       try {
         const entry = await kv.get(sessionId);
         if (entry?.operation !== "PUT") return true;
-        // The bucket's TTL removes a record a moment late: its age decides, not its presence.
-        return entry.created.getTime() + deps.ttlMs <= Date.now();
+        return idleTooLong(entry);
       } catch (err) {
         logger.warn({ err, sessionId }, "could not read a session record");
         return undefined;

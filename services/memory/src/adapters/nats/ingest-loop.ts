@@ -8,7 +8,7 @@
  * While the database is unreachable the batch in hand is retried with a growing delay; the
  * buffer fills and nothing more is fetched: the rest waits in the stream.
  */
-import type { Consumer, ConsumerMessages, JsMsg } from "@nats-io/jetstream";
+import { type Consumer, type ConsumerMessages, JetStreamApiError, type JsMsg } from "@nats-io/jetstream";
 import { type Link, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 import { type Bus, extractTraceContext, markFailed, tracer } from "@toolbus/bus";
 import type { Subjects } from "@toolbus/protocol";
@@ -25,6 +25,9 @@ import type { MemoryRecorder } from "../../metrics.js";
 import { memoryConsumer } from "./memory-stream.js";
 
 export const INGEST_SPAN = "toolbus.memory.ingest";
+
+/** JetStream's error code for a consumer that does not exist. */
+const CONSUMER_NOT_FOUND = 10014;
 
 /**
  * How long one fetch stays open. Messages are taken as they arrive, so nothing waits for it to
@@ -188,9 +191,15 @@ export class IngestLoop {
         failures += 1;
         consumer = undefined;
         const delayMs = holdDelayMs(policy, failures);
+        const { stream, durable } = memoryConsumer(subjects);
+        // The provisioner makes the consumer; this service never does, so it says who can.
+        const why =
+          err instanceof JetStreamApiError && err.code === CONSUMER_NOT_FOUND
+            ? `consumer ${durable} on ${stream} does not exist: run \`toolbus provision\` to make it again`
+            : describe(err);
         logger.warn(
           { err, delayMs },
-          `fetching memory messages failed (${describe(err)}); trying again in ${delayMs} ms`,
+          `fetching memory messages failed (${why}); trying again in ${delayMs} ms`,
         );
         await abortableSleep(delayMs, this.#stop.signal);
       } finally {

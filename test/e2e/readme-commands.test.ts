@@ -80,7 +80,6 @@ const CHECKS: Record<string, string> = {
   "pnpm install": "runs it first (the clone has no node_modules)",
   "pnpm exec toolbus --help": "runs it",
   "toolbus nats-config --out <dir>": "runs it through pnpm exec, with a folder for <dir>",
-  "toolbus nats-config": "the same run as `toolbus nats-config --out <dir>`",
   "toolbus nats-config --config": "runs it through pnpm exec with a config of two servers",
   "toolbus provision": "runs it through pnpm exec on the tests' NATS, under a prefix of its own, twice",
   "bash scripts/setup.sh --tests": "runs it",

@@ -13,6 +13,7 @@ import {
   chunkSubject,
   formatStoredReply,
   LARGE_REPLY_HEADER,
+  readerOf,
   type StoredReply,
 } from "../src/core/large-reply.js";
 import { largeReplyOptions } from "../src/large-replies.js";
@@ -95,10 +96,10 @@ describe("a reply larger than max_payload", () => {
     const stored = sent[0]?.stored;
     expect({ intact: reply.n === 7 && reply.text === text, stored, messages: await messages() }).toEqual({
       intact: true,
-      // No NATS identities here: the client's inbox is no role's, so the reply is addressed to `_`.
+      // Addressed to the reader the request named: the client's own name.
       stored: {
         prefix: subjects.prefix,
-        recipient: "_",
+        recipient: client.bus.service.name,
         id: expect.stringMatching(/^[A-Za-z0-9]+$/),
         chunks: 4,
         bytes: Buffer.byteLength(JSON.stringify({ ok: true, result: { n: 7, text } })),
@@ -170,7 +171,8 @@ async function rawStorer(payload: string, damage: (reply: StoredReply) => Stored
   async function answer(msg: Msg) {
     const reply: StoredReply = {
       prefix: subjects.prefix,
-      recipient: "_",
+      // Stored for the reader the request names, as serve stores a reply.
+      recipient: readerOf(msg.headers),
       id: uniqueName("r"),
       chunks: 2,
       bytes: data.length,
@@ -228,7 +230,7 @@ describe("the reader of a stored reply", () => {
     [
       "another role's replies",
       (r) => ({ ...r, recipient: "gateway" }),
-      /it is addressed to gateway, and this identity reads the replies addressed to _$/,
+      /it is addressed to gateway, and this identity reads the replies addressed to svc\S+$/,
     ],
   ])("refuses %s with transport_error saying why", async (_case, damage, why) => {
     const { client, subject } = await rawStorer(payload, damage);

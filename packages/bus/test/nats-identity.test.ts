@@ -38,6 +38,7 @@ describe("natsAccessFromEnv", () => {
       servers: ["nats://a:4222", "nats://b:4222"],
       nkeySeed: expect.stringMatching(/^SU[A-Z2-7]+$/),
       inboxPrefix: "_INBOX_toolbus_dispatcher",
+      identity: "dispatcher",
       credentialSource: `NATS_NKEY_FILE=${ids.seedFile("dispatcher")}`,
       jsApiPrefix: LOCAL_JS_API,
     });
@@ -54,6 +55,7 @@ describe("natsAccessFromEnv", () => {
         servers: ["nats://127.0.0.1:4222"],
         nkeySeed: readFileSync(file, "utf8").trim(),
         inboxPrefix: "_INBOX_toolbus_connector_github",
+        identity: "connector-github",
         credentialSource: `seed file ${file}`,
         jsApiPrefix: LOCAL_JS_API,
       });
@@ -81,7 +83,11 @@ describe("natsAccessFromEnv", () => {
 
   it("without anything, is the local default with no credentials", () => {
     const access = natsAccessFromEnv({}, identity);
-    expect(access).toEqual({ servers: ["nats://127.0.0.1:4222"], inboxPrefix: "_INBOX_toolbus_dispatcher" });
+    expect(access).toEqual({
+      servers: ["nats://127.0.0.1:4222"],
+      inboxPrefix: "_INBOX_toolbus_dispatcher",
+      identity: "dispatcher",
+    });
     expect(hasCredentials(access)).toBe(false);
     expect(hasCredentials({ servers: ["nats://u:p@127.0.0.1:4222"] })).toBe(true);
   });

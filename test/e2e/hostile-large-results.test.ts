@@ -10,14 +10,10 @@
  * naming that budget; the test accepts either and nothing else. The all-in-one's peak RSS
  * (VmHWM) stays under 600 MiB (436–471 MiB measured), and no NATS connection is renewed.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type NatsIdentities, writeNatsIdentities } from "@toolbus/bus";
-import { freePort, type NatsServerProcess, startNatsServer, withPgSchema } from "@toolbus/testkit";
+import { readFileSync } from "node:fs";
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exited, type RunningToolbus, startToolbus, until } from "./support/pnpm-start.js";
+import { type EnforcedToolbus, startEnforcedToolbus, stdioServerLines } from "./support/enforced-toolbus.js";
 
 const MIB = 1024 * 1024;
 const HUGE_CALLS = 8;
@@ -69,22 +65,13 @@ function namesTheBudget(outcome: Outcome): boolean {
 }
 
 describe("a hostile server's big results, beside small calls", () => {
-  let server: NatsServerProcess;
-  let identities: NatsIdentities;
-  let toolbus: RunningToolbus;
-  let schema: Awaited<ReturnType<typeof withPgSchema>>;
+  let running: EnforcedToolbus;
   let hostile: StdioTestServer;
   let calm: StdioTestServer;
+  let toolbus: EnforcedToolbus["toolbus"];
   let url: string;
 
   beforeAll(async () => {
-    identities = writeNatsIdentities({
-      dir: mkdtempSync(join(tmpdir(), "toolbus-ids-")),
-      prefix: "toolbus",
-      servers: ["hostile", "calm"],
-    });
-    server = await startNatsServer({ config: readFileSync(identities.authConf, "utf8") });
-    schema = await withPgSchema(process.env.DATABASE_URL!, "hostile");
     hostile = await startTestServer({
       transport: "stdio",
       script: {
@@ -99,52 +86,22 @@ describe("a hostile server's big results, beside small calls", () => {
       transport: "stdio",
       script: { tools: [{ name: "echo", behavior: { kind: "echo" } }] },
     });
-    const dir = mkdtempSync(join(tmpdir(), "toolbus-hostile-"));
-    const port = await freePort();
-    const config = join(dir, "toolbus.toml");
-    writeFileSync(
-      config,
-      [
-        "[gateway]",
-        `port = ${port}`,
-        "",
-        "[mcp_servers.hostile]",
-        `command = ${JSON.stringify(hostile.command)}`,
-        `args = ${JSON.stringify(hostile.args)}`,
-        'default_tools_approval_mode = "approve"',
-        "",
-        "[mcp_servers.calm]",
-        `command = ${JSON.stringify(calm.command)}`,
-        `args = ${JSON.stringify(calm.args)}`,
-        'default_tools_approval_mode = "approve"',
-        "",
-      ].join("\n"),
-    );
-    toolbus = startToolbus(
-      ["--config", config],
-      {
-        NATS_URL: server.url,
-        NATS_IDENTITIES_DIR: identities.dir,
-        NATS_NKEY_FILE: undefined,
-        DATABASE_URL: schema.url,
-      },
-      dir,
-    );
-    await until(
-      () => toolbus.output().includes("MCP endpoint") || toolbus.child.exitCode !== null,
-      "start-up",
-    );
+    const approve = 'default_tools_approval_mode = "approve"';
+    running = await startEnforcedToolbus({
+      label: "hostile_large",
+      servers: ["hostile", "calm"],
+      tables: () => ({
+        hostile: stdioServerLines(hostile.command, hostile.args, [approve]),
+        calm: stdioServerLines(calm.command, calm.args, [approve]),
+      }),
+    });
+    toolbus = running.toolbus;
     expect(toolbus.child.exitCode).toBeNull();
-    url = `http://127.0.0.1:${port}`;
+    url = running.url;
   });
 
   afterAll(async () => {
-    if (toolbus?.child.exitCode === null) {
-      toolbus.child.kill("SIGINT");
-      await exited(toolbus.child);
-    }
-    await server?.stop();
-    await schema?.drop();
+    await running?.stop();
     await hostile?.dispose();
     await calm?.dispose();
   });

@@ -5,110 +5,73 @@
  * call of its tool, everything that identity must not do. Each attempt is refused; writing its
  * own catalog entry (a lie about itself) is what it may.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type NatsIdentities, readSeedFile, writeNatsIdentities } from "@toolbus/bus";
+import { readSeedFile } from "@toolbus/bus";
 import { identityOf } from "@toolbus/protocol";
-import {
-  freePort,
-  type NatsServerProcess,
-  natsServerBinaries,
-  startNatsServer,
-  withPgSchema,
-} from "@toolbus/testkit";
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exited, ROOT, type RunningToolbus, startToolbus, until } from "../e2e/support/pnpm-start.js";
+import {
+  type EnforcedToolbus,
+  startEnforcedToolbus,
+  stdioServerLines,
+} from "../e2e/support/enforced-toolbus.js";
+import { ROOT } from "../e2e/support/pnpm-start.js";
 
 const TSX = pathToFileURL(createRequire(join(ROOT, "package.json")).resolve("tsx")).href;
 const HOSTILE = join(ROOT, "test/security/support/hostile-connector-server.ts");
 
+/** A REST call through the gateway, as any caller makes one. */
+async function call(url: string, callId: string, tool: string, args: object) {
+  const response = await fetch(`${url}/v1/calls`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ callId, tool, arguments: JSON.stringify(args) }),
+  });
+  return (await response.json()) as { status: string; result?: { content: Array<{ text: string }> } };
+}
+
 describe("a malicious MCP server holding its own connector's seed", () => {
-  let server: NatsServerProcess;
-  let identities: NatsIdentities;
-  let toolbus: RunningToolbus;
   let victim: StdioTestServer;
-  let schema: Awaited<ReturnType<typeof withPgSchema>>;
-  let url: string;
+  let running: EnforcedToolbus;
 
   beforeAll(async () => {
-    // The 2.10 the deploy files run, where this machine has it.
-    const binary = natsServerBinaries().sort((a, b) => (a.version < b.version ? 1 : -1))[0];
-    identities = writeNatsIdentities({
-      dir: mkdtempSync(join(tmpdir(), "toolbus-hostile-ids-")),
-      prefix: "toolbus",
-      servers: ["evil", "victim"],
-    });
-    server = await startNatsServer({
-      config: readFileSync(identities.authConf, "utf8"),
-      ...(binary ? { binary: binary.path } : {}),
-    });
-    schema = await withPgSchema(process.env.DATABASE_URL as string, "hostile");
     victim = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });
-    const stolen = readSeedFile(identities.seedFile(identityOf("connector", "evil")));
-    const dir = mkdtempSync(join(tmpdir(), "toolbus-hostile-"));
-    const port = await freePort();
-    const config = join(dir, "toolbus.toml");
-    writeFileSync(
-      config,
-      [
-        "[gateway]",
-        `port = ${port}`,
-        "",
-        "[mcp_servers.evil]",
-        `command = ${JSON.stringify(process.execPath)}`,
-        `args = ["--import", ${JSON.stringify(TSX)}, ${JSON.stringify(HOSTILE)}]`,
-        'default_tools_approval_mode = "approve"',
-        `env = { NATS_URL = ${JSON.stringify(server.url)}, STOLEN_SEED = ${JSON.stringify(stolen)}, SELF = "evil", VICTIM = "victim", PREFIX = "toolbus" }`,
-        "",
-        "[mcp_servers.victim]",
-        `command = ${JSON.stringify(victim.command)}`,
-        `args = ${JSON.stringify(victim.args)}`,
-        'default_tools_approval_mode = "approve"',
-        "",
-      ].join("\n"),
-    );
-    toolbus = startToolbus(
-      ["--config", config],
-      {
-        ...process.env,
-        NATS_URL: server.url,
-        NATS_IDENTITIES_DIR: identities.dir,
-        NATS_NKEY_FILE: undefined,
-        DATABASE_URL: schema.url,
+    const approve = 'default_tools_approval_mode = "approve"';
+    running = await startEnforcedToolbus({
+      label: "hostile_connector",
+      servers: ["evil", "victim"],
+      tables: ({ identities, natsUrl }) => {
+        // The theft the test starts from: its connector's seed, in its environment.
+        const stolen = readSeedFile(identities.seedFile(identityOf("connector", "evil")));
+        const env = {
+          NATS_URL: natsUrl,
+          STOLEN_SEED: stolen,
+          SELF: "evil",
+          VICTIM: "victim",
+          PREFIX: "toolbus",
+        };
+        const envTable = Object.entries(env).map(([name, value]) => `${name} = ${JSON.stringify(value)}`);
+        return {
+          evil: stdioServerLines(
+            process.execPath,
+            ["--import", TSX, HOSTILE],
+            [approve, `env = { ${envTable.join(", ")} }`],
+          ),
+          victim: stdioServerLines(victim.command, victim.args, [approve]),
+        };
       },
-      dir,
-    );
-    await until(
-      () => toolbus.output().includes("MCP endpoint") || toolbus.child.exitCode !== null,
-      "start-up",
-    );
-    url = `http://127.0.0.1:${port}`;
-  }, 120_000);
+    });
+  }, 180_000);
 
   afterAll(async () => {
-    if (toolbus?.child.exitCode === null) {
-      toolbus.child.kill("SIGINT");
-      await exited(toolbus.child);
-    }
-    await server?.stop();
-    await schema?.drop();
+    await running?.stop();
     await victim?.dispose();
   });
 
   it("is refused everything of another server and of approvals, and may lie only about itself", async () => {
-    const response = await fetch(`${url}/v1/calls`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ callId: "hostile-1", tool: "mcp__evil__attack", arguments: "{}" }),
-    });
-    const reply = (await response.json()) as {
-      status: string;
-      result?: { content: Array<{ text: string }> };
-    };
+    const reply = await call(running.url, "hostile-1", "mcp__evil__attack", {});
     expect(reply.status, JSON.stringify(reply)).toBe("completed");
     const report = JSON.parse(reply.result?.content[0]?.text ?? "{}") as Record<string, string>;
     const { "lie about itself (write its own catalog entry)": lie, ...forbidden } = report;
@@ -116,15 +79,8 @@ describe("a malicious MCP server holding its own connector's seed", () => {
     expect(Object.entries(forbidden).filter(([, outcome]) => outcome !== "refused")).toEqual([]);
     expect(lie).toBe("allowed");
     // The victim's tool still runs as it is, through the dispatcher.
-    const echoed = await fetch(`${url}/v1/calls`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        callId: "victim-1",
-        tool: "mcp__victim__echo",
-        arguments: '{"text":"still mine"}',
-      }),
-    });
-    expect(((await echoed.json()) as { status: string }).status).toBe("completed");
+    expect((await call(running.url, "victim-1", "mcp__victim__echo", { text: "still mine" })).status).toBe(
+      "completed",
+    );
   });
 });

@@ -5,7 +5,7 @@
  * nothing. Then `pnpm start` as a newcomer runs it: its own NATS, closed to strangers.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -13,12 +13,17 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { jetstream } from "@nats-io/jetstream";
 import { connect, nkeyAuthenticator } from "@nats-io/transport-node";
-import { type NatsIdentities, writeNatsIdentities } from "@toolbus/bus";
+import type { NatsIdentities } from "@toolbus/bus";
 import { createSubjects, inboxPrefix, MemoryUsageResultSchema } from "@toolbus/protocol";
-import { freePort, type NatsServerProcess, startNatsServer, withPgSchema } from "@toolbus/testkit";
+import { freePort, type NatsServerProcess, withPgSchema } from "@toolbus/testkit";
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type EnforcedToolbus,
+  startEnforcedToolbus,
+  stdioServerLines,
+} from "../e2e/support/enforced-toolbus.js";
 import {
   EVERYTHING,
   exited,
@@ -38,75 +43,40 @@ function withoutNats(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 describe("every service on its own identity, on a bus that enforces the matrix", () => {
+  let running: EnforcedToolbus;
   let server: NatsServerProcess;
   let identities: NatsIdentities;
   let toolbus: RunningToolbus;
-  let schema: Awaited<ReturnType<typeof withPgSchema>>;
+  let schema: EnforcedToolbus["schema"];
   let url: string;
   let big: StdioTestServer;
 
   beforeAll(async () => {
-    identities = writeNatsIdentities({
-      dir: mkdtempSync(join(tmpdir(), "toolbus-ids-")),
-      prefix: "toolbus",
-      servers: ["everything", "big"],
-    });
-    server = await startNatsServer({ config: readFileSync(identities.authConf, "utf8") });
-    schema = await withPgSchema(process.env.DATABASE_URL!, "leastpriv");
     big = await startTestServer({
       transport: "stdio",
       script: { tools: [{ name: "payload", behavior: { kind: "huge", bytes: 1_500_000 } }] },
     });
-    const dir = mkdtempSync(join(tmpdir(), "toolbus-leastpriv-"));
-    const port = await freePort();
-    const config = join(dir, "toolbus.toml");
-    writeFileSync(
-      config,
-      [
-        "[gateway]",
-        `port = ${port}`,
-        "",
-        "[mcp_servers.everything]",
-        `command = ${JSON.stringify(process.execPath)}`,
-        `args = [${JSON.stringify(EVERYTHING)}, "stdio"]`,
-        'default_tools_approval_mode = "approve"',
-        "",
-        "[mcp_servers.everything.tools.get-sum]",
-        'approval_mode = "prompt"',
-        "",
+    const approve = 'default_tools_approval_mode = "approve"';
+    running = await startEnforcedToolbus({
+      label: "leastpriv",
+      servers: ["everything", "big"],
+      tables: () => ({
+        everything: stdioServerLines(
+          process.execPath,
+          [EVERYTHING, "stdio"],
+          [approve, "", "[mcp_servers.everything.tools.get-sum]", 'approval_mode = "prompt"'],
+        ),
         // A result larger than one NATS message travels through the large-replies stream.
-        "[mcp_servers.big]",
-        `command = ${JSON.stringify(big.command)}`,
-        `args = ${JSON.stringify(big.args)}`,
-        'default_tools_approval_mode = "approve"',
-        "",
-      ].join("\n"),
-    );
-    toolbus = startToolbus(
-      ["--config", config],
-      {
-        ...withoutNats(process.env),
-        NATS_URL: server.url,
-        NATS_IDENTITIES_DIR: identities.dir,
-        DATABASE_URL: schema.url,
-      },
-      dir,
-    );
-    await until(
-      () => toolbus.output().includes("MCP endpoint") || toolbus.child.exitCode !== null,
-      "start-up",
-    );
+        big: stdioServerLines(big.command, big.args, [approve]),
+      }),
+      env: withoutNats(process.env),
+    });
+    ({ server, identities, toolbus, url, schema } = running);
     expect(toolbus.output()).toContain(`NATS           ${server.url} (identities from ${identities.dir})`);
-    url = `http://127.0.0.1:${port}`;
   });
 
   afterAll(async () => {
-    if (toolbus?.child.exitCode === null) {
-      toolbus.child.kill("SIGINT");
-      await exited(toolbus.child);
-    }
-    await server?.stop();
-    await schema?.drop();
+    await running?.stop();
     await big?.dispose();
   });
 

@@ -20,6 +20,6 @@ export function checkBind(options: {
   }
   return {
     ok: false,
-    message: `Refusing to start ${options.what} on ${options.host} without bearer tokens: anyone who can reach that address could call tools and answer approvals. Set [gateway] tokens_env, listen on 127.0.0.1, or set [gateway] allow_unauthenticated = true if something else guards it`,
+    message: `Refusing to start ${options.what} on ${options.host} without bearer tokens: anyone who can reach that address could call tools and answer approvals. Set [gateway] tokens_env or [gateway.oauth], listen on 127.0.0.1, or set [gateway] allow_unauthenticated = true if something else guards it`,
   };
 }

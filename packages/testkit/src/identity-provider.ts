@@ -58,6 +58,11 @@ export interface IdentityProvider {
   /** How many requests reached `path` (e.g. `/jwks`) so far. */
   requests(path: string): number;
   /**
+   * From now on, answers `path` with `answer` instead of the provider (an outage, a broken or
+   * oversized document, or `"hang"`: never a byte); `undefined` gives the path back to it.
+   */
+  respondInstead(path: string, answer: { status: number; body?: string } | "hang" | undefined): void;
+  /**
    * Walks `authorizationUrl` as `login`: signs in and consents through the provider's own
    * forms, and returns what it sends back to the redirect URI.
    */
@@ -115,12 +120,19 @@ export async function startIdentityProvider(
   };
   const cookieKeys = [randomBytes(32).toString("base64url")];
   const counts = new Map<string, number>();
+  const overrides = new Map<string, { status: number; body?: string } | "hang">();
   const keys: SigningKey[] = [await newSigningKey()];
 
   let provider: Provider | undefined;
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const path = new URL(request.url ?? "/", "http://localhost").pathname;
     counts.set(path, (counts.get(path) ?? 0) + 1);
+    const override = overrides.get(path);
+    if (override === "hang") return;
+    if (override) {
+      response.writeHead(override.status, { "content-type": "application/json" }).end(override.body ?? "");
+      return;
+    }
     if (!provider) {
       response.writeHead(503).end();
       return;
@@ -298,6 +310,10 @@ export async function startIdentityProvider(
     publicClient,
     introspectionClient,
     requests: requestsOf,
+    respondInstead: (path, answer) => {
+      if (answer === undefined) overrides.delete(path);
+      else overrides.set(path, answer);
+    },
     authorize,
     accessToken,
     sign: (claims, header = {}) =>

@@ -21,6 +21,7 @@ export async function boundedFetch(
   bounds: FetchBounds,
   what: string,
 ): Promise<Response> {
+  // The caller's signal (jose's own deadline for the key set) counts as the deadline too.
   const timeout = AbortSignal.timeout(bounds.timeoutMs);
   const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
   let response: Response;
@@ -28,7 +29,7 @@ export async function boundedFetch(
     response = await fetch(url, { ...init, signal, redirect: "manual" });
   } catch (error) {
     throw new IssuerUnavailable(
-      timeout.aborted
+      signal.aborted
         ? `${what} did not answer within ${bounds.timeoutMs} ms`
         : `${what} could not be reached (${causeOf(error)})`,
     );
@@ -39,7 +40,7 @@ export async function boundedFetch(
   } catch (error) {
     if (error instanceof IssuerUnavailable) throw error;
     throw new IssuerUnavailable(
-      timeout.aborted
+      signal.aborted
         ? `${what} did not send its answer within ${bounds.timeoutMs} ms`
         : `${what} broke off its answer (${causeOf(error)})`,
     );

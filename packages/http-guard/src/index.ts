@@ -47,8 +47,10 @@ export { DEFAULT_ISSUER_LIMITS, type IssuerLimits } from "./oauth/issuer.js";
 export {
   type Authentication,
   createOAuthResourceServer,
+  DEFAULT_TOKEN_CACHE_LIMITS,
   type OAuthResourceServer,
   type OAuthResourceServerOptions,
+  type TokenCacheLimits,
 } from "./oauth/resource-server.js";
 export { pageCsp, pageHeaders } from "./page-csp.js";
 export { CONSOLE_PAGE, INBOX_PAGE, type PageName } from "./pages.js";

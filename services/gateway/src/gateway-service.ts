@@ -19,6 +19,7 @@ import {
   type IntrospectionLimits,
   type IssuerLimits,
   type OAuthResourceServer,
+  type TokenCacheLimits,
 } from "@toolbus/http-guard";
 import { identityOf, internalSubjects, type Subjects, TOOLBUS_VERSION } from "@toolbus/protocol";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
@@ -61,8 +62,15 @@ export interface GatewayLimits {
   catalogRetryMaxMs: number;
   /** Bound of resource, prompt and completion requests to the catalog. */
   resourceTimeoutMs: number;
-  /** How the gateway reaches its OAuth issuer (timeouts, sizes, the key set's cooldown); defaults in @toolbus/http-guard. */
-  oauth?: { issuer?: Partial<IssuerLimits>; introspection?: Partial<IntrospectionLimits> };
+  /**
+   * How the gateway reaches its OAuth issuer (timeouts, sizes, the key set's cooldown) and how
+   * long a good token is reused; defaults in @toolbus/http-guard.
+   */
+  oauth?: {
+    issuer?: Partial<IssuerLimits>;
+    introspection?: Partial<IntrospectionLimits>;
+    tokens?: Partial<TokenCacheLimits>;
+  };
 }
 
 export const DEFAULT_GATEWAY_LIMITS: Readonly<GatewayLimits> = Object.freeze({

@@ -296,6 +296,13 @@ describe("a good access token", () => {
     ]);
   });
 
+  it("is good for the resource it names only, also once the gateway has seen it", async () => {
+    const forRoot = await idp.accessToken({ login: "olga", resource: gateway.url });
+    const root = await fetch(`${gateway.url}/v1/test/whoami`, { headers: bearer(forRoot) });
+    const mcp = await rawRequest(gateway.url, { headers: bearer(forRoot), body: initializeBody() });
+    expect([root.status, mcp.status]).toEqual([200, 401]);
+  });
+
   it("maps groups to roles: a caller may call, not approve; an approver may approve, not call; an admin both", async () => {
     const tokens = {
       alice: await idp.accessToken({ login: "alice", resource: mcpUrl(gateway) }),

@@ -2,10 +2,8 @@
  * RFC 7662 token introspection, for access tokens that are not JWTs: the gateway asks the
  * issuer, as a client of its own (`client_secret_basic`), whether a token is active and for
  * whom. Bounded: so many requests at once (more are refused as unavailable rather than queued),
- * a deadline and a size cap on each answer. An active answer is reused for a short while, never
- * past the token's expiry, in a cache of bounded size keyed by the token's digest.
+ * a deadline and a size cap on each answer. (A good answer is reused: resource-server.ts.)
  */
-import { createHash } from "node:crypto";
 import type { IntrospectionAnswer } from "../core/access-token.js";
 import { fetchJsonObject, IssuerUnavailable } from "./bounded-fetch.js";
 
@@ -14,24 +12,18 @@ export interface IntrospectionLimits {
   maxBytes: number;
   /** Introspection requests in flight at once. */
   concurrency: number;
-  /** How long an active answer is reused (never past the token's `exp`). */
-  cacheTtlMs: number;
-  cacheEntries: number;
 }
 
 export const DEFAULT_INTROSPECTION_LIMITS: Readonly<IntrospectionLimits> = Object.freeze({
   timeoutMs: 5_000,
   maxBytes: 64 * 1024,
   concurrency: 16,
-  cacheTtlMs: 30_000,
-  cacheEntries: 10_000,
 });
 
 export class Introspector {
   readonly #endpoint: () => Promise<string>;
   readonly #authorization: string;
   readonly #limits: IntrospectionLimits;
-  readonly #cache = new Map<string, { answer: IntrospectionAnswer; until: number }>();
   #inFlight = 0;
 
   constructor(options: {
@@ -49,11 +41,6 @@ export class Introspector {
 
   /** The issuer's answer for `token`; throws `IssuerUnavailable` when there is none to be had now. */
   async introspect(token: string): Promise<IntrospectionAnswer> {
-    const key = createHash("sha256").update(token, "utf8").digest("base64url");
-    const now = Date.now();
-    const cached = this.#cache.get(key);
-    if (cached && cached.until > now) return cached.answer;
-    if (cached) this.#cache.delete(key);
     if (this.#inFlight >= this.#limits.concurrency) {
       throw new IssuerUnavailable(
         `${this.#limits.concurrency} introspection requests are already waiting for the issuer`,
@@ -62,7 +49,7 @@ export class Introspector {
     this.#inFlight += 1;
     try {
       const endpoint = await this.#endpoint();
-      const answer = await fetchJsonObject(
+      return await fetchJsonObject(
         endpoint,
         {
           method: "POST",
@@ -75,23 +62,9 @@ export class Introspector {
         { timeoutMs: this.#limits.timeoutMs, maxBytes: this.#limits.maxBytes },
         `the issuer's introspection endpoint (${endpoint})`,
       );
-      this.#remember(key, answer, now);
-      return answer;
     } finally {
       this.#inFlight -= 1;
     }
-  }
-
-  #remember(key: string, answer: IntrospectionAnswer, now: number): void {
-    if (answer.active !== true || typeof answer.exp !== "number") return;
-    const until = Math.min(now + this.#limits.cacheTtlMs, answer.exp * 1000);
-    if (until <= now) return;
-    if (this.#cache.size >= this.#limits.cacheEntries) {
-      // The oldest entry goes first (a Map keeps insertion order).
-      const oldest = this.#cache.keys().next().value;
-      if (oldest !== undefined) this.#cache.delete(oldest);
-    }
-    this.#cache.set(key, { answer, until });
   }
 }
 

@@ -2,9 +2,10 @@
  * The gateway as an OAuth 2.1 resource server: an access token becomes a principal, or a
  * refusal saying why. A JWT is checked without the network first (core/access-token.ts: shape,
  * algorithm, issuer), then against the issuer's keys (`jose`); any other token is introspected
- * when the gateway has a client for it. The token itself is never logged, never kept (only its
- * digest, by the introspection cache) and never sent anywhere but the issuer's introspection
- * endpoint.
+ * when the gateway has a client for it. A good token's principal is reused for its next
+ * requests, for `tokens.ttlMs` at most and never past its `exp`. The token itself is never
+ * logged, never kept (only its digest, by that cache) and never sent anywhere but the issuer's
+ * introspection endpoint.
  */
 import { isLoopbackHost, type OAuthConfig } from "@toolbus/config";
 import type { Principal } from "@toolbus/protocol";
@@ -21,6 +22,7 @@ import {
 import { IssuerUnavailable } from "./bounded-fetch.js";
 import { DEFAULT_INTROSPECTION_LIMITS, type IntrospectionLimits, Introspector } from "./introspection.js";
 import { DEFAULT_ISSUER_LIMITS, Issuer, type IssuerLimits } from "./issuer.js";
+import { TokenCache } from "./token-cache.js";
 
 export type Authentication =
   | { ok: true; principal: Principal }
@@ -29,10 +31,16 @@ export type Authentication =
   /** 503: the issuer could not be asked; the client should retry, not sign in again. */
   | { ok: false; status: 503; reason: string };
 
-export interface OAuthLimits {
-  issuer: IssuerLimits;
-  introspection: IntrospectionLimits;
+/** How long a good token's principal is reused, and how many are kept. */
+export interface TokenCacheLimits {
+  ttlMs: number;
+  entries: number;
 }
+
+export const DEFAULT_TOKEN_CACHE_LIMITS: Readonly<TokenCacheLimits> = Object.freeze({
+  ttlMs: 30_000,
+  entries: 10_000,
+});
 
 export interface OAuthResourceServer {
   readonly config: OAuthConfig;
@@ -48,7 +56,11 @@ export interface OAuthResourceServerOptions {
   resourcePaths?: readonly string[];
   /** The introspection client's secret (`resolveIntrospectionSecret`); needed when `config.introspection` is set. */
   introspectionSecret?: string;
-  limits?: { issuer?: Partial<IssuerLimits>; introspection?: Partial<IntrospectionLimits> };
+  limits?: {
+    issuer?: Partial<IssuerLimits>;
+    introspection?: Partial<IntrospectionLimits>;
+    tokens?: Partial<TokenCacheLimits>;
+  };
 }
 
 /** https anywhere; http only on loopback (a development identity provider). */
@@ -63,6 +75,8 @@ export function createOAuthResourceServer(options: OAuthResourceServerOptions): 
     { ...DEFAULT_ISSUER_LIMITS, ...options.limits?.issuer },
     isAllowedIssuerUrl,
   );
+  const tokenLimits = { ...DEFAULT_TOKEN_CACHE_LIMITS, ...options.limits?.tokens };
+  const known = new TokenCache<Principal>(tokenLimits.entries);
   let introspector: Introspector | undefined;
   if (config.introspection !== undefined) {
     if (options.introspectionSecret === undefined) {
@@ -86,7 +100,10 @@ export function createOAuthResourceServer(options: OAuthResourceServerOptions): 
     });
   }
 
-  async function verifyJwt(token: string, audiences: readonly string[]): Promise<Authentication> {
+  /** A checked token: its principal and when its issuer says it expires, or why not. */
+  type Checked = { ok: true; principal: Principal; expSec: number } | Exclude<Authentication, { ok: true }>;
+
+  async function verifyJwt(token: string, audiences: readonly string[]): Promise<Checked> {
     const precheck = precheckJwt(token, config);
     if (!precheck.ok) return { ok: false, status: 401, reason: precheck.reason };
     let claims: Record<string, unknown>;
@@ -100,7 +117,7 @@ export function createOAuthResourceServer(options: OAuthResourceServerOptions): 
     return asPrincipal(claims);
   }
 
-  async function introspect(token: string, audiences: readonly string[]): Promise<Authentication> {
+  async function introspect(token: string, audiences: readonly string[]): Promise<Checked> {
     if (introspector === undefined) {
       return {
         ok: false,
@@ -124,9 +141,29 @@ export function createOAuthResourceServer(options: OAuthResourceServerOptions): 
     return asPrincipal(answer);
   }
 
-  function asPrincipal(claims: Record<string, unknown>): Authentication {
+  /** Both checks made sure `exp` is a number. */
+  function asPrincipal(claims: Record<string, unknown>): Checked {
     const mapped = principalFromClaims(claims, config);
-    return mapped.ok ? mapped : { ok: false, status: 401, reason: mapped.reason };
+    if (!mapped.ok) return { ok: false, status: 401, reason: mapped.reason };
+    return { ok: true, principal: Object.freeze(mapped.principal), expSec: claims.exp as number };
+  }
+
+  /** Checks `token` for `audiences`, or reuses what the last check of it found. */
+  async function check(token: string, audiences: readonly string[]): Promise<Authentication> {
+    const scope = audiences.join(" ");
+    const principal = known.get(token, scope);
+    if (principal) return { ok: true, principal };
+    const checked = looksLikeJwt(token)
+      ? await verifyJwt(token, audiences)
+      : await introspect(token, audiences);
+    if (!checked.ok) return checked;
+    known.set(
+      token,
+      scope,
+      checked.principal,
+      Math.min(Date.now() + tokenLimits.ttlMs, checked.expSec * 1000),
+    );
+    return { ok: true, principal: checked.principal };
   }
 
   return {
@@ -144,12 +181,12 @@ export function createOAuthResourceServer(options: OAuthResourceServerOptions): 
             "the request's Host header names no resource of this server; send the host this server is reached at",
         };
       }
-      return looksLikeJwt(token) ? verifyJwt(token, audiences) : introspect(token, audiences);
+      return check(token, audiences);
     },
   };
 }
 
-function unavailable(error: unknown): Authentication {
+function unavailable(error: unknown): { ok: false; status: 503; reason: string } {
   const reason =
     error instanceof IssuerUnavailable
       ? error.message

@@ -176,7 +176,7 @@ export function installHttpGuard<L extends FastifyBaseLogger>(
         { code: "unauthorized", status: HTTP_STATUS_BY_CODE.unauthorized },
         token === undefined
           ? `Unauthorized: send the header Authorization: Bearer <token> with ${oauth ? "an access token of the issuer this server's metadata names, or " : ""}a token from [gateway] tokens_env`
-          : `Unauthorized: the token is not one of [gateway] tokens_env${oauth ? " nor an access token this server accepts" : ""}`,
+          : "Unauthorized: the token is not one of [gateway] tokens_env",
         challenge(token === undefined ? {} : { error: "invalid_token" }),
       );
     }

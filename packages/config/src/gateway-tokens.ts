@@ -6,15 +6,16 @@
  * any token could do everything, and a bare token keeps doing so.
  */
 import { createHash } from "node:crypto";
+import { PRINCIPAL_ROLES, PrincipalRole } from "@toolbus/protocol";
 import type { Env } from "./http-headers.js";
 import { fileVariableOf, type SecretFileReader, secretFromEnv } from "./secret-env.js";
 import { readSecretFile } from "./secret-file.js";
 import type { GatewayConfig } from "./tables.js";
 
-/** What a token may do (the table is `ACCESS_BY_ROLE` in @toolbus/http-guard). */
-export const GatewayRole = { caller: "caller", approver: "approver", admin: "admin" } as const;
-export type GatewayRole = (typeof GatewayRole)[keyof typeof GatewayRole];
-export const GATEWAY_ROLES = Object.values(GatewayRole);
+/** What a token may do (the table is `ACCESS_BY_ROLE` in @toolbus/http-guard): a principal's roles. */
+export const GatewayRole = PrincipalRole;
+export type GatewayRole = PrincipalRole;
+export const GATEWAY_ROLES = PRINCIPAL_ROLES;
 
 export interface GatewayPrincipal {
   /** Recorded as who answered an approval; `^[A-Za-z0-9._@-]{1,64}$`. */

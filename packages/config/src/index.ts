@@ -20,6 +20,7 @@ export {
   type LocateOptions,
   locateConfig,
 } from "./locate.js";
+export { isLoopbackHost } from "./loopback.js";
 export { parseMcpJson } from "./mcp-json.js";
 export {
   DEFAULT_ENVIRONMENT_ID,
@@ -39,6 +40,14 @@ export {
   type StreamableHttpServerConfig,
   serverNameProblem,
 } from "./mcp-server.js";
+export {
+  ASYMMETRIC_JWS_ALGORITHMS,
+  type ClientSecretResolution,
+  type IntrospectionConfig,
+  type JwsAlgorithm,
+  type OAuthConfig,
+  resolveIntrospectionSecret,
+} from "./oauth.js";
 export { ConfigFileError, type ConfigProblem, formatProblems } from "./problems.js";
 export { DEFAULT_SESSION_IDLE_TTL_MS, type ProvisionInputs, provisionInputs } from "./provision-settings.js";
 export {

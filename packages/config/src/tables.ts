@@ -2,6 +2,7 @@
 import { DEFAULT_LARGE_REPLIES_IN_FLIGHT_BYTES, DEFAULT_NAME_LIMIT, MIN_NAME_LIMIT } from "@toolbus/protocol";
 import { z } from "zod";
 import { secondsToMs } from "./mcp-server.js";
+import { type OAuthConfig, OAuthTable, PublicUrl } from "./oauth.js";
 import { RunAs, Sandbox } from "./toml-server.js";
 
 export interface GatewayConfig {
@@ -37,6 +38,13 @@ export interface GatewayConfig {
   maxStreams: number;
   /** Open event streams one client holds. */
   maxStreamsPerClient: number;
+  /**
+   * The origin clients reach the gateway at (`https://toolbus.example.com` behind a proxy); the
+   * canonical URI of `/mcp` and of the rest is built on it. Absent: from each request's Host.
+   */
+  publicUrl?: string;
+  /** `[gateway.oauth]`: OAuth access tokens accepted beside the static tokens; absent: off. */
+  oauth?: OAuthConfig;
 }
 
 /** The `[gateway]` limits' defaults. */
@@ -184,6 +192,22 @@ const GatewayTable = z
     max_batch_size: Count.default(DEFAULT_EDGE_LIMITS.maxBatchSize),
     max_streams: Count.default(DEFAULT_EDGE_LIMITS.maxStreams),
     max_streams_per_client: Count.default(DEFAULT_EDGE_LIMITS.maxStreamsPerClient),
+    public_url: PublicUrl.optional(),
+    oauth: OAuthTable.optional(),
+  })
+  .check((ctx) => {
+    // A resource is named after the Host of the request when nothing else names it: with the
+    // host check off, any Host would name one, and a token for another server would do here.
+    const { oauth, allowed_hosts: hosts, public_url: publicUrl } = ctx.value;
+    if (oauth === undefined || !hosts.includes("*") || publicUrl !== undefined) return;
+    if (oauth.audience !== undefined) return;
+    ctx.issues.push({
+      code: "custom",
+      input: ctx.value,
+      path: ["oauth"],
+      message:
+        'with allowed_hosts = ["*"] any Host header would name the resource a token must be for; set [gateway] public_url (the URL clients reach the gateway at) or [gateway.oauth] audience',
+    });
   })
   .transform(
     (t): GatewayConfig => ({
@@ -199,6 +223,8 @@ const GatewayTable = z
       maxBatchSize: t.max_batch_size,
       maxStreams: t.max_streams,
       maxStreamsPerClient: t.max_streams_per_client,
+      ...(t.public_url === undefined ? {} : { publicUrl: t.public_url }),
+      ...(t.oauth === undefined ? {} : { oauth: t.oauth }),
     }),
   );
 

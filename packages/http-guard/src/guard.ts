@@ -1,10 +1,10 @@
 /**
  * The one guard in front of every toolbus HTTP server (the gateway, the approvals inbox run
- * alone): security headers on every answer, the Host/Origin check, bearer tokens to principals,
- * and the access each route declares (`{config: {access}}`, see core/access.ts) against the
- * principal's role. Installed on the root instance before any route, so it covers them all.
- * A route reads who is asking with `principalOf(request)`, and takes an event-stream slot with
- * `takeStreamSlot(request)`.
+ * alone): security headers on every answer, the Host/Origin check, bearer tokens to principals
+ * (configured tokens, and OAuth access tokens when a resource server is given), and the access
+ * each route declares (`{config: {access}}`, see core/access.ts) against the principal's role.
+ * Installed on the root instance before any route, so it covers them all. A route reads who is
+ * asking with `principalOf(request)`, and takes an event-stream slot with `takeStreamSlot(request)`.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { GatewayPrincipal } from "@toolbus/config";
@@ -25,12 +25,21 @@ import {
   permits,
 } from "./core/access.js";
 import { bearerToken } from "./core/bearer.js";
+import { bearerChallenge, type Challenge } from "./core/bearer-challenge.js";
 import { checkHost } from "./core/host-check.js";
+import { acceptedAudiences, challengeScopes, forbiddenChallenge } from "./core/oauth-edge.js";
+import { metadataUrl, requestOrigin, resourcePathOf } from "./core/resource-uri.js";
 import { type SlotGrant, type StreamLimits, StreamSlots } from "./core/stream-slots.js";
+import type { OAuthResourceServer } from "./oauth/resource-server.js";
+import { installResourceMetadata } from "./resource-metadata.js";
 import { type Principal, tokenMatcher } from "./token-matcher.js";
 
 /** Who is asking when auth is off (no tokens configured): one principal that may do everything. */
-export const ANONYMOUS: Readonly<Principal> = Object.freeze({ name: "anonymous", role: "admin" });
+export const ANONYMOUS: Readonly<Principal> = Object.freeze({
+  name: "anonymous",
+  role: "admin",
+  source: "anonymous",
+});
 
 /** Sent with every answer; pages replace the CSP with their own (see pageHeaders). */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -43,8 +52,15 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
 export interface HttpGuardOptions {
   /** `[gateway] allowed_hosts`. */
   allowedHosts: readonly string[];
-  /** From `resolveGatewayTokens`; none turns auth off (everyone is `ANONYMOUS`). */
+  /** From `resolveGatewayTokens`; none, and no `oauth`, turns auth off (everyone is `ANONYMOUS`). */
   principals: readonly GatewayPrincipal[];
+  /**
+   * OAuth access tokens accepted beside the configured tokens (`createOAuthResourceServer`);
+   * also serves the protected resource metadata (RFC 9728) of each resource.
+   */
+  oauth?: OAuthResourceServer;
+  /** `[gateway] public_url`: the origin resources are named after; absent: each request's Host. */
+  publicUrl?: string;
   streams: StreamLimits;
   /**
    * The body of a refusal; default `{error:{code,message,retryable}}` (the REST shape). `code`
@@ -52,7 +68,14 @@ export interface HttpGuardOptions {
    */
   refusal?: (status: number, message: string, code: ErrorCode) => unknown;
   /** Told of every refusal (a caller's fault: log it at info). */
-  onRefused?: (details: { status: number; method: string; url: string; message: string }) => void;
+  onRefused?: (details: {
+    status: number;
+    method: string;
+    url: string;
+    message: string;
+    /** Who was refused, when it was a principal (a 403). */
+    principal?: string;
+  }) => void;
 }
 
 interface RequestContext {
@@ -71,7 +94,8 @@ export function installHttpGuard<L extends FastifyBaseLogger>(
   app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, L>,
   options: HttpGuardOptions,
 ): void {
-  const authOn = options.principals.length > 0;
+  const { oauth } = options;
+  const authOn = options.principals.length > 0 || oauth !== undefined;
   const match = tokenMatcher(options.principals);
   const slots = new StreamSlots(options.streams);
   const refusal = options.refusal ?? ((_status, message, code) => wireRefusal(code, message));
@@ -79,10 +103,22 @@ export function installHttpGuard<L extends FastifyBaseLogger>(
   app.addHook("onRequest", async (request, reply) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.raw.setHeader(name, value);
     const access = accessOf(request);
-    const refuse = ({ code, status }: { code: ErrorCode; status: number }, message: string) => {
-      options.onRefused?.({ status, method: request.method, url: request.url.split("?")[0] ?? "", message });
-      if (status === HTTP_STATUS_BY_CODE.unauthorized)
-        reply.header("www-authenticate", 'Bearer realm="toolbus"');
+    const path = request.url.split("?")[0] ?? "";
+    const refuse = (
+      { code, status }: { code: ErrorCode; status: number },
+      message: string,
+      challenge?: Challenge,
+      principal?: Principal,
+    ) => {
+      options.onRefused?.({
+        status,
+        method: request.method,
+        url: path,
+        message,
+        ...(principal ? { principal: principal.name } : {}),
+      });
+      if (challenge) reply.header("www-authenticate", bearerChallenge(challenge));
+      if (status === HTTP_STATUS_BY_CODE.server_unavailable) reply.header("retry-after", "5");
       return reply.code(status).send(refusal(status, message, code));
     };
     if (needsHostCheck(access)) {
@@ -93,20 +129,71 @@ export function installHttpGuard<L extends FastifyBaseLogger>(
       );
       if (!host.ok) return refuse(HttpRefusal.forbidden, host.message);
     }
-    const principal = authOn ? match(bearerToken(request.headers.authorization)) : ANONYMOUS;
-    if (needsToken(access)) {
-      if (principal === undefined) {
+    if (!authOn) {
+      contexts.set(request.raw, { principal: ANONYMOUS, slots });
+      return undefined;
+    }
+    const token = bearerToken(request.headers.authorization);
+    let principal = match(token);
+    if (!needsToken(access)) {
+      // Served to anyone: a configured token still says who it is; no access token is checked.
+      contexts.set(request.raw, { principal, slots });
+      return undefined;
+    }
+    // Which resource this is, for OAuth: its audiences, and where its metadata is.
+    const origin = oauth ? requestOrigin(options.publicUrl, request.headers.host) : undefined;
+    const resourcePath = oauth ? resourcePathOf(path, oauth.resourcePaths) : "";
+    const challenge = (extra: Partial<Challenge> = {}): Challenge =>
+      oauth
+        ? {
+            ...(origin === undefined ? {} : { resourceMetadata: metadataUrl(origin, resourcePath) }),
+            scopes: challengeScopes(oauth.config),
+            ...extra,
+          }
+        : { realm: "toolbus", ...extra };
+    if (principal === undefined && token !== undefined && oauth) {
+      const audiences = acceptedAudiences(oauth.config, origin, resourcePath);
+      const checked = await oauth.authenticate(token, audiences);
+      if (checked.ok) principal = checked.principal;
+      else if (checked.status === 503) {
+        return refuse(
+          { code: "server_unavailable", status: HTTP_STATUS_BY_CODE.server_unavailable },
+          `Service Unavailable: the access token could not be checked (${checked.reason}); retry later`,
+        );
+      } else {
         return refuse(
           { code: "unauthorized", status: HTTP_STATUS_BY_CODE.unauthorized },
-          "Unauthorized: send the header Authorization: Bearer <token> with a token from [gateway] tokens_env",
+          `Unauthorized: the access token was refused: ${checked.reason}`,
+          challenge({
+            error: "invalid_token",
+            errorDescription: `the access token was refused: ${checked.reason}`,
+          }),
         );
       }
-      if (!permits(principal.role, access))
-        return refuse(HttpRefusal.forbidden, forbiddenMessage(principal, access));
+    }
+    if (principal === undefined) {
+      return refuse(
+        { code: "unauthorized", status: HTTP_STATUS_BY_CODE.unauthorized },
+        token === undefined
+          ? `Unauthorized: send the header Authorization: Bearer <token> with ${oauth ? "an access token of the issuer this server's metadata names, or " : ""}a token from [gateway] tokens_env`
+          : "Unauthorized: the token is not one of [gateway] tokens_env",
+        challenge(token === undefined ? {} : { error: "invalid_token" }),
+      );
+    }
+    if (!permits(principal.role, access)) {
+      const scopeChallenge =
+        oauth && principal.source === "oauth" ? forbiddenChallenge(oauth.config, access) : undefined;
+      return refuse(
+        HttpRefusal.forbidden,
+        forbiddenMessage(principal, access),
+        scopeChallenge ? challenge(scopeChallenge) : undefined,
+        principal,
+      );
     }
     contexts.set(request.raw, { principal, slots });
     return undefined;
   });
+  if (oauth) installResourceMetadata(app, oauth, options.publicUrl);
 }
 
 /** Who sent the request (undefined on a token-free route without a token, or with no guard). */

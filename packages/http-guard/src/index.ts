@@ -1,6 +1,6 @@
 /**
  * @toolbus/http-guard: the one guard of every toolbus HTTP server — Host/Origin checks, bearer
- * tokens with roles and principals, security headers and page CSPs, the loopback-or-tokens
+ * tokens with roles and principals, OAuth access tokens (a resource server, RFC 9728 metadata), security headers and page CSPs, the loopback-or-tokens
  * start-up rule, event-stream limits, and the health and readiness probes.
  */
 export {
@@ -13,9 +13,23 @@ export {
   permits,
   rolesFor,
 } from "./core/access.js";
+export {
+  CLOCK_SKEW_SEC,
+  MAX_TOKEN_BYTES,
+  principalFromClaims,
+  roleOf,
+} from "./core/access-token.js";
 export { bearerToken } from "./core/bearer.js";
+export { bearerChallenge, type Challenge } from "./core/bearer-challenge.js";
 export { type BindCheck, checkBind, isLoopbackHost } from "./core/bind.js";
 export { checkHost, type HostCheck, hostOfHostHeader } from "./core/host-check.js";
+export {
+  canonicalResource,
+  METADATA_PATH,
+  metadataUrl,
+  requestOrigin,
+  resourcePathOf,
+} from "./core/resource-uri.js";
 export { type SlotGrant, type StreamLimits, StreamSlots } from "./core/stream-slots.js";
 export {
   ANONYMOUS,
@@ -27,6 +41,17 @@ export {
   sendSlotRefusal,
   takeStreamSlot,
 } from "./guard.js";
+export { IssuerUnavailable } from "./oauth/bounded-fetch.js";
+export { DEFAULT_INTROSPECTION_LIMITS, type IntrospectionLimits } from "./oauth/introspection.js";
+export { DEFAULT_ISSUER_LIMITS, type IssuerLimits } from "./oauth/issuer.js";
+export {
+  type Authentication,
+  createOAuthResourceServer,
+  DEFAULT_TOKEN_CACHE_LIMITS,
+  type OAuthResourceServer,
+  type OAuthResourceServerOptions,
+  type TokenCacheLimits,
+} from "./oauth/resource-server.js";
 export { pageCsp, pageHeaders } from "./page-csp.js";
 export { CONSOLE_PAGE, INBOX_PAGE, type PageName } from "./pages.js";
 export { installProbes } from "./probes.js";

@@ -1,18 +1,15 @@
 /** Bearer tokens to principals, compared in constant time per token (the configured ones hashed once). */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { GatewayPrincipal } from "@toolbus/config";
+import type { Principal } from "@toolbus/protocol";
 
-export interface Principal {
-  /** Who: recorded as who answered an approval. */
-  name: string;
-  role: GatewayPrincipal["role"];
-}
+export type { Principal };
 
 export function tokenMatcher(
   principals: readonly GatewayPrincipal[],
 ): (candidate: string | undefined) => Principal | undefined {
   const known = principals.map(({ name, role, token }) => ({
-    principal: { name, role },
+    principal: { name, role, source: "token" } satisfies Principal,
     digest: digest(token),
   }));
   return (candidate) => {

@@ -8,6 +8,7 @@ export * from "./envelope.js";
 export * from "./errors.js";
 export * from "./http-status.js";
 export * from "./naming/index.js";
+export * from "./principal.js";
 export * from "./resource-tools.js";
 export * from "./schemas/index.js";
 export * from "./size-refusals.js";

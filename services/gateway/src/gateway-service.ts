@@ -8,10 +8,19 @@ import { type Bus, ConfigError, type Logger, type RunningService, verifyAssets }
 import {
   DEFAULT_EDGE_LIMITS,
   DEFAULT_SESSION_IDLE_TTL_MS,
+  type Env,
   type GatewayConfig,
   type GatewayPrincipal,
+  resolveIntrospectionSecret,
 } from "@toolbus/config";
-import { checkBind } from "@toolbus/http-guard";
+import {
+  checkBind,
+  createOAuthResourceServer,
+  type IntrospectionLimits,
+  type IssuerLimits,
+  type OAuthResourceServer,
+  type TokenCacheLimits,
+} from "@toolbus/http-guard";
 import { identityOf, internalSubjects, type Subjects, TOOLBUS_VERSION } from "@toolbus/protocol";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { consolePage } from "./adapters/http/console-page.js";
@@ -53,6 +62,15 @@ export interface GatewayLimits {
   catalogRetryMaxMs: number;
   /** Bound of resource, prompt and completion requests to the catalog. */
   resourceTimeoutMs: number;
+  /**
+   * How the gateway reaches its OAuth issuer (timeouts, sizes, the key set's cooldown) and how
+   * long a good token is reused; defaults in @toolbus/http-guard.
+   */
+  oauth?: {
+    issuer?: Partial<IssuerLimits>;
+    introspection?: Partial<IntrospectionLimits>;
+    tokens?: Partial<TokenCacheLimits>;
+  };
 }
 
 export const DEFAULT_GATEWAY_LIMITS: Readonly<GatewayLimits> = Object.freeze({
@@ -81,8 +99,12 @@ export interface GatewayServiceDeps {
         | "maxBatchSize"
         | "maxStreams"
         | "maxStreamsPerClient"
+        | "publicUrl"
+        | "oauth"
       >
     >;
+  /** Where secrets named by the config are read (the introspection client's); default `process.env`. */
+  env?: Env;
   /**
    * Accepted bearer tokens with their principals (see `resolveGatewayTokens`); none or empty
    * turns auth off, which only a loopback host or `allowUnauthenticated` permits.
@@ -117,9 +139,10 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     resourceTools: true,
     ...deps.gateway,
   };
+  const oauth = oauthResourceServer(deps);
   const bind = checkBind({
     host: edge.host,
-    authenticated: principals.length > 0,
+    authenticated: principals.length > 0 || oauth !== undefined,
     allowUnauthenticated: edge.allowUnauthenticated,
     what: "the gateway",
   });
@@ -211,6 +234,8 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     logger,
     allowedHosts: edge.allowedHosts,
     principals,
+    ...(oauth ? { oauth } : {}),
+    ...(edge.publicUrl === undefined ? {} : { publicUrl: edge.publicUrl }),
     streams: { total: edge.maxStreams, perClient: edge.maxStreamsPerClient },
     maxBatchSize: edge.maxBatchSize,
     bodyLimitBytes: limits.bodyLimitBytes,
@@ -234,7 +259,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     }),
   );
   await app.register(eventsSse({ nc: bus.nc, subjects, logger }));
-  await app.register(openApi({ version, auth: principals.length > 0 }));
+  await app.register(openApi({ version, auth: principals.length > 0 || oauth !== undefined }));
   await app.register(consolePage());
   for (const plugin of deps.plugins ?? []) await app.register(plugin);
   const address = await app.listen({ port: deps.gateway.port, host: deps.gateway.host });
@@ -269,4 +294,25 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
       return stopping;
     },
   };
+}
+
+/**
+ * `[gateway.oauth]` as a resource server for `/mcp` (and the root for the rest), or undefined
+ * when the table is absent. A missing introspection secret stops the start, as a bad config does.
+ */
+function oauthResourceServer(deps: GatewayServiceDeps): OAuthResourceServer | undefined {
+  const config = deps.gateway.oauth;
+  if (config === undefined) return undefined;
+  let introspectionSecret: string | undefined;
+  if (config.introspection !== undefined) {
+    const secret = resolveIntrospectionSecret(config.introspection, deps.env ?? process.env);
+    if (!secret.ok) throw new ConfigError([secret.message]);
+    introspectionSecret = secret.secret;
+  }
+  return createOAuthResourceServer({
+    config,
+    resourcePaths: ["/mcp"],
+    ...(introspectionSecret === undefined ? {} : { introspectionSecret }),
+    ...(deps.limits?.oauth ? { limits: deps.limits.oauth } : {}),
+  });
 }

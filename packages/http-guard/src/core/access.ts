@@ -12,6 +12,8 @@ export const Access = {
   probe: "probe",
   /** A page that holds no data (the console, the inbox): Host checked, no token. */
   page: "page",
+  /** OAuth protected resource metadata (RFC 9728), what a client reads to sign in: Host checked, no token. */
+  discovery: "discovery",
   /** Catalog, servers, events, the OpenAPI document. */
   read: "read",
   /** Tool calls: `/mcp`, `POST /v1/calls`, `DELETE /v1/calls/{callId}`. */
@@ -24,7 +26,7 @@ export const Access = {
 export type Access = (typeof Access)[keyof typeof Access];
 export const ACCESS_LEVELS = Object.values(Access);
 
-/** What each role may do; `health` and `page` need no token at all. */
+/** What each role may do; `health`, `page` and `discovery` need no token at all. */
 export const ACCESS_BY_ROLE: Readonly<Record<GatewayRole, readonly Access[]>> = {
   caller: [Access.probe, Access.read, Access.call],
   approver: [Access.probe, Access.read, Access.approve],
@@ -32,7 +34,7 @@ export const ACCESS_BY_ROLE: Readonly<Record<GatewayRole, readonly Access[]>> = 
 };
 
 /** Accesses served without a token. */
-const TOKEN_FREE: ReadonlySet<Access> = new Set([Access.health, Access.page]);
+const TOKEN_FREE: ReadonlySet<Access> = new Set([Access.health, Access.page, Access.discovery]);
 /** Accesses served whatever the Host header says. */
 const HOST_FREE: ReadonlySet<Access> = new Set([Access.health, Access.probe]);
 

@@ -2,19 +2,11 @@
  * The start-up rule: an HTTP server may listen beyond loopback only with bearer tokens, unless the
  * operator said `allow_unauthenticated = true` (a trusted network, a proxy that authenticates).
  */
+import { isLoopbackHost } from "@toolbus/config";
+
+export { isLoopbackHost };
 
 export type BindCheck = { ok: true } | { ok: false; message: string };
-
-/** `localhost`, `127.0.0.0/8`, `::1` (bracketed or not), and IPv4-mapped loopback. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[(.*)\]$/, "$1");
-  if (bare === "localhost" || bare === "::1" || bare === "0:0:0:0:0:0:0:1") return true;
-  const v4 = bare.startsWith("::ffff:") ? bare.slice("::ffff:".length) : bare;
-  return /^127(\.\d{1,3}){3}$/.test(v4);
-}
 
 export function checkBind(options: {
   host: string;
@@ -28,6 +20,6 @@ export function checkBind(options: {
   }
   return {
     ok: false,
-    message: `Refusing to start ${options.what} on ${options.host} without bearer tokens: anyone who can reach that address could call tools and answer approvals. Set [gateway] tokens_env, listen on 127.0.0.1, or set [gateway] allow_unauthenticated = true if something else guards it`,
+    message: `Refusing to start ${options.what} on ${options.host} without bearer tokens: anyone who can reach that address could call tools and answer approvals. Set [gateway] tokens_env or [gateway.oauth], listen on 127.0.0.1, or set [gateway] allow_unauthenticated = true if something else guards it`,
   };
 }

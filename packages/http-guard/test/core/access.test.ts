@@ -5,6 +5,7 @@ import {
   ACCESS_LEVELS,
   type Access,
   forbiddenMessage,
+  needsToken,
   permits,
 } from "../../src/core/access.js";
 import { bearerToken } from "../../src/core/bearer.js";
@@ -20,9 +21,9 @@ describe("who may do what", () => {
       ]),
     );
     expect(table).toEqual({
-      caller: ["health", "probe", "page", "read", "call"],
-      approver: ["health", "probe", "page", "read", "approve"],
-      admin: ["health", "probe", "page", "read", "call", "approve", "admin"],
+      caller: ["health", "probe", "page", "discovery", "read", "call"],
+      approver: ["health", "probe", "page", "discovery", "read", "approve"],
+      admin: ["health", "probe", "page", "discovery", "read", "call", "approve", "admin"],
     });
     expect(ACCESS_BY_ROLE.admin).toEqual(ACCESS_LEVELS);
   });
@@ -70,7 +71,7 @@ describe("the loopback-or-tokens start-up rule", () => {
       {
         ok: false,
         message:
-          "Refusing to start the gateway on 0.0.0.0 without bearer tokens: anyone who can reach that address could call tools and answer approvals. Set [gateway] tokens_env, listen on 127.0.0.1, or set [gateway] allow_unauthenticated = true if something else guards it",
+          "Refusing to start the gateway on 0.0.0.0 without bearer tokens: anyone who can reach that address could call tools and answer approvals. Set [gateway] tokens_env or [gateway.oauth], listen on 127.0.0.1, or set [gateway] allow_unauthenticated = true if something else guards it",
       },
       { ok: true },
       { ok: true },
@@ -127,7 +128,7 @@ describe("README.md", () => {
         caller: permits("caller", access),
         approver: permits("approver", access),
         admin: permits("admin", access),
-        none: access === "health" || access === "page",
+        none: !needsToken(access),
       })),
     );
   });

@@ -3,6 +3,7 @@
  * transport per `mcp-session-id`, so list_changed notifications reach each client's GET stream.
  */
 import { randomUUID } from "node:crypto";
+import { appendFileSync } from "node:fs";
 import {
   createServer,
   type Server as HttpServer,
@@ -21,10 +22,19 @@ export interface HttpHost {
   close(): Promise<void>;
 }
 
-export async function serveHttp(port: number, newSession: () => TestSession): Promise<HttpHost> {
+/** `headerLogPath`: where each request's method and headers are appended (see HeaderLogLineSchema). */
+export async function serveHttp(
+  port: number,
+  newSession: () => TestSession,
+  headerLogPath?: string,
+): Promise<HttpHost> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (headerLogPath) {
+      const line = { at: new Date().toISOString(), method: req.method ?? "", headers: req.headers };
+      appendFileSync(headerLogPath, `${JSON.stringify(line)}\n`);
+    }
     if (new URL(req.url ?? "/", "http://localhost").pathname !== MCP_PATH)
       return reply(res, 404, `Not found: the MCP endpoint is ${MCP_PATH}`);
     const sessionId = req.headers["mcp-session-id"];

@@ -15,6 +15,8 @@ import {
   CallLogLineSchema,
   type CancelLogLine,
   CancelLogLineSchema,
+  type HeaderLogLine,
+  HeaderLogLineSchema,
   type ReadLogLine,
   ReadLogLineSchema,
   type TestServerScript,
@@ -25,6 +27,7 @@ import { APPLIED_MARKER_INFIX, scriptHash } from "./script-source.js";
 export {
   type CallLogLine,
   type CancelLogLine,
+  type HeaderLogLine,
   type ParsedTestServerScript,
   type ReadLogLine,
   type ScriptPrompt,
@@ -70,6 +73,8 @@ export interface HttpTestServer extends TestServerBase {
   stop(): Promise<void>;
   /** What the server wrote to stderr (the last 16 KiB). */
   stderr(): string;
+  /** The method and headers of every HTTP request the server received, oldest first. */
+  requestHeaders(): Promise<HeaderLogLine[]>;
 }
 
 export interface StartTestServerOptions {
@@ -92,6 +97,7 @@ export async function startTestServer(
   const callLogPath = join(dir, "calls.jsonl");
   const cancelLogPath = join(dir, "cancellations.jsonl");
   const readLogPath = join(dir, "reads.jsonl");
+  const headerLogPath = join(dir, "headers.jsonl");
   await writeScript(scriptPath, options.script);
   await writeFile(callLogPath, "");
   const { command, args } = testServerCommand(scriptPath, { callLogPath, cancelLogPath, readLogPath });
@@ -112,7 +118,7 @@ export async function startTestServer(
 
   const child = await spawnUntilReady({
     command,
-    args: [...args, "--http"],
+    args: [...args, "--http", "--header-log", headerLogPath],
     readyPattern: /^LISTENING (\S+)$/,
     what: "the MCP test server",
   });
@@ -122,6 +128,7 @@ export async function startTestServer(
     url: child.ready,
     stop: child.stop,
     stderr: child.stderr,
+    requestHeaders: () => readLog(headerLogPath, HeaderLogLineSchema),
     dispose: async () => {
       await child.stop();
       await removeDir();

@@ -1,6 +1,6 @@
 /**
  * The MCP test server process:
- * `main.ts --script <path> [--call-log <path>] [--cancel-log <path>] [--read-log <path>] [--http [--port N]]`.
+ * `main.ts --script <path> [--call-log <path>] [--cancel-log <path>] [--read-log <path>] [--http [--port N] [--header-log <path>]]`.
  * Over stdio it serves one session; with --http it serves sessions at 127.0.0.1 and prints
  * `LISTENING <url>` on stdout once ready. Everything else goes to stderr.
  */
@@ -12,7 +12,7 @@ import { log, ScriptSource } from "./script-source.js";
 import { createSession, type TestSession } from "./session.js";
 
 const USAGE =
-  "usage: main.ts --script <path> [--call-log <path>] [--cancel-log <path>] [--read-log <path>] [--http [--port N]]";
+  "usage: main.ts --script <path> [--call-log <path>] [--cancel-log <path>] [--read-log <path>] [--http [--port N] [--header-log <path>]]";
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -21,6 +21,7 @@ async function main(): Promise<void> {
       "call-log": { type: "string" },
       "cancel-log": { type: "string" },
       "read-log": { type: "string" },
+      "header-log": { type: "string" },
       http: { type: "boolean", default: false },
       port: { type: "string", default: "0" },
     },
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
   };
 
   if (values.http) {
-    const host = await serveHttp(port, newSession);
+    const host = await serveHttp(port, newSession, values["header-log"]);
     const stop = async () => {
       source.close();
       await host.close();

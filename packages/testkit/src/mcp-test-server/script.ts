@@ -204,6 +204,18 @@ export const CallLogLineSchema = z.object({
 });
 export type CallLogLine = z.infer<typeof CallLogLineSchema>;
 
+/**
+ * One line of the header log (HTTP only): the headers of every request the server received, in
+ * arrival order — what a test reads to see what reached the upstream server (e.g. that no
+ * client's token was passed on).
+ */
+export const HeaderLogLineSchema = z.object({
+  at: z.string(),
+  method: z.string(),
+  headers: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
+});
+export type HeaderLogLine = z.infer<typeof HeaderLogLineSchema>;
+
 /** One line of the read log: every resources/read the server received, in arrival order. */
 export const ReadLogLineSchema = z.object({
   at: z.string(),

@@ -173,7 +173,7 @@ export class Stack {
 
   /** A gateway on this stack's prefix, listening on a free port, with its own bus connection. */
   async gateway(
-    options: Partial<Pick<GatewayServiceDeps, "principals" | "limits" | "plugins">> &
+    options: Partial<Pick<GatewayServiceDeps, "principals" | "limits" | "plugins" | "env">> &
       Partial<GatewayServiceDeps["gateway"]> & {
         /** Bare tokens: admins, as a bare token in tokens_env is. */
         tokens?: readonly string[];
@@ -217,6 +217,7 @@ export class Stack {
       ],
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.plugins ? { plugins: options.plugins } : {}),
+      ...(options.env ? { env: options.env } : {}),
     });
     this.gateways.push(gateway);
     await eventually("the gateway to load the catalog", () => (gateway.ready() ? true : undefined));

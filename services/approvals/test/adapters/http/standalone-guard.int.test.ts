@@ -265,7 +265,7 @@ describe("the approvals inbox run alone", () => {
   it("refuses to start on every interface without tokens, unless allow_unauthenticated says so", async () => {
     const env = await testEnv("standalone bind");
     await expect(env.start({ http: { host: "0.0.0.0", port: 0 } })).rejects.toThrow(
-      "Refusing to start the approvals inbox on 0.0.0.0 without bearer tokens: anyone who can reach that address could call tools and answer approvals. Set [gateway] tokens_env, listen on 127.0.0.1, or set [gateway] allow_unauthenticated = true if something else guards it",
+      "Refusing to start the approvals inbox on 0.0.0.0 without bearer tokens: anyone who can reach that address could call tools and answer approvals. Set [gateway] tokens_env or [gateway.oauth], listen on 127.0.0.1, or set [gateway] allow_unauthenticated = true if something else guards it",
     );
     const allowed = await env.start({ http: { host: "0.0.0.0", port: 0, allowUnauthenticated: true } });
     expect(allowed.httpUrl).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);

@@ -22,6 +22,7 @@ import {
   ANONYMOUS,
   installHttpGuard,
   installProbes,
+  type OAuthResourceServer,
   type Principal,
   principalOf,
   routeAccess,
@@ -44,8 +45,12 @@ export interface HttpAppDeps {
   registry: SessionRegistry;
   logger: Logger;
   allowedHosts: readonly string[];
-  /** Accepted bearer tokens with their principals; empty turns auth off. */
+  /** Accepted bearer tokens with their principals; empty, and no `oauth`, turns auth off. */
   principals: readonly GatewayPrincipal[];
+  /** OAuth access tokens accepted beside them (`[gateway.oauth]`), and the resource metadata served. */
+  oauth?: OAuthResourceServer;
+  /** `[gateway] public_url`: what the resources are named after, behind a proxy. */
+  publicUrl?: string;
   /** Open event streams (`/v1/events`, MCP GET streams, the approvals stream when mounted). */
   streams: StreamLimits;
   /** JSON-RPC messages in one POST. */
@@ -63,6 +68,8 @@ export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
   installHttpGuard(app, {
     allowedHosts: deps.allowedHosts,
     principals: deps.principals,
+    ...(deps.oauth ? { oauth: deps.oauth } : {}),
+    ...(deps.publicUrl === undefined ? {} : { publicUrl: deps.publicUrl }),
     streams: deps.streams,
     // The edge's own refusals keep the JSON-RPC shape of /mcp.
     refusal: (_status, message) => jsonRpcError(JsonRpcCode.serverError, message),

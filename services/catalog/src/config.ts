@@ -6,13 +6,11 @@ import {
   ServiceSettingsSchema,
   serviceSettingsInput,
 } from "@toolbus/bus";
+import { ServerNameSchema } from "@toolbus/protocol";
 import { z } from "zod";
 
 const CatalogSettingsSchema = ServiceSettingsSchema.extend({
-  servers: z
-    .array(z.string().regex(/^[a-zA-Z0-9_-]+$/, "server names match ^[a-zA-Z0-9_-]+$"))
-    .min(1, "--servers needs at least one server name")
-    .optional(),
+  servers: z.array(ServerNameSchema).min(1, "--servers needs at least one server name").optional(),
   /** `--connectors-only`: run the servers' connectors, not the `catalog.*` subjects. */
   connectorsOnly: z.boolean(),
 });

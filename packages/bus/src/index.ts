@@ -121,6 +121,16 @@ export {
   StoredReplyAnswer,
 } from "./serve.js";
 export {
+  type BusConnector,
+  type CommonSettings,
+  runServiceProcess,
+  type ServiceContext,
+  type ServiceDefinition,
+  type SettingsSource,
+  type StartedService,
+  startService,
+} from "./service-runner.js";
+export {
   configOrExit,
   LOG_LEVELS,
   LogLevelSetting,

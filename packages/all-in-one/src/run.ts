@@ -131,36 +131,33 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     const start = async <S extends CommonSettings, R extends RunningService, X>(
       definition: ServiceDefinition<S, R, X>,
       settings: S,
-      from: SettingsSource,
+      serviceEnv: SettingsSource["env"],
       extra?: X,
     ): Promise<R> => {
       const serviceLogger = loggerOf(definition.role);
-      const { service } = await startService(
-        definition,
-        { settings, logger: serviceLogger, env: from.env, cwd, connect },
-        extra,
-      );
+      const host = { settings, logger: serviceLogger, env: serviceEnv, cwd, connect };
+      const { service } = await startService(definition, host, extra);
       readiness.push(() => definition.ready(service, serviceLogger));
       return service;
     };
 
-    const catalog = await start(catalogDefinition, catalogSettings, source);
+    const catalog = await start(catalogDefinition, catalogSettings, env);
     stops.push(["catalog", () => catalog.stop()]);
     const approvals = await start(
       approvalsDefinition,
       // The gateway serves the inbox on its own port in all-in-one mode.
       { ...(await approvalsDefinition.readSettings(databaseSource)), http: false },
-      databaseSource,
+      databaseSource.env,
     );
     // Decides waiting for a human are answered, in-flight work finishes, then it stops.
     stops.push(["approvals", () => approvals.drain().then(() => approvals.stop())]);
     // After approvals, which publishes the policy: the dispatcher starts with its copy.
-    const dispatcher = await start(dispatcherDefinition, dispatcherSettings, source);
+    const dispatcher = await start(dispatcherDefinition, dispatcherSettings, env);
     stops.push(["dispatcher", () => dispatcher.stop()]);
     const memorySettings = await memoryDefinition.readSettings(databaseSource);
-    const memory = await start(memoryDefinition, memorySettings, databaseSource);
+    const memory = await start(memoryDefinition, memorySettings, databaseSource.env);
     stops.push(["memory", () => memory.drain().then(() => memory.stop())]);
-    const gateway = await start(gatewayDefinition, gatewaySettings, source, {
+    const gateway = await start(gatewayDefinition, gatewaySettings, env, {
       // In one process, the gateway's port also serves the approvals inbox and its API.
       plugins: (on) => [buildApprovalsHttp(approvalsHttpOverBus(on.bus, on.subjects, on.logger))],
     });

@@ -71,7 +71,8 @@ export class CatalogFollower {
     const attempt = ++this.#attempt;
     this.#following?.stop();
     this.#following = undefined;
-    const lastGood = this.#copy;
+    // The copy in place, for a refused value read again; let go once the new read is whole.
+    let lastGood = this.#copy;
     const next = new CatalogCopy();
     let whole = false;
     const following = await followKv({
@@ -80,7 +81,7 @@ export class CatalogFollower {
       bucket,
       apply: (change) => {
         if (attempt !== this.#attempt) return;
-        const update = next.apply(change, whole ? undefined : lastGood);
+        const update = next.apply(change, lastGood);
         if (update.kind === "refused") {
           logger.warn(
             { key: update.key, problem: update.problem, kept: update.kept },
@@ -106,6 +107,7 @@ export class CatalogFollower {
     this.#following = following;
     this.#failures = 0;
     whole = true;
+    lastGood = undefined;
     this.#copy = next;
     this.#revision = Math.max(this.#revision, following.revision);
     this.options.loaded?.(next);

@@ -6,7 +6,7 @@
  * serves the bus announces itself in `$SRV.INFO` twice, the same way, and both gateways (which
  * serve HTTP, not the bus) take their limits from `TOOLBUS_GATEWAY_*`.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -28,11 +28,11 @@ describe("pnpm start and each service's own process", () => {
   const processes: RunningToolbus[] = [];
   let allInOneUrl: string;
   let gatewayUrl: string;
+  const dir = mkdtempSync(join(tmpdir(), "toolbus-one-definition-"));
 
   beforeAll(async () => {
     nats = await startNatsServer();
     schema = await withPgSchema(process.env.DATABASE_URL!, "one-definition");
-    const dir = mkdtempSync(join(tmpdir(), "toolbus-one-definition-"));
     const config = join(dir, "toolbus.toml");
     const allInOnePort = await freePort();
     // No MCP server: this is about how the services start, not what they serve.
@@ -89,13 +89,16 @@ describe("pnpm start and each service's own process", () => {
     await Promise.all(processes.map((running) => exited(running.child)));
     await nats?.stop();
     await schema?.drop();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("announce each service on the bus in $SRV.INFO with the same description, from its one definition", async () => {
     const descriptions = new Map<string, string[]>();
+    // Only this test's processes are on this nats-server: two of each service that serves the bus.
     for await (const reply of await client.requestMany("$SRV.INFO", "", {
-      strategy: "timer",
-      maxWait: 2_000,
+      strategy: "count",
+      maxMessages: ANNOUNCED.length * 2,
+      maxWait: 30_000,
     })) {
       const info = reply.json<{ name: string; description: string }>();
       descriptions.set(info.name, [...(descriptions.get(info.name) ?? []), info.description]);

@@ -92,6 +92,35 @@ describe("one source for each fact", () => {
     expect(tables).toEqual([]);
   });
 
+  it("spells the server-name rule only in SERVER_NAME_PATTERN (import it, or ServerNameSchema, from @toolbus/protocol)", () => {
+    // `^[a-zA-Z0-9_-]+$` in any spelling, as a regex or in a message.
+    const rule = /\^\[(?:a-zA-Z0-9_|A-Za-z0-9_|\\w)-\]\+\$/g;
+    // The same characters make other rules, each its own fact, named where it is defined.
+    const otherRules = new Set([
+      "packages/protocol/src/schemas/primitives.ts SERVER_NAME_PATTERN",
+      "packages/protocol/src/subjects.ts PREFIX_PATTERN", // a subject prefix
+      "packages/bus/src/core/micro-protocol.ts NAME", // a NATS micro service name
+      "packages/config/src/problems.ts BARE_KEY", // a TOML bare key
+      "packages/policy/src/grant-keys.ts READABLE_TOKEN", // a KV key token left as it is
+    ]);
+    const spelled = sources.flatMap(({ file, text }) =>
+      text.split("\n").flatMap((line, index) => {
+        if (line.match(rule) === null) return [];
+        const name = /^\s*(?:export\s+)?const\s+([A-Za-z_]\w*)\s*=\s*\/\^\[/.exec(line)?.[1];
+        return otherRules.has(`${file} ${name}`) ? [] : [`${file}:${index + 1}: ${line.trim()}`];
+      }),
+    );
+    expect(spelled).toEqual([]);
+    // The rule itself is still where this test looks for it.
+    expect(
+      sources.some(
+        ({ file, text }) =>
+          file === "packages/protocol/src/schemas/primitives.ts" &&
+          /export const SERVER_NAME_PATTERN = \/\^\[a-zA-Z0-9_-\]\+\$\/;/.test(text),
+      ),
+    ).toBe(true);
+  });
+
   it("builds bus names from the prefix only in packages/protocol (createSubjects, internalSubjects)", () => {
     // A subject (`<prefix>.x`) or a bucket, stream or store (`<prefix>_x`) made from a prefix.
     const built = /\$\{[^}]*prefix[^}]*\}[._][A-Za-z]/;

@@ -3,41 +3,32 @@
  * Postgres come from the environment when given, else from this machine (see local-nats.ts and
  * embedded-postgres.ts). Ctrl-C stops everything in reverse order.
  */
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
+import { approvalsDefinition, approvalsHttpOverBus, buildApprovalsHttp } from "@toolbus/approvals";
 import {
-  approvalsHttpOverBus,
-  buildApprovalsHttp,
-  loadApprovalsConfig,
-  startApprovalsService,
-} from "@toolbus/approvals";
-import {
+  type Bus,
+  type CommonSettings,
   ConfigError,
   connectBus,
   createLogger,
   type Logger,
-  loadConfig,
   maskUrl,
   projectStateDir,
   provisionBus,
-  SERVICE_SETTINGS_ENV,
-  ServiceSettingsSchema,
-  serviceSettingsInput,
+  type RunningService,
+  type ServiceDefinition,
+  type ServiceIdentity,
+  type SettingsSource,
+  startService,
   startTelemetry,
 } from "@toolbus/bus";
-import { startCatalogService } from "@toolbus/catalog";
-import {
-  fileVariableOf,
-  loadToolbusConfig,
-  provisionInputs,
-  resolveGatewayTokens,
-  secretFromEnv,
-} from "@toolbus/config";
-import { startDispatcherService } from "@toolbus/dispatcher";
-import { startGatewayService } from "@toolbus/gateway";
-import { loadMemoryConfig, startMemoryService } from "@toolbus/memory";
-import { createSubjects, type Identity, identityName, identityOf, TOOLBUS_VERSION } from "@toolbus/protocol";
+import { catalogDefinition } from "@toolbus/catalog";
+import { fileVariableOf, provisionInputs, secretFromEnv } from "@toolbus/config";
+import { dispatcherDefinition } from "@toolbus/dispatcher";
+import { gatewayDefinition } from "@toolbus/gateway";
+import { memoryDefinition } from "@toolbus/memory";
+import { createSubjects, type Identity, identityOf, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { ensureDatabase } from "./embedded-postgres.js";
 import { ensurePortFree } from "./http-port.js";
 import { ensureNats, type LocalNats } from "./local-nats.js";
@@ -61,12 +52,18 @@ export interface AllInOne {
 
 export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne> {
   const { env, cwd } = options;
-  // LOG_LEVEL and TOOLBUS_PREFIX, read and checked as every service reads them.
-  const { logLevel: level, prefix } = loadConfig(
-    ServiceSettingsSchema,
-    serviceSettingsInput(env, options.configPath),
-    SERVICE_SETTINGS_ENV,
-  );
+  // Each service's settings, read by its own definition as its own process reads them (`--config`
+  // is the one flag here). What can be checked without starting anything comes first.
+  const source: SettingsSource = {
+    argv: options.configPath ? ["--config", options.configPath] : [],
+    env,
+    cwd,
+  };
+  const catalogSettings = await catalogDefinition.readSettings(source);
+  const dispatcherSettings = await dispatcherDefinition.readSettings(source);
+  const gatewaySettings = await gatewayDefinition.readSettings(source);
+  // LOG_LEVEL and TOOLBUS_PREFIX, which every service reads the same way.
+  const { logLevel: level, prefix, config } = catalogSettings;
   const logger = options.logger ?? createLogger({ service: "toolbus", version: TOOLBUS_VERSION, level });
   // Each service logs as itself (a child would repeat the `service` key in every line).
   const loggerOf = (service: string): Logger =>
@@ -81,20 +78,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     }
   };
   try {
-    // What can be checked without starting anything comes first: the config, then the port.
-    const config = await loadToolbusConfig({
-      ...(options.configPath ? { path: options.configPath } : {}),
-      env,
-      cwd,
-      demoServer: () => ({
-        command: process.execPath,
-        args: [
-          createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"),
-          "stdio",
-        ],
-      }),
-    });
-    await ensurePortFree(config.gateway.host, config.gateway.port);
+    await ensurePortFree(gatewaySettings.edge.host, gatewaySettings.edge.port);
     const givenDatabase = secretFromEnv(env, "DATABASE_URL");
     if (givenDatabase.state === "invalid") throw new SetupError(givenDatabase.message);
     // Data in the project; secrets (the CLI's seed, the database socket) in its private state dir.
@@ -118,115 +102,82 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       socketDir: join(stateDir, "postgres"),
     });
     stops.push(["postgres", database.stop]);
-    // The services read the URL resolved here, never the file again.
-    const serviceEnv = {
-      ...withoutVariable(env, fileVariableOf("DATABASE_URL")),
-      NATS_URL: nats.url,
-      DATABASE_URL: database.url,
+    // The services that use the database read the URL resolved here, never the file again.
+    const databaseSource: SettingsSource = {
+      ...source,
+      env: { ...withoutVariable(env, fileVariableOf("DATABASE_URL")), DATABASE_URL: database.url },
     };
 
-    const subjects = createSubjects(prefix);
     // Before any service: the streams, buckets and consumers, made by the provisioner alone.
     await provisionBus({
       access: nats.accessFor(identityOf("provisioner")),
-      subjects,
+      subjects: createSubjects(prefix),
       settings: { ...provisionInputs(config, env), replicas: 1 },
     });
-    const connect = async (identity: Identity, description: string, busLogger: Logger) => {
-      const name = identityName(identity);
+    // Every identity's bus on this NATS, closed when toolbus stops.
+    const connect = async (identity: Identity, service: ServiceIdentity, busLogger: Logger): Promise<Bus> => {
       const bus = await connectBus({
         access: nats.accessFor(identity),
-        service: { name, version: TOOLBUS_VERSION, description },
+        service,
         logger: busLogger,
         // Said once, plainly, in the lines printed below instead.
         warnUnauthenticated: false,
       });
-      stops.push([`${name} bus`, () => bus.close()]);
+      stops.push([`${service.name} bus`, () => bus.close()]);
       return bus;
     };
+    const readiness: Array<() => Promise<string | undefined>> = [];
+    /** One service, started by its definition on buses of this NATS. */
+    const start = async <S extends CommonSettings, R extends RunningService, X>(
+      definition: ServiceDefinition<S, R, X>,
+      settings: S,
+      serviceEnv: SettingsSource["env"],
+      extra?: X,
+    ): Promise<R> => {
+      const serviceLogger = loggerOf(definition.role);
+      const host = { settings, logger: serviceLogger, env: serviceEnv, cwd, connect };
+      const { service } = await startService(definition, host, extra);
+      readiness.push(() => definition.ready(service, serviceLogger));
+      return service;
+    };
 
-    const catalogLogger = loggerOf("catalog");
-    const catalog = await startCatalogService({
-      bus: await connect(
-        identityOf("catalog"),
-        "MCP server connections and the revisioned catalog",
-        catalogLogger,
-      ),
-      connectorBus: (server) =>
-        connect(identityOf("connector", server), `MCP server ${server}`, catalogLogger.child({ server })),
-      subjects,
-      config,
-      env,
-      logger: catalogLogger,
-      stateDir,
-    });
+    const catalog = await start(catalogDefinition, catalogSettings, env);
     stops.push(["catalog", () => catalog.stop()]);
-    const approvalsConfig = await loadApprovalsConfig({
-      env: serviceEnv,
-      argv: config.source.kind === "file" ? ["--config", config.source.path] : [],
-      cwd,
-    });
-    const approvalsLogger = loggerOf("approvals");
-    const approvals = await startApprovalsService({
-      bus: await connect(identityOf("approvals"), "approval policy, hooks and humans", approvalsLogger),
+    const approvals = await start(
+      approvalsDefinition,
       // The gateway serves the inbox on its own port in all-in-one mode.
-      config: { ...approvalsConfig, http: false },
-      logger: approvalsLogger,
-    });
+      { ...(await approvalsDefinition.readSettings(databaseSource)), http: false },
+      databaseSource.env,
+    );
     // Decides waiting for a human are answered, in-flight work finishes, then it stops.
     stops.push(["approvals", () => approvals.drain().then(() => approvals.stop())]);
     // After approvals, which publishes the policy: the dispatcher starts with its copy.
-    const dispatcherLogger = loggerOf("dispatcher");
-    const dispatcher = await startDispatcherService({
-      bus: await connect(identityOf("dispatcher"), "The tool-call path", dispatcherLogger),
-      subjects,
-      config,
-      logger: dispatcherLogger,
-    });
+    const dispatcher = await start(dispatcherDefinition, dispatcherSettings, env);
     stops.push(["dispatcher", () => dispatcher.stop()]);
-    const memoryLogger = loggerOf("memory");
-    const memory = await startMemoryService({
-      bus: await connect(
-        identityOf("memory"),
-        "Memory citations: strip markup, count cited rollouts",
-        memoryLogger,
-      ),
-      config: loadMemoryConfig(serviceEnv, config.memory),
-      logger: memoryLogger,
-    });
+    const memorySettings = await memoryDefinition.readSettings(databaseSource);
+    const memory = await start(memoryDefinition, memorySettings, databaseSource.env);
     stops.push(["memory", () => memory.drain().then(() => memory.stop())]);
-    const gatewayLogger = loggerOf("gateway");
-    const gatewayBus = await connect(
-      identityOf("gateway"),
-      "The MCP edge, REST and the console",
-      gatewayLogger,
-    );
-    const tokens = resolveGatewayTokens(config.gateway, env);
-    if (!tokens.ok) throw new SetupError(tokens.message);
-    const gateway = await startGatewayService({
-      bus: gatewayBus,
-      subjects,
-      logger: gatewayLogger,
-      gateway: config.gateway,
-      principals: tokens.principals,
-      version: TOOLBUS_VERSION,
+    const gateway = await start(gatewayDefinition, gatewaySettings, env, {
       // In one process, the gateway's port also serves the approvals inbox and its API.
-      plugins: [buildApprovalsHttp(approvalsHttpOverBus(gatewayBus, subjects, gatewayLogger))],
+      plugins: (on) => [buildApprovalsHttp(approvalsHttpOverBus(on.bus, on.subjects, on.logger))],
     });
     stops.push(["gateway", () => gateway.stop()]);
 
+    // Each service ready as its own process says it; a required server that did not come up
+    // stops start-up, as it stops a Codex thread (§2.5).
+    for (const ready of readiness) {
+      const problem = await ready();
+      if (problem !== undefined) throw new Error(problem);
+    }
     const summary = await catalog.startup;
-    // A required server that did not come up stops start-up, as it stops a Codex thread (§2.5).
-    const requiredFailure = await catalog.requiredFailure();
-    if (requiredFailure !== undefined) throw new Error(requiredFailure);
     const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
     announce(`toolbus is running (${summary.ready.length} server(s) ready, ${summary.failed.length} failed)`);
     announce(`  console        ${gateway.url}/`);
     announce(`  MCP endpoint   ${gateway.url}/mcp`);
     announce(`  approvals      ${gateway.url}/approvals`);
     announce(`  NATS           ${natsLine(nats)}`);
-    const databaseSource = givenDatabase.state === "set" ? givenDatabase.variable : "DATABASE_URL";
-    announce(`  Postgres       ${database.embedded ? "embedded PGlite in .toolbus/pglite" : databaseSource}`);
+    const databaseLine = givenDatabase.state === "set" ? givenDatabase.variable : "DATABASE_URL";
+    announce(`  Postgres       ${database.embedded ? "embedded PGlite in .toolbus/pglite" : databaseLine}`);
     return { consoleUrl: `${gateway.url}/`, mcpUrl: `${gateway.url}/mcp`, stop };
   } catch (error) {
     await stop();

@@ -22,6 +22,7 @@ export {
   watchedRecord,
   watchedRequest,
 } from "./call-ledger.js";
+export { CatalogFollower, type CatalogFollowerOptions } from "./catalog-follower.js";
 export { ConfigError, loadConfig } from "./config.js";
 export { AttributeCache } from "./core/attribute-cache.js";
 export { DEFAULT_EVENT_DELIVERY, type EventDeliveryLimits } from "./core/backoff.js";
@@ -119,6 +120,16 @@ export {
   type SentReply,
   StoredReplyAnswer,
 } from "./serve.js";
+export {
+  type BusConnector,
+  type CommonSettings,
+  runServiceProcess,
+  type ServiceContext,
+  type ServiceDefinition,
+  type SettingsSource,
+  type StartedService,
+  startService,
+} from "./service-runner.js";
 export {
   configOrExit,
   LOG_LEVELS,

@@ -27,7 +27,6 @@ export {
   DEFAULT_STARTUP_TIMEOUT_MS,
   DEFAULT_TOOL_TIMEOUT_MS,
   type EnvVarSpec,
-  MCP_SERVER_NAME_PATTERN,
   type McpServerCommon,
   type McpServerConfig,
   type McpToolConfig,

@@ -1,10 +1,10 @@
 /** The normalized MCP server config every service reads, whichever file format it came from. */
 import type { ApprovalMode } from "@toolbus/policy";
+import { SERVER_NAME_PATTERN } from "@toolbus/protocol";
 
 export const OMIT_TOOLS_FROM = ["code_mode", "deferred", "direct"] as const;
 export type OmitToolsFrom = (typeof OMIT_TOOLS_FROM)[number];
 
-export const MCP_SERVER_NAME_PATTERN = "^[a-zA-Z0-9_-]+$";
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 export const DEFAULT_TOOL_TIMEOUT_MS = 300_000;
 export const DEFAULT_ENVIRONMENT_ID = "local";
@@ -20,7 +20,7 @@ export interface McpToolConfig {
 }
 
 export interface McpServerCommon {
-  /** The configured name (`[mcp_servers.<name>]`), matching MCP_SERVER_NAME_PATTERN. */
+  /** The configured name (`[mcp_servers.<name>]`), matching SERVER_NAME_PATTERN (@toolbus/protocol). */
   name: string;
   /** false → never started; its status is `disabled`. */
   enabled: boolean;
@@ -78,8 +78,6 @@ export interface StreamableHttpServerConfig extends McpServerCommon {
 export type McpServerConfig = StdioServerConfig | StreamableHttpServerConfig;
 export type McpTransport = McpServerConfig["transport"];
 
-const SERVER_NAME = new RegExp(MCP_SERVER_NAME_PATTERN);
-
 /** `run_as`: a user name as `useradd` accepts it, or numeric `uid:gid`. */
 export const RUN_AS_PATTERN = /^(?:[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?|\d{1,10}:\d{1,10})$/;
 export const RUN_AS_HINT = 'must be a user name (e.g. "nobody") or numeric "<uid>:<gid>"';
@@ -88,9 +86,9 @@ export const SANDBOX_HINT =
 
 /** The reference's start-up check, with its exact message; undefined when the name is fine. */
 export function serverNameProblem(name: string): string | undefined {
-  return SERVER_NAME.test(name)
+  return SERVER_NAME_PATTERN.test(name)
     ? undefined
-    : `Invalid MCP server name '${name}': must match pattern ${MCP_SERVER_NAME_PATTERN}`;
+    : `Invalid MCP server name '${name}': must match pattern ${SERVER_NAME_PATTERN.source}`;
 }
 
 /** The defaults shared by both formats, for a server that sets nothing else. */

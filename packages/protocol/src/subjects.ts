@@ -90,7 +90,7 @@ export function kvKeyToken(value: string): string {
 function checkedServer(server: string): string {
   if (!SERVER_NAME_PATTERN.test(server) || server.length > MAX_SERVER_NAME_LENGTH) {
     throw new Error(
-      `Invalid MCP server name ${JSON.stringify(server)}: must match pattern ^[a-zA-Z0-9_-]+$ (at most ${MAX_SERVER_NAME_LENGTH} characters)`,
+      `Invalid MCP server name ${JSON.stringify(server)}: must match pattern ${SERVER_NAME_PATTERN.source} (at most ${MAX_SERVER_NAME_LENGTH} characters)`,
     );
   }
   return server;

@@ -16,4 +16,5 @@ export {
   type LoadOptions,
   loadApprovalsConfig,
 } from "./config.js";
+export { approvalsDefinition } from "./definition.js";
 export { APPROVALS_METRICS, decisionCounter } from "./metrics.js";

@@ -87,13 +87,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
   await verifyAssets(jsm, identityOf("dispatcher"), subjects);
   const largeReplies = largeReplyOptions(subjects, config.bus.largeReplies);
   setLargeRepliesInFlightBytes(config.bus.largeRepliesInFlightBytes);
-  const kv = await bus.kv(subjects.kv.catalog);
-  const catalog = await CatalogReplica.open({
-    kv,
-    jsm,
-    bucket: subjects.kv.catalog,
-    onError: (error) => logger.error({ err: error }, "the catalog watch failed; calls use the last copy"),
-  });
+  const catalog = await CatalogReplica.open({ bus, bucket: subjects.kv.catalog, logger });
   const internal = internalSubjects(subjects.prefix);
   const ledger = new CallLedger<ToolCallReply>({
     bus,

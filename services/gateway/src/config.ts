@@ -1,17 +1,26 @@
 /**
- * The gateway process's own settings: environment and command line, validated once. The
- * `[gateway]` table (port, host, naming, tokens_env, allowed_hosts) comes from toolbus.toml;
- * `--port` and `--host` override it.
+ * The gateway's own settings: environment and command line, validated once. The `[gateway]`
+ * table (port, host, naming, tokens_env, allowed_hosts) comes from toolbus.toml; `--port` and
+ * `--host` override it; `TOOLBUS_GATEWAY_*` set its limits.
  */
 import {
+  ConfigError,
   loadConfig,
   parseCommandLine,
   SERVICE_SETTINGS_ENV,
   ServiceSettingsSchema,
+  type SettingsSource,
   serviceSettingsInput,
 } from "@toolbus/bus";
+import {
+  type GatewayConfig,
+  type GatewayPrincipal,
+  loadToolbusConfig,
+  resolveGatewayTokens,
+  type ToolbusConfig,
+} from "@toolbus/config";
 import { z } from "zod";
-import { DEFAULT_GATEWAY_LIMITS } from "./gateway-service.js";
+import { DEFAULT_GATEWAY_LIMITS, type GatewayLimits } from "./gateway-service.js";
 
 const Seconds = z.coerce.number().positive();
 
@@ -29,7 +38,7 @@ export type GatewaySettings = z.output<typeof GatewaySettingsSchema>;
 
 export function loadGatewaySettings(
   argv: readonly string[],
-  env: NodeJS.ProcessEnv,
+  env: Readonly<Record<string, string | undefined>>,
 ): Readonly<GatewaySettings> {
   const values = parseCommandLine(argv, { config: "<path>", port: "<port>", host: "<host>" });
   return loadConfig(
@@ -44,4 +53,45 @@ export function loadGatewaySettings(
     },
     SERVICE_SETTINGS_ENV,
   );
+}
+
+/** What the gateway starts with: its settings, the toolbus.toml they name, and what follows from both. */
+export interface GatewayServiceSettings extends GatewaySettings {
+  config: ToolbusConfig;
+  /** The bearer tokens of `[gateway] tokens_env` with their principals. */
+  principals: GatewayPrincipal[];
+  /** `[gateway]` with `--port` and `--host` applied: where it listens and how. */
+  edge: GatewayConfig;
+  limits: Pick<GatewayLimits, "sessionIdleTtlMs" | "maxSessions" | "bodyLimitBytes" | "callTimeoutMs">;
+}
+
+/** Throws `ConfigError` (or `ConfigFileError`) naming every problem. */
+export async function readGatewaySettings(source: SettingsSource): Promise<GatewayServiceSettings> {
+  const settings = loadGatewaySettings(source.argv, source.env);
+  // The gateway starts no servers: with no config file it only needs the demo's [gateway] defaults.
+  const config = await loadToolbusConfig({
+    ...(settings.configPath ? { path: settings.configPath } : {}),
+    env: source.env,
+    cwd: source.cwd,
+    demoServer: () => ({ command: "server-everything", args: [] }),
+  });
+  const tokens = resolveGatewayTokens(config.gateway, source.env);
+  if (!tokens.ok) throw new ConfigError([tokens.message]);
+  return {
+    ...settings,
+    config,
+    principals: tokens.principals,
+    edge: {
+      ...config.gateway,
+      ...(settings.port !== undefined ? { port: settings.port } : {}),
+      ...(settings.host !== undefined ? { host: settings.host } : {}),
+    },
+    limits: {
+      sessionIdleTtlMs: settings.sessionIdleTtlSec * 1000,
+      maxSessions: settings.maxSessions,
+      bodyLimitBytes: settings.bodyLimitBytes,
+      // A call may wait for a human (the approval timeout), then six minutes for the tool itself.
+      callTimeoutMs: config.approvals.timeoutMs + 6 * 60_000,
+    },
+  };
 }

@@ -12,6 +12,7 @@ export {
   resourceDirectory,
   routeResource,
 } from "./core/resource-routing.js";
+export { type GatewayHostOptions, gatewayDefinition } from "./definition.js";
 export {
   DEFAULT_GATEWAY_LIMITS,
   type GatewayLimits,

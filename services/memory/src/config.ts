@@ -3,8 +3,21 @@
  * `[memory]` table of toolbus.toml (whose defaults are the service's): one zod schema;
  * `loadMemoryConfig` reports every problem at once, then freezes.
  */
-import { ConfigError, LogLevelSetting, loadConfig, NatsUrlSetting, PrefixSetting } from "@toolbus/bus";
-import { DEFAULT_MEMORY_CONFIG, type MemoryConfig as MemoryTable, secretFromEnv } from "@toolbus/config";
+import {
+  ConfigError,
+  LogLevelSetting,
+  loadConfig,
+  NatsUrlSetting,
+  PrefixSetting,
+  parseCommandLine,
+  type SettingsSource,
+} from "@toolbus/bus";
+import {
+  DEFAULT_MEMORY_CONFIG,
+  loadToolbusConfig,
+  type MemoryConfig as MemoryTable,
+  secretFromEnv,
+} from "@toolbus/config";
 import { z } from "zod";
 
 /** An unset or empty variable takes the default. */
@@ -81,4 +94,20 @@ export function loadMemoryConfig(
     ...rest,
     DATABASE_URL: database.state === "set" ? database.value : undefined,
   });
+}
+
+/**
+ * The service's settings from its command line (`--config <path>`), its environment and the
+ * `[memory]` table of the toolbus.toml in use. Throws `ConfigError` (or `ConfigFileError`).
+ */
+export async function readMemorySettings(source: SettingsSource): Promise<Readonly<MemoryConfig>> {
+  const args = parseCommandLine(source.argv, { config: "<path>" });
+  // Only the [memory] and [bus] tables matter here; with no file its defaults apply (the demo server is never started).
+  const toolbus = await loadToolbusConfig({
+    path: args.config,
+    env: source.env,
+    cwd: source.cwd,
+    demoServer: () => ({ command: "server-everything", args: ["stdio"] }),
+  });
+  return loadMemoryConfig(source.env, toolbus.memory);
 }

@@ -2,6 +2,7 @@
 
 export type { IngestStats } from "./adapters/nats/ingest-loop.js";
 export { loadMemoryConfig, type MemoryConfig, memoryConfigSchema } from "./config.js";
+export { memoryDefinition } from "./definition.js";
 export {
   type MemoryParkedRequest,
   MemoryParkedRequestSchema,

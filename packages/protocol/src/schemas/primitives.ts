@@ -9,7 +9,10 @@ import { z } from "zod";
 export const MAX_ID_LENGTH = 256;
 /** Longest MCP server name; names must also match {@link SERVER_NAME_PATTERN}. */
 export const MAX_SERVER_NAME_LENGTH = 128;
-/** The server-name rule from the reference (`[mcp_servers.<name>]`). */
+/**
+ * The server-name rule from the reference (`[mcp_servers.<name>]`), the only place it is spelled
+ * out (test/lint/one-source.test.ts): a name is one subject token, KV key token and path segment.
+ */
 export const SERVER_NAME_PATTERN = /^[a-zA-Z0-9_-]+$/;
 /** Longest tool, namespace or hook name a request may carry. */
 export const MAX_NAME_LENGTH = 1024;
@@ -61,7 +64,7 @@ export const ServerNameSchema = z
   .string()
   .min(1)
   .max(MAX_SERVER_NAME_LENGTH)
-  .regex(SERVER_NAME_PATTERN, { error: "must match pattern ^[a-zA-Z0-9_-]+$" });
+  .regex(SERVER_NAME_PATTERN, { error: `must match pattern ${SERVER_NAME_PATTERN.source}` });
 
 /** A tool, namespace or hook name as a caller sends it. */
 export const NameSchema = z.string().min(1).max(MAX_NAME_LENGTH);

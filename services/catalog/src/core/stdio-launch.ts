@@ -64,7 +64,7 @@ export function stdioPlan(
 
   function ownDir(): WorkDir {
     const root = defaults.serversDir ?? (runAs === undefined ? roots.private : roots.shared);
-    // Server names are ^[a-zA-Z0-9_-]+$ (checked before any server starts): one plain path segment.
+    // Server names match SERVER_NAME_PATTERN (checked before any server starts): one plain path segment.
     const path = `${root.replace(/\/+$/, "")}/${server.name}`;
     return { kind: "own", path, root, managedRoot: defaults.serversDir === undefined };
   }

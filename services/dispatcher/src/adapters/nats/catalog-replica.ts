@@ -1,18 +1,14 @@
 /**
- * The dispatcher's local copy of the catalog, kept by watching the catalog bucket: calls
- * resolve names and check revisions without a catalog round trip. Also where a call waits
- * for its server to become ready.
+ * The dispatcher's local copy of the catalog, kept by the follower every catalog reader shares
+ * (`CatalogFollower` of @toolbus/bus): calls resolve names and check revisions without a catalog
+ * round trip. Also where a call waits for its server to become ready, or for a revision.
  */
-import type { JetStreamManager } from "@nats-io/jetstream";
-import type { KV } from "@nats-io/kv";
-import { followKv } from "@toolbus/bus";
+import { type Bus, CatalogFollower, type Logger } from "@toolbus/bus";
 import {
   buildCatalogSnapshot,
+  type CatalogCopyUpdate,
   CatalogIndex,
   type CatalogServerEntry,
-  CatalogServerEntrySchema,
-  type NamingOptions,
-  serverFromCatalogKey,
   type Tool,
 } from "@toolbus/protocol";
 import type { CatalogPort } from "../../ports.js";
@@ -21,49 +17,46 @@ type Waiter = { resolve: (entry: CatalogServerEntry | undefined) => void; timer:
 type RevisionWaiter = { revision: number; resolve: (reached: boolean) => void; timer: NodeJS.Timeout };
 
 export class CatalogReplica implements CatalogPort {
-  private readonly entries = new Map<string, CatalogServerEntry>();
-  private naming: NamingOptions = {};
-  private revisionSeen = 0;
   private index: CatalogIndex | undefined;
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly revisionWaiters = new Set<RevisionWaiter>();
-  private stopWatch: (() => void) | undefined;
+  private readonly follower: CatalogFollower;
 
-  private constructor(private readonly kv: KV) {}
-
-  /** Reads the whole bucket, entry by entry, then follows every change after it. */
-  static async open(deps: { kv: KV; jsm: JetStreamManager; bucket: string; onError(e: unknown): void }) {
-    const replica = new CatalogReplica(deps.kv);
-    let following = false;
-    const { revision, stop } = await followKv({
+  private constructor(deps: { bus: Pick<Bus, "kv" | "jsm">; bucket: string; logger: Logger }) {
+    this.follower = new CatalogFollower({
       ...deps,
-      apply: (change) => {
-        replica.apply(change.key, change.operation, change.value);
-        if (!following) return;
-        replica.revisionSeen = Math.max(replica.revisionSeen, change.revision);
-        replica.releaseRevisionWaiters();
+      loaded: (copy) => {
+        this.index = undefined;
+        for (const entry of copy.entries.values()) {
+          if (entry.status === "ready") this.releaseWaiters(entry.server, entry);
+        }
+        this.releaseRevisionWaiters();
       },
-      ended: (error) => {
-        if (error !== undefined) deps.onError(error);
+      changed: (update) => {
+        this.applied(update);
+        this.releaseRevisionWaiters();
       },
     });
-    replica.revisionSeen = revision;
-    following = true;
-    replica.stopWatch = stop;
+  }
+
+  /** Reads the whole bucket, entry by entry, then follows every change after it. */
+  static async open(deps: { bus: Pick<Bus, "kv" | "jsm">; bucket: string; logger: Logger }) {
+    const replica = new CatalogReplica(deps);
+    await replica.follower.open();
     return replica;
   }
 
   /** The catalog revision this copy reflects. */
   get revision(): number {
-    return this.revisionSeen;
+    return this.follower.revision;
   }
 
   get catalog(): CatalogIndex {
     if (!this.index) {
       this.index = new CatalogIndex(
         buildCatalogSnapshot([...this.entries.values()], {
-          naming: this.naming,
-          revision: this.revisionSeen,
+          naming: this.follower.copy?.naming ?? {},
+          revision: this.revision,
           exposure: "all",
         }),
       );
@@ -75,6 +68,10 @@ export class CatalogReplica implements CatalogPort {
     return this.entries.get(name);
   }
 
+  private get entries(): ReadonlyMap<string, CatalogServerEntry> {
+    return this.follower.copy?.entries ?? new Map();
+  }
+
   /** The raw tool as its server listed it (with `_meta`, which normalized entries leave out). */
   rawTool(server: string, name: string): Tool | undefined {
     return this.entries.get(server)?.tools.find((tool) => tool.name === name);
@@ -82,14 +79,14 @@ export class CatalogReplica implements CatalogPort {
 
   /** Resolves true once this copy reflects `revision`, false after `timeoutMs` without it. */
   waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
-    if (this.revisionSeen >= revision) return Promise.resolve(true);
+    if (this.revision >= revision) return Promise.resolve(true);
     return new Promise((resolve) => {
       const waiter: RevisionWaiter = {
         revision,
         resolve,
         timer: setTimeout(() => {
           this.revisionWaiters.delete(waiter);
-          resolve(this.revisionSeen >= revision);
+          resolve(this.revision >= revision);
         }, timeoutMs),
       };
       this.revisionWaiters.add(waiter);
@@ -116,7 +113,7 @@ export class CatalogReplica implements CatalogPort {
   }
 
   stop(): void {
-    this.stopWatch?.();
+    this.follower.stop();
     for (const set of this.waiters.values()) {
       for (const waiter of set) {
         clearTimeout(waiter.timer);
@@ -133,39 +130,27 @@ export class CatalogReplica implements CatalogPort {
 
   private releaseRevisionWaiters(): void {
     for (const waiter of this.revisionWaiters) {
-      if (waiter.revision > this.revisionSeen) continue;
+      if (waiter.revision > this.revision) continue;
       clearTimeout(waiter.timer);
       this.revisionWaiters.delete(waiter);
       waiter.resolve(true);
     }
   }
 
-  private apply(key: string, operation: string, text: string): void {
-    if (key === "naming") {
-      if (operation === "PUT") this.naming = (parseJson(text) ?? {}) as NamingOptions;
-      this.index = undefined;
-      return;
-    }
-    const server = serverFromCatalogKey(key);
-    if (server === null) return;
-    if (operation !== "PUT") {
-      this.entries.delete(server);
-      this.index = undefined;
-      return;
-    }
-    const parsed = CatalogServerEntrySchema.safeParse(parseJson(text));
-    if (!parsed.success) return;
-    const previous = this.entries.get(server);
-    this.entries.set(server, parsed.data);
+  private applied(update: CatalogCopyUpdate): void {
+    if (update.kind === "naming") this.index = undefined;
+    if (update.kind !== "entry") return;
+    const { entry, previous } = update;
     // Names only depend on the tool lists, so a status change keeps the built index.
     if (
-      previous?.revision !== parsed.data.revision ||
+      entry === undefined ||
+      previous?.revision !== entry.revision ||
       previous.status === "disabled" ||
-      parsed.data.status === "disabled"
+      entry.status === "disabled"
     ) {
       this.index = undefined;
     }
-    if (parsed.data.status === "ready") this.releaseWaiters(server, parsed.data);
+    if (entry?.status === "ready") this.releaseWaiters(update.server, entry);
   }
 
   private releaseWaiters(server: string, entry: CatalogServerEntry): void {
@@ -176,14 +161,5 @@ export class CatalogReplica implements CatalogPort {
       clearTimeout(waiter.timer);
       waiter.resolve(entry);
     }
-  }
-}
-
-/** A value that is not JSON is skipped like one that fails its schema: one bad write must not end the watch. */
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }

@@ -3,7 +3,8 @@ import { configDefaults, defineConfig } from "vitest/config";
 
 // Workspace packages resolve to their TypeScript source under this condition, so tests
 // need no build. Only ssr conditions count for node tests, and `module` must stay out of
-// the list (it sends @opentelemetry/api to its browser build): see TOOLCHAIN.md §9.
+// the list (vite's defaultServerConditions has it; with it @opentelemetry/api 1.9 resolves to an
+// ESM build Node cannot load: "Cannot find module '.../build/esm/baggage/utils'").
 const ssr = { resolve: { conditions: ["@toolbus/source", "node", "development|production"] } };
 const root = fileURLToPath(new URL(".", import.meta.url));
 const packageTests = ["packages/*/test/**/*", "services/*/test/**/*", "bench/test/**/*"];

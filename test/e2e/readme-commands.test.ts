@@ -1,5 +1,6 @@
 /**
- * Every command the root README shows, checked from a fresh clone of this checkout: no build, no
+ * Every command the README (and the two documents it sends users to first, docs/operations.md
+ * and docs/development.md) shows, checked from a fresh clone of this checkout: no build, no
  * `.toolbus/`, no node_modules but what the README's own `pnpm install` lays (from pnpm's store,
  * so in a second). Each runs exactly as written where it ends by itself and does not run this very
  * suite; `pnpm test`, `pnpm build`, `pnpm lint` and `bash .ci/run` are what CI runs, so they are
@@ -73,21 +74,29 @@ function groupAlive(pid: number): boolean {
   }
 }
 
-/** How each README command is checked. */
+/** The documents whose commands are checked here. */
+const DOCUMENTS = ["README.md", "docs/operations.md", "docs/development.md"];
+
+/** How each command of those documents is checked. */
 const CHECKS: Record<string, string> = {
   "bash scripts/setup.sh && pnpm start": "runs it: a running toolbus the CLI reaches, stopped by Ctrl-C",
   "pnpm start": "the same run as `bash scripts/setup.sh && pnpm start`",
-  "pnpm install": "runs it first (the clone has no node_modules)",
   "pnpm exec toolbus --help": "runs it",
-  "toolbus nats-config --out <dir>": "runs it through pnpm exec, with a folder for <dir>",
-  "toolbus nats-config --config": "runs it through pnpm exec with a config of two servers",
-  "toolbus provision": "runs it through pnpm exec on the tests' NATS, under a prefix of its own, twice",
+  "toolbus servers": "runs it through pnpm exec against that running toolbus",
+  "toolbus tools": "runs it through pnpm exec against that running toolbus",
+  "toolbus call <tool> '<json>'":
+    "runs it through pnpm exec against that running toolbus, with the demo's echo",
+  "toolbus approvals": "runs it through pnpm exec against that running toolbus",
+  "toolbus tail": "runs it through pnpm exec against that running toolbus while a call is made",
+  "pnpm exec toolbus nats-config --out identities --config toolbus.toml":
+    "runs it with a toolbus.toml of two servers: a connector identity for each",
+  "pnpm exec toolbus provision --config toolbus.toml":
+    "runs it on the tests' NATS, under a prefix of its own, twice",
+  "toolbus provision": "the same as `pnpm exec toolbus provision --config toolbus.toml`",
   "bash scripts/setup.sh --tests": "runs it",
   "pnpm bench": "runs it with a name that selects no benchmark (the benchmarks themselves take minutes)",
   "pnpm bench gateway": "checks `gateway` selects one benchmark (it runs for minutes)",
   "pnpm bench dispatch": "checks `dispatch` selects one benchmark (it runs for minutes)",
-  "pnpm bench chaos":
-    "checks `chaos` is a benchmark's name (it runs for many minutes; test/cluster/chaos.test.ts runs its scenarios at CI size)",
   "pnpm test": "a line of .ci/run: CI runs it",
   "pnpm build": "a line of .ci/run: CI runs it",
   "pnpm lint": "a line of .ci/run: CI runs it",
@@ -115,7 +124,9 @@ afterAll(() => {
 
 describe("the README's commands, from a fresh clone", () => {
   it("each has a check here", () => {
-    const commands = readmeCommands(readFileSync(join(clone, "README.md"), "utf8"));
+    const commands = [
+      ...new Set(DOCUMENTS.flatMap((file) => readmeCommands(readFileSync(join(clone, file), "utf8")))),
+    ];
     expect(commands.filter((command) => !(command in CHECKS))).toEqual([]);
     expect(Object.keys(CHECKS).filter((command) => !commands.includes(command))).toEqual([]);
   });
@@ -135,49 +146,62 @@ describe("the README's commands, from a fresh clone", () => {
     });
   });
 
-  it("`toolbus nats-config --out <dir>` writes every identity and the server's accounts", async () => {
-    const ran = await run("pnpm exec toolbus nats-config --out identities");
-    expect(ran.code).toBe(0);
-    for (const file of ["auth.conf", "catalog.nk", "dispatcher.nk", "gateway.nk", "cli.nk"]) {
-      expect(existsSync(join(clone, "identities", file)), file).toBe(true);
-    }
-  });
-
-  it("`toolbus nats-config --config` writes a connector identity for each configured server", async () => {
+  it("`pnpm exec toolbus nats-config --out identities --config toolbus.toml` writes every identity, a connector's for each server", async () => {
     writeFileSync(
-      join(clone, "two-servers.toml"),
+      join(clone, "toolbus.toml"),
       '[mcp_servers.alpha]\ncommand = "alpha"\n\n[mcp_servers.beta]\ncommand = "beta"\n',
     );
-    const ran = await run("pnpm exec toolbus nats-config --out two-ids --config two-servers.toml");
-    expect(ran.code).toBe(0);
-    for (const file of [
-      "auth.conf",
-      "provisioner.nk",
-      "catalog.nk",
-      "connector-alpha.nk",
-      "connector-beta.nk",
-    ]) {
-      expect(existsSync(join(clone, "two-ids", file)), file).toBe(true);
+    try {
+      const ran = await run("pnpm exec toolbus nats-config --out identities --config toolbus.toml");
+      expect(ran.code, ran.output).toBe(0);
+      for (const file of [
+        "auth.conf",
+        "provisioner.nk",
+        "catalog.nk",
+        "dispatcher.nk",
+        "gateway.nk",
+        "cli.nk",
+        "connector-alpha.nk",
+        "connector-beta.nk",
+      ]) {
+        expect(existsSync(join(clone, "identities", file)), file).toBe(true);
+      }
+    } finally {
+      // `pnpm start` below reads ./toolbus.toml when there is one: it must find the demo.
+      rmSync(join(clone, "toolbus.toml"));
     }
   });
 
-  it("`toolbus provision` creates every stream, bucket and consumer, and finds them unchanged the next time", async () => {
+  it("`pnpm exec toolbus provision --config toolbus.toml` creates every stream, bucket and consumer, and finds them unchanged the next time", async () => {
     const { prefix } = isolation("provision");
     const natsUrl = process.env.NATS_URL as string;
+    writeFileSync(join(clone, "toolbus.toml"), '[mcp_servers.alpha]\ncommand = "alpha"\n');
+    /** The assets each line of its report names, by what became of them. */
     const provisionOnce = async () => {
-      const ran = await run("pnpm exec toolbus provision --json", 120_000, {
+      const ran = await run("pnpm exec toolbus provision --config toolbus.toml", 120_000, {
         NATS_URL: natsUrl,
         TOOLBUS_PREFIX: prefix,
       });
       expect(ran.code, ran.output).toBe(0);
-      return JSON.parse(ran.output.slice(ran.output.indexOf("{"))) as Record<string, string[]>;
+      const named = (what: string) =>
+        [...ran.output.matchAll(new RegExp(`^${what} +(\\S+)$`, "gm"))].map((match) => match[1]!);
+      return { created: named("created"), updated: named("updated"), unchanged: named("unchanged") };
     };
     try {
       const first = await provisionOnce();
       expect(first.created).toEqual(expect.arrayContaining([...assetStreams(createSubjects(prefix))]));
       const second = await provisionOnce();
-      expect({ created: second.created, updated: second.updated }).toEqual({ created: [], updated: [] });
+      expect({
+        created: second.created,
+        updated: second.updated,
+        unchanged: second.unchanged.length,
+      }).toEqual({
+        created: [],
+        updated: [],
+        unchanged: first.created.length,
+      });
     } finally {
+      rmSync(join(clone, "toolbus.toml"));
       await cleanupJetStream(natsUrl, prefix);
     }
   });
@@ -266,12 +290,71 @@ describe("the README's commands, from a fresh clone", () => {
       expect(seed!.startsWith(clone)).toBe(false);
     });
 
-    it("is reached by `pnpm exec toolbus` from the same folder", async () => {
-      const ran = await run("pnpm exec toolbus servers --json", 60_000, { TOOLBUS_PREFIX: prefix });
-      expect({ code: ran.code, servers: JSON.parse(ran.output.slice(ran.output.indexOf("["))) }).toEqual({
+    it("`toolbus servers` from the same folder lists the demo server, ready", async () => {
+      const ran = await run("pnpm exec toolbus servers", 60_000, { TOOLBUS_PREFIX: prefix });
+      expect({ code: ran.code, row: /^everything\s+ready\b/m.test(ran.output) }, ran.output).toEqual({
         code: 0,
-        servers: [expect.objectContaining({ name: "everything", status: "ready" })],
+        row: true,
       });
+    });
+
+    it("`toolbus tools` lists the demo's tools by the name MCP clients see", async () => {
+      const ran = await run("pnpm exec toolbus tools", 60_000, { TOOLBUS_PREFIX: prefix });
+      expect({ code: ran.code, echo: /^everything__echo\b/m.test(ran.output) }, ran.output).toEqual({
+        code: 0,
+        echo: true,
+      });
+    });
+
+    it("`toolbus call <tool> '<json>'` prints what the tool answered, as text", async () => {
+      const ran = await run(
+        `pnpm exec toolbus call everything__echo '{"message":"hello from the README"}'`,
+        60_000,
+        {
+          TOOLBUS_PREFIX: prefix,
+        },
+      );
+      expect(
+        { code: ran.code, text: ran.output.includes("Echo: hello from the README") },
+        ran.output,
+      ).toEqual({
+        code: 0,
+        text: true,
+      });
+      expect(ran.output).not.toContain('"type":"text"');
+    });
+
+    it("`toolbus approvals` says nothing waits", async () => {
+      const ran = await run("pnpm exec toolbus approvals", 60_000, { TOOLBUS_PREFIX: prefix });
+      expect({ code: ran.code, output: ran.output.trim() }).toEqual({
+        code: 0,
+        output: "No approval requests are pending.",
+      });
+    });
+
+    it("`toolbus tail` prints a call's begin and end as it happens", async () => {
+      const tail = spawn("sh", ["-c", "pnpm exec toolbus tail"], {
+        cwd: clone,
+        env: { ...env, TOOLBUS_PREFIX: prefix },
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      });
+      let seen = "";
+      tail.stdout?.on("data", (chunk: Buffer) => (seen += chunk.toString()));
+      tail.stderr?.on("data", (chunk: Buffer) => (seen += chunk.toString()));
+      try {
+        await until(() => seen.includes("Listening on") || tail.exitCode !== null, "toolbus tail to listen");
+        expect(tail.exitCode, seen).toBeNull();
+        const ran = await run(`pnpm exec toolbus call everything__echo '{"message":"tailed"}'`, 60_000, {
+          TOOLBUS_PREFIX: prefix,
+        });
+        expect(ran.code, ran.output).toBe(0);
+        const callLines = () => seen.split("\n").filter((line) => line.includes("everything__echo"));
+        await until(() => callLines().length >= 2, "the call's begin and end in the tail");
+        expect(callLines().join("\n")).toMatch(/completed/);
+      } finally {
+        if (tail.pid !== undefined && groupAlive(tail.pid)) process.kill(-tail.pid, "SIGINT");
+      }
     });
 
     it("stops cleanly on Ctrl-C, its nats-server and MCP server with it", async () => {

@@ -1,5 +1,5 @@
 /**
- * Every service has the shape the root README's "Writing a service" describes: `src/main.ts`,
+ * Every service has the shape docs/development.md's "Writing a service" describes: `src/main.ts`,
  * `src/<name>-service.ts` exporting `start<Name>Service` and `SERVICE_NAME`, `src/definition.ts`
  * exporting the service's one definition, and its handlers' ports in `src/ports.ts` (biome.json
  * keeps handlers off adapters). main.ts only runs the definition, and the all-in-one starts every

@@ -23,7 +23,7 @@ export const tracer = trace.getTracer(TRACER_NAME);
 
 const setter: TextMapSetter<MsgHdrs> = { set: (h, key, value) => h.set(key, value) };
 
-// MsgHdrs.get returns '' for an absent header (TOOLCHAIN.md §7): propagators need undefined.
+// MsgHdrs.get returns '' for an absent header, not undefined (nats.js's MsgHdrs): propagators need undefined.
 const getter: TextMapGetter<MsgHdrs | undefined> = {
   get: (h, key) => h?.get(key) || undefined,
   keys: (h) => (h ? h.keys() : []),

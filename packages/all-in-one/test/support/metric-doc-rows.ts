@@ -1,7 +1,7 @@
-/** The rows of the README's metrics table that the declared metric specs call for. */
+/** The rows of docs/operations.md's metrics table that the declared metric specs call for. */
 import type { InstrumentKind, MetricSpec } from "@toolbus/bus";
 
-/** One row of the README's metrics table, as markdown cell text. */
+/** One row of docs/operations.md's metrics table, as markdown cell text. */
 export interface MetricDocRow {
   metric: string;
   type: string;

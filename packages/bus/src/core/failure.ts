@@ -8,8 +8,8 @@ import { type Envelope, type ErrorCode, errorEnvelope, WireError } from "@toolbu
 export type LogLevel = "info" | "warn" | "error";
 
 /**
- * Caller faults at info, a dependency that is down or slow at warn, our own faults at error
- * (STYLE.md "Logging and telemetry").
+ * Caller faults at info, a dependency that is down or slow at warn, our own faults at error:
+ * an operator paged by error level is paged for toolbus's bugs, never for a caller's mistake.
  */
 export const LOG_LEVEL_BY_CODE: Readonly<Record<ErrorCode, LogLevel>> = {
   bad_request: "info",

@@ -1,8 +1,8 @@
 /**
  * Metric declarations as data: what each instrument is called, measures and is broken down by.
  * Services declare theirs in one place (`defineMetrics`); the rules below keep them in the
- * `toolbus.` namespace, with OTel units and low-cardinality attributes only (the README's metrics
- * table is checked against them by packages/all-in-one/test/metrics-readme.test.ts).
+ * `toolbus.` namespace, with OTel units and low-cardinality attributes only (docs/operations.md's metrics
+ * table is checked against them by packages/all-in-one/test/metrics-doc.test.ts).
  */
 
 export type InstrumentKind = "counter" | "up-down-counter" | "histogram" | "gauge";

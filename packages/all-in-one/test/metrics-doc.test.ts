@@ -1,4 +1,4 @@
-// The root README's "Metrics" table lists every instrument the services declare, with the
+// docs/operations.md's "Metrics" table lists every instrument the services declare, with the
 // same type, unit, attributes and meaning, and nothing else: checked both ways.
 import { readFileSync } from "node:fs";
 import { APPROVALS_METRICS } from "@toolbus/approvals";
@@ -10,9 +10,9 @@ import { MEMORY_METRICS } from "@toolbus/memory";
 import { describe, expect, it } from "vitest";
 import { type MetricDocRow, metricDocRows } from "./support/metric-doc-rows.js";
 
-const README = new URL("../../../README.md", import.meta.url);
+const OPERATIONS = new URL("../../../docs/operations.md", import.meta.url);
 
-/** In the order the README lists them: the bus first, then the services along a call's path. */
+/** In the order the document lists them: the bus first, then the services along a call's path. */
 const DECLARED = [
   BUS_METRICS,
   CATALOG_METRICS,
@@ -25,20 +25,20 @@ const DECLARED = [
 /** The rows of the first table under `## <heading>`, keyed by the header cells. */
 function tableUnder(markdown: string, heading: string): Record<string, string>[] {
   const section = markdown.split(/^## /m).find((part) => part.startsWith(`${heading}\n`));
-  if (section === undefined) throw new Error(`README.md has no "## ${heading}" section`);
+  if (section === undefined) throw new Error(`docs/operations.md has no "## ${heading}" section`);
   const cells = (line: string) =>
     line
       .slice(1, -1)
       .split("|")
       .map((cell) => cell.trim());
   const [header, , ...rows] = section.split("\n").filter((line) => line.startsWith("|"));
-  if (header === undefined) throw new Error(`README.md has no table under "## ${heading}"`);
+  if (header === undefined) throw new Error(`docs/operations.md has no table under "## ${heading}"`);
   const keys = cells(header);
   return rows.map((row) => Object.fromEntries(cells(row).map((cell, i) => [keys[i] ?? `${i}`, cell])));
 }
 
-describe("README.md Metrics", () => {
-  const documented = tableUnder(readFileSync(README, "utf8"), "Metrics");
+describe("docs/operations.md Metrics", () => {
+  const documented = tableUnder(readFileSync(OPERATIONS, "utf8"), "Metrics");
   const declared: MetricDocRow[] = metricDocRows(DECLARED.flatMap((set) => Object.values(set.specs)));
 
   it("documents every declared metric, and only those", () => {

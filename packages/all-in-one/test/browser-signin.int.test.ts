@@ -45,7 +45,12 @@ const oauthConfig = (issuer: string): OAuthConfig => ({
 
 beforeAll(async () => {
   idp = await startIdentityProvider({
-    accounts: { rita: { name: "Rita", groups: ["reviewers"] }, bob: { name: "Bob", groups: ["eng"] } },
+    accounts: {
+      rita: { name: "Rita", groups: ["reviewers"] },
+      bob: { name: "Bob", groups: ["eng"] },
+      // A session too large for a cookie: 120 groups of 40 characters.
+      many: { groups: Array.from({ length: 120 }, (_, index) => `group-${String(index).padStart(34, "0")}`) },
+    },
   });
   s = await startServices({
     label: "browser_signin",
@@ -523,6 +528,60 @@ describe("the session cookie", () => {
         ),
       ],
     ]);
+  }, 60_000);
+});
+
+describe("what sign-in holds to", () => {
+  it("refuses a person whose session would not fit in a cookie, saying what to do", async () => {
+    const { browser, landed } = await signedIn("many");
+    expect([landed.status, (landed.body as { error: { message: string } }).error.message]).toEqual([
+      403,
+      expect.stringMatching(
+        /^Forbidden: the session of oauth:many would take \d+ bytes, more than a browser keeps in a cookie \(4000\); have the identity provider name fewer groups in its tokens for this client$/,
+      ),
+    ]);
+    expect(browser.cookies.has("toolbus-session")).toBe(false);
+  }, 60_000);
+
+  it("answers 503 (retry) when the issuer cannot be asked, not a sign-in failure", async () => {
+    const fresh = await s.anotherGateway({
+      oauth: oauthConfig(idp.issuer),
+      signin: { clientId: CLIENT_ID, sessionTtlMs: 3_600_000 },
+    });
+    idp.respondInstead("/.well-known/openid-configuration", { status: 500, body: "{}" });
+    try {
+      const login = await send(fresh.url, { path: "/auth/login" });
+      expect([login.status, login.headers["retry-after"]]).toEqual([503, "5"]);
+      expect((login.body as { error: { message: string } }).error.message).toBe(
+        `Service Unavailable: cannot sign in now: the OpenID Connect metadata of ${idp.issuer} answered HTTP 500; try again shortly`,
+      );
+    } finally {
+      idp.respondInstead("/.well-known/openid-configuration", undefined);
+    }
+  }, 60_000);
+
+  it("redeems at most 16 codes at once: a callback beyond them is refused while the issuer hangs", async () => {
+    const callbacks: Array<{ browser: Browser; path: string }> = [];
+    for (let index = 0; index < 17; index++) {
+      const browser = new Browser();
+      const back = await idp.authorize(await startSignIn(browser), "rita");
+      callbacks.push({ browser, path: `${back.url.pathname}${back.url.search}` });
+    }
+    idp.respondInstead("/token", "hang");
+    let answers: Answer[];
+    try {
+      answers = await Promise.all(callbacks.map(({ browser, path }) => browser.send({ path })));
+    } finally {
+      idp.respondInstead("/token", undefined);
+    }
+    const messages = answers.map((answer) => (answer.body as { error: { message: string } }).error.message);
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 503));
+    expect(
+      messages.filter((message) => message.includes("16 sign-ins are being completed at once")),
+    ).toHaveLength(1);
+    expect(
+      messages.filter((message) => /did not (answer|send its answer) within 5000 ms/.test(message)),
+    ).toHaveLength(16);
   }, 60_000);
 });
 

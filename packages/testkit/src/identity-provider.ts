@@ -7,7 +7,8 @@
  * agent would, following redirects with its own cookies and posting the provider's own
  * (development) login and consent forms — any login is accepted, which is why this lives in
  * the testkit and listens on 127.0.0.1 only. `accessToken()` runs the whole authorization code
- * flow with PKCE for the public client. For attacks, `sign()` signs any claims with the
+ * flow with PKCE for the public client; `registerClient()` adds a web application's client (a
+ * gateway's browser sign-in) once its redirect URI is known. For attacks, `sign()` signs any claims with the
  * provider's own current key, `signWithUnknownKey()` with a key it never published, and the
  * public key is there to key an HMAC with. `rotateKeys()` puts a new signing key first (the
  * old one stays published) and `requests(path)` counts what the provider was asked.

@@ -99,7 +99,8 @@ export class OidcClient {
       );
       return { accessToken: tokens.access_token };
     } catch (error) {
-      if (error instanceof IssuerUnavailable) throw error;
+      const unavailable = issuerUnavailable(error, "the identity provider's token endpoint");
+      if (unavailable) throw unavailable;
       if (error instanceof AuthorizationResponseError) {
         throw new CodeRefused(
           `the identity provider answered ${error.error}${error.error_description ? ` (${error.error_description})` : ""}`,
@@ -134,10 +135,10 @@ export class OidcClient {
       })
       .catch((error: unknown) => {
         this.#failedAt = performance.now();
+        const what = `the OpenID Connect metadata of ${this.#issuer}`;
         this.#failure =
-          error instanceof IssuerUnavailable
-            ? error.message
-            : `the OpenID Connect metadata of ${this.#issuer} could not be used (${(error as Error).message})`;
+          issuerUnavailable(error, what)?.message ??
+          `${what} could not be used (${(error as Error).message})`;
         throw new IssuerUnavailable(this.#failure);
       })
       .finally(() => {
@@ -173,4 +174,23 @@ export class OidcClient {
       },
     );
   }
+}
+
+/**
+ * The issuer could not be asked, as opposed to a sign-in it refused: our own bounded fetch
+ * failed (openid-client wraps that error in its own, as `cause`), the issuer answered with a
+ * status it may not send (a 5xx), or the request ran out of time.
+ */
+function issuerUnavailable(error: unknown, what: string): IssuerUnavailable | undefined {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof IssuerUnavailable) return cause;
+  }
+  const { code, cause } = error as { code?: string; cause?: unknown };
+  if (code === "OAUTH_RESPONSE_IS_NOT_CONFORM" && cause instanceof Response) {
+    return new IssuerUnavailable(`${what} answered HTTP ${cause.status}`);
+  }
+  if (code === "OAUTH_TIMEOUT" || code === "OAUTH_ABORT") {
+    return new IssuerUnavailable(`${what} did not answer in time`);
+  }
+  return undefined;
 }

@@ -6,7 +6,7 @@
  * attempt can never be passed off as a session. The secret is `[gateway.signin]
  * session_secret_env`, the same on every replica, or a random one of this process.
  */
-import { hkdfSync, randomBytes } from "node:crypto";
+import { createSecretKey, hkdfSync, type KeyObject, randomBytes } from "node:crypto";
 import { EncryptJWT, type JWTPayload, jwtDecrypt } from "jose";
 
 export type SealKind = "session" | "attempt";
@@ -16,13 +16,16 @@ export type Opened =
   | { ok: false; reason: string };
 
 export class CookieSeal {
-  readonly #keys: Record<SealKind, Uint8Array>;
+  /** Key objects, made once, rather than raw bytes imported again on every use. */
+  readonly #keys: Record<SealKind, KeyObject>;
 
   /** `secret`: `session_secret_env`'s value; undefined: a key of this process alone. */
   constructor(secret: string | undefined) {
     const material = secret === undefined ? randomBytes(32) : Buffer.from(secret, "utf8");
     const derive = (kind: SealKind) =>
-      new Uint8Array(hkdfSync("sha256", material, "toolbus sign-in", `toolbus ${kind} cookie v1`, 32));
+      createSecretKey(
+        new Uint8Array(hkdfSync("sha256", material, "toolbus sign-in", `toolbus ${kind} cookie v1`, 32)),
+      );
     this.#keys = { session: derive("session"), attempt: derive("attempt") };
   }
 

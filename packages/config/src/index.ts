@@ -57,6 +57,15 @@ export {
 } from "./secret-env.js";
 export { MAX_SECRET_FILE_BYTES, readSecretFile, type SecretFileRead } from "./secret-file.js";
 export {
+  DEFAULT_SIGNIN_SESSION_TTL_SEC,
+  MAX_SIGNIN_SESSION_TTL_SEC,
+  MIN_SESSION_SECRET_CHARS,
+  resolveSignInSecrets,
+  type SignInConfig,
+  type SignInSecrets,
+  signInTransportProblem,
+} from "./signin.js";
+export {
   type ChildEnvResolution,
   type ChildIdentity,
   INHERITED_ENV_VARS,

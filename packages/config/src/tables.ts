@@ -3,6 +3,7 @@ import { DEFAULT_LARGE_REPLIES_IN_FLIGHT_BYTES, DEFAULT_NAME_LIMIT, MIN_NAME_LIM
 import { z } from "zod";
 import { secondsToMs } from "./mcp-server.js";
 import { type OAuthConfig, OAuthTable, PublicUrl } from "./oauth.js";
+import { type SignInConfig, SignInTable, signInTransportProblem } from "./signin.js";
 import { RunAs, Sandbox } from "./toml-server.js";
 
 export interface GatewayConfig {
@@ -45,6 +46,8 @@ export interface GatewayConfig {
   publicUrl?: string;
   /** `[gateway.oauth]`: OAuth access tokens accepted beside the static tokens; absent: off. */
   oauth?: OAuthConfig;
+  /** `[gateway.signin]`: browser sign-in for the console and the inbox, at the issuer of `oauth`; absent: off. */
+  signin?: SignInConfig;
 }
 
 /** The `[gateway]` limits' defaults. */
@@ -194,6 +197,27 @@ const GatewayTable = z
     max_streams_per_client: Count.default(DEFAULT_EDGE_LIMITS.maxStreamsPerClient),
     public_url: PublicUrl.optional(),
     oauth: OAuthTable.optional(),
+    signin: SignInTable.optional(),
+  })
+  .check((ctx) => {
+    // Browser sign-in: at the issuer [gateway.oauth] trusts, and with a cookie that needs https.
+    const { signin, oauth } = ctx.value;
+    if (signin === undefined) return;
+    if (oauth === undefined) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        path: ["signin"],
+        message:
+          "browser sign-in needs [gateway.oauth]: its issuer is where browsers sign in, and its rules make the principal; add [gateway.oauth] with issuer",
+      });
+      return;
+    }
+    const problem = signInTransportProblem({
+      publicUrl: ctx.value.public_url,
+      allowedHosts: ctx.value.allowed_hosts,
+    });
+    if (problem) ctx.issues.push({ code: "custom", input: ctx.value, path: ["signin"], message: problem });
   })
   .check((ctx) => {
     // A resource is named after the Host of the request when nothing else names it: with the
@@ -225,6 +249,7 @@ const GatewayTable = z
       maxStreamsPerClient: t.max_streams_per_client,
       ...(t.public_url === undefined ? {} : { publicUrl: t.public_url }),
       ...(t.oauth === undefined ? {} : { oauth: t.oauth }),
+      ...(t.signin === undefined ? {} : { signin: t.signin }),
     }),
   );
 

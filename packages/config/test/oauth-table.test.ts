@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ASYMMETRIC_JWS_ALGORITHMS, OAuthTable, resolveIntrospectionSecret } from "../src/oauth.js";
+import { SignInTable } from "../src/signin.js";
 import { TablesSchema } from "../src/tables.js";
 import { parseToolbusToml } from "../src/toolbus-toml.js";
 import { problemsOf } from "./problems-of.js";
@@ -173,7 +174,7 @@ describe("the introspection client's secret", () => {
 });
 
 describe("the README", () => {
-  it("documents every [gateway] and [gateway.oauth] key in its toolbus.toml", async () => {
+  it("documents every [gateway], [gateway.oauth] and [gateway.signin] key in its toolbus.toml", async () => {
     const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
     const example = /```toml\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
     const gatewayKeys = (table: string) =>
@@ -182,9 +183,10 @@ describe("the README", () => {
         .sort();
     const gatewayTable = TablesSchema.shape.gateway.unwrap().in.shape;
     expect(gatewayKeys("gateway\\.oauth")).toEqual(Object.keys(OAuthTable.in.shape).sort());
+    expect(gatewayKeys("gateway\\.signin")).toEqual(Object.keys(SignInTable.in.shape).sort());
     expect(gatewayKeys("gateway")).toEqual(
       Object.keys(gatewayTable)
-        .filter((key) => key !== "oauth")
+        .filter((key) => key !== "oauth" && key !== "signin")
         .sort(),
     );
   });

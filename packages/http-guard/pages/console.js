@@ -28,6 +28,10 @@
     var form = $("auth");
     if (!form.hidden) return;
     form.hidden = false;
+    page.signIn.then((session) => {
+      $("signin-offer").hidden = !session.offered;
+      $("signin-link").href = page.signInUrl();
+    });
     $("auth-error").textContent = token() ? "The gateway refused the stored token; enter another." : "";
     $("live").textContent = "token needed";
     $("live").className = "down";
@@ -39,6 +43,7 @@
     location.reload();
   });
   $("forget").hidden = !token();
+  page.showWho($("who"));
   $("forget").addEventListener("click", (event) => {
     event.preventDefault();
     sessionStorage.removeItem(page.TOKEN_KEY);

@@ -177,12 +177,26 @@
     document.title = (open > 0 ? "(" + open + ") " : "") + "toolbus · approvals";
   }
 
-  /** A 401 shows where to enter the token; the request fails with an error that says so. */
+  /** A 401 shows how to sign in or where to enter the token; the request fails with an error that says so. */
   function unauthorized() {
     document.getElementById("auth").hidden = false;
+    page.signIn.then((session) => {
+      document.getElementById("signin-offer").hidden = !session.offered;
+      document.getElementById("token-only").hidden = session.offered;
+      document.getElementById("signin-link").href = page.signInUrl();
+    });
     statusEl.textContent = "token needed";
     statusEl.className = "down";
-    return new Error("the gateway needs a bearer token (enter it in the console)");
+    return new Error("the gateway needs a bearer token (enter it in the console) or a sign-in");
+  }
+
+  /** A 403: whoever this page acts for may not answer approvals; it says so and stops asking. */
+  function forbidden(message) {
+    var box = document.getElementById("forbidden");
+    box.textContent = message + ". Only approvers and admins answer approvals.";
+    box.hidden = false;
+    statusEl.textContent = "not an approver";
+    statusEl.className = "down";
   }
   function api(path, init) {
     return page.api(path, init, unauthorized);
@@ -215,6 +229,11 @@
   function connect() {
     api(API + "/events", { headers: { accept: "text/event-stream" } })
       .then((response) => {
+        if (response.status === 403) {
+          return response.json().then((body) => {
+            forbidden(body?.error?.message ? body.error.message : "Forbidden");
+          });
+        }
         if (!response.ok) throw new Error("HTTP " + response.status);
         statusEl.textContent = "live";
         statusEl.className = "live";
@@ -234,5 +253,6 @@
     });
   }, 1000);
   refreshEmpty();
+  page.showWho(document.getElementById("who"));
   connect();
 })();

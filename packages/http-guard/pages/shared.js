@@ -1,8 +1,10 @@
 /**
  * What the console (`/`) and the approvals inbox (`/approvals`) share: elements made with their
- * text (never markup), requests carrying the bearer token this tab keeps, Server-Sent Events
- * read with fetch (EventSource cannot send headers), the approval list read page by page, and
- * the words for a decision. A classic script: it sets `window.toolbusPage` for the page's own.
+ * text (never markup), requests carrying the bearer token this tab keeps, or the browser's
+ * sign-in session (its cookie, and its CSRF token on every request that changes something),
+ * who is signed in and the way to sign in or out, Server-Sent Events read with fetch
+ * (EventSource cannot send headers), the approval list read page by page, and the words for a
+ * decision. A classic script: it sets `window.toolbusPage` for the page's own.
  */
 (() => {
   /** Where the console keeps the bearer token (sessionStorage: this tab only). */
@@ -28,15 +30,74 @@
     return sessionStorage.getItem(TOKEN_KEY) || "";
   }
 
-  /** fetch with the token; a 401 throws what `unauthorized()` returns (after it told the user). */
+  /**
+   * The browser's sign-in, asked once: `{offered, signedIn, principal, csrfToken}`. Not offered
+   * when the server has no sign-in (the inbox run alone, a gateway without [gateway.signin]).
+   */
+  const signIn = fetch("/auth/session", { headers: { accept: "application/json" } })
+    .then((response) => (response.ok ? response.json() : { signedIn: false, offered: false }))
+    .then((body) => Object.assign({ offered: body.signIn !== undefined || body.signedIn === true }, body))
+    .catch(() => ({ offered: false, signedIn: false }));
+
+  /** Where signing in starts, coming back to this page. */
+  function signInUrl() {
+    return `/auth/login?return_to=${encodeURIComponent(location.pathname + location.search)}`;
+  }
+
+  /**
+   * fetch with the tab's token, else the sign-in cookie (sent by the browser) and, on anything
+   * but a read, the session's CSRF token; a 401 throws what `unauthorized()` returns (after it
+   * told the user).
+   */
   function api(path, init, unauthorized) {
-    const options = init || {};
-    const headers = Object.assign({}, options.headers || {});
-    if (token()) headers.authorization = `Bearer ${token()}`;
-    options.headers = headers;
-    return fetch(path, options).then((response) => {
-      if (response.status === 401) throw unauthorized();
-      return response;
+    return signIn.then((session) => {
+      const options = Object.assign({}, init || {});
+      const headers = Object.assign({}, options.headers || {});
+      const method = (options.method || "GET").toUpperCase();
+      if (token()) headers.authorization = `Bearer ${token()}`;
+      else if (session.signedIn && method !== "GET" && method !== "HEAD")
+        headers["x-csrf-token"] = session.csrfToken;
+      options.headers = headers;
+      return fetch(path, options).then((response) => {
+        if (response.status === 401) throw unauthorized();
+        return response;
+      });
+    });
+  }
+
+  /** Ends the sign-in session, then reloads the page. */
+  function signOut() {
+    return signIn.then((session) =>
+      fetch("/auth/logout", { method: "POST", headers: { "x-csrf-token": session.csrfToken || "" } }).then(
+        () => location.reload(),
+      ),
+    );
+  }
+
+  /**
+   * Shows who this page acts for in `container`: the signed-in person (name and role) with a
+   * sign-out button, or a sign-in link when sign-in is offered and no token is in use.
+   */
+  function showWho(container) {
+    signIn.then((session) => {
+      const parts = [];
+      if (session.signedIn && !token()) {
+        const who = session.principal;
+        const label = el("span", "who", `${who.displayName || who.name} (${who.role})`);
+        label.title = who.name;
+        label.dataset.role = who.role;
+        const out = el("button", "link", "sign out");
+        out.type = "button";
+        out.id = "sign-out";
+        out.addEventListener("click", signOut);
+        parts.push(label, out);
+      } else if (session.offered && !token()) {
+        const link = el("a", "", "sign in");
+        link.id = "sign-in";
+        link.href = signInUrl();
+        parts.push(link);
+      }
+      container.replaceChildren.apply(container, parts);
     });
   }
 
@@ -93,5 +154,17 @@
     ).then((body) => allPages(body, unauthorized).then((rest) => first.pending.concat(rest)));
   }
 
-  window.toolbusPage = { TOKEN_KEY, DECISIONS, el, token, api, getJson, readEvents, allPages };
+  window.toolbusPage = {
+    TOKEN_KEY,
+    DECISIONS,
+    el,
+    token,
+    api,
+    getJson,
+    readEvents,
+    allPages,
+    signIn,
+    signInUrl,
+    showWho,
+  };
 })();

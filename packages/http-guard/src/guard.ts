@@ -1,8 +1,9 @@
 /**
  * The one guard in front of every toolbus HTTP server (the gateway, the approvals inbox run
  * alone): security headers on every answer, the Host/Origin check, bearer tokens to principals
- * (configured tokens, and OAuth access tokens when a resource server is given), and the access
- * each route declares (`{config: {access}}`, see core/access.ts) against the principal's role.
+ * (configured tokens, and OAuth access tokens when a resource server is given), the session
+ * cookie of browser sign-in when it is on (with its CSRF and Origin check on every request that
+ * changes something), and the access each route declares (`{config: {access}}`, see core/access.ts) against the principal's role.
  * Installed on the root instance before any route, so it covers them all. A route reads who is
  * asking with `principalOf(request)`, and takes an event-stream slot with `takeStreamSlot(request)`.
  */
@@ -29,9 +30,12 @@ import { bearerChallenge, type Challenge } from "./core/bearer-challenge.js";
 import { checkHost } from "./core/host-check.js";
 import { acceptedAudiences, challengeScopes, forbiddenChallenge } from "./core/oauth-edge.js";
 import { metadataUrl, requestOrigin, resourcePathOf } from "./core/resource-uri.js";
+import { CSRF_HEADER, checkCookieRequest, SIGNIN_PATHS } from "./core/signin.js";
 import { type SlotGrant, type StreamLimits, StreamSlots } from "./core/stream-slots.js";
 import type { OAuthResourceServer } from "./oauth/resource-server.js";
 import { installResourceMetadata } from "./resource-metadata.js";
+import type { BrowserSignIn } from "./signin/browser-signin.js";
+import { installSignInRoutes } from "./signin/signin-routes.js";
 import { type Principal, tokenMatcher } from "./token-matcher.js";
 
 /** Who is asking when auth is off (no tokens configured): one principal that may do everything. */
@@ -59,6 +63,12 @@ export interface HttpGuardOptions {
    * also serves the protected resource metadata (RFC 9728) of each resource.
    */
   oauth?: OAuthResourceServer;
+  /**
+   * Browser sign-in (`createBrowserSignIn`, at the issuer of `oauth`): its routes under `/auth/`,
+   * and its session cookie accepted on every route but the resources of their own (`/mcp`) when
+   * a request sends no Authorization header.
+   */
+  signin?: BrowserSignIn;
   /** `[gateway] public_url`: the origin resources are named after; absent: each request's Host. */
   publicUrl?: string;
   streams: StreamLimits;
@@ -94,7 +104,7 @@ export function installHttpGuard<L extends FastifyBaseLogger>(
   app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, L>,
   options: HttpGuardOptions,
 ): void {
-  const { oauth } = options;
+  const { oauth, signin } = options;
   const authOn = options.principals.length > 0 || oauth !== undefined;
   const match = tokenMatcher(options.principals);
   const slots = new StreamSlots(options.streams);
@@ -143,6 +153,34 @@ export function installHttpGuard<L extends FastifyBaseLogger>(
     // Which resource this is, for OAuth: its audiences, and where its metadata is.
     const origin = oauth ? requestOrigin(options.publicUrl, request.headers.host) : undefined;
     const resourcePath = oauth ? resourcePathOf(path, oauth.resourcePaths) : "";
+    // A browser signed in: its cookie stands for a bearer token, on the pages' routes only
+    // (never `/mcp`), and only when no Authorization header was sent (a header always wins).
+    if (signin && request.headers.authorization === undefined && resourcePath === "") {
+      const found = await signin.sessionOf(request.headers.cookie);
+      if (found.state === "refused") {
+        reply.header("set-cookie", signin.clearSession());
+        return refuse(
+          { code: "unauthorized", status: HTTP_STATUS_BY_CODE.unauthorized },
+          `Unauthorized: the sign-in session was refused: ${found.reason}; sign in again at ${SIGNIN_PATHS.login}`,
+        );
+      }
+      if (found.state === "ok") {
+        const checked =
+          origin === undefined
+            ? { ok: false as const, message: "Forbidden: the Host header names no origin of this server" }
+            : checkCookieRequest(
+                {
+                  method: request.method,
+                  origin: request.headers.origin,
+                  csrfToken: firstHeader(request.headers[CSRF_HEADER]),
+                },
+                { origin, csrfToken: found.session.csrfToken },
+              );
+        if (!checked.ok)
+          return refuse(HttpRefusal.forbidden, checked.message, undefined, found.session.principal);
+        principal = found.session.principal;
+      }
+    }
     const challenge = (extra: Partial<Challenge> = {}): Challenge =>
       oauth
         ? {
@@ -175,7 +213,7 @@ export function installHttpGuard<L extends FastifyBaseLogger>(
       return refuse(
         { code: "unauthorized", status: HTTP_STATUS_BY_CODE.unauthorized },
         token === undefined
-          ? `Unauthorized: send the header Authorization: Bearer <token> with ${oauth ? "an access token of the issuer this server's metadata names, or " : ""}a token from [gateway] tokens_env`
+          ? `Unauthorized: send the header Authorization: Bearer <token> with ${oauth ? "an access token of the issuer this server's metadata names, or " : ""}a token from [gateway] tokens_env${signin && resourcePath === "" ? `, or sign in at ${SIGNIN_PATHS.login}` : ""}`
           : "Unauthorized: the token is not one of [gateway] tokens_env",
         challenge(token === undefined ? {} : { error: "invalid_token" }),
       );
@@ -194,6 +232,7 @@ export function installHttpGuard<L extends FastifyBaseLogger>(
     return undefined;
   });
   if (oauth) installResourceMetadata(app, oauth, options.publicUrl);
+  if (signin) installSignInRoutes(app, signin, options.publicUrl);
 }
 
 /** Who sent the request (undefined on a token-free route without a token, or with no guard). */
@@ -221,6 +260,10 @@ function accessOf(request: FastifyRequest): Access {
   if (request.is404) return "read";
   const declared = (request.routeOptions.config as { access?: unknown } | undefined)?.access;
   return isAccess(declared) ? declared : "admin";
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function wireRefusal(code: ErrorCode, message: string): unknown {

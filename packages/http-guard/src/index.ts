@@ -1,6 +1,7 @@
 /**
  * @toolbus/http-guard: the one guard of every toolbus HTTP server — Host/Origin checks, bearer
- * tokens with roles and principals, OAuth access tokens (a resource server, RFC 9728 metadata), security headers and page CSPs, the loopback-or-tokens
+ * tokens with roles and principals, OAuth access tokens (a resource server, RFC 9728 metadata),
+ * browser sign-in (OpenID Connect, a sealed session cookie, CSRF checks), security headers and page CSPs, the loopback-or-tokens
  * start-up rule, event-stream limits, and the health and readiness probes.
  */
 export {
@@ -30,6 +31,16 @@ export {
   requestOrigin,
   resourcePathOf,
 } from "./core/resource-uri.js";
+export {
+  ATTEMPT_TTL_SEC,
+  type CookieNames,
+  CSRF_HEADER,
+  checkCookieRequest,
+  cookieNames,
+  MAX_COOKIE_BYTES,
+  SIGNIN_PATHS,
+  safeReturnTo,
+} from "./core/signin.js";
 export { type SlotGrant, type StreamLimits, StreamSlots } from "./core/stream-slots.js";
 export {
   ANONYMOUS,
@@ -55,4 +66,14 @@ export {
 export { pageCsp, pageHeaders } from "./page-csp.js";
 export { CONSOLE_PAGE, INBOX_PAGE, type PageName } from "./pages.js";
 export { installProbes } from "./probes.js";
+export {
+  type BrowserSignIn,
+  type BrowserSignInOptions,
+  createBrowserSignIn,
+  DEFAULT_SIGNIN_LIMITS,
+  type SessionLookup,
+  type SignInEvent,
+  type SignInLimits,
+  type SignInSession,
+} from "./signin/browser-signin.js";
 export { type Principal, tokenMatcher } from "./token-matcher.js";

@@ -7,7 +7,8 @@
  * agent would, following redirects with its own cookies and posting the provider's own
  * (development) login and consent forms — any login is accepted, which is why this lives in
  * the testkit and listens on 127.0.0.1 only. `accessToken()` runs the whole authorization code
- * flow with PKCE for the public client. For attacks, `sign()` signs any claims with the
+ * flow with PKCE for the public client; `registerClient()` adds a web application's client (a
+ * gateway's browser sign-in) once its redirect URI is known. For attacks, `sign()` signs any claims with the
  * provider's own current key, `signWithUnknownKey()` with a key it never published, and the
  * public key is there to key an HMAC with. `rotateKeys()` puts a new signing key first (the
  * old one stays published) and `requests(path)` counts what the provider was asked.
@@ -64,12 +65,18 @@ export interface IdentityProvider {
   respondInstead(path: string, answer: { status: number; body?: string } | "hang" | undefined): void;
   /**
    * Walks `authorizationUrl` as `login`: signs in and consents through the provider's own
-   * forms, and returns what it sends back to the redirect URI.
+   * forms, and returns what it sends back to the redirect URI (the first URL off the provider's
+   * own origin): the code, the state, and that whole URL.
    */
   authorize(
     authorizationUrl: string | URL,
     login: string,
-  ): Promise<{ code: string; state: string | undefined }>;
+  ): Promise<{ code: string; state: string | undefined; url: URL }>;
+  /**
+   * Registers a client of a web application (a gateway's browser sign-in) once its redirect
+   * URIs are known: confidential with `clientSecret` (client_secret_basic), else public (PKCE).
+   */
+  registerClient(client: { clientId: string; redirectUris: string[]; clientSecret?: string }): void;
   /** An access token for `resource` through the authorization code flow with PKCE. */
   accessToken(options: { login: string; resource: string; scope?: string }): Promise<string>;
   /** Any claims, signed with the provider's current signing key (its `kid` in the header). */
@@ -122,6 +129,7 @@ export async function startIdentityProvider(
   const counts = new Map<string, number>();
   const overrides = new Map<string, { status: number; body?: string } | "hang">();
   const keys: SigningKey[] = [await newSigningKey()];
+  const webClients: Array<NonNullable<Configuration["clients"]>[number]> = [];
 
   let provider: Provider | undefined;
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -162,6 +170,7 @@ export async function startIdentityProvider(
         grant_types: [],
         response_types: [],
       },
+      ...webClients,
     ],
     jwks: { keys: keys.map((key) => key.privateJwk) as never },
     cookies: { keys: cookieKeys },
@@ -216,14 +225,15 @@ export async function startIdentityProvider(
     let url = new URL(authorizationUrl, issuer);
     let body: URLSearchParams | undefined;
     for (let step = 0; step < 12; step++) {
-      if (url.href.startsWith(REDIRECT_URI)) {
+      // Off the provider's own origin: back at the client's redirect URI.
+      if (url.origin !== issuer) {
         const code = url.searchParams.get("code");
         if (code === null) {
           throw new Error(
             `the identity provider sent back no code: ${url.searchParams.get("error")} ${url.searchParams.get("error_description") ?? ""}`,
           );
         }
-        return { code, state: url.searchParams.get("state") ?? undefined };
+        return { code, state: url.searchParams.get("state") ?? undefined, url };
       }
       const response = await fetch(url, {
         method: body ? "POST" : "GET",
@@ -315,6 +325,18 @@ export async function startIdentityProvider(
       else overrides.set(path, answer);
     },
     authorize,
+    registerClient: ({ clientId, redirectUris, clientSecret }) => {
+      webClients.push({
+        client_id: clientId,
+        redirect_uris: redirectUris,
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+        ...(clientSecret === undefined
+          ? { token_endpoint_auth_method: "none" }
+          : { client_secret: clientSecret, token_endpoint_auth_method: "client_secret_basic" }),
+      });
+      provider = build();
+    },
     accessToken,
     sign: (claims, header = {}) =>
       new SignJWT(claims)

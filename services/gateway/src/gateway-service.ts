@@ -12,9 +12,12 @@ import {
   type GatewayConfig,
   type GatewayPrincipal,
   resolveIntrospectionSecret,
+  resolveSignInSecrets,
 } from "@toolbus/config";
 import {
+  type BrowserSignIn,
   checkBind,
+  createBrowserSignIn,
   createOAuthResourceServer,
   type IntrospectionLimits,
   type IssuerLimits,
@@ -101,9 +104,10 @@ export interface GatewayServiceDeps {
         | "maxStreamsPerClient"
         | "publicUrl"
         | "oauth"
+        | "signin"
       >
     >;
-  /** Where secrets named by the config are read (the introspection client's); default `process.env`. */
+  /** Where secrets named by the config are read (the introspection and sign-in clients', the session's); default `process.env`. */
   env?: Env;
   /**
    * Accepted bearer tokens with their principals (see `resolveGatewayTokens`); none or empty
@@ -140,6 +144,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     ...deps.gateway,
   };
   const oauth = oauthResourceServer(deps);
+  const signin = oauth ? browserSignIn(deps, oauth) : undefined;
   const bind = checkBind({
     host: edge.host,
     authenticated: principals.length > 0 || oauth !== undefined,
@@ -235,6 +240,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     allowedHosts: edge.allowedHosts,
     principals,
     ...(oauth ? { oauth } : {}),
+    ...(signin ? { signin } : {}),
     ...(edge.publicUrl === undefined ? {} : { publicUrl: edge.publicUrl }),
     streams: { total: edge.maxStreams, perClient: edge.maxStreamsPerClient },
     maxBatchSize: edge.maxBatchSize,
@@ -314,5 +320,30 @@ function oauthResourceServer(deps: GatewayServiceDeps): OAuthResourceServer | un
     resourcePaths: ["/mcp"],
     ...(introspectionSecret === undefined ? {} : { introspectionSecret }),
     ...(deps.limits?.oauth ? { limits: deps.limits.oauth } : {}),
+  });
+}
+
+/**
+ * `[gateway.signin]`: browser sign-in for the console and the inbox at the issuer of `oauth`, or
+ * undefined when the table is absent. A missing secret stops the start, as a bad config does.
+ */
+function browserSignIn(deps: GatewayServiceDeps, oauth: OAuthResourceServer): BrowserSignIn | undefined {
+  const config = deps.gateway.signin;
+  if (config === undefined) return undefined;
+  const secrets = resolveSignInSecrets(config, deps.env ?? process.env);
+  if (!secrets.ok) throw new ConfigError([secrets.message]);
+  const logger = deps.logger.child({ component: "signin" });
+  if (secrets.sessionSecret === undefined) {
+    logger.warn(
+      "sign-in sessions are sealed with a key of this process: they end when it stops and hold on no other replica; set [gateway.signin] session_secret_env to keep them",
+    );
+  }
+  return createBrowserSignIn({
+    config,
+    oauth,
+    ...(deps.gateway.publicUrl === undefined ? {} : { publicUrl: deps.gateway.publicUrl }),
+    ...(secrets.clientSecret === undefined ? {} : { clientSecret: secrets.clientSecret }),
+    ...(secrets.sessionSecret === undefined ? {} : { sessionSecret: secrets.sessionSecret }),
+    onEvent: ({ event, ...details }) => logger.info(details, event),
   });
 }

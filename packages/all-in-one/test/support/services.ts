@@ -60,8 +60,14 @@ export interface Services {
   dispatch(request: Omit<ToolCallRequest, "callId"> & { callId?: string }): Promise<ToolCallReply>;
   /** An MCP client connected to the gateway's `/mcp`. */
   mcpClient(): Promise<Client>;
-  /** Another gateway on the same bus, with these `[gateway]` settings (and the same principals and mounts). */
-  anotherGateway(gateway: Partial<GatewayServiceDeps["gateway"]>): Promise<GatewayService>;
+  /**
+   * Another gateway on the same bus, with these `[gateway]` settings (and the same principals and
+   * mounts); `env`: where it reads the secrets the settings name.
+   */
+  anotherGateway(
+    gateway: Partial<GatewayServiceDeps["gateway"]>,
+    env?: GatewayServiceDeps["env"],
+  ): Promise<GatewayService>;
   /** Ends the client's session (DELETE /mcp), then closes it. */
   closeMcpClient(client: Client): Promise<void>;
   stop(): Promise<void>;
@@ -160,7 +166,10 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     });
     cleanups.push(() => memory.drain().then(() => memory.stop()));
     await memory.ingesting;
-    const launchGateway = async (settings: Partial<GatewayServiceDeps["gateway"]>) => {
+    const launchGateway = async (
+      settings: Partial<GatewayServiceDeps["gateway"]>,
+      secrets?: GatewayServiceDeps["env"],
+    ) => {
       const started = await startGatewayService({
         bus: await connect("gateway"),
         subjects,
@@ -169,6 +178,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
         ...(options.principals ? { principals: options.principals } : {}),
         ...(options.inbox ? { plugins: [buildApprovalsHttp(approvals.inbox)] } : {}),
         ...(options.gatewayLimits ? { limits: options.gatewayLimits } : {}),
+        ...(secrets ? { env: secrets } : {}),
       });
       cleanups.push(() => started.stop());
       await waitFor("the gateway to load the catalog", () => started.ready());

@@ -20,6 +20,7 @@ import type { Logger } from "@toolbus/bus";
 import type { GatewayPrincipal } from "@toolbus/config";
 import {
   ANONYMOUS,
+  type BrowserSignIn,
   installHttpGuard,
   installProbes,
   type OAuthResourceServer,
@@ -49,6 +50,8 @@ export interface HttpAppDeps {
   principals: readonly GatewayPrincipal[];
   /** OAuth access tokens accepted beside them (`[gateway.oauth]`), and the resource metadata served. */
   oauth?: OAuthResourceServer;
+  /** Browser sign-in for the console and the inbox (`[gateway.signin]`): its routes and session cookie. */
+  signin?: BrowserSignIn;
   /** `[gateway] public_url`: what the resources are named after, behind a proxy. */
   publicUrl?: string;
   /** Open event streams (`/v1/events`, MCP GET streams, the approvals stream when mounted). */
@@ -69,6 +72,7 @@ export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
     allowedHosts: deps.allowedHosts,
     principals: deps.principals,
     ...(deps.oauth ? { oauth: deps.oauth } : {}),
+    ...(deps.signin ? { signin: deps.signin } : {}),
     ...(deps.publicUrl === undefined ? {} : { publicUrl: deps.publicUrl }),
     streams: deps.streams,
     // The edge's own refusals keep the JSON-RPC shape of /mcp.

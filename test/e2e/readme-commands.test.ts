@@ -9,11 +9,13 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { assetStreams, createSubjects } from "@toolbus/protocol";
 import { cleanupJetStream, isolation, withPgSchema } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startScriptedMessagesApi } from "../real-clients/scripted-messages-api.js";
 import { ROOT, until } from "./support/pnpm-start.js";
 
 /** The commands a reader is shown: every line of a `sh` block, and every inline command. */
@@ -64,6 +66,24 @@ function run(command: string, timeoutMs = 120_000, extraEnv: NodeJS.ProcessEnv =
   });
 }
 
+/** The port the README's client snippets name (toolbus's default). */
+const README_PORT = 8080;
+
+/** Fails, saying why, when something already listens on `port` of loopback. */
+function expectPortFree(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          `port ${port} of 127.0.0.1 is taken (${error.code}); the README's client snippets name it, so this test runs toolbus there: stop what listens on it`,
+        ),
+      ),
+    );
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve()));
+  });
+}
+
 /** Whether any process of the group `pid` leads is still running. */
 function groupAlive(pid: number): boolean {
   try {
@@ -83,6 +103,8 @@ const CHECKS: Record<string, string> = {
   "pnpm start": "the same run as `bash scripts/setup.sh && pnpm start`",
   "pnpm exec toolbus --help": "runs it",
   "toolbus servers": "runs it through pnpm exec against that running toolbus",
+  "claude mcp add --transport http toolbus http://127.0.0.1:8080/mcp":
+    "runs it with the real Claude Code (a pinned devDependency), then Claude Code calls the demo's echo through that running toolbus",
   "toolbus tools": "runs it through pnpm exec against that running toolbus",
   "toolbus call <tool> '<json>'":
     "runs it through pnpm exec against that running toolbus, with the demo's echo",
@@ -261,12 +283,14 @@ describe("the README's commands, from a fresh clone", () => {
     let output = "";
 
     beforeAll(async () => {
+      // On the README's own port: the client snippets name it.
+      await expectPortFree(README_PORT);
       schema = await withPgSchema(process.env.DATABASE_URL!, "readme");
       // Its own process group: Ctrl-C reaches pnpm, node and the nats-server it starts, as in a terminal.
       toolbus = spawn("sh", ["-c", "bash scripts/setup.sh && pnpm start"], {
         cwd: clone,
-        // A free port, and the test's Postgres instead of a PGlite (slower to create); NATS as written.
-        env: { ...env, TOOLBUS_PREFIX: prefix, TOOLBUS_HTTP_PORT: "0", DATABASE_URL: schema.url },
+        // The test's Postgres instead of a PGlite (slower to create); NATS and the port as written.
+        env: { ...env, TOOLBUS_PREFIX: prefix, DATABASE_URL: schema.url },
         stdio: ["ignore", "pipe", "pipe"],
         detached: true,
       });
@@ -305,6 +329,51 @@ describe("the README's commands, from a fresh clone", () => {
         echo: true,
       });
     });
+
+    it("`claude mcp add …` as written gives Claude Code the tools, and its call runs through toolbus", async () => {
+      const command = readmeCommands(readFileSync(join(clone, "README.md"), "utf8")).find((line) =>
+        line.startsWith("claude mcp add"),
+      );
+      expect(command).toBe("claude mcp add --transport http toolbus http://127.0.0.1:8080/mcp");
+      const model = await startScriptedMessagesApi({
+        tool: "mcp__toolbus__everything__echo",
+        input: { message: "hello from Claude Code" },
+      });
+      const home = mkdtempSync(join(tmpdir(), "toolbus-claude-home-"));
+      try {
+        const claudeEnv = {
+          HOME: home,
+          PATH: `${join(clone, "test/node_modules/.bin")}:${env.PATH}`,
+          ANTHROPIC_BASE_URL: model.baseUrl,
+          ANTHROPIC_API_KEY: "sk-ant-scripted",
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+          DISABLE_AUTOUPDATER: "1",
+          // Offer the MCP tools in the first request rather than behind Claude Code's ToolSearch,
+          // which the scripted model does not drive.
+          ENABLE_TOOL_SEARCH: "false",
+        };
+        const added = await run(command!, 60_000, claudeEnv);
+        expect(added.code, added.output).toBe(0);
+        const asked = await run(
+          `claude -p 'Echo a greeting' --allowedTools mcp__toolbus__everything__echo`,
+          120_000,
+          claudeEnv,
+        );
+        expect(asked.code, asked.output).toBe(0);
+        const withTools = model.exchanges.find((exchange) =>
+          exchange.offered.includes("mcp__toolbus__everything__echo"),
+        );
+        expect(withTools, JSON.stringify(model.exchanges)).toBeDefined();
+        // What the model was given back is what the echo server answered, through toolbus.
+        expect(model.exchanges.flatMap((exchange) => exchange.toolResults)).toEqual([
+          "Echo: hello from Claude Code",
+        ]);
+        expect(asked.output).toContain("The tool said: Echo: hello from Claude Code");
+      } finally {
+        await model.close();
+        rmSync(home, { recursive: true, force: true });
+      }
+    }, 200_000);
 
     it("`toolbus call <tool> '<json>'` prints what the tool answered, as text", async () => {
       const ran = await run(

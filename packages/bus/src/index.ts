@@ -49,6 +49,7 @@ export {
 export { renderAuthConf } from "./core/nats-auth-conf.js";
 export { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
 export type { EventLossReason, PublishEventOptions } from "./events.js";
+export { HOLD_GRACE_MS, heldCall } from "./held-call.js";
 export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
 export { type LargeReplyOptions, largeReplyOptions } from "./large-replies.js";
 export {
@@ -112,7 +113,12 @@ export {
   streamContract,
   verifyAssets,
 } from "./provision.js";
-export { DEFAULT_REQUEST_TIMEOUT_MS, isOverMaxPayload, type RequestOptions } from "./request.js";
+export {
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  isOverMaxPayload,
+  permissionViolation,
+  type RequestOptions,
+} from "./request.js";
 export {
   type EndpointSpec,
   type Handler,

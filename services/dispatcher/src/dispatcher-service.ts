@@ -35,6 +35,7 @@ import { createConnectorClient } from "./adapters/nats/connector-client.js";
 import { PolicyReplica } from "./adapters/nats/policy-replica.js";
 import { createResourcesClient } from "./adapters/nats/resources-client.js";
 import { callIdentity, createCallDeduper, HOST_SERVER_LABEL, parseToolArguments } from "./core/index.js";
+import { answerWithin } from "./handlers/answer-within.js";
 import { callOnce } from "./handlers/call-once.js";
 import { dispatchCall, reusedCallIdReply } from "./handlers/dispatch-call.js";
 import { dispatcherRecorder } from "./metrics.js";
@@ -59,11 +60,6 @@ export interface DispatcherService extends RunningService {
  * window is short and the memory small: each remembered reply is held by the replica.
  */
 const DEDUPE_TTL_MS = 60 * 1000;
-/**
- * How long the cluster remembers a callId and its reply (the call ledger's TTL): longer than a
- * call can last (a 10-minute human wait plus the tool's timeout), so no retry of a call still
- * running finds the record gone.
- */
 /** How long a request waits for another replica already running its call before answering `timeout`. */
 const CALL_WAIT_MS = 20 * 60 * 1000;
 /**
@@ -155,14 +151,15 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
         if (stored) deduper.remember(request.callId, identity, new StoredReplyAnswer(stored));
       });
       // This replica's memory first (no round trip), then the cluster's ledger.
-      return deduper.run<ToolCallReply | StoredReplyAnswer>(
+      const answer = deduper.run<ToolCallReply | StoredReplyAnswer>(
         request.callId,
         identity,
         () =>
           callOnce({
             ledger,
             logger,
-            waitMs: CALL_WAIT_MS,
+            // A held request stops waiting when it is answered; its repeat waits again.
+            waitMs: request.holdMs ?? CALL_WAIT_MS,
             reused,
             run: async () => {
               const started = performance.now();
@@ -173,6 +170,7 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
           })(request, identity, ctx),
         reused,
       );
+      return answerWithin(answer, request.holdMs, request.callId);
     },
   );
   await bus.serve(

@@ -9,9 +9,11 @@ import {
   type Bus,
   connectBus,
   createLogger,
+  heldCall,
   maskUrl,
   type NatsAccess,
   natsConnectionOptions,
+  permissionViolation,
 } from "@toolbus/bus";
 import { createSubjects, type Subjects, TOOLBUS_VERSION, WireError } from "@toolbus/protocol";
 import type { z } from "zod";
@@ -26,8 +28,25 @@ export interface BusClient {
     resultSchema: S,
     options: { timeoutMs: number; timeoutHint?: string },
   ): Promise<z.output<S>>;
-  /** Core NATS subscription; bodies that are not JSON arrive as their text. Returns unsubscribe. */
-  subscribe(subject: string, onMessage: (subject: string, body: unknown) => void): () => void;
+  /**
+   * A request that may wait for a human (`dispatch.call`): sent held (`holdMs`) and sent again,
+   * same body, until it is answered or `timeoutMs` ends (see `heldCall`). Throws as `request`.
+   */
+  requestHeld<S extends z.ZodType>(
+    subject: string,
+    body: { callId: string } & Record<string, unknown>,
+    resultSchema: S,
+    options: { timeoutMs: number; timeoutHint?: string },
+  ): Promise<z.output<S>>;
+  /**
+   * Core NATS subscription; bodies that are not JSON arrive as their text. `onRefused` is told
+   * when NATS refuses it (this identity may not subscribe there). Returns unsubscribe.
+   */
+  subscribe(
+    subject: string,
+    onMessage: (subject: string, body: unknown) => void,
+    onRefused?: (reason: string) => void,
+  ): () => void;
   /** Resolves once the server has every subscription made so far. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -111,6 +130,32 @@ class NatsBusClient implements BusClient {
     }
   }
 
+  async requestHeld<S extends z.ZodType>(
+    subject: string,
+    body: { callId: string } & Record<string, unknown>,
+    resultSchema: S,
+    options: { timeoutMs: number; timeoutHint?: string },
+  ): Promise<z.output<S>> {
+    try {
+      return await heldCall(
+        (holdMs, timeoutMs) => this.#bus.request(subject, { ...body, holdMs }, resultSchema, { timeoutMs }),
+        { timeoutMs: options.timeoutMs, callId: body.callId },
+      );
+    } catch (error) {
+      if (error instanceof WireError && error.code === "timeout") {
+        return Promise.reject(
+          new CliError({
+            kind: "timeout",
+            subject,
+            timeoutMs: options.timeoutMs,
+            ...(options.timeoutHint ? { hint: options.timeoutHint } : {}),
+          }),
+        );
+      }
+      throw this.#failure(error, subject, options);
+    }
+  }
+
   #failure(error: unknown, subject: string, options: { timeoutMs: number; timeoutHint?: string }): CliError {
     const cause = error instanceof Error ? error.cause : undefined;
     if (cause instanceof NoRespondersError || (cause instanceof RequestError && cause.isNoResponders())) {
@@ -131,10 +176,18 @@ class NatsBusClient implements BusClient {
     return new CliError({ kind: "request_failed", subject, code: "internal", message });
   }
 
-  subscribe(subject: string, onMessage: (subject: string, body: unknown) => void): () => void {
+  subscribe(
+    subject: string,
+    onMessage: (subject: string, body: unknown) => void,
+    onRefused?: (reason: string) => void,
+  ): () => void {
     const subscription = this.#bus.nc.subscribe(subject, {
       callback: (error, msg) => {
-        if (error) return;
+        if (error) {
+          const refused = permissionViolation(error);
+          if (refused) onRefused?.(refused.message);
+          return;
+        }
         const text = msg.string();
         let body: unknown = text;
         try {

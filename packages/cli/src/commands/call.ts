@@ -26,7 +26,7 @@ export async function runCall(ctx: CommandContext): Promise<ExitCode> {
   let reply: ToolCallReply;
   try {
     reply = await unlessAborted(
-      bus.request(bus.subjects.dispatchCall, { callId, tool, arguments: args }, ToolCallReplySchema, {
+      bus.requestHeld(bus.subjects.dispatchCall, { callId, tool, arguments: args }, ToolCallReplySchema, {
         timeoutMs: timeoutOr(ctx, DEFAULT_CALL_TIMEOUT_SEC),
         timeoutHint: `the call ${callId} may still be running (watch it with \`toolbus tail\`)`,
       }),

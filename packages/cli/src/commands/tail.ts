@@ -1,13 +1,22 @@
 /**
- * `toolbus tail`: every event under `<prefix>.events.>` (calls, server status, startup,
- * catalog) and the approvals' pending/resolved events, one line each as they arrive
- * (`--json`: one JSON object per line), until Ctrl-C or `--count` events.
+ * `toolbus tail`: every event the CLI's role may see — calls' begin and end, server status,
+ * startup, catalog and prompts changes, and the approvals' pending/resolved events — one line
+ * each as they arrive (`--json`: one JSON object per line), until Ctrl-C or `--count` events.
+ * The subjects are the role's own (the access tables), not `<prefix>.events.>`, which an
+ * enforcing NATS refuses it; a subscription NATS refuses anyway ends the command with an error.
  */
+import { identityOf, identityUse, type Subjects } from "@toolbus/protocol";
 import { parseCount } from "../core/commands.js";
 import { describeEvent, eventJsonLine, formatEventLine } from "../core/event-line.js";
 import { ExitCode } from "../core/exit-codes.js";
 import { CliError } from "../core/failure.js";
 import { aborted, type CommandContext, err, out } from "./context.js";
+
+/** What `toolbus tail` follows: the CLI role's event subjects, a call's own relays left out. */
+export function tailSubjects(subjects: Subjects): string[] {
+  const calls = `${subjects.prefix}.calls.`;
+  return identityUse(identityOf("cli"), subjects).subscribes.filter((subject) => !subject.startsWith(calls));
+}
 
 export async function runTail(ctx: CommandContext): Promise<ExitCode> {
   const countOption = ctx.options.count;
@@ -29,12 +38,27 @@ export async function runTail(ctx: CommandContext): Promise<ExitCode> {
     );
     if (seen >= limit) done.abort();
   };
-  const subjects = [bus.subjects.events, bus.subjects.approvalsPending, bus.subjects.approvalsResolved];
-  const unsubscribe = subjects.map((subject) => bus.subscribe(subject, print));
+  const subjects = tailSubjects(bus.subjects);
+  let refused: string | undefined;
+  const onRefused = (reason: string) => {
+    refused ??= reason;
+    done.abort();
+  };
+  const unsubscribe = subjects.map((subject) => bus.subscribe(subject, print, onRefused));
+  // NATS answers every subscription before the flush's PONG: a refusal is known here.
   await bus.flush();
+  if (refused !== undefined) throw tailRefused(refused);
   // Scripts and tests wait for this line before they make the events they want to see.
   err(ctx, ctx.paintErr.dim(`Listening on ${subjects.join(", ")} (Ctrl-C to stop)`));
   await Promise.race([aborted(ctx.signal), aborted(done.signal)]);
   for (const stop of unsubscribe) stop();
+  if (refused !== undefined) throw tailRefused(refused);
   return ExitCode.ok;
+}
+
+function tailRefused(reason: string): CliError {
+  return new CliError({
+    kind: "failed",
+    message: `NATS refused to let this identity follow events (${reason}); use the CLI's own identity (cli.nk, written by toolbus nats-config)`,
+  });
 }

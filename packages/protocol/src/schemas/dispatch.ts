@@ -49,6 +49,11 @@ export const CallableRefSchema = z.union(
 );
 export type CallableRef = z.infer<typeof CallableRefSchema>;
 
+/** The longest `holdMs` a dispatch call may ask for: well inside NATS's 2-minute reply window. */
+export const MAX_HOLD_MS = 60_000;
+/** The `holdMs` toolbus's own callers (the gateway, the CLI) send. */
+export const CALL_HOLD_MS = 20_000;
+
 export const ToolCallRequestSchema = z.object({
   callId: IdSchema,
   threadId: IdSchema.optional(),
@@ -62,6 +67,13 @@ export const ToolCallRequestSchema = z.object({
   toolFingerprint: FingerprintSchema.optional(),
   strictAutoReview: z.boolean().optional(),
   model: ModelCapabilitiesSchema.optional(),
+  /**
+   * Answer within this many milliseconds: a call with no reply by then is answered `timeout`
+   * (retryable) and goes on, and the same request sent again (same callId) waits on for the same
+   * call. A caller waits for a human as long as it likes, while no single reply takes longer than
+   * NATS keeps a reply subject open for its responder (2 minutes by default).
+   */
+  holdMs: z.number().int().min(1).max(MAX_HOLD_MS).optional(),
 });
 export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
 

@@ -1,6 +1,6 @@
 /** Request/reply clients for the dispatcher and the catalog's resource, prompt and completion subjects. */
 import type { KV } from "@nats-io/kv";
-import { type Bus, watchedRecord, watchedRequest } from "@toolbus/bus";
+import { type Bus, heldCall, watchedRecord, watchedRequest } from "@toolbus/bus";
 import {
   CompleteResultSchema,
   GetPromptResultSchema,
@@ -15,17 +15,23 @@ import type { DispatchPort, PromptsPort, ResourcesPort } from "../../ports.js";
 
 /**
  * `callTimeoutMs` must outlive the approval wait plus the tool timeout: the dispatcher answers
- * after both. The call's record in the dispatchers' ledger (`calls`, read only) is watched
- * meanwhile: a dispatcher that died mid-call, or a reply lost on the way, is noticed in seconds
- * and the call sent again with its callId — another dispatcher takes it over, and it runs once.
+ * after both. Each send is held (`holdMs`): answered within the hold, and sent again until the
+ * call's reply comes, so no reply outlives NATS's reply window however long a human takes. The
+ * call's record in the dispatchers' ledger (`calls`, read only) is watched meanwhile: a
+ * dispatcher that died mid-call, or a reply lost on the way, is noticed in seconds and the call
+ * sent again with its callId — another dispatcher takes it over, and it runs once.
  */
 export function dispatchClient(bus: Bus, subjects: Subjects, callTimeoutMs: number, calls: KV): DispatchPort {
   return {
     call: (request) =>
-      watchedRequest(bus, subjects.dispatchCall, request, ToolCallReplySchema, {
-        timeoutMs: callTimeoutMs,
-        record: watchedRecord(calls, request.callId),
-      }),
+      heldCall(
+        (holdMs, timeoutMs) =>
+          watchedRequest(bus, subjects.dispatchCall, { ...request, holdMs }, ToolCallReplySchema, {
+            timeoutMs,
+            record: watchedRecord(calls, request.callId),
+          }),
+        { timeoutMs: callTimeoutMs, callId: request.callId },
+      ),
   };
 }
 

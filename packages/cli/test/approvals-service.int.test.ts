@@ -45,12 +45,12 @@ describe("a call that needs a human", { timeout: 60_000 }, () => {
     expect({
       watch: await watch.exited,
       call: await call.exited,
-      output: call.stdout.split("\n").slice(1),
+      output: call.stdout,
       question: watch.stdout.includes('Allow the test MCP server to run tool "echo"?'),
     }).toEqual({
       watch: 0,
       call: 0,
-      output: ["Output:", '[{"type":"text","text":"{\\"x\\":1}"}]', ""],
+      output: '{"x":1}\n',
       question: true,
     });
   });

@@ -102,8 +102,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     details: [
-      "Columns: flatName, server, tool, description, exposure. Descriptions are cut to the terminal width.",
-      "--json prints the tool entries, input schemas included.",
+      "Columns: name (the one MCP clients see, and `toolbus call` takes), server, description (in the width left,",
+      "cut with … on a terminal), and with --all exposure. --json prints the tool entries, input schemas included.",
     ],
   },
   {
@@ -111,13 +111,20 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "Call a tool with JSON arguments and print what the model sees",
     usage: ["call <tool> [json]"],
     positionals: [
-      { name: "tool", arity: "required", description: "The tool's flat name, as `toolbus tools` lists it" },
+      {
+        name: "tool",
+        arity: "required",
+        description:
+          "The tool's name as `toolbus tools` lists it; also server.tool, mcp__server__tool, or a name only one server has",
+      },
       { name: "json", arity: "optional", description: "The arguments as a JSON object; omit for none" },
     ],
     options: [{ name: "raw", type: "boolean", description: "Print the raw MCP result as JSON instead" }],
     details: [
-      "Prints the model's view of the result. On a terminal, stderr shows the tool's progress and the elapsed time.",
-      "--json prints the whole reply (status, model output, raw result, durations).",
+      "Prints the text the tool answered; other content as one line each (type, MIME type, size). On a terminal,",
+      "stderr shows the tool's progress and the elapsed time, and where to answer a call that waits for approval.",
+      "A name that matches no tool, or several, fails with the closest names. --raw prints the raw MCP result;",
+      "--json the whole reply (status, the model's view, raw result, durations).",
       "Exit code: 0 completed, 1 the tool failed or the call was skipped, 4 the arguments are not valid JSON.",
       `Example: toolbus call everything__echo '{"message":"hi"}'`,
     ],

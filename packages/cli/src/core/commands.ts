@@ -2,6 +2,7 @@
  * The command table: every command with its arguments and options, as data. Argument parsing
  * (`parse-argv.ts`) and the help text (`help.ts`) both read it, so they cannot disagree.
  */
+import { APPROVAL_MODE_ALIASES, APPROVAL_MODE_MEANINGS, APPROVAL_MODES } from "@toolbus/config";
 
 export interface OptionSpec {
   /** The long name, without `--`. */
@@ -66,6 +67,11 @@ export const VERSION_OPTION: OptionSpec = {
   description: "Print the CLI's version",
 };
 
+/** A mode's second name, the one that says what it does. */
+function aliasOf(mode: (typeof APPROVAL_MODES)[number]): string {
+  return Object.entries(APPROVAL_MODE_ALIASES).find(([, target]) => target === mode)?.[0] ?? mode;
+}
+
 export const COMMANDS: readonly CommandSpec[] = [
   {
     name: "start",
@@ -75,6 +81,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: [{ name: "config", type: "string", valueName: "path", description: "The toolbus.toml to use" }],
     details: [
       "Starts the all-in-one runner (NATS, the services, the console and the MCP endpoint) and runs until Ctrl-C.",
+      "Approval modes (a server's default_tools_approval_mode, a tool's approval_mode), by either name:",
+      ...APPROVAL_MODES.map((mode) => `  ${mode} = ${aliasOf(mode)}: ${APPROVAL_MODE_MEANINGS[mode]}`),
     ],
   },
   {

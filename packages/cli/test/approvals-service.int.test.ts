@@ -69,7 +69,9 @@ describe("a call that needs a human", { timeout: 60_000 }, () => {
       answer: `mcp_tool_call_approval_${callId}: denied\n`,
       again: { code: 1, refused: true },
       call: 1,
-      stderr: "toolbus: the call was not made: user rejected MCP tool call\n",
+      stderr:
+        "toolbus: test__echo is awaiting approval: answer with `toolbus approvals` or in the inbox (/approvals)\n" +
+        "toolbus: the call was not made: user rejected MCP tool call\n",
     });
   });
 });

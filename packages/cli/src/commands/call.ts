@@ -6,6 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import {
+  ApprovalRequestSchema,
+  ApprovalResolvedEventSchema,
   CallProgressSchema,
   CatalogSnapshotSchema,
   type ToolCallReply,
@@ -17,7 +19,12 @@ import { DEFAULT_CALL_TIMEOUT_SEC, DEFAULT_TIMEOUT_SEC } from "../core/commands.
 import { ExitCode, exitCodeForCall } from "../core/exit-codes.js";
 import { CliError } from "../core/failure.js";
 import { renderCallResult } from "../core/output-body.js";
-import { formatProgressLine, PROGRESS_TICK_MS, type ProgressReport } from "../core/progress-line.js";
+import {
+  APPROVAL_HINT,
+  formatProgressLine,
+  PROGRESS_TICK_MS,
+  type ProgressReport,
+} from "../core/progress-line.js";
 import { terminalWidth } from "../core/table.js";
 import { displayName, resolveToolName } from "../core/tool-name.js";
 import { type CommandContext, err, out, printJson, timeoutOr, unlessAborted } from "./context.js";
@@ -35,10 +42,14 @@ export async function runCall(ctx: CommandContext): Promise<ExitCode> {
   if (!match.ok) throw new CliError({ kind: "failed", message: match.message });
   const tool = match.entry.flatName;
   const callId = `cli-${randomUUID()}`;
-  const display = ctx.terminal.stderr.isTTY
-    ? startProgressDisplay(ctx, bus, callId, displayName(match.entry))
-    : undefined;
-  // The display subscribes before the call is sent, so no progress event is missed.
+  const shown = displayName(match.entry);
+  const display = ctx.terminal.stderr.isTTY ? startProgressDisplay(ctx, bus, callId, shown) : undefined;
+  // Off a terminal there is no display line: a call that waits for a human says so once.
+  const stopWatching = watchApproval(bus, callId, (waiting) => {
+    if (display) display.setAwaitingApproval(waiting);
+    else if (waiting) err(ctx, ctx.paintErr.dim(`toolbus: ${shown} is ${APPROVAL_HINT}`));
+  });
+  // The display and the watch subscribe before the call is sent, so no event is missed.
   await bus.flush();
   let reply: ToolCallReply;
   try {
@@ -55,6 +66,7 @@ export async function runCall(ctx: CommandContext): Promise<ExitCode> {
         }),
     );
   } finally {
+    stopWatching();
     display?.stop();
   }
   const code = exitCodeForCall(reply);
@@ -78,15 +90,33 @@ function outcomeNote(reply: ToolCallReply): string {
   }
 }
 
+/**
+ * Tells `onChange(true)` when an approval request for the call is pending (`approvals.pending`)
+ * and `onChange(false)` once it is answered (`approvals.resolved`). Returns unsubscribe.
+ */
+function watchApproval(bus: BusClient, callId: string, onChange: (waiting: boolean) => void): () => void {
+  const pending = bus.subscribe(bus.subjects.approvalsPending, (_subject, body) => {
+    if (ApprovalRequestSchema.safeParse(body).data?.callId === callId) onChange(true);
+  });
+  const resolved = bus.subscribe(bus.subjects.approvalsResolved, (_subject, body) => {
+    if (ApprovalResolvedEventSchema.safeParse(body).data?.callId === callId) onChange(false);
+  });
+  return () => {
+    pending();
+    resolved();
+  };
+}
+
 /** Redraws one stderr line every tick with the latest progress event; `stop()` erases it. */
 function startProgressDisplay(
   ctx: CommandContext,
   bus: BusClient,
   callId: string,
   tool: string,
-): { stop(): void } {
+): { stop(): void; setAwaitingApproval(waiting: boolean): void } {
   const started = Date.now();
   let report: ProgressReport | undefined;
+  let awaitingApproval = false;
   const unsubscribe = bus.subscribe(bus.subjects.callRelayAnyServer(callId, "progress"), (_subject, body) => {
     const parsed = CallProgressSchema.safeParse(body);
     if (parsed.success) {
@@ -105,6 +135,7 @@ function startProgressDisplay(
       tool,
       elapsedMs: Date.now() - started,
       ...(report ? { report } : {}),
+      awaitingApproval,
       width: terminalWidth(stderr, ctx.terminal.env, 80),
     });
     stderr.write(`\r\u001b[2K${ctx.paintErr.dim(line)}`);
@@ -116,6 +147,10 @@ function startProgressDisplay(
       clearInterval(timer);
       unsubscribe();
       stderr.write("\r\u001b[2K");
+    },
+    setAwaitingApproval(waiting) {
+      awaitingApproval = waiting;
+      draw();
     },
   };
 }

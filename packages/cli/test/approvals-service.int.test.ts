@@ -1,6 +1,7 @@
 /**
  * `toolbus call` and `toolbus approvals` against the real approvals service: the server's
- * tools need a human (`prompt`), so a call waits until the CLI answers its request.
+ * tools need a human (`always_ask`, the alias of `prompt`), so a call waits until the CLI
+ * answers its request.
  */
 import { ApprovalsListResultSchema } from "@toolbus/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,7 +15,12 @@ let stack: ToolbusStack;
 let env: CliEnv;
 
 beforeAll(async () => {
-  stack = await startToolbusStack("cli_prompt", { tools: [{ name: "echo" }] }, { approvalMode: "prompt" });
+  // By the mode's name that says what it does: the approvals service reads it as `prompt`.
+  stack = await startToolbusStack(
+    "cli_prompt",
+    { tools: [{ name: "echo" }] },
+    { approvalMode: "always_ask" },
+  );
   env = { natsUrl: stack.natsUrl, prefix: stack.prefix };
 }, 90_000);
 

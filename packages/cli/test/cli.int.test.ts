@@ -16,22 +16,27 @@ let stack: ToolbusStack;
 let env: CliEnv;
 
 beforeAll(async () => {
-  stack = await startToolbusStack("cli", {
-    tools: [
-      { name: "echo", description: "Echoes its arguments" },
-      {
-        name: "broken",
-        description: "Always fails",
-        behavior: { kind: "error_result", text: "the disk is full" },
-      },
-      { name: "summarize", description: LONG_DESCRIPTION, behavior: { kind: "text", text: "summary" } },
-      {
-        name: "steps",
-        description: "Reports progress",
-        behavior: { kind: "progress", count: 3, intervalMs: 300 },
-      },
-    ],
-  });
+  // `never_ask`, the alias of `approve`: no call waits for anybody.
+  stack = await startToolbusStack(
+    "cli",
+    {
+      tools: [
+        { name: "echo", description: "Echoes its arguments" },
+        {
+          name: "broken",
+          description: "Always fails",
+          behavior: { kind: "error_result", text: "the disk is full" },
+        },
+        { name: "summarize", description: LONG_DESCRIPTION, behavior: { kind: "text", text: "summary" } },
+        {
+          name: "steps",
+          description: "Reports progress",
+          behavior: { kind: "progress", count: 3, intervalMs: 300 },
+        },
+      ],
+    },
+    { approvalMode: "never_ask" },
+  );
   env = { natsUrl: stack.natsUrl, prefix: stack.prefix };
 }, 90_000);
 

@@ -132,6 +132,14 @@ class NatsBusClient implements BusClient {
         ...(options.timeoutHint ? { hint: options.timeoutHint } : {}),
       });
     }
+    if (error instanceof WireError && error.code === "unauthorized") {
+      return new CliError({
+        kind: "not_permitted",
+        message: error.message,
+        prefix: this.subjects.prefix,
+        natsUrl: this.#natsUrl,
+      });
+    }
     if (error instanceof WireError) {
       return new CliError({ kind: "request_failed", subject, code: error.code, message: error.message });
     }

@@ -16,6 +16,8 @@ export type Failure =
   | { kind: "nats_refused"; natsUrl: string; credentials: string | undefined; reason: string }
   /** NATS at `natsUrl` answered, but no service listens on the subject there (under `prefix`). */
   | { kind: "no_responders"; subject: string; prefix: string; natsUrl: string }
+  /** NATS at `natsUrl` does not let the CLI's identity use a subject of `prefix` (or its inbox). */
+  | { kind: "not_permitted"; message: string; prefix: string; natsUrl: string }
   | { kind: "timeout"; subject: string; timeoutMs: number; hint?: string }
   /** The service answered with an error envelope, or the request could not be sent. */
   | { kind: "request_failed"; subject: string; code: ErrorCode; message: string }
@@ -42,6 +44,7 @@ export function exitCodeOf(failure: Failure): ExitCode {
     case "nats_unreachable":
     case "nats_refused":
     case "no_responders":
+    case "not_permitted":
       return ExitCode.unreachable;
     case "timeout":
     case "request_failed":
@@ -83,6 +86,13 @@ export function failureMessage(failure: Failure): string {
         "your toolbus uses (and TOOLBUS_PREFIX, if it runs under another prefix)."
       );
     }
+    case "not_permitted":
+      // Its identity's permissions follow the prefix toolbus runs under: another prefix is refused.
+      return (
+        `${failure.message} (at ${failure.natsUrl}, under the prefix ${failure.prefix}). If toolbus runs ` +
+        "there under another prefix, set TOOLBUS_PREFIX to it; otherwise use the cli.nk that " +
+        "`toolbus nats-config` wrote for that NATS (NATS_NKEY_FILE)."
+      );
     case "timeout":
       return (
         `no reply on ${failure.subject} within ${formatSeconds(failure.timeoutMs)} s` +

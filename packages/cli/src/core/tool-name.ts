@@ -2,7 +2,7 @@
  * Which catalog tool a name typed at `toolbus call` means. Tools are shown by the name MCP
  * clients see (`exposedName`); a person may also type the catalog's flat name
  * (`mcp__everything__echo`), `server.tool` or `server/tool`, or the raw name when only one
- * server has it. Every spelling is matched against the catalog's entries (never parsed into a
+ * server has it, in any case and with any separators (`get-tiny-image` as `get_tiny_image`). Every spelling is matched against the catalog's entries (never parsed into a
  * call): the call then names the entry's flat name, which the dispatcher looks up in its own
  * catalog. A name that matches nothing, or several tools, fails with the closest names.
  */
@@ -34,6 +34,9 @@ export function resolveToolName(typed: string, tools: readonly ToolEntry[]): Too
     (entry) =>
       serverAndTool(name).some(([server, tool]) => entry.server === server && entry.rawName === tool),
     (entry) => entry.rawName === name,
+    // Loosely: any case, any run of separators (`get-tiny-image` as `get_tiny_image`,
+    // `everything.get-tiny-image` as the listed `everything__get_tiny_image`).
+    (entry) => spellingsOf(entry).some((spelling) => loose(spelling) === loose(name)),
   ];
   for (const matches of spellings) {
     const found = tools.filter(matches);
@@ -52,6 +55,16 @@ export function resolveToolName(typed: string, tools: readonly ToolEntry[]): Too
       ? `; did you mean ${closest.join(" or ")}? (\`toolbus tools\` lists every tool)`
       : "; `toolbus tools` lists the tools you can call";
   return { ok: false, message: `no tool is named ${JSON.stringify(name)}${hint}` };
+}
+
+/** The names a tool may be typed by: as listed, flat, `server.tool`, and its raw name. */
+function spellingsOf(entry: ToolEntry): string[] {
+  return [displayName(entry), entry.flatName, `${entry.server}.${entry.rawName}`, entry.rawName];
+}
+
+/** A name with case and separators ignored: `Get-Tiny.Image` → `get_tiny_image`. */
+function loose(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]+/g, "_");
 }
 
 /** `server.tool`, `server/tool`, `server__tool`, `mcp__server__tool`: every (server, tool) it may mean. */
@@ -80,8 +93,9 @@ export function suggestions(name: string, tools: readonly ToolEntry[]): string[]
   for (const entry of tools) {
     if (entry.exposure === "hidden") continue;
     const shown = displayName(entry);
-    const spellings = [shown, entry.flatName, entry.rawName, `${entry.server}.${entry.rawName}`];
-    const distance = Math.min(...spellings.map((spelling) => editDistance(typed, spelling.toLowerCase())));
+    const distance = Math.min(
+      ...spellingsOf(entry).map((spelling) => editDistance(typed, spelling.toLowerCase())),
+    );
     const contains = typed.length >= 3 && shown.toLowerCase().includes(typed);
     if (distance <= allowed || contains) scored.push({ name: shown, distance: contains ? 0.5 : distance });
   }

@@ -31,6 +31,23 @@ describe("failureMessage", () => {
     );
   });
 
+  it("says a refused subject may be another prefix's, naming the NATS and the prefix", () => {
+    expect(
+      failureMessage({
+        kind: "not_permitted",
+        message:
+          "the NATS server does not let this identity subscribe to _INBOX_nothere_cli.x.*; its role's permissions (toolbus nats-config) do not include it",
+        prefix: "nothere",
+        natsUrl: "nats://127.0.0.1:40045",
+      }),
+    ).toBe(
+      "the NATS server does not let this identity subscribe to _INBOX_nothere_cli.x.*; its role's permissions " +
+        "(toolbus nats-config) do not include it (at nats://127.0.0.1:40045, under the prefix nothere). If " +
+        "toolbus runs there under another prefix, set TOOLBUS_PREFIX to it; otherwise use the cli.nk that " +
+        "`toolbus nats-config` wrote for that NATS (NATS_NKEY_FILE).",
+    );
+  });
+
   it("gives the timeout in seconds with the hint and the way to wait longer", () => {
     expect(
       failureMessage({

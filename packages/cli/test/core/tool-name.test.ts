@@ -57,6 +57,15 @@ describe("resolveToolName", () => {
     ]);
   });
 
+  it.each([
+    ["the raw name with the listed name's separators", "get_item"],
+    ["server.tool with them", "everything.get_item"],
+    ["another case", "Everything__Get_Item"],
+    ["the listed name's separators as dashes", "everything--get-item"],
+  ])("takes %s, when it is the only tool so spelled", (_spelling, typed) => {
+    expect(resolved(typed)).toBe("mcp__everything__get item");
+  });
+
   it("passes a hidden tool's flat name on, for the dispatcher to refuse as it does", () => {
     expect(resolved("mcp__fs__wipe")).toBe("mcp__fs__wipe");
   });

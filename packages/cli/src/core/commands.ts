@@ -116,7 +116,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: "call",
-    summary: "Call a tool with JSON arguments and print what the model sees",
+    summary: "Call a tool with JSON arguments and print what it answered",
     usage: ["call <tool> [json]"],
     positionals: [
       {

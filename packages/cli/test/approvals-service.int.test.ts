@@ -1,6 +1,7 @@
 /**
  * `toolbus call` and `toolbus approvals` against the real approvals service: the server's
- * tools need a human (`prompt`), so a call waits until the CLI answers its request.
+ * tools need a human (`always_ask`, the alias of `prompt`), so a call waits until the CLI
+ * answers its request.
  */
 import { ApprovalsListResultSchema } from "@toolbus/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,7 +15,12 @@ let stack: ToolbusStack;
 let env: CliEnv;
 
 beforeAll(async () => {
-  stack = await startToolbusStack("cli_prompt", { tools: [{ name: "echo" }] }, { approvalMode: "prompt" });
+  // By the mode's name that says what it does: the approvals service reads it as `prompt`.
+  stack = await startToolbusStack(
+    "cli_prompt",
+    { tools: [{ name: "echo" }] },
+    { approvalMode: "always_ask" },
+  );
   env = { natsUrl: stack.natsUrl, prefix: stack.prefix };
 }, 90_000);
 
@@ -45,12 +51,12 @@ describe("a call that needs a human", { timeout: 60_000 }, () => {
     expect({
       watch: await watch.exited,
       call: await call.exited,
-      output: call.stdout.split("\n").slice(1),
+      output: call.stdout,
       question: watch.stdout.includes('Allow the test MCP server to run tool "echo"?'),
     }).toEqual({
       watch: 0,
       call: 0,
-      output: ["Output:", '[{"type":"text","text":"{\\"x\\":1}"}]', ""],
+      output: '{"x":1}\n',
       question: true,
     });
   });
@@ -69,7 +75,9 @@ describe("a call that needs a human", { timeout: 60_000 }, () => {
       answer: `mcp_tool_call_approval_${callId}: denied\n`,
       again: { code: 1, refused: true },
       call: 1,
-      stderr: "toolbus: the call was not made: user rejected MCP tool call\n",
+      stderr:
+        "toolbus: test__echo is awaiting approval: answer with `toolbus approvals` or in the inbox (/approvals)\n" +
+        "toolbus: the call was not made: user rejected MCP tool call\n",
     });
   });
 });

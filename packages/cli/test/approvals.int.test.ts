@@ -99,11 +99,14 @@ describe("toolbus approvals", () => {
     });
   });
 
-  it("exits 3 when no approvals service answers", async () => {
-    const result = await runCli(["approvals"], { ...env, prefix: isolation("cli_noapprovals").prefix });
+  it("exits 3 when no approvals service answers, naming the NATS it tried", async () => {
+    const { prefix } = isolation("cli_noapprovals");
+    const result = await runCli(["approvals"], { ...env, prefix });
     expect({
       code: result.code,
-      mentions: result.stderr.includes("no toolbus approvals service answers"),
+      mentions: result.stderr.includes(
+        `nothing answers on ${prefix}.approvals.list at ${env.natsUrl}: no toolbus approvals service runs there`,
+      ),
     }).toEqual({
       code: 3,
       mentions: true,

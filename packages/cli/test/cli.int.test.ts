@@ -16,22 +16,27 @@ let stack: ToolbusStack;
 let env: CliEnv;
 
 beforeAll(async () => {
-  stack = await startToolbusStack("cli", {
-    tools: [
-      { name: "echo", description: "Echoes its arguments" },
-      {
-        name: "broken",
-        description: "Always fails",
-        behavior: { kind: "error_result", text: "the disk is full" },
-      },
-      { name: "summarize", description: LONG_DESCRIPTION, behavior: { kind: "text", text: "summary" } },
-      {
-        name: "steps",
-        description: "Reports progress",
-        behavior: { kind: "progress", count: 3, intervalMs: 300 },
-      },
-    ],
-  });
+  // `never_ask`, the alias of `approve`: no call waits for anybody.
+  stack = await startToolbusStack(
+    "cli",
+    {
+      tools: [
+        { name: "echo", description: "Echoes its arguments" },
+        {
+          name: "broken",
+          description: "Always fails",
+          behavior: { kind: "error_result", text: "the disk is full" },
+        },
+        { name: "summarize", description: LONG_DESCRIPTION, behavior: { kind: "text", text: "summary" } },
+        {
+          name: "steps",
+          description: "Reports progress",
+          behavior: { kind: "progress", count: 3, intervalMs: 300 },
+        },
+      ],
+    },
+    { approvalMode: "never_ask" },
+  );
   env = { natsUrl: stack.natsUrl, prefix: stack.prefix };
 }, 90_000);
 
@@ -78,63 +83,109 @@ describe("toolbus servers", () => {
 });
 
 describe("toolbus tools", () => {
-  it("lists every tool the model sees with flat name, server, tool, description and exposure", async () => {
+  it("lists every tool the model sees by the name MCP clients see, with server and description", async () => {
     const result = await runCli(["tools"], env);
     const [header, ...rows] = result.stdout.trimEnd().split("\n");
     expect({ code: result.code, header: cells(header ?? ""), rows: rows.map(cells).sort() }).toEqual({
       code: 0,
-      header: ["flatName", "server", "tool", "description", "exposure"],
+      header: ["name", "server", "description"],
       rows: [
-        ["mcp__test__broken", "test", "broken", "Always fails", "direct"],
-        ["mcp__test__echo", "test", "echo", "Echoes its arguments", "direct"],
-        ["mcp__test__steps", "test", "steps", "Reports progress", "direct"],
-        ["mcp__test__summarize", "test", "summarize", LONG_DESCRIPTION, "direct"],
+        ["test__broken", "test", "Always fails"],
+        ["test__echo", "test", "Echoes its arguments"],
+        ["test__steps", "test", "Reports progress"],
+        ["test__summarize", "test", LONG_DESCRIPTION],
       ],
     });
   });
 
-  it("searches with a query and lists only the matching tools", async () => {
+  it("adds how each tool reaches the model with --all", async () => {
+    const result = await runCli(["tools", "--all"], env);
+    const [header, ...rows] = result.stdout.trimEnd().split("\n");
+    expect({
+      header: cells(header ?? ""),
+      echo: rows.map(cells).find((row) => row[0] === "test__echo"),
+    }).toEqual({
+      header: ["name", "server", "description", "exposure"],
+      echo: ["test__echo", "test", "Echoes its arguments", "direct"],
+    });
+  });
+
+  it("searches with a query and lists only the matching tools, by the same names", async () => {
     const result = await runCli(["tools", "echoes"], env);
     const rows = result.stdout.trimEnd().split("\n").slice(1).map(cells);
     expect({ code: result.code, rows }).toEqual({
       code: 0,
-      rows: [["mcp__test__echo", "test", "echo", "Echoes its arguments", "deferred"]],
+      rows: [["test__echo", "test", "Echoes its arguments"]],
     });
   });
 
   it("cuts descriptions so every line fits the terminal width", async () => {
     const result = await runCli(["tools"], { ...env, extra: { COLUMNS: "80" } });
     const lines = result.stdout.trimEnd().split("\n");
-    const summarize = lines.find((line) => line.startsWith("mcp__test__summarize"));
+    const summarize = lines.find((line) => line.startsWith("test__summarize"));
     expect({
       code: result.code,
       widest: Math.max(...lines.map((line) => [...line].length)) <= 80,
-      cut: cells(summarize ?? "")[3]?.endsWith("…"),
+      cut: cells(summarize ?? "")[2]?.endsWith("…"),
     }).toEqual({ code: 0, widest: true, cut: true });
   });
 
-  it("prints the tool entries as JSON with --json, query or not", async () => {
+  it("gives the description all the width the name and server leave, at 120 columns", async () => {
+    const result = await runCli(["tools"], { ...env, extra: { COLUMNS: "120" } });
+    const lines = result.stdout.trimEnd().split("\n");
+    const summarize = lines.find((line) => line.startsWith("test__summarize")) ?? "";
+    // name (15) + 2 + server (6) + 2 leave 95 columns.
+    expect({ width: [...summarize].length, description: cells(summarize)[2] }).toEqual({
+      width: 120,
+      description: `${LONG_DESCRIPTION.slice(0, 94)}…`,
+    });
+  });
+
+  it("prints the tool entries as JSON with --json, query or not, each with its exposed name", async () => {
     const { tools } = await catalog();
     const listed = await runCli(["tools", "--json"], env);
     const searched = await runCli(["tools", "echoes", "--json"], env);
-    const names = (text: string) => (JSON.parse(text) as ToolEntry[]).map((t) => t.flatName).sort();
+    const names = (text: string) =>
+      (JSON.parse(text) as ToolEntry[]).map((t) => [t.flatName, t.exposedName]).sort();
     expect({ listed: names(listed.stdout), searched: names(searched.stdout) }).toEqual({
-      listed: tools.map((t) => t.flatName).sort(),
-      searched: ["mcp__test__echo"],
+      listed: tools.map((t) => [t.flatName, `test__${t.rawName}`]).sort(),
+      searched: [["mcp__test__echo", "test__echo"]],
     });
   });
 });
 
 describe("toolbus call", { timeout: 60_000 }, () => {
-  it("prints the model's view of a completed call and exits 0", async () => {
-    const result = await runCli(["call", "mcp__test__echo", '{"text":"hi"}'], env);
+  it("prints the text the tool answered and exits 0", async () => {
+    const result = await runCli(["call", "test__echo", '{"text":"hi"}'], env);
+    expect(result).toEqual({ code: 0, stdout: '{"text":"hi"}\n', stderr: "" });
+  });
+
+  it.each([
+    ["the catalog's flat name", "mcp__test__echo"],
+    ["server.tool", "test.echo"],
+    ["the raw name only one server has", "echo"],
+  ])("takes %s for the same tool", async (_spelling, typed) => {
+    const result = await runCli(["call", typed, '{"text":"hi"}', "--json"], env);
+    const reply = ToolCallReplySchema.parse(JSON.parse(result.stdout));
+    expect({ code: result.code, status: reply.status, tool: reply.tool }).toEqual({
+      code: 0,
+      status: "completed",
+      tool: "echo",
+    });
+  });
+
+  it("calls nothing for a name that matches no tool, and suggests the closest", async () => {
+    const before = (await stack.server.calls()).length;
+    const result = await runCli(["call", "test__ecoh", "{}"], env);
     expect({
       ...result,
-      stdout: result.stdout.replace(/Wall time: [\d.]+ seconds/, "Wall time: N seconds"),
+      calls: (await stack.server.calls()).length - before,
     }).toEqual({
-      code: 0,
-      stdout: 'Wall time: N seconds\nOutput:\n[{"type":"text","text":"{\\"text\\":\\"hi\\"}"}]\n',
-      stderr: "",
+      code: 1,
+      stdout: "",
+      stderr:
+        'toolbus: no tool is named "test__ecoh"; did you mean test__echo? (`toolbus tools` lists every tool)\n',
+      calls: 0,
     });
   });
 
@@ -165,13 +216,10 @@ describe("toolbus call", { timeout: 60_000 }, () => {
   });
 
   it("exits 1 when the tool returns an error result, and says so on stderr", async () => {
-    const result = await runCli(["call", "mcp__test__broken", "{}"], env);
-    expect({
-      ...result,
-      stdout: result.stdout.replace(/Wall time: [\d.]+ seconds/, "Wall time: N seconds"),
-    }).toEqual({
+    const result = await runCli(["call", "test__broken", "{}"], env);
+    expect(result).toEqual({
       code: 1,
-      stdout: 'Wall time: N seconds\nOutput:\n[{"type":"text","text":"the disk is full"}]\n',
+      stdout: "the disk is full\n",
       stderr: "toolbus: the call failed\n",
     });
   });
@@ -194,13 +242,14 @@ describe("toolbus call", { timeout: 60_000 }, () => {
     const result = await runCli(["call", "mcp__test__missing", "{}"], env);
     expect({ code: result.code, stderr: result.stderr }).toEqual({
       code: 1,
-      stderr: "toolbus: the call was not made: MCP tool `mcp__test__missing` is not available to the model\n",
+      stderr:
+        'toolbus: no tool is named "mcp__test__missing"; `toolbus tools` lists the tools you can call\n',
     });
   });
 
   it("shows the tool's progress on a terminal while the call runs", async () => {
     // `script` gives the CLI a pseudo-terminal, so stderr is a TTY as it is for a person.
-    const command = [process.execPath, ...sourceArgs(CLI_MAIN, ["call", "mcp__test__steps", "{}"])]
+    const command = [process.execPath, ...sourceArgs(CLI_MAIN, ["call", "test__steps", "{}"])]
       .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
       .join(" ");
     const child = spawn("script", ["-qfec", command, "/dev/null"], {
@@ -217,7 +266,7 @@ describe("toolbus call", { timeout: 60_000 }, () => {
     expect({
       code,
       progress: live.stdout.includes("1/3  step 1 of 3"),
-      output: live.stdout.includes('Output:\r\n[{"type":"text","text":"done"}]'),
+      output: live.stdout.endsWith("done\r\n"),
     }).toEqual({
       code: 0,
       progress: true,

@@ -107,7 +107,7 @@ describe("toolbus unreachable", () => {
       stdout: "",
       stderr:
         `toolbus: cannot reach NATS at ${url} (connection refused: connect ECONNREFUSED ${url.slice("nats://".length)}). ` +
-        "Start toolbus with `toolbus start` (or `pnpm start` in the toolbus checkout), or set NATS_URL to the address of a running nats-server.\n",
+        "Start toolbus with `pnpm start` in the toolbus checkout (or `toolbus start`), or set NATS_URL to the address of a running nats-server.\n",
     });
   });
 
@@ -122,20 +122,21 @@ describe("toolbus unreachable", () => {
       stdout: "",
       stderr:
         `toolbus: cannot reach NATS at nats://cli:***@127.0.0.1:${port} (connection refused: connect ECONNREFUSED 127.0.0.1:${port}). ` +
-        "Start toolbus with `toolbus start` (or `pnpm start` in the toolbus checkout), or set NATS_URL to the address of a running nats-server.\n",
+        "Start toolbus with `pnpm start` in the toolbus checkout (or `toolbus start`), or set NATS_URL to the address of a running nats-server.\n",
     });
   });
 
-  it("exits 3 and names the service to start when nothing serves the prefix", async () => {
+  it("exits 3 and names the NATS it tried and the service to start when nothing serves the prefix", async () => {
     const cli = env();
-    const result = await runCli(["call", "mcp__test__echo", "{}", "--json"], cli);
+    const result = await runCli(["call", "everything__echo", "{}", "--json"], cli);
     expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
       code: 3,
       stdout: "",
       stderr:
-        `toolbus: no toolbus dispatcher service answers on ${cli.prefix}.dispatch.call. Start toolbus with \`toolbus start\` ` +
-        `(or \`pnpm start\` in the toolbus checkout), or run the dispatcher service with TOOLBUS_PREFIX=${cli.prefix}; ` +
-        "if toolbus runs under another prefix, set TOOLBUS_PREFIX to it.\n",
+        `toolbus: nothing answers on ${cli.prefix}.catalog.get at ${cli.natsUrl}: no toolbus catalog service runs ` +
+        `there under the prefix ${cli.prefix}. Start toolbus with \`pnpm start\` in the toolbus checkout (or ` +
+        "`toolbus start`), or set NATS_URL to the NATS your toolbus uses (and TOOLBUS_PREFIX, if it runs " +
+        "under another prefix).\n",
     });
   });
 });

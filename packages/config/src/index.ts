@@ -1,4 +1,7 @@
 /** @toolbus/config: the toolbus.toml schema (and .mcp.json), its loader, and the pure rules that read it. */
+
+/** The approval modes a config accepts, with their aliases and what each does (for help texts). */
+export { APPROVAL_MODE_ALIASES, APPROVAL_MODE_MEANINGS, APPROVAL_MODES } from "@toolbus/policy";
 export { DEMO_SERVER_NAME, demoConfig } from "./demo.js";
 export {
   bareTokenName,

@@ -322,12 +322,12 @@ describe("field problems, each named by its key path", () => {
     [
       'default_tools_approval_mode = "ask"',
       "mcp_servers.s.default_tools_approval_mode",
-      'expected one of `auto`, `prompt`, `writes`, `approve`, got "ask"',
+      'expected one of `auto`, `prompt`, `writes`, `approve`, `ask_unless_safe`, `always_ask`, `ask_unless_read_only`, `never_ask`, got "ask"',
     ],
     [
       'tools.search.approval_mode = "never"',
       "mcp_servers.s.tools.search.approval_mode",
-      'expected one of `auto`, `prompt`, `writes`, `approve`, got "never"',
+      'expected one of `auto`, `prompt`, `writes`, `approve`, `ask_unless_safe`, `always_ask`, `ask_unless_read_only`, `never_ask`, got "never"',
     ],
     ['tools.search.mode = "auto"', "mcp_servers.s.tools.search", "unknown key `mode`"],
     [

@@ -165,10 +165,14 @@
       .catch(showFailure("catalog"));
   }
   function matches(tool, words) {
-    var text = [tool.flatName, tool.server, tool.rawName, tool.title || "", tool.description]
+    var text = [toolName(tool), tool.flatName, tool.server, tool.rawName, tool.title || "", tool.description]
       .join(" ")
       .toLowerCase();
     return words.every((word) => text.indexOf(word) >= 0);
+  }
+  // The name MCP clients see (the gateway adds it); a tool hidden from the model has only its flat name.
+  function toolName(tool) {
+    return tool.exposedName || tool.flatName;
   }
   function renderCatalog() {
     var words = $("catalog-search").value.toLowerCase().split(/\s+/).filter(Boolean);
@@ -177,7 +181,7 @@
     var items = shown.slice(0, MAX_TOOLS).map((tool) => {
       var item = el("li");
       item.dataset.tool = tool.flatName;
-      item.appendChild(el("span", "tool-name", tool.flatName));
+      item.appendChild(el("span", "tool-name", toolName(tool)));
       item.appendChild(el("span", "badge", tool.server));
       if (tool.exposure !== "direct") item.appendChild(el("span", "badge", tool.exposure));
       if (tool.readOnlyHint) item.appendChild(el("span", "badge", "read-only"));

@@ -3,9 +3,23 @@
  * mode needs approval at all (§5.1). The one place either is written.
  */
 import { z } from "zod";
-import { APPROVAL_MODES, type ApprovalMode, type ToolAnnotations } from "./types.js";
+import {
+  APPROVAL_MODE_ALIASES,
+  APPROVAL_MODES,
+  type ApprovalMode,
+  type ApprovalModeAlias,
+  type ToolAnnotations,
+} from "./types.js";
 
-export const ApprovalModeSchema = z.enum(APPROVAL_MODES);
+/** A mode as configured: one of `APPROVAL_MODES` or an alias of one, read as the mode it names. */
+export const ApprovalModeSchema = z
+  .enum([...APPROVAL_MODES, ...(Object.keys(APPROVAL_MODE_ALIASES) as ApprovalModeAlias[])])
+  .transform(
+    (mode): ApprovalMode =>
+      Object.hasOwn(APPROVAL_MODE_ALIASES, mode)
+        ? APPROVAL_MODE_ALIASES[mode as ApprovalModeAlias]
+        : (mode as ApprovalMode),
+  );
 
 /** The part of `[mcp_servers.<name>]` that sets modes (a parsed server config fits as it is). */
 export const ServerModesSchema = z.object({

@@ -261,6 +261,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
         claim: (threadId, principal) => sessions.claimThread(threadId, principal),
       },
       logger,
+      exposedNames: async () => (catalog.loaded ? (await catalog.current()).table : undefined),
       bodyLimitBytes: limits.bodyLimitBytes,
     }),
   );

@@ -1,12 +1,6 @@
 /** @toolbus/gateway: the MCP edge, to run in-process (tests, the all-in-one process). */
 
 export {
-  buildExposedNames,
-  type ExposedNameTable,
-  type ExposedTool,
-  type NamingMode,
-} from "./core/exposed-names.js";
-export {
   RESOURCE_ROUTING_LIMITS,
   type ResourceRoutingLimits,
   resourceDirectory,

@@ -14,6 +14,7 @@ import type {
   CallSamplingResult,
   CompleteResult,
   CompletionCompleteRequest,
+  ExposedNameTable,
   GetPromptResult,
   LoggingLevel,
   ResourcesReadResult,
@@ -26,7 +27,6 @@ import type {
   ToolCallRequest,
 } from "@toolbus/protocol";
 import type { ElicitAnswer } from "./core/approval-elicitation.js";
-import type { ExposedNameTable } from "./core/exposed-names.js";
 import type { ListedTool } from "./core/tool-listing.js";
 
 /** One catalog revision as MCP clients see it. */

@@ -117,6 +117,8 @@ describe("the console page", () => {
       tools: await page
         .locator("#catalog-list li[data-tool]")
         .evaluateAll((items) => items.map((item) => item.getAttribute("data-tool"))),
+      // Shown by the name MCP clients see.
+      names: await page.locator("#catalog-list li[data-tool] .tool-name").allTextContents(),
       count: await page.locator("#catalog-count").textContent(),
       approvals: await page.locator("#approvals-absent").textContent(),
       approvalsShown: await page.locator("#approvals-absent").isVisible(),
@@ -132,6 +134,16 @@ describe("the console page", () => {
         "mcp__gated__echo",
         "mcp__gated__get_thing",
         "mcp__gated__slow",
+      ],
+      names: [
+        "alpha__boom",
+        "alpha__echo",
+        "alpha__get_thing",
+        "alpha__slow",
+        "gated__boom",
+        "gated__echo",
+        "gated__get_thing",
+        "gated__slow",
       ],
       count: "8 tools",
       approvals: "approvals inbox not served by this gateway",

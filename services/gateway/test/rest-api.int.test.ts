@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { connectBus, createLogger } from "@toolbus/bus";
-import { internalSubjects } from "@toolbus/protocol";
+import { internalSubjects, RESOURCE_TOOL_NAMES } from "@toolbus/protocol";
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import Fastify, { type FastifyPluginAsync } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ import { callsClient } from "../src/adapters/nats/calls-client.js";
 import { dispatchClient } from "../src/adapters/nats/toolbus-clients.js";
 import type { GatewayService } from "../src/gateway-service.js";
 import { rawRequest } from "./support/http.js";
-import { eventually, natsUrl, Stack, tomlFor } from "./support/stack.js";
+import { eventually, mcpClient, natsUrl, Stack, tomlFor } from "./support/stack.js";
 
 let stack: Stack;
 let alpha: StdioTestServer;
@@ -97,37 +97,87 @@ describe("GET /v1/servers", () => {
 });
 
 describe("GET /v1/catalog", () => {
-  it("answers the catalog's model view with every tool of the ready servers", async () => {
+  it("answers the catalog's model view with every tool of the ready servers, each by the name MCP clients see", async () => {
     const { status, body } = await getJson("/v1/catalog");
-    const snapshot = body as { tools: Array<{ flatName: string; server: string; description: string }> };
+    const snapshot = body as {
+      tools: Array<{ flatName: string; exposedName: string; server: string; description: string }>;
+    };
     expect({
       status,
-      tools: snapshot.tools.map(({ flatName, server, description }) => ({ flatName, server, description })),
+      tools: snapshot.tools.map(({ flatName, exposedName, server, description }) => ({
+        flatName,
+        exposedName,
+        server,
+        description,
+      })),
     }).toEqual({
       status: 200,
       tools: [
-        { flatName: "mcp__alpha__boom", server: "alpha", description: "Always fails." },
-        { flatName: "mcp__alpha__echo", server: "alpha", description: "Echoes its arguments." },
-        { flatName: "mcp__alpha__get_thing", server: "alpha", description: "Gets the thing." },
-        { flatName: "mcp__alpha__slow", server: "alpha", description: "Takes its time." },
+        {
+          flatName: "mcp__alpha__boom",
+          exposedName: "alpha__boom",
+          server: "alpha",
+          description: "Always fails.",
+        },
+        {
+          flatName: "mcp__alpha__echo",
+          exposedName: "alpha__echo",
+          server: "alpha",
+          description: "Echoes its arguments.",
+        },
+        {
+          flatName: "mcp__alpha__get_thing",
+          exposedName: "alpha__get_thing",
+          server: "alpha",
+          description: "Gets the thing.",
+        },
+        {
+          flatName: "mcp__alpha__slow",
+          exposedName: "alpha__slow",
+          server: "alpha",
+          description: "Takes its time.",
+        },
       ],
     });
+    // The names /mcp's tools/list gives.
+    const client = await mcpClient(gateway);
+    try {
+      const { tools } = await client.listTools();
+      // Every catalog tool's (the resource tools are the gateway's own).
+      const upstream = tools
+        .map((tool) => tool.name)
+        .filter((name) => !RESOURCE_TOOL_NAMES.includes(name as never));
+      expect(snapshot.tools.map((tool) => tool.exposedName).sort()).toEqual(upstream.sort());
+    } finally {
+      await client.close();
+    }
   });
 
-  it("answers the same snapshot for exposure=all as the catalog does on the bus", async () => {
+  it("answers the same snapshot for exposure=all as the catalog does on the bus, exposed names added", async () => {
     const [http, onBus] = await Promise.all([
       getJson("/v1/catalog?exposure=all"),
       stack.nc.request(stack.subjects.catalogGet, JSON.stringify({ exposure: "all" })),
     ]);
-    expect(http).toEqual({ status: 200, body: (onBus.json() as { result: unknown }).result });
+    const { tools, ...rest } = http.body as { tools: Array<Record<string, unknown>> };
+    expect({
+      status: http.status,
+      body: { ...rest, tools: tools.map(({ exposedName: _, ...tool }) => tool) },
+    }).toEqual({
+      status: 200,
+      body: (onBus.json() as { result: unknown }).result,
+    });
+    expect(tools.every((tool) => typeof tool.exposedName === "string")).toBe(true);
   });
 
-  it("searches the catalog with q, best match first", async () => {
+  it("searches the catalog with q, best match first, by flat and exposed name", async () => {
     const { status, body } = await getJson("/v1/catalog?q=thing");
     expect({
       status,
-      names: (body as { tools: Array<{ flatName: string }> }).tools.map((tool) => tool.flatName),
-    }).toEqual({ status: 200, names: ["mcp__alpha__get_thing"] });
+      names: (body as { tools: Array<{ flatName: string; exposedName: string }> }).tools.map((tool) => [
+        tool.flatName,
+        tool.exposedName,
+      ]),
+    }).toEqual({ status: 200, names: [["mcp__alpha__get_thing", "alpha__get_thing"]] });
   });
 
   it.each([
@@ -275,6 +325,7 @@ describe("stopping", () => {
         // Its calls name no thread.
         threads: { isSession: async () => false, claim: async () => "claimed" },
         logger,
+        exposedNames: async () => undefined,
         bodyLimitBytes: 1024 * 1024,
         // Long enough for the quick call to finish within it however loaded the machine is.
         stopGraceMs: 3_000,

@@ -29,6 +29,7 @@ async function appFailingWith(error: Error) {
       // Its calls name no thread.
       threads: { isSession: async () => false, claim: async () => "claimed" },
       logger: createLogger({ service: "gateway", version: "test", level: "silent" }),
+      exposedNames: async () => undefined,
       bodyLimitBytes: 1024,
     }),
   );

@@ -81,7 +81,7 @@ export async function openBusClient(options: OpenBusOptions): Promise<BusClient>
       reason: `no connection within ${connectTimeoutMs} ms`,
     });
   });
-  return new NatsBusClient(bus, createSubjects(options.prefix));
+  return new NatsBusClient(bus, createSubjects(options.prefix), natsUrl);
 }
 
 /** One connection attempt without retries: fails in milliseconds when nothing listens. */
@@ -111,10 +111,13 @@ async function probeNats(access: NatsAccess, natsUrl: string, timeoutMs: number)
 class NatsBusClient implements BusClient {
   readonly #bus: Bus;
   readonly subjects: Subjects;
+  /** The NATS the CLI tried, named in its failures. */
+  readonly #natsUrl: string;
 
-  constructor(bus: Bus, subjects: Subjects) {
+  constructor(bus: Bus, subjects: Subjects, natsUrl: string) {
     this.#bus = bus;
     this.subjects = subjects;
+    this.#natsUrl = natsUrl;
   }
 
   async request<S extends z.ZodType>(
@@ -159,7 +162,12 @@ class NatsBusClient implements BusClient {
   #failure(error: unknown, subject: string, options: { timeoutMs: number; timeoutHint?: string }): CliError {
     const cause = error instanceof Error ? error.cause : undefined;
     if (cause instanceof NoRespondersError || (cause instanceof RequestError && cause.isNoResponders())) {
-      return new CliError({ kind: "no_responders", subject, prefix: this.subjects.prefix });
+      return new CliError({
+        kind: "no_responders",
+        subject,
+        prefix: this.subjects.prefix,
+        natsUrl: this.#natsUrl,
+      });
     }
     if (error instanceof WireError && error.code === "timeout" && isLocalTimeout(cause)) {
       return new CliError({
@@ -167,6 +175,14 @@ class NatsBusClient implements BusClient {
         subject,
         timeoutMs: options.timeoutMs,
         ...(options.timeoutHint ? { hint: options.timeoutHint } : {}),
+      });
+    }
+    if (error instanceof WireError && error.code === "unauthorized") {
+      return new CliError({
+        kind: "not_permitted",
+        message: error.message,
+        prefix: this.subjects.prefix,
+        natsUrl: this.#natsUrl,
       });
     }
     if (error instanceof WireError) {

@@ -1,11 +1,15 @@
-/** `toolbus tools [query]`: the model's view of the catalog, or a search of it. */
+/**
+ * `toolbus tools [query]`: the model's view of the catalog, or a search of it, each tool by the
+ * name MCP clients see (`withExposedNames`, named over the whole model view).
+ */
 import {
   CatalogSearchResultSchema,
   CatalogSnapshotSchema,
   MAX_SEARCH_LIMIT,
   type ToolEntry,
+  withExposedNames,
 } from "@toolbus/protocol";
-import { TOOL_COLUMNS, toolRows } from "../core/catalog-rows.js";
+import { toolColumns, toolRows } from "../core/catalog-rows.js";
 import { DEFAULT_TIMEOUT_SEC, parseCount } from "../core/commands.js";
 import { ExitCode } from "../core/exit-codes.js";
 import { CliError } from "../core/failure.js";
@@ -35,15 +39,23 @@ export async function runTools(ctx: CommandContext): Promise<ExitCode> {
 
   const bus = await ctx.bus();
   const timeoutMs = timeoutOr(ctx, DEFAULT_TIMEOUT_SEC);
-  let tools: ToolEntry[];
-  if (query === "") {
-    const exposure = ctx.options.all === true ? "all" : "model";
-    tools = (await bus.request(bus.subjects.catalogGet, { exposure }, CatalogSnapshotSchema, { timeoutMs }))
-      .tools;
-  } else {
+  const all = ctx.options.all === true;
+  const exposure = all ? "all" : "model";
+  // The exposed names are those of the whole model view, whatever is listed.
+  const catalog = withExposedNames(
+    (await bus.request(bus.subjects.catalogGet, { exposure }, CatalogSnapshotSchema, { timeoutMs })).tools,
+  );
+  let tools: ToolEntry[] = catalog;
+  if (query !== "") {
     const request = { query, ...(parsedLimit?.ok ? { limit: parsedLimit.value } : {}) };
-    tools = (await bus.request(bus.subjects.catalogSearch, request, CatalogSearchResultSchema, { timeoutMs }))
-      .tools;
+    const found = (
+      await bus.request(bus.subjects.catalogSearch, request, CatalogSearchResultSchema, { timeoutMs })
+    ).tools;
+    const named = new Map(catalog.map((tool) => [tool.flatName, tool.exposedName]));
+    tools = found.map((tool) => {
+      const exposedName = named.get(tool.flatName);
+      return exposedName === undefined ? tool : { ...tool, exposedName };
+    });
   }
   if (ctx.json) {
     printJson(ctx, tools);
@@ -55,7 +67,7 @@ export async function runTools(ctx: CommandContext): Promise<ExitCode> {
   }
   out(
     ctx,
-    ...renderTable(TOOL_COLUMNS, toolRows(tools), {
+    ...renderTable(toolColumns(all), toolRows(tools, all), {
       maxWidth: tableWidth(ctx.terminal.stdout, ctx.terminal.env),
       paintHeader: ctx.paint.bold,
     }),

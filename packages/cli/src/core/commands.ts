@@ -2,6 +2,7 @@
  * The command table: every command with its arguments and options, as data. Argument parsing
  * (`parse-argv.ts`) and the help text (`help.ts`) both read it, so they cannot disagree.
  */
+import { APPROVAL_MODE_ALIASES, APPROVAL_MODE_MEANINGS, APPROVAL_MODES } from "@toolbus/config";
 
 export interface OptionSpec {
   /** The long name, without `--`. */
@@ -66,6 +67,11 @@ export const VERSION_OPTION: OptionSpec = {
   description: "Print the CLI's version",
 };
 
+/** A mode's second name, the one that says what it does. */
+function aliasOf(mode: (typeof APPROVAL_MODES)[number]): string {
+  return Object.entries(APPROVAL_MODE_ALIASES).find(([, target]) => target === mode)?.[0] ?? mode;
+}
+
 export const COMMANDS: readonly CommandSpec[] = [
   {
     name: "start",
@@ -75,6 +81,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: [{ name: "config", type: "string", valueName: "path", description: "The toolbus.toml to use" }],
     details: [
       "Starts the all-in-one runner (NATS, the services, the console and the MCP endpoint) and runs until Ctrl-C.",
+      "Approval modes (a server's default_tools_approval_mode, a tool's approval_mode), by either name:",
+      ...APPROVAL_MODES.map((mode) => `  ${mode} = ${aliasOf(mode)}: ${APPROVAL_MODE_MEANINGS[mode]}`),
     ],
   },
   {
@@ -102,22 +110,29 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     details: [
-      "Columns: flatName, server, tool, description, exposure. Descriptions are cut to the terminal width.",
-      "--json prints the tool entries, input schemas included.",
+      "Columns: name (the one MCP clients see, and `toolbus call` takes), server, description (in the width left,",
+      "cut with … on a terminal), and with --all exposure. --json prints the tool entries, input schemas included.",
     ],
   },
   {
     name: "call",
-    summary: "Call a tool with JSON arguments and print what the model sees",
+    summary: "Call a tool with JSON arguments and print what it answered",
     usage: ["call <tool> [json]"],
     positionals: [
-      { name: "tool", arity: "required", description: "The tool's flat name, as `toolbus tools` lists it" },
+      {
+        name: "tool",
+        arity: "required",
+        description:
+          "The tool's name as `toolbus tools` lists it; also server.tool, mcp__server__tool, or a name only one server has",
+      },
       { name: "json", arity: "optional", description: "The arguments as a JSON object; omit for none" },
     ],
     options: [{ name: "raw", type: "boolean", description: "Print the raw MCP result as JSON instead" }],
     details: [
-      "Prints the model's view of the result. On a terminal, stderr shows the tool's progress and the elapsed time.",
-      "--json prints the whole reply (status, model output, raw result, durations).",
+      "Prints the text the tool answered; other content as one line each (type, MIME type, size). On a terminal,",
+      "stderr shows the tool's progress and the elapsed time, and where to answer a call that waits for approval.",
+      "A name that matches no tool, or several, fails with the closest names. --raw prints the raw MCP result;",
+      "--json the whole reply (status, the model's view, raw result, durations).",
       "Exit code: 0 completed, 1 the tool failed or the call was skipped, 4 the arguments are not valid JSON.",
       `Example: toolbus call everything__echo '{"message":"hi"}'`,
     ],

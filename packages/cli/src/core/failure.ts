@@ -14,7 +14,10 @@ export type Failure =
   | { kind: "nats_unreachable"; natsUrl: string; reason: string }
   /** NATS answered but refused the CLI's credentials (or wants some). */
   | { kind: "nats_refused"; natsUrl: string; credentials: string | undefined; reason: string }
-  | { kind: "no_responders"; subject: string; prefix: string }
+  /** NATS at `natsUrl` answered, but no service listens on the subject there (under `prefix`). */
+  | { kind: "no_responders"; subject: string; prefix: string; natsUrl: string }
+  /** NATS at `natsUrl` does not let the CLI's identity use a subject of `prefix` (or its inbox). */
+  | { kind: "not_permitted"; message: string; prefix: string; natsUrl: string }
   | { kind: "timeout"; subject: string; timeoutMs: number; hint?: string }
   /** The service answered with an error envelope, or the request could not be sent. */
   | { kind: "request_failed"; subject: string; code: ErrorCode; message: string }
@@ -41,6 +44,7 @@ export function exitCodeOf(failure: Failure): ExitCode {
     case "nats_unreachable":
     case "nats_refused":
     case "no_responders":
+    case "not_permitted":
       return ExitCode.unreachable;
     case "timeout":
     case "request_failed":
@@ -52,7 +56,7 @@ export function exitCodeOf(failure: Failure): ExitCode {
   }
 }
 
-const START_HINT = "Start toolbus with `toolbus start` (or `pnpm start` in the toolbus checkout)";
+const START_HINT = "Start toolbus with `pnpm start` in the toolbus checkout (or `toolbus start`)";
 
 export function failureMessage(failure: Failure): string {
   switch (failure.kind) {
@@ -77,11 +81,18 @@ export function failureMessage(failure: Failure): string {
     case "no_responders": {
       const service = serviceOf(failure.prefix, failure.subject);
       return (
-        `no toolbus ${service} service answers on ${failure.subject}. ${START_HINT}, or run the ` +
-        `${service} service with TOOLBUS_PREFIX=${failure.prefix}; if toolbus runs under another ` +
-        "prefix, set TOOLBUS_PREFIX to it."
+        `nothing answers on ${failure.subject} at ${failure.natsUrl}: no toolbus ${service} service ` +
+        `runs there under the prefix ${failure.prefix}. ${START_HINT}, or set NATS_URL to the NATS ` +
+        "your toolbus uses (and TOOLBUS_PREFIX, if it runs under another prefix)."
       );
     }
+    case "not_permitted":
+      // Its identity's permissions follow the prefix toolbus runs under: another prefix is refused.
+      return (
+        `${failure.message} (at ${failure.natsUrl}, under the prefix ${failure.prefix}). If toolbus runs ` +
+        "there under another prefix, set TOOLBUS_PREFIX to it; otherwise use the cli.nk that " +
+        "`toolbus nats-config` wrote for that NATS (NATS_NKEY_FILE)."
+      );
     case "timeout":
       return (
         `no reply on ${failure.subject} within ${formatSeconds(failure.timeoutMs)} s` +

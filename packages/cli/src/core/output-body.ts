@@ -1,34 +1,54 @@
 /**
- * The model's view of a call result as terminal text: a string body as it is; content items
- * one after another, media shown as a short placeholder (kind, type, size) instead of base64.
+ * A call's result as a person reads it on a terminal: the text the tool answered, as it is; any
+ * other content one line saying what it is (type, MIME type, size) instead of its base64; the
+ * structured content as JSON when the tool gave nothing else. `--json` and `--raw` keep the
+ * machine forms.
  */
-import type { ContentItem, ModelOutput } from "@toolbus/protocol";
+import type { CallToolResult, ContentBlock } from "@toolbus/protocol";
 
-export function renderOutputBody(body: ModelOutput["body"]): string {
-  if (typeof body === "string") return body;
-  return body.map(renderItem).join("\n");
+export function renderCallResult(result: CallToolResult): string {
+  const blocks = result.content.map(renderBlock);
+  if (blocks.length === 0 && result.structuredContent != null) {
+    return JSON.stringify(result.structuredContent, null, 2);
+  }
+  return blocks.join("\n");
 }
 
-function renderItem(item: ContentItem): string {
-  switch (item.type) {
-    case "input_text":
-      return item.text;
-    case "input_image":
-      return `[image: ${describeUrl(item.imageUrl)}]`;
-    case "input_audio":
-      return `[audio: ${item.format ?? "audio"}, ${formatBytes(base64Bytes(item.data))}]`;
-    case "encrypted_content":
-      return "[encrypted content]";
+function renderBlock(block: ContentBlock): string {
+  const field = (name: string): string | undefined => {
+    const value = (block as Record<string, unknown>)[name];
+    return typeof value === "string" ? value : undefined;
+  };
+  switch (block.type) {
+    case "text":
+      return field("text") ?? "";
+    case "image":
+    case "audio":
+      return describe(block.type, [field("mimeType"), sizeOf(field("data"))]);
+    case "resource_link":
+      return describe("resource link", [field("uri"), field("mimeType")]);
+    case "resource": {
+      const resource = (block as { resource?: Record<string, unknown> }).resource ?? {};
+      const text = typeof resource.text === "string" ? resource.text : undefined;
+      const blob = typeof resource.blob === "string" ? resource.blob : undefined;
+      const size = text !== undefined ? formatBytes(Buffer.byteLength(text)) : sizeOf(blob);
+      const mime = typeof resource.mimeType === "string" ? resource.mimeType : undefined;
+      const uri = typeof resource.uri === "string" ? resource.uri : undefined;
+      return describe("resource", [uri, mime, size]);
+    }
+    default:
+      return describe(`${block.type} content`, []);
   }
 }
 
-function describeUrl(url: string): string {
-  const data = /^data:([^;,]*)(;base64)?,(.*)$/s.exec(url);
-  if (!data) return url;
-  const mime = data[1] || "application/octet-stream";
-  const payload = data[3] ?? "";
-  const bytes = data[2] ? base64Bytes(payload) : payload.length;
-  return `${mime}, ${formatBytes(bytes)}`;
+/** `[image: image/png, 8 B]`: one line, whatever the content holds. */
+function describe(kind: string, parts: ReadonlyArray<string | undefined>): string {
+  const known = parts.filter((part): part is string => part !== undefined && part !== "");
+  return `[${[kind, ...known].join(", ").replace(/[\r\n]+/g, " ")}]`;
+}
+
+function sizeOf(base64: string | undefined): string | undefined {
+  return base64 === undefined ? undefined : formatBytes(base64Bytes(base64));
 }
 
 /** Decoded size of base64 text, padding accounted for. */

@@ -1,7 +1,8 @@
 /**
  * The one-line progress display of a running call (stderr, terminals only): a spinner, the
  * tool, the server's latest progress report (a bar when it gave a total), its message, and
- * the elapsed time, cut to fit the terminal so the line never wraps.
+ * the elapsed time, cut to fit the terminal so the line never wraps. While the call waits for a
+ * human, where to answer it takes the place of the progress.
  */
 import { formatDuration } from "./duration.js";
 import { displayWidth, formatNumber, oneLine, truncateToWidth } from "./text.js";
@@ -23,13 +24,20 @@ export interface ProgressLineInput {
   readonly report?: ProgressReport;
   /** The terminal's columns; the line takes at most `width - 1` so the cursor never wraps. */
   readonly width: number;
+  /** The call waits for a human: the line says where to answer instead of the progress. */
+  readonly awaitingApproval?: boolean;
 }
+
+/** Where a person answers a call that waits for approval. */
+export const APPROVAL_HINT =
+  "awaiting approval: answer with `toolbus approvals` or in the inbox (/approvals)";
 
 export function formatProgressLine(input: ProgressLineInput): string {
   const frame = SPINNER_FRAMES[Math.floor(input.elapsedMs / PROGRESS_TICK_MS) % SPINNER_FRAMES.length];
   const head = `${frame} ${oneLine(input.tool)}`;
-  const progress = input.report ? progressText(input.report) : "";
-  const message = input.report?.message ? oneLine(input.report.message) : "";
+  const waiting = input.awaitingApproval === true;
+  const progress = input.report && !waiting ? progressText(input.report) : "";
+  const message = waiting ? APPROVAL_HINT : input.report?.message ? oneLine(input.report.message) : "";
   const elapsed = formatDuration(input.elapsedMs);
   const room = Math.max(1, input.width - 1);
   const join = (parts: readonly string[]) => parts.filter((part) => part !== "").join("  ");

@@ -19,7 +19,11 @@ describe("exitCodeOf", () => {
     [{ kind: "usage", message: "x" }, 2],
     [{ kind: "config", message: "x" }, 2],
     [{ kind: "nats_unreachable", natsUrl: "nats://h:1", reason: "refused" }, 3],
-    [{ kind: "no_responders", subject: "toolbus.catalog.get", prefix: "toolbus" }, 3],
+    [
+      { kind: "no_responders", subject: "toolbus.catalog.get", prefix: "toolbus", natsUrl: "nats://h:4222" },
+      3,
+    ],
+    [{ kind: "not_permitted", message: "x", prefix: "other", natsUrl: "nats://h:4222" }, 3],
     [{ kind: "timeout", subject: "toolbus.catalog.get", timeoutMs: 1000 }, 1],
     [{ kind: "request_failed", subject: "s", code: "bad_request", message: "m" }, 1],
     [{ kind: "start_unavailable", message: "m" }, 1],

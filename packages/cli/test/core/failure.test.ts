@@ -10,18 +10,41 @@ describe("failureMessage", () => {
         reason: "connection refused",
       }),
     ).toBe(
-      "cannot reach NATS at nats://127.0.0.1:4222 (connection refused). Start toolbus with `toolbus start` " +
-        "(or `pnpm start` in the toolbus checkout), or set NATS_URL to the address of a running nats-server.",
+      "cannot reach NATS at nats://127.0.0.1:4222 (connection refused). Start toolbus with `pnpm start` " +
+        "in the toolbus checkout (or `toolbus start`), or set NATS_URL to the address of a running nats-server.",
     );
   });
 
-  it("names the service that should serve a subject nobody answers", () => {
+  it("names the NATS it tried and the service that should serve a subject nobody answers, and what to do", () => {
     expect(
-      failureMessage({ kind: "no_responders", subject: "tenant.approvals.list", prefix: "tenant" }),
+      failureMessage({
+        kind: "no_responders",
+        subject: "tenant.approvals.list",
+        prefix: "tenant",
+        natsUrl: "nats://127.0.0.1:4222",
+      }),
     ).toBe(
-      "no toolbus approvals service answers on tenant.approvals.list. Start toolbus with `toolbus start` " +
-        "(or `pnpm start` in the toolbus checkout), or run the approvals service with TOOLBUS_PREFIX=tenant; " +
-        "if toolbus runs under another prefix, set TOOLBUS_PREFIX to it.",
+      "nothing answers on tenant.approvals.list at nats://127.0.0.1:4222: no toolbus approvals service runs " +
+        "there under the prefix tenant. Start toolbus with `pnpm start` in the toolbus checkout (or " +
+        "`toolbus start`), or set NATS_URL to the NATS your toolbus uses (and TOOLBUS_PREFIX, if it runs " +
+        "under another prefix).",
+    );
+  });
+
+  it("says a refused subject may be another prefix's, naming the NATS and the prefix", () => {
+    expect(
+      failureMessage({
+        kind: "not_permitted",
+        message:
+          "the NATS server does not let this identity subscribe to _INBOX_nothere_cli.x.*; its role's permissions (toolbus nats-config) do not include it",
+        prefix: "nothere",
+        natsUrl: "nats://127.0.0.1:40045",
+      }),
+    ).toBe(
+      "the NATS server does not let this identity subscribe to _INBOX_nothere_cli.x.*; its role's permissions " +
+        "(toolbus nats-config) do not include it (at nats://127.0.0.1:40045, under the prefix nothere). If " +
+        "toolbus runs there under another prefix, set TOOLBUS_PREFIX to it; otherwise use the cli.nk that " +
+        "`toolbus nats-config` wrote for that NATS (NATS_NKEY_FILE).",
     );
   });
 

@@ -11,6 +11,19 @@ import {
 import { commandHelp, topHelp, usageText } from "../../src/core/help.js";
 
 describe("help", () => {
+  it("explains every approval mode in `toolbus start --help`, by both its names", () => {
+    const lines = commandHelp(findCommand("start")!)
+      .split("\n")
+      .filter((line) => / = \w+: /.test(line))
+      .map((line) => line.trim().split(":")[0]);
+    expect(lines).toEqual([
+      "auto = ask_unless_safe",
+      "prompt = always_ask",
+      "writes = ask_unless_read_only",
+      "approve = never_ask",
+    ]);
+  });
+
   it("lists every command of the table in the top-level help", () => {
     const listed = topHelp()
       .split("Commands:\n")[1]

@@ -1,31 +1,39 @@
 import { describe, expect, it } from "vitest";
-import { base64Bytes, renderOutputBody } from "../../src/core/output-body.js";
+import { base64Bytes, renderCallResult } from "../../src/core/output-body.js";
 
-describe("renderOutputBody", () => {
-  it("prints a string body as it is", () => {
-    expect(renderOutputBody("Wall time: 0.1000 seconds\nOutput:\nhello")).toBe(
-      "Wall time: 0.1000 seconds\nOutput:\nhello",
+describe("renderCallResult", () => {
+  it("prints the text the tool answered, and nothing of the model's wall-time header or JSON", () => {
+    expect(renderCallResult({ content: [{ type: "text", text: "Echo: hi" }] })).toBe("Echo: hi");
+  });
+
+  it("prints text blocks one after another and other content as one line each: type, MIME type, size", () => {
+    expect(
+      renderCallResult({
+        content: [
+          { type: "text", text: "two lines\nof text" },
+          { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+          { type: "audio", data: "UklGRiQAAABXQVZF", mimeType: "audio/wav" },
+          { type: "resource_link", uri: "file:///notes.md", name: "notes", mimeType: "text/markdown" },
+          { type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain", text: "héllo" } },
+          { type: "resource", resource: { uri: "file:///b.bin", blob: "YWJj" } },
+          { type: "hologram", frames: 3 },
+        ],
+      }),
+    ).toBe(
+      [
+        "two lines\nof text",
+        "[image, image/png, 8 B]",
+        "[audio, audio/wav, 12 B]",
+        "[resource link, file:///notes.md, text/markdown]",
+        "[resource, file:///a.txt, text/plain, 6 B]",
+        "[resource, file:///b.bin, 3 B]",
+        "[hologram content]",
+      ].join("\n"),
     );
   });
 
-  it("prints text items one per line and media as a short placeholder", () => {
-    expect(
-      renderOutputBody([
-        { type: "input_text", text: "Wall time: 0.1000 seconds\nOutput:" },
-        { type: "input_image", imageUrl: "data:image/png;base64,iVBORw0KGgo=" },
-        { type: "input_image", imageUrl: "https://example.com/cat.png" },
-        { type: "input_audio", data: "UklGRiQAAABXQVZF", format: "wav" },
-        { type: "encrypted_content", encryptedContent: "opaque" },
-      ]),
-    ).toBe(
-      [
-        "Wall time: 0.1000 seconds\nOutput:",
-        "[image: image/png, 8 B]",
-        "[image: https://example.com/cat.png]",
-        "[audio: wav, 12 B]",
-        "[encrypted content]",
-      ].join("\n"),
-    );
+  it("prints the structured content as JSON when there is no other content", () => {
+    expect(renderCallResult({ content: [], structuredContent: { sum: 3 } })).toBe('{\n  "sum": 3\n}');
   });
 });
 

@@ -4,6 +4,24 @@ import { formatProgressLine, progressText } from "../../src/core/progress-line.j
 import { displayWidth } from "../../src/core/text.js";
 
 describe("formatProgressLine", () => {
+  it("says where to answer a call that waits for approval, in place of its progress", () => {
+    expect(
+      formatProgressLine({
+        tool: "everything__echo",
+        elapsedMs: 3_200,
+        width: 120,
+        report: { progress: 1, total: 2, message: "half" },
+        awaitingApproval: true,
+      }),
+    ).toBe(
+      "⠹ everything__echo  awaiting approval: answer with `toolbus approvals` or in the inbox (/approvals)  3.2s",
+    );
+    // On a narrow terminal the hint is cut, where to answer first.
+    expect(
+      formatProgressLine({ tool: "everything__echo", elapsedMs: 3_200, width: 80, awaitingApproval: true }),
+    ).toBe("⠹ everything__echo  awaiting approval: answer with `toolbus approvals` o…  3.2s");
+  });
+
   it.each([
     [{ tool: "files__copy", elapsedMs: 0, width: 80 }, "⠋ files__copy  0ms"],
     [{ tool: "files__copy", elapsedMs: 250, width: 80 }, "⠹ files__copy  250ms"],

@@ -52,8 +52,11 @@ interface Service {
 }
 
 export interface StackOptions {
-  /** `approve` (default): calls need nobody; `prompt`: every call waits for a human. */
-  approvalMode?: "approve" | "prompt";
+  /**
+   * The server's `default_tools_approval_mode`, by either name. `approve` / `never_ask` (default):
+   * calls need nobody; `prompt` / `always_ask`: every call waits for a human.
+   */
+  approvalMode?: "approve" | "never_ask" | "prompt" | "always_ask";
 }
 
 export async function startToolbusStack(
@@ -62,6 +65,7 @@ export async function startToolbusStack(
   options: StackOptions = {},
 ): Promise<ToolbusStack> {
   const mode = options.approvalMode ?? "approve";
+  const asks = mode === "prompt" || mode === "always_ask";
   const { prefix } = isolation(label);
   const url = natsUrl();
   const server = await startTestServer({ transport: "stdio", script });
@@ -80,8 +84,8 @@ export async function startToolbusStack(
   await provisionPrefix(url, prefix);
   const nc = await connect({ servers: url });
   // Without an approvals service, the policy it would publish is stood in for.
-  if (mode === "approve") await publishApprovalPolicy(nc, prefix, await approvalPolicyOf(configPath));
-  const schema = mode === "prompt" ? await withPgSchema(databaseUrl(), label) : undefined;
+  if (!asks) await publishApprovalPolicy(nc, prefix, await approvalPolicyOf(configPath));
+  const schema = asks ? await withPgSchema(databaseUrl(), label) : undefined;
   const services = [
     startService("catalog", configPath, prefix, url),
     startService("dispatcher", configPath, prefix, url),
@@ -98,7 +102,7 @@ export async function startToolbusStack(
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    if (mode === "approve") await waitUntilCallable(nc, prefix, services);
+    if (!asks) await waitUntilCallable(nc, prefix, services);
     else await waitUntilApprovalsAnswer(nc, prefix, services);
   } catch (error) {
     await stop();

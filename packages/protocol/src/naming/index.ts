@@ -4,6 +4,18 @@
  */
 
 export { canonicalJson } from "./canonical-json.js";
+export {
+  buildExposedNames,
+  EXPOSED_NAME_LIMIT,
+  EXPOSED_NAME_PATTERN,
+  type ExposedNames,
+  type ExposedNameTable,
+  type ExposedTool,
+  exposeNames,
+  type NamedItem,
+  type NamingMode,
+  withExposedNames,
+} from "./exposed-names.js";
 export { type ExposureInput, ExposureKind, ExposureSurface, exposureFor } from "./exposure.js";
 export { toolFingerprint } from "./fingerprint.js";
 export { hookName } from "./hook-name.js";

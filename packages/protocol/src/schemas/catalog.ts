@@ -99,6 +99,12 @@ export const ToolEntrySchema = z.object({
   readOnlyHint: z.boolean().optional(),
   supportsParallel: z.boolean(),
   exposure: ToolExposureSchema,
+  /**
+   * The name MCP clients see for it (`exposeNames`), set by the readers that show tools to people
+   * (the gateway's REST API, the CLI); absent in the catalog's own replies, since it depends on the
+   * gateway's `[gateway] naming`, and on tools hidden from the model.
+   */
+  exposedName: z.string().optional(),
 });
 export type ToolEntry = z.infer<typeof ToolEntrySchema>;
 

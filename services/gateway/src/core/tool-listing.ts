@@ -3,8 +3,7 @@
  * gateway offers them), and whether a new catalog changed that answer (the only reason to send
  * `notifications/tools/list_changed`).
  */
-import { RESOURCE_TOOL_SPECS } from "@toolbus/protocol";
-import type { ExposedNameTable } from "./exposed-names.js";
+import { type ExposedNameTable, RESOURCE_TOOL_SPECS } from "@toolbus/protocol";
 
 /** One MCP `Tool` as the gateway lists it. */
 export interface ListedTool {

@@ -4,8 +4,15 @@
  * raw name, never parsed); the table is rebuilt by every `prompts/list`, and a `prompts/get` or
  * completion naming a prompt the table does not know lists again before it gives up.
  */
-import { type CompleteResult, type GetPromptResult, type ServerPrompt, WireError } from "@toolbus/protocol";
-import { type ExposedNames, exposeNames, type NamingMode } from "../core/exposed-names.js";
+import {
+  type CompleteResult,
+  type ExposedNames,
+  exposeNames,
+  type GetPromptResult,
+  type NamingMode,
+  type ServerPrompt,
+  WireError,
+} from "@toolbus/protocol";
 import { JsonRpcCode } from "../core/jsonrpc-errors.js";
 import { type PromptsPort, RequestFailure, type ResourcesPort } from "../ports.js";
 

@@ -1,6 +1,6 @@
 import type { ToolEntry } from "@toolbus/protocol";
+import { buildExposedNames } from "@toolbus/protocol";
 import { describe, expect, it } from "vitest";
-import { buildExposedNames } from "../../src/core/exposed-names.js";
 import { listedTools, listingKey } from "../../src/core/tool-listing.js";
 
 function entry(rawName: string, change: Partial<ToolEntry> = {}): ToolEntry {

@@ -16,6 +16,7 @@ import {
   CursorSchema,
   ERROR_CODES,
   ErrorCode,
+  type ExposedNameTable,
   HTTP_STATUS_BY_CODE,
   HttpRefusal,
   IdSchema,
@@ -27,6 +28,7 @@ import {
   ShortTextSchema,
   type Subjects,
   ToolCallRequestSchema,
+  type ToolEntry,
   WireError,
 } from "@toolbus/protocol";
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply } from "fastify";
@@ -73,6 +75,11 @@ export interface RestApiDeps {
     claim(threadId: string, principal: string): Promise<ThreadClaim>;
   };
   logger: Logger;
+  /**
+   * The gateway's exposed-name table (undefined until the catalog loaded): each listed tool gets
+   * `exposedName`, the name this gateway's MCP clients see it by.
+   */
+  exposedNames(): Promise<ExposedNameTable | undefined>;
   /** The app's body limit, for the 413 message. */
   bodyLimitBytes: number;
   /** Bound of catalog requests; default 10 s. */
@@ -94,6 +101,17 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
     }
     const refusal = threadClaimRefusal(await deps.threads.claim(threadId, principal), "threadId");
     if (refusal) throw new WireError(refusal.retryable ? "internal" : "bad_request", refusal.message);
+  }
+  /** The listing with each model-visible tool's exposed name (hidden tools have none). */
+  async function named<T extends { tools: ToolEntry[] }>(listing: T): Promise<T> {
+    const table = await deps.exposedNames();
+    if (!table) return listing;
+    const byFlatName = new Map(table.tools.map((tool) => [tool.entry.flatName, tool.exposedName]));
+    const tools = listing.tools.map((tool) => {
+      const exposedName = byFlatName.get(tool.flatName);
+      return exposedName === undefined ? tool : { ...tool, exposedName };
+    });
+    return { ...listing, tools };
   }
   const timeoutMs = deps.catalogTimeoutMs ?? 10_000;
   const stopGraceMs = deps.stopGraceMs ?? 10_000;
@@ -123,9 +141,11 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
         if (limit !== undefined || cursor !== undefined) {
           throw new WireError("bad_request", "limit, cursor: they page a search; give q as well");
         }
-        return bus.request(subjects.catalogGet, { exposure: exposure ?? "model" }, CatalogSnapshotSchema, {
-          timeoutMs,
-        });
+        return named(
+          await bus.request(subjects.catalogGet, { exposure: exposure ?? "model" }, CatalogSnapshotSchema, {
+            timeoutMs,
+          }),
+        );
       }
       if (exposure === "all") {
         throw new WireError(
@@ -133,11 +153,17 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
           "exposure: a search (q) covers the model view only; drop exposure=all, or drop q and filter the full catalog",
         );
       }
-      return bus.request(
-        subjects.catalogSearch,
-        { query: q, ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) },
-        CatalogSearchResultSchema,
-        { timeoutMs },
+      return named(
+        await bus.request(
+          subjects.catalogSearch,
+          {
+            query: q,
+            ...(limit !== undefined ? { limit } : {}),
+            ...(cursor !== undefined ? { cursor } : {}),
+          },
+          CatalogSearchResultSchema,
+          { timeoutMs },
+        ),
       );
     });
 

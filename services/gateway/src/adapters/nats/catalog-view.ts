@@ -7,8 +7,13 @@
  */
 
 import { type Bus, CatalogFollower, type Logger } from "@toolbus/bus";
-import { buildCatalogSnapshot, RESOURCE_TOOL_NAMES, type Subjects } from "@toolbus/protocol";
-import { buildExposedNames, type NamingMode } from "../../core/exposed-names.js";
+import {
+  buildCatalogSnapshot,
+  buildExposedNames,
+  type NamingMode,
+  RESOURCE_TOOL_NAMES,
+  type Subjects,
+} from "@toolbus/protocol";
 import { gatewayInstructions } from "../../core/gateway-instructions.js";
 import { listedTools, listingKey } from "../../core/tool-listing.js";
 import type { CatalogPort, CatalogState } from "../../ports.js";

@@ -1,16 +1,15 @@
 /**
- * The gateway's exposed-name tables: which name an MCP client sees for each tool of the model
- * view (and each upstream prompt), and the map back from that name to the catalog identity.
+ * Exposed names: which name an MCP client sees for each tool of the model view (and each
+ * upstream prompt), and the map back from that name to the catalog identity. The one rule every
+ * surface shows a tool by (the gateway's `tools/list`, the CLI, the REST API, the console).
  * Names are looked up, never parsed. Deterministic: the same catalog gives the same names
  * whatever its order.
  */
-import {
-  type CatalogInput,
-  compareUtf8,
-  nameHash,
-  normalizeCatalog,
-  type ToolEntry,
-} from "@toolbus/protocol";
+import type { ToolEntry } from "../schemas/catalog.js";
+import { normalizeCatalog } from "./normalize-catalog.js";
+import { nameHash } from "./sanitize.js";
+import { compareUtf8 } from "./text.js";
+import type { CatalogInput } from "./types.js";
 
 /**
  * `prefixed`: every tool (prompt) is `<server>__<name>`, sanitized, at most 64 bytes, unique.
@@ -46,6 +45,23 @@ export function buildExposedNames(
     tools: named.items.map(({ exposedName, item }) => ({ exposedName, entry: item })),
     resolve: named.resolve,
   };
+}
+
+/**
+ * The entries with the name MCP clients see for each model-visible one (`exposedName`), named
+ * over the model view as a gateway of `mode` names them; hidden entries get none. For readers
+ * that show tools to people without a gateway's table (the CLI: the default `prefixed` mode).
+ */
+export function withExposedNames(entries: readonly ToolEntry[], mode: NamingMode = "prefixed"): ToolEntry[] {
+  const table = buildExposedNames(
+    entries.filter((entry) => entry.exposure !== "hidden"),
+    mode,
+  );
+  const byFlatName = new Map(table.tools.map((tool) => [tool.entry.flatName, tool.exposedName]));
+  return entries.map((entry) => {
+    const exposedName = byFlatName.get(entry.flatName);
+    return exposedName === undefined ? entry : { ...entry, exposedName };
+  });
 }
 
 /** Anything a server lists under a name of its own: a tool, a prompt. */

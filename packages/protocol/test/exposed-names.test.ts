@@ -1,4 +1,3 @@
-import type { ToolEntry } from "@toolbus/protocol";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -6,7 +5,9 @@ import {
   EXPOSED_NAME_PATTERN,
   exposeNames,
   type NamingMode,
-} from "../../src/core/exposed-names.js";
+  type ToolEntry,
+  withExposedNames,
+} from "../src/index.js";
 
 function entry(server: string, rawName: string): ToolEntry {
   return {
@@ -107,6 +108,20 @@ describe("exposed names", () => {
       table.resolve("create_issue"),
       table.resolve("github"),
     ]).toEqual([github, undefined, undefined]);
+  });
+
+  it("gives readers without a gateway (the CLI) the names a prefixed gateway lists, and hidden tools none", () => {
+    const hidden = { ...entry("fs", "wipe"), exposure: "hidden" as const };
+    const named = withExposedNames([entry("everything", "echo"), entry("my.srv", "get item"), hidden]);
+    expect(named.map((tool) => [tool.flatName, tool.exposedName])).toEqual([
+      ["mcp__everything__echo", "everything__echo"],
+      ["mcp__my.srv__get item", "my_srv__get_item"],
+      ["mcp__fs__wipe", undefined],
+    ]);
+    const gateway = buildExposedNames([entry("everything", "echo"), entry("my.srv", "get item")], "prefixed");
+    expect(gateway.tools.map((tool) => tool.exposedName).sort()).toEqual(
+      named.flatMap((tool) => (tool.exposedName ? [tool.exposedName] : [])).sort(),
+    );
   });
 
   it("never gives a catalog tool a reserved name (the resource tools), in conditional mode either", () => {

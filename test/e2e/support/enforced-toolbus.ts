@@ -56,6 +56,8 @@ export async function startEnforcedToolbus(options: {
   binary?: string;
   /** The environment of `pnpm start` besides the bus, the database and the config. */
   env?: NodeJS.ProcessEnv;
+  /** Changes the generated nats-server configuration before the server starts. */
+  natsConfig?: (config: string) => string;
 }): Promise<EnforcedToolbus> {
   const binary =
     options.binary ?? natsServerBinaries().sort((a, b) => (a.version < b.version ? 1 : -1))[0]?.path;
@@ -65,7 +67,7 @@ export async function startEnforcedToolbus(options: {
     servers: options.servers,
   });
   const server = await startNatsServer({
-    config: readFileSync(identities.authConf, "utf8"),
+    config: (options.natsConfig ?? ((config) => config))(readFileSync(identities.authConf, "utf8")),
     ...(binary ? { binary } : {}),
   });
   const schema = await withPgSchema(process.env.DATABASE_URL as string, options.label);

@@ -5,9 +5,16 @@
  * The subjects are the role's own (the access tables), not `<prefix>.events.>`, which an
  * enforcing NATS refuses it; a subscription NATS refuses anyway ends the command with an error.
  */
-import { identityOf, identityUse, type Subjects } from "@toolbus/protocol";
-import { parseCount } from "../core/commands.js";
-import { describeEvent, eventJsonLine, formatEventLine } from "../core/event-line.js";
+import {
+  CatalogSnapshotSchema,
+  identityOf,
+  identityUse,
+  type Subjects,
+  withExposedNames,
+} from "@toolbus/protocol";
+import type { BusClient } from "../adapters/bus-client.js";
+import { DEFAULT_TIMEOUT_SEC, parseCount } from "../core/commands.js";
+import { describeEvent, eventJsonLine, formatEventLine, type ToolNamer } from "../core/event-line.js";
 import { ExitCode } from "../core/exit-codes.js";
 import { CliError } from "../core/failure.js";
 import { aborted, type CommandContext, err, out } from "./context.js";
@@ -26,6 +33,8 @@ export async function runTail(ctx: CommandContext): Promise<ExitCode> {
 
   const bus = await ctx.bus();
   const prefix = bus.subjects.prefix;
+  const names = new ToolNames(bus);
+  await names.load();
   const done = new AbortController();
   let seen = 0;
   const print = (subject: string, body: unknown) => {
@@ -34,8 +43,11 @@ export async function runTail(ctx: CommandContext): Promise<ExitCode> {
     const event = { subject, body, receivedAt: ctx.now() };
     out(
       ctx,
-      ctx.json ? eventJsonLine(prefix, event) : formatEventLine(describeEvent(prefix, event), ctx.paint),
+      ctx.json
+        ? eventJsonLine(prefix, event)
+        : formatEventLine(describeEvent(prefix, event, names.namer), ctx.paint),
     );
+    if (subject === bus.subjects.catalogEvent) void names.load();
     if (seen >= limit) done.abort();
   };
   const subjects = tailSubjects(bus.subjects);
@@ -61,4 +73,40 @@ function tailRefused(reason: string): CliError {
     kind: "failed",
     message: `NATS refused to let this identity follow events (${reason}); use the CLI's own identity (cli.nk, written by toolbus nats-config)`,
   });
+}
+
+/**
+ * Tools by the name MCP clients see (`withExposedNames` over the model view), read from the
+ * catalog at start and again when it changes; a tool it does not know is shown as `server/tool`.
+ */
+class ToolNames {
+  #names = new Map<string, string>();
+  readonly #bus: BusClient;
+
+  constructor(bus: BusClient) {
+    this.#bus = bus;
+  }
+
+  readonly namer: ToolNamer = (server, tool) =>
+    this.#names.get(`${server}\u0000${tool}`) ?? `${server}/${tool}`;
+
+  async load(): Promise<void> {
+    try {
+      const { tools } = await this.#bus.request(
+        this.#bus.subjects.catalogGet,
+        { exposure: "model" },
+        CatalogSnapshotSchema,
+        { timeoutMs: DEFAULT_TIMEOUT_SEC * 1000 },
+      );
+      this.#names = new Map(
+        withExposedNames(tools).flatMap((entry) =>
+          entry.exposedName === undefined
+            ? []
+            : [[`${entry.server}\u0000${entry.rawName}`, entry.exposedName]],
+        ),
+      );
+    } catch {
+      // Without the catalog, calls are shown as server/tool.
+    }
+  }
 }

@@ -47,7 +47,14 @@ export function eventKind(prefix: string, subject: string): string {
   return rest;
 }
 
-export function describeEvent(prefix: string, event: BusEvent): EventLine {
+/** The name a call's tool is shown by: `server/tool` when no better one is known. */
+export type ToolNamer = (server: string, tool: string) => string;
+
+export function describeEvent(
+  prefix: string,
+  event: BusEvent,
+  toolName: ToolNamer = (server, tool) => `${server}/${tool}`,
+): EventLine {
   const kind = eventKind(prefix, event.subject);
   const base = { time: event.receivedAt, kind, id: "", status: "", duration: "", detail: "" };
   const at = (iso: string) => {
@@ -64,7 +71,7 @@ export function describeEvent(prefix: string, event: BusEvent): EventLine {
         time: at(e.data.at),
         id: e.data.callId,
         status: "started",
-        detail: `${server}/${tool}`,
+        detail: toolName(server, tool),
       };
     }
     case "call.end": {
@@ -79,7 +86,7 @@ export function describeEvent(prefix: string, event: BusEvent): EventLine {
         id: e.data.callId,
         status: e.data.status,
         duration: formatDuration(e.data.durationMs),
-        detail: [`${server}/${tool}`, error].filter(Boolean).join("  "),
+        detail: [toolName(server, tool), error].filter(Boolean).join("  "),
       };
     }
     case "server": {
@@ -112,7 +119,7 @@ export function describeEvent(prefix: string, event: BusEvent): EventLine {
         time: at(e.data.createdAt),
         id: e.data.callId,
         status: "pending",
-        detail: `${e.data.server}/${e.data.tool}`,
+        detail: toolName(e.data.server, e.data.tool),
       };
     }
     case "approval.resolved": {

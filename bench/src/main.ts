@@ -11,7 +11,7 @@ import { runCatalogListChangedBench } from "./catalog-list-changed.js";
 import { runCatalogNormalizeBench } from "./catalog-normalize.js";
 import { runChaosBench } from "./chaos.js";
 import { runDispatchBench } from "./dispatch-call.js";
-import { runGatewayAuthBench } from "./gateway-auth.js";
+import { runGatewayAuthBench } from "./edge-auth.js";
 import { runGatewayBench } from "./gateway-peers.js";
 import { runMemoryBench } from "./memory-ingest.js";
 import { runMetricsBench } from "./metrics-overhead.js";
@@ -24,7 +24,7 @@ const BENCHES: ReadonlyArray<{ name: string; run: () => Promise<BenchResult> }> 
   { name: "approvals-decide", run: runApprovalsBench },
   { name: "memory-ingest", run: runMemoryBench },
   { name: "gateway-peers", run: runGatewayBench },
-  { name: "gateway-auth", run: runGatewayAuthBench },
+  { name: "edge-auth", run: runGatewayAuthBench },
   { name: "resource-routing", run: runResourceRoutingBench },
   { name: "metrics-overhead", run: runMetricsBench },
   { name: "chaos", run: runChaosBench },

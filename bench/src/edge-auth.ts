@@ -10,7 +10,7 @@
  * the machine's load falls on all alike. Reported: requests/s, p50/p99 of one request, CPU per
  * request (`process.cpuUsage` over the rounds), and the difference from a static token.
  *
- * Standalone, after `pnpm build`: `node --conditions=@toolbus/source --import tsx bench/src/gateway-auth.ts`.
+ * Standalone, after `pnpm build`: `node --conditions=@toolbus/source --import tsx bench/src/edge-auth.ts`.
  */
 import { performance } from "node:perf_hooks";
 import type { OAuthConfig } from "@toolbus/config";

@@ -121,6 +121,17 @@ describe("one source for each fact", () => {
     ).toBe(true);
   });
 
+  it("runs a callId once only through runOnce of @toolbus/bus (a ledger is claimed nowhere else)", () => {
+    // Claiming a ledger, and answering what the claim found, is the one run-once algorithm.
+    const claims = sources
+      .filter(({ text }) => /\.claim\(\s*[\w.]*callId/.test(text))
+      .map(({ file }) => file)
+      // The ledger itself claims again when a record expired between its create and its read.
+      .filter((file) => !["packages/bus/src/run-once.ts", "packages/bus/src/call-ledger.ts"].includes(file));
+    expect(claims).toEqual([]);
+    expect(sources.some(({ file }) => file === "packages/bus/src/run-once.ts")).toBe(true);
+  });
+
   it("builds bus names from the prefix only in packages/protocol (createSubjects, internalSubjects)", () => {
     // A subject (`<prefix>.x`) or a bucket, stream or store (`<prefix>_x`) made from a prefix.
     const built = /\$\{[^}]*prefix[^}]*\}[._][A-Za-z]/;

@@ -119,6 +119,7 @@ export {
   permissionViolation,
   type RequestOptions,
 } from "./request.js";
+export { type RunOnceOptions, runOnce } from "./run-once.js";
 export {
   type EndpointSpec,
   type Handler,

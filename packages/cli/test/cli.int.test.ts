@@ -321,8 +321,8 @@ describe("toolbus tail", { timeout: 60_000 }, () => {
     }).toEqual({
       code: 0,
       lines: [
-        [true, "call.begin", callId, "started", "test/echo"],
-        [true, "call.end", callId, "completed", expect.stringMatching(/^\d+ms$/), "test/echo"],
+        [true, "call.begin", callId, "started", "test__echo"],
+        [true, "call.end", callId, "completed", expect.stringMatching(/^\d+ms$/), "test__echo"],
       ],
     });
   });

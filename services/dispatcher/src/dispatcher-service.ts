@@ -157,7 +157,6 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
         () =>
           callOnce({
             ledger,
-            logger,
             // A held request stops waiting when it is answered; its repeat waits again.
             waitMs: request.holdMs ?? CALL_WAIT_MS,
             reused,

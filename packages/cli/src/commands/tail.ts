@@ -7,6 +7,7 @@
  */
 import {
   CatalogSnapshotSchema,
+  covers,
   identityOf,
   identityUse,
   type Subjects,
@@ -21,8 +22,8 @@ import { aborted, type CommandContext, err, out } from "./context.js";
 
 /** What `toolbus tail` follows: the CLI role's event subjects, a call's own relays left out. */
 export function tailSubjects(subjects: Subjects): string[] {
-  const calls = `${subjects.prefix}.calls.`;
-  return identityUse(identityOf("cli"), subjects).subscribes.filter((subject) => !subject.startsWith(calls));
+  const relays = subjects.callRelayEvery("progress");
+  return identityUse(identityOf("cli"), subjects).subscribes.filter((subject) => !covers(relays, subject));
 }
 
 export async function runTail(ctx: CommandContext): Promise<ExitCode> {

@@ -1,19 +1,13 @@
 /**
- * A tool call runs once on its server across every catalog replica serving it: the callId is
- * claimed in the executions ledger before the server sees anything. A second request for the
+ * A tool call runs once on its server across every catalog replica serving it (`runOnce` of
+ * @toolbus/bus on the executions ledger): the callId is claimed before the server sees anything. A second request for the
  * callId (the dispatcher asking again after an answer was lost, or after its own replacement
  * took the call over) gets the first outcome, or waits for it while the replica running it lives.
  * If that replica died mid-call, nobody knows whether the tool ran: the call is answered with an
  * error saying so, for good, and never run again. A result too large for one message is recorded
  * as the stored reply that carried it, so a repeat is answered with that same stored reply.
  */
-import {
-  type Answered,
-  type CallLedgerPort,
-  type Claim,
-  type HandlerContext,
-  StoredReplyAnswer,
-} from "@toolbus/bus";
+import { type CallLedgerPort, type HandlerContext, runOnce, type StoredReplyAnswer } from "@toolbus/bus";
 import {
   type ConnectorCallRequest,
   type ConnectorCallResult,
@@ -56,87 +50,30 @@ export function executeOnce(deps: {
   /** How long a request waits for the replica already running its call. */
   waitMs: (request: ConnectorCallRequest) => number;
   run(request: ConnectorCallRequest, ctx: HandlerContext): Promise<ConnectorCallResult>;
-}) {
-  return async (
-    request: ConnectorCallRequest,
-    ctx: HandlerContext,
-  ): Promise<ConnectorCallResult | StoredReplyAnswer> => {
-    const { ledger } = deps;
-    const identity = canonicalDigest({ tool: request.tool, arguments: request.arguments ?? null });
-    let claim: Claim<ExecutionOutcome>;
-    try {
-      claim = await ledger.claim(request.callId, identity);
-    } catch (error) {
-      throw new WireError(
-        "server_unavailable",
-        "the executions ledger (JetStream) did not answer, so the tool was not called; send the call again",
-        { retryable: true, cause: error },
-      );
-    }
-    switch (claim.kind) {
-      case "claimed":
-        return runAndRecord();
-      case "reused":
-        throw new WireError("bad_request", callIdReusedMessage(request.callId));
-      case "done":
-      case "stored":
-      case "too_large":
-        return answer(claim);
-      case "running": {
-        const waited = await ledger.await(request.callId, identity, deps.waitMs(request), ctx.signal);
-        switch (waited.kind) {
-          case "done":
-          case "stored":
-          case "too_large":
-            return answer(waited);
-          case "orphaned":
-            return answer({ kind: "done", outcome: waited.outcome });
-          case "reused":
-            throw new WireError("bad_request", callIdReusedMessage(request.callId));
-          case "taken_over":
-            return runAndRecord();
-          case "timeout":
-            throw new WireError("timeout", `call ${request.callId} is still running on another replica`, {
-              retryable: true,
-            });
-        }
-      }
-    }
-
-    async function runAndRecord(): Promise<ConnectorCallResult | StoredReplyAnswer> {
-      let outcome: ExecutionOutcome;
+}): (request: ConnectorCallRequest, ctx: HandlerContext) => Promise<ConnectorCallResult | StoredReplyAnswer> {
+  const once = runOnce<ConnectorCallRequest, ExecutionOutcome, ConnectorCallResult>({
+    ledger: deps.ledger,
+    ledgerName: "executions ledger",
+    notRun: "the tool was not called",
+    waitMs: deps.waitMs,
+    reused: (request) => {
+      throw new WireError("bad_request", callIdReusedMessage(request.callId));
+    },
+    async run(request, ctx) {
       try {
-        outcome = { result: (await deps.run(request, ctx)).result };
+        return { result: (await deps.run(request, ctx)).result };
       } catch (error) {
-        if (!(error instanceof WireError)) {
-          void ledger.release(request.callId).catch(() => undefined);
-          throw error;
-        }
-        outcome = { error: { code: error.code, message: error.message } };
-        if (NOT_RUN.has(error.code)) {
-          // The server never saw it: forget the claim, so the call may run once things change.
-          void ledger.release(request.callId).catch(() => undefined);
-          throw error;
-        }
+        // The server never saw it (or it is not a wire error): not recorded, so the call may
+        // run once things change. Any other error may have followed a run: it is the outcome.
+        if (!(error instanceof WireError) || NOT_RUN.has(error.code)) throw error;
+        return { error: { code: error.code, message: error.message } };
       }
-      // Recorded once the reply is sent: a result too large for one record is kept as the stored reply.
-      void ctx.sent
-        .then(({ stored }) => ledger.finish(request.callId, identity, outcome, stored))
-        .catch((error: unknown) => {
-          ctx.logger.warn(
-            { err: error },
-            "the call's outcome was not recorded; a repeat waits for this replica",
-          );
-        });
-      return answer({ kind: "done", outcome });
-    }
-  };
-}
-
-function answer(recorded: Answered<ExecutionOutcome>): ConnectorCallResult | StoredReplyAnswer {
-  if (recorded.kind === "stored") return new StoredReplyAnswer(recorded.reply);
-  if (recorded.kind === "too_large") throw new WireError("payload_too_large", recorded.message);
-  const { outcome } = recorded;
-  if ("error" in outcome) throw new WireError(outcome.error.code, outcome.error.message);
-  return { result: outcome.result };
+    },
+    reply(outcome) {
+      if ("error" in outcome) throw new WireError(outcome.error.code, outcome.error.message);
+      return { result: outcome.result };
+    },
+  });
+  return (request, ctx) =>
+    once(request, canonicalDigest({ tool: request.tool, arguments: request.arguments ?? null }), ctx);
 }

@@ -57,6 +57,10 @@ describe("mcp-remote in front of pnpm start", () => {
         `port = ${port}`,
         'tokens_env = "TOOLBUS_TOKENS"',
         "",
+        // One person with a token of their own answers their own calls' approvals.
+        "[approvals]",
+        "self_approve = true",
+        "",
         "[mcp_servers.everything]",
         `command = ${JSON.stringify(process.execPath)}`,
         `args = [${JSON.stringify(EVERYTHING)}, "stdio"]`,

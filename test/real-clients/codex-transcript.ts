@@ -80,6 +80,10 @@ const toolbusToml = [
   `port = ${port}`,
   'tokens_env = "TOOLBUS_TOKENS"',
   "",
+  // The Codex user answers their own calls' approvals, as in Codex itself.
+  "[approvals]",
+  "self_approve = true",
+  "",
   "[mcp_servers.notes]",
   `command = ${JSON.stringify(notes.command)}`,
   `args = ${JSON.stringify(notes.args)}`,

@@ -4,8 +4,9 @@
  * `pnpm start` mounts them, real NATS, Postgres, dispatcher, catalog and MCP server): a
  * DNS-rebinding Host, a cross-site POST, an `Origin: null` POST, a caller's token trying to
  * approve, a forged `by`, another token reusing a session; and who approves: the approver whose
- * token answered, the calling client by elicitation (the default), nobody but approvers when
- * elicitation is off; a client that disconnects withdraws its own approvals only.
+ * token answered, never the caller (no elicitation to a role that may not approve; an admin's own
+ * call is answered by someone else unless `self_approve`, whatever a REST body claims), nobody but
+ * approvers when elicitation is off; a client that disconnects withdraws its own approvals only.
  */
 import { request } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -327,52 +328,84 @@ describe("who may approve", () => {
     });
   });
 
-  it("asks the calling client by elicitation by default, and records that client's principal", async () => {
+  it("never puts a call's approval to its caller, who may not approve: the call waits for an approver", async () => {
     const asked: unknown[] = [];
     const carol = await mcpAs(TOKENS.carol, { elicit: (params) => asked.push(params) });
-    const messages = receivedMessages(carol);
     const count = pending.length + 1;
-    const result = await carol.callTool({ name: "scripted__guarded", arguments: { n: 2 } });
+    const call = carol.callTool({ name: "scripted__guarded", arguments: { n: 2 } });
     const request = await pendingFor(count);
-    const { by } = await resolvedFor(request.requestId);
-    // Whether the `resolved` event reached the gateway before the call's answer or after: an
-    // elicitation the client answered is never cancelled.
-    expect({ result, asked: asked.length, by, cancelled: cancellationsIn(messages) }).toEqual({
-      result: { content: [{ type: "text", text: JSON.stringify({ n: 2 }) }] },
-      asked: 1,
-      by: "carol",
-      cancelled: [],
-    });
-  });
-
-  it("cancels the calling client's elicitation when an approver answers in the REST inbox first", async () => {
-    const carol = await mcpAs(TOKENS.carol, {
-      elicit: (_params, cancelled) =>
-        new Promise((_resolve, reject) => {
-          cancelled.addEventListener("abort", () => reject(cancelled.reason), { once: true });
-        }),
-    });
-    const messages = receivedMessages(carol);
-    const count = pending.length + 1;
-    const call = carol.callTool({ name: "scripted__guarded", arguments: { n: "inbox" } });
-    const request = await pendingFor(count);
-    await waitFor("the elicitation", () => elicitationsIn(messages).length > 0);
+    // Who asked is on the request approvers see.
+    expect(request.requestedBy).toBe("carol");
     const answered = await send(s.gateway, {
       method: "POST",
       path: `/v1/approvals/${request.requestId}`,
       token: TOKENS.alice,
       body: { choice: "allow" },
     });
-    const result = await call;
     expect({
       answered: answered.status,
-      result,
-      cancelled: cancellationsIn(messages).map((params) => params?.requestId),
+      result: await call,
+      asked,
       by: (await resolvedFor(request.requestId)).by,
     }).toEqual({
       answered: 200,
-      result: { content: [{ type: "text", text: JSON.stringify({ n: "inbox" }) }] },
-      cancelled: [elicitationsIn(messages)[0]!.id],
+      result: { content: [{ type: "text", text: JSON.stringify({ n: 2 }) }] },
+      asked: [],
+      by: "alice",
+    });
+  });
+
+  it("refuses an admin answering the approval of its own call, whoever its REST body claims asked", async () => {
+    const count = pending.length + 1;
+    const call = send(s.gateway, {
+      method: "POST",
+      path: "/v1/calls",
+      token: TOKENS.root,
+      body: {
+        callId: "self-approval-1",
+        tool: "mcp__scripted__guarded",
+        arguments: '{"n":4}',
+        requestedBy: "alice",
+      },
+    });
+    const request = await pendingFor(count);
+    expect(request.requestedBy).toBe("root");
+    const own = await send(s.gateway, {
+      method: "POST",
+      path: `/v1/approvals/${request.requestId}`,
+      token: TOKENS.root,
+      body: { choice: "allow_always" },
+    });
+    expect(own.status).toBe(400);
+    expect((own.body as { error: { message: string } }).error.message).toBe(
+      `root asked for the call of approval request ${request.requestId}, so it may not answer it: another approver must (or set [approvals] self_approve = true to let callers approve their own calls)`,
+    );
+    const answered = await send(s.gateway, {
+      method: "POST",
+      path: `/v1/approvals/${request.requestId}`,
+      token: TOKENS.alice,
+      body: { choice: "allow" },
+    });
+    expect(answered.status).toBe(200);
+    expect(((await call).body as { status: string }).status).toBe("completed");
+    expect((await resolvedFor(request.requestId)).by).toBe("alice");
+  });
+
+  it("does not put an admin's own call's approval to it by elicitation", async () => {
+    const asked: unknown[] = [];
+    const root = await mcpAs(TOKENS.root, { elicit: (params) => asked.push(params) });
+    const count = pending.length + 1;
+    const call = root.callTool({ name: "scripted__guarded", arguments: { n: 5 } });
+    const request = await pendingFor(count);
+    await send(s.gateway, {
+      method: "POST",
+      path: `/v1/approvals/${request.requestId}`,
+      token: TOKENS.alice,
+      body: { choice: "allow" },
+    });
+    expect({ result: await call, asked, by: (await resolvedFor(request.requestId)).by }).toEqual({
+      result: { content: [{ type: "text", text: JSON.stringify({ n: 5 }) }] },
+      asked: [],
       by: "alice",
     });
   });

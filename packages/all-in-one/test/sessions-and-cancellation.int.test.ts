@@ -56,6 +56,8 @@ beforeAll(async () => {
       { name: "bob", role: "caller", token: TOKENS.bob },
       { name: "carol", role: "caller", token: TOKENS.carol },
     ],
+    // The reference's one user answering its own session's prompts ("Allow for this session").
+    selfApprove: true,
   });
   const follow = <T>(subject: string, parse: (body: unknown) => T | undefined, into: T[]) =>
     s.client.nc.subscribe(subject, {

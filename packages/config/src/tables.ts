@@ -100,6 +100,12 @@ export interface ApprovalsConfig {
   port: number;
   /** The most command hooks running at once across the service; more wait for a slot. */
   maxConcurrentHooks: number;
+  /**
+   * Whether the principal that asked for a call may answer its approval (`self_approve`). Off
+   * by default: an authenticated caller's call waits for someone else. A caller the edge did not
+   * authenticate (auth off: one user on loopback) is asked as before.
+   */
+  selfApprove: boolean;
 }
 
 /** The memory service's ingest settings; its `MEMORY_*` environment variables override them. */
@@ -286,6 +292,7 @@ const ApprovalsTable = z
       .min(1, { error: "must be a whole number from 1 to 1024" })
       .max(1_024, { error: "must be a whole number from 1 to 1024" })
       .default(DEFAULT_MAX_CONCURRENT_HOOKS),
+    self_approve: z.boolean().default(false),
   })
   .transform(
     (t): ApprovalsConfig => ({
@@ -293,6 +300,7 @@ const ApprovalsTable = z
       ...(t.hooks === undefined ? {} : { hooksPath: t.hooks }),
       port: t.port,
       maxConcurrentHooks: t.max_concurrent_hooks,
+      selfApprove: t.self_approve,
     }),
   );
 

@@ -115,7 +115,7 @@ describe(".mcp.json (Claude Desktop, Claude Code, Cursor)", () => {
         maxStreamsPerClient: 200,
       },
       catalog: { nameLimit: 64, prefixMcp: true },
-      approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16 },
+      approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16, selfApprove: false },
       memory: { batchSize: 500, maxDeliveries: 5, redeliveryDelayMs: 1_000, ackWaitMs: 30_000 },
       bus: DEFAULT_BUS_CONFIG,
     });

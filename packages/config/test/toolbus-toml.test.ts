@@ -28,7 +28,7 @@ const defaults: ToolbusConfig = {
     maxStreamsPerClient: 200,
   },
   catalog: { nameLimit: 64, prefixMcp: true },
-  approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16 },
+  approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16, selfApprove: false },
   memory: { batchSize: 500, maxDeliveries: 5, redeliveryDelayMs: 1_000, ackWaitMs: 30_000 },
   bus: {
     events: { maxAgeMs: 7 * DAY_MS, maxBytes: GIB },
@@ -103,6 +103,7 @@ timeout_sec = 120
 hooks = "hooks.json"
 port = 9091
 max_concurrent_hooks = 4
+self_approve = true
 
 [memory]
 batch_size = 10
@@ -164,6 +165,7 @@ command = "docs-server"
         hooksPath: "/etc/toolbus/hooks.json",
         port: 9091,
         maxConcurrentHooks: 4,
+        selfApprove: true,
       },
       memory: { batchSize: 10, maxDeliveries: 3, redeliveryDelayMs: 500, ackWaitMs: 90_000 },
       bus: {
@@ -182,6 +184,7 @@ command = "docs-server"
       hooksPath: "/opt/hooks.json",
       port: 8081,
       maxConcurrentHooks: 16,
+      selfApprove: false,
     });
   });
 

@@ -64,6 +64,8 @@ export interface ApprovalPromptInput {
   description?: string;
   /** `callDigestOf` the decide request: the call the answer applies to. */
   callDigest: string;
+  /** Who asked for the call, when the edge knows. */
+  requestedBy?: string;
   mode: ApprovalMode;
   hasSessionKey: boolean;
   hasPersistentKey: boolean;
@@ -89,6 +91,7 @@ export function buildApprovalRequest(input: ApprovalPromptInput): ApprovalReques
     ...optional("title", input.title),
     ...optional("description", input.description),
     callDigest: input.callDigest,
+    ...optional("requestedBy", input.requestedBy),
     createdAt: new Date(input.now).toISOString(),
     expiresAt: new Date(input.now + input.timeoutMs).toISOString(),
   };

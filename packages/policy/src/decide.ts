@@ -154,6 +154,7 @@ export function decide(input: DecideInput, state: ApprovalState, verdicts: HookV
     title: request.title,
     description: request.description,
     callDigest: callDigestOf(request),
+    requestedBy: request.requestedBy,
     mode,
     hasSessionKey: keys.session !== undefined,
     hasPersistentKey: keys.persistent !== undefined,

@@ -11,6 +11,7 @@ export * from "./naming/index.js";
 export * from "./principal.js";
 export * from "./resource-tools.js";
 export * from "./schemas/index.js";
+export * from "./self-approval.js";
 export * from "./size-refusals.js";
 export * from "./subjects.js";
 export * from "./validation.js";

@@ -184,7 +184,8 @@ export async function startApprovalsService(deps: ApprovalsServiceDeps): Promise
     );
     await bus.serve(
       { subject: subjects.approvalsResolve, name: "resolve", request: ApprovalResolveRequestSchema, queue },
-      (request, ctx) => handleResolve(request, ports, { logger: ctx.logger }),
+      (request, ctx) =>
+        handleResolve(request, ports, { logger: ctx.logger, selfApprove: config.selfApprove }),
     );
     await bus.serve(
       { subject: subjects.approvalsCancel, name: "cancel", request: ApprovalCancelRequestSchema, queue },
@@ -211,7 +212,7 @@ export async function startApprovalsService(deps: ApprovalsServiceDeps): Promise
     }, config.sweepIntervalMs);
     closers.push(async () => clearInterval(sweep));
 
-    const inbox = localInbox(ports, bus, subjects, logger);
+    const inbox = localInbox(ports, bus, subjects, logger, config.selfApprove);
     let httpUrl: string | undefined;
     if (config.http !== false) {
       const app = await listenHttp(config.http, inbox, bus, logger);
@@ -261,7 +262,13 @@ const RESOLVE_SPAN = `${SERVICE_NAME}.resolve`;
  * The HTTP routes' dependencies on this replica: the handlers themselves (a human's click reaches
  * the waiting decide without a bus round trip to this process), live events from the bus.
  */
-function localInbox(ports: ApprovalPorts, bus: Bus, subjects: Subjects, logger: Logger): ApprovalsHttpDeps {
+function localInbox(
+  ports: ApprovalPorts,
+  bus: Bus,
+  subjects: Subjects,
+  logger: Logger,
+  selfApprove: boolean,
+): ApprovalsHttpDeps {
   const httpLogger = logger.child({ component: "http" });
   return {
     list: (request) => handleList(request, ports),
@@ -269,7 +276,7 @@ function localInbox(ports: ApprovalPorts, bus: Bus, subjects: Subjects, logger: 
       // A refusal is an answer, not a failure of the span (as when served over the bus).
       const outcome = await withSpan(RESOLVE_SPAN, { "toolbus.endpoint": "resolve" }, async (span) => {
         try {
-          return { value: await handleResolve(request, ports, { logger: httpLogger }) };
+          return { value: await handleResolve(request, ports, { logger: httpLogger, selfApprove }) };
         } catch (error) {
           if (!(error instanceof WireError)) throw error;
           span.setAttribute("toolbus.error.code", error.code);

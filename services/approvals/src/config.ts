@@ -56,6 +56,8 @@ export const ApprovalsServiceConfigSchema = z.object({
   timeoutMs: z.int().positive().default(DEFAULT_APPROVAL_TIMEOUT_MS),
   /** Command hooks running at once across the service (`[approvals] max_concurrent_hooks`). */
   maxConcurrentHooks: z.int().positive().default(DEFAULT_MAX_CONCURRENT_HOOKS),
+  /** Whether a call's requester may answer its approval (`[approvals] self_approve`). */
+  selfApprove: z.boolean().default(false),
   /** The parsed hooks file (`[approvals] hooks`). */
   hooks: HookEventsSchema.prefault({}),
   /** Approval modes by server name; a server not listed is `auto` for every tool. */
@@ -124,6 +126,7 @@ export async function loadApprovalsConfig(options: LoadOptions): Promise<Readonl
     permissionProfile: nonEmpty(env.TOOLBUS_PERMISSION_PROFILE),
     timeoutMs: toolbus?.approvals.timeoutMs,
     maxConcurrentHooks: toolbus?.approvals.maxConcurrentHooks,
+    selfApprove: toolbus?.approvals.selfApprove,
     hooks,
     servers: toolbus === undefined ? undefined : serverModesOf(toolbus.mcpServers),
     http: {

@@ -34,6 +34,7 @@ describe("loadApprovalsConfig", () => {
         'hooks = "hooks.json"',
         "port = 9191",
         "max_concurrent_hooks = 3",
+        "self_approve = true",
         "[gateway]",
         'tokens_env = "TOOLBUS_TOKENS"',
         'allowed_hosts = ["approvals.internal"]',
@@ -61,6 +62,7 @@ describe("loadApprovalsConfig", () => {
       permissionProfile: "full-access",
       timeoutMs: 90_000,
       maxConcurrentHooks: 3,
+      selfApprove: true,
       hooks: { PreToolUse: HOOKS.hooks.PreToolUse, PermissionRequest: [], PostToolUse: [] },
       servers: {
         docs: { defaultToolsApprovalMode: "writes", tools: { search: { approvalMode: "approve" } } },

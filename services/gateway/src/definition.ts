@@ -34,6 +34,7 @@ export const gatewayDefinition: ServiceDefinition<
       gateway: settings.edge,
       principals: settings.principals,
       limits: settings.limits,
+      selfApprove: settings.config.approvals.selfApprove,
       version: TOOLBUS_VERSION,
       ...(host?.plugins ? { plugins: host.plugins({ bus: own, subjects, logger }) } : {}),
     });

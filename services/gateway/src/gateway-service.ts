@@ -115,6 +115,8 @@ export interface GatewayServiceDeps {
    */
   principals?: readonly GatewayPrincipal[];
   limits?: Partial<GatewayLimits>;
+  /** `[approvals] self_approve`: whether a caller may answer its own call's approval. */
+  selfApprove?: boolean;
   version?: string;
   /**
    * More routes on the same port (the approvals inbox and its API in the all-in-one process);
@@ -224,6 +226,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
       instructions: async () => (catalog.loaded ? (await catalog.current()).instructions : GATEWAY_INTRO),
       answerTimeoutMs: limits.answerTimeoutMs,
       elicitApprovals: edge.elicitApprovals,
+      selfApprove: deps.selfApprove ?? false,
     },
     store,
     logger,

@@ -17,6 +17,7 @@ import type {
   ExposedNameTable,
   GetPromptResult,
   LoggingLevel,
+  Principal,
   ResourcesReadResult,
   ResourceToolName,
   SamplingParams,
@@ -142,6 +143,11 @@ export interface ClientChannel {
   readonly threadId: string;
   /** Who the client is (its token's principal): recorded as who answered the call's approval. */
   readonly principal: string;
+  /**
+   * The principal the edge authenticated for this very request (its role, its source); absent
+   * for a request another replica forwarded.
+   */
+  readonly caller?: Principal;
   readonly progressToken: string | number | undefined;
   /**
    * The W3C trace context the client sent with the request (`_meta` or HTTP headers), which

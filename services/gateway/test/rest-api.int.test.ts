@@ -465,6 +465,8 @@ describe("GET /openapi.json", () => {
         "toolFingerprint",
         "strictAutoReview",
         "model",
+        "holdMs",
+        "requestedBy",
       ],
     });
   });

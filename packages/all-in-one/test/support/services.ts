@@ -86,6 +86,8 @@ export interface ServicesOptions {
   inbox?: boolean;
   /** The gateways' limits (e.g. a short session idle TTL); the rest keep their defaults. */
   gatewayLimits?: Partial<GatewayLimits>;
+  /** `[approvals] self_approve`: a caller may answer its own call's approval. */
+  selfApprove?: boolean;
 }
 
 export async function startServices(options: ServicesOptions): Promise<Services> {
@@ -114,6 +116,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     const toml = [
       `[mcp_servers.scripted]\ncommand = ${JSON.stringify(scripted.command)}\nargs = ${JSON.stringify(scripted.args)}\ndefault_tools_approval_mode = "approve"\n`,
       ...toolModes,
+      ...(options.selfApprove ? ["[approvals]\nself_approve = true\n"] : []),
     ].join("\n");
     await writeFile(configPath, toml);
     const config = parseToolbusToml(toml, { path: configPath });
@@ -178,6 +181,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
         ...(options.principals ? { principals: options.principals } : {}),
         ...(options.inbox ? { plugins: [buildApprovalsHttp(approvals.inbox)] } : {}),
         ...(options.gatewayLimits ? { limits: options.gatewayLimits } : {}),
+        selfApprove: config.approvals.selfApprove,
         ...(secrets ? { env: secrets } : {}),
       });
       cleanups.push(() => started.stop());

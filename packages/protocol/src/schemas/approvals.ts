@@ -11,6 +11,7 @@ import {
   IdSchema,
   JsonValueSchema,
   MAX_ID_LENGTH,
+  RequesterSchema,
   RevisionSchema,
   ServerNameSchema,
   ShortTextSchema,
@@ -65,6 +66,7 @@ export const ApprovalDecideRequestSchema = z.object({
   fingerprint: FingerprintSchema,
   catalogRevision: RevisionSchema,
   strictAutoReview: z.boolean().optional(),
+  requestedBy: RequesterSchema.optional(),
 });
 export type ApprovalDecideRequest = z.infer<typeof ApprovalDecideRequestSchema>;
 
@@ -150,6 +152,8 @@ export const ApprovalRequestSchema = z.object({
    * call only. Absent on requests stored before requests were bound to their call.
    */
   callDigest: FingerprintSchema.optional(),
+  /** Who asked for the call (`RequesterSchema`): shown to approvers, and never its answerer unless self-approval is on. */
+  requestedBy: RequesterSchema.optional(),
   createdAt: TimestampSchema,
   expiresAt: TimestampSchema,
 });

@@ -11,6 +11,7 @@ import {
   IdSchema,
   MAX_ARGUMENTS_BYTES,
   NameSchema,
+  RequesterSchema,
   RevisionSchema,
   ServerNameSchema,
 } from "./primitives.js";
@@ -74,6 +75,8 @@ export const ToolCallRequestSchema = z.object({
    * NATS keeps a reply subject open for its responder (2 minutes by default).
    */
   holdMs: z.number().int().min(1).max(MAX_HOLD_MS).optional(),
+  /** Who asked for the call at the edge (`RequesterSchema`); the gateway sets it. */
+  requestedBy: RequesterSchema.optional(),
 });
 export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
 

@@ -103,3 +103,11 @@ export const JsonValueSchema = z.custom<JsonValue>((value) => value !== undefine
 /** A JSON object passed through untouched (schemas, `_meta`, structured content). */
 export const JsonObjectSchema = z.record(z.string(), z.unknown());
 export type JsonObject = z.infer<typeof JsonObjectSchema>;
+
+/**
+ * Who asked for a call: the name of the principal the HTTP edge authenticated (`Principal.name`),
+ * set by the gateway; absent for a caller the edge did not authenticate (auth off) and for
+ * callers on the bus. Without `[approvals] self_approve`, the approval of a call is never
+ * answered by the principal that asked for it.
+ */
+export const RequesterSchema = z.string().min(1).max(MAX_ID_LENGTH);

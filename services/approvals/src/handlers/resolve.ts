@@ -11,7 +11,7 @@
 import type { Logger } from "@toolbus/bus";
 import { type GrantWrite, grantEffects } from "@toolbus/policy";
 import type { ApprovalResolveRequest, ApprovalResolveResult } from "@toolbus/protocol";
-import { WireError } from "@toolbus/protocol";
+import { isSelfApproval, selfApprovalRefusal, WireError } from "@toolbus/protocol";
 import { checkResolution, choiceToDecision } from "../core/index.js";
 import type { ApprovalPorts, GrantStore, PendingRecord } from "../ports.js";
 import { expireRequest } from "./human-step.js";
@@ -24,8 +24,15 @@ type ResolvePorts = Pick<ApprovalPorts, "pending" | "events" | "sessionGrants" |
 export async function handleResolve(
   { requestId, choice, by: resolver }: ApprovalResolveRequest,
   ports: ResolvePorts,
-  ctx: { logger: Logger },
+  ctx: { logger: Logger; selfApprove: boolean },
 ): Promise<ApprovalResolveResult> {
+  // An answer in the name of a principal is checked against who asked for the call first.
+  if (resolver !== undefined && !ctx.selfApprove) {
+    const record = await ports.pending.find(requestId);
+    if (record !== undefined && isSelfApproval(record.request.requestedBy, resolver, false)) {
+      throw new WireError("bad_request", selfApprovalRefusal(requestId, resolver));
+    }
+  }
   const now = ports.now();
   // Who answered: the principal the edge authenticated, else a person on the bus (the CLI).
   const by = resolver ?? RESOLVED_BY_USER;

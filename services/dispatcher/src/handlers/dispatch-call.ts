@@ -449,6 +449,7 @@ function approvalRequest(
     fingerprint: tool.fingerprint,
     catalogRevision,
     ...(request.strictAutoReview !== undefined ? { strictAutoReview: request.strictAutoReview } : {}),
+    ...(request.requestedBy !== undefined ? { requestedBy: request.requestedBy } : {}),
   };
 }
 

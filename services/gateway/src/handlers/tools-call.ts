@@ -24,6 +24,7 @@ import {
   WireError,
 } from "@toolbus/protocol";
 import { withCallSpan } from "../call-trace.js";
+import { mayAnswerApproval, requesterOf } from "../core/approval-authority.js";
 import { approvalChoice, approvalElicitation } from "../core/approval-elicitation.js";
 import { type McpCallResult, mcpCallResult } from "../core/call-result.js";
 import { JsonRpcCode } from "../core/jsonrpc-errors.js";
@@ -41,6 +42,8 @@ export interface ToolCallDeps {
    * reference's way). Off: only approvers decide, through the inbox, `/v1/approvals` or the CLI.
    */
   elicitApprovals: boolean;
+  /** `[approvals] self_approve`: whether a caller may answer its own call's approval. */
+  selfApprove: boolean;
 }
 
 export async function callTool(
@@ -66,6 +69,7 @@ export async function callTool(
     tool: { namespace: entry.callableNamespace, name: entry.callableName },
     arguments: params.arguments === undefined ? "" : JSON.stringify(params.arguments),
     toolFingerprint: entry.fingerprint,
+    ...requesterOf(client),
     ...(client.listedRevision !== undefined ? { catalogRevision: client.listedRevision } : {}),
   };
   const facts = { callId, server: entry.server, tool: entry.rawName };
@@ -130,6 +134,8 @@ async function runCall(
     pending(approval) {
       if (client.signal.aborted) return;
       if (!deps.elicitApprovals || !supportsElicitation(client.capabilities, "form")) return;
+      // Only to a caller that may answer it: one who may approve, and not its own call unless allowed.
+      if (!mayAnswerApproval(client.caller, approval, deps.selfApprove)) return;
       const asked = new AbortController();
       approvalAsks.set(approval.requestId, asked);
       void askApproval(

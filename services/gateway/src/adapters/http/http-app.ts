@@ -222,7 +222,7 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
   });
   try {
     await session.handle(
-      { method, headers, messages, batch: Array.isArray(request.body), initialize: created },
+      { method, headers, messages, batch: Array.isArray(request.body), initialize: created, principal },
       raw,
     );
   } catch (error) {

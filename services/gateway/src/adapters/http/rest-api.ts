@@ -34,6 +34,7 @@ import {
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply } from "fastify";
 import { z } from "zod";
 import { clientTraceContext, withCallSpan } from "../../call-trace.js";
+import { requesterOf } from "../../core/approval-authority.js";
 import { type ThreadClaim, threadClaimRefusal } from "../../core/session-threads.js";
 import type { ApprovalsPort, CallsPort, DispatchPort } from "../../ports.js";
 
@@ -182,8 +183,11 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
           `${parsed.message}; send a ToolCallRequest such as {"callId":"<unique id>","tool":"<flatName>","arguments":"{}"} (schema at /openapi.json)`,
         );
       }
-      const call = parsed.value;
-      const caller = (principalOf(request) ?? ANONYMOUS).name;
+      const principal = principalOf(request) ?? ANONYMOUS;
+      const caller = principal.name;
+      // Who asked is who the edge authenticated, never what the body says.
+      const { requestedBy: _claimed, ...asked } = parsed.value;
+      const call = { ...asked, ...requesterOf({ principal: caller, caller: principal }) };
       if (call.threadId !== undefined) await ownThread(call.threadId, caller);
       const raw = reply.raw;
       const gone = () => {

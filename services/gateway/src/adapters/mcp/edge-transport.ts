@@ -22,6 +22,7 @@ import type {
   MessageExtraInfo,
   RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { Principal } from "@toolbus/protocol";
 import { JsonRpcCode, jsonRpcError } from "../../core/jsonrpc-errors.js";
 import { type EdgeRefusal, isAnswer, sessionNotFound } from "../../core/streamable-http.js";
 import { AnswerStream, ServerStream } from "../http/answer-stream.js";
@@ -45,6 +46,8 @@ export interface EdgeRequest {
   batch?: boolean;
   /** The POST is the session's initialize request (alone: the edge refuses it in a batch). */
   initialize?: boolean;
+  /** Who the edge authenticated for this request; handlers find it as `extra.authInfo.extra.principal`. */
+  principal?: Principal;
 }
 
 /** What the server sends for a request: to a POST's response, or to whoever replayed it. */
@@ -161,7 +164,10 @@ export class EdgeTransport implements Transport {
         return;
       }
     }
-    const extra: MessageExtraInfo = { requestInfo: { headers: request.headers } };
+    const extra: MessageExtraInfo = {
+      requestInfo: { headers: request.headers },
+      ...(request.principal ? { authInfo: principalAuthInfo(request.principal) } : {}),
+    };
     const ids: RequestId[] = [];
     for (const message of messages) {
       if ("method" in message && "id" in message) ids.push(message.id);
@@ -236,4 +242,15 @@ function refuse(raw: ServerResponse, refusal: EdgeRefusal): void {
     "content-length": String(Buffer.byteLength(body)),
   });
   raw.end(body);
+}
+
+/** The SDK's carrier for who made a request: the principal rides in `extra`, never a token. */
+function principalAuthInfo(principal: Principal): NonNullable<MessageExtraInfo["authInfo"]> {
+  return { token: "", clientId: principal.name, scopes: [...(principal.scopes ?? [])], extra: { principal } };
+}
+
+/** The principal `principalAuthInfo` put on a request, if any. */
+export function requestPrincipal(authInfo: MessageExtraInfo["authInfo"]): Principal | undefined {
+  const principal = authInfo?.extra?.principal;
+  return typeof principal === "object" && principal !== null ? (principal as Principal) : undefined;
 }

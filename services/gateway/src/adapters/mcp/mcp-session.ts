@@ -33,7 +33,7 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Logger } from "@toolbus/bus";
 import { ANONYMOUS } from "@toolbus/http-guard";
-import { CallSamplingResultSchema, type LoggingLevel } from "@toolbus/protocol";
+import { CallSamplingResultSchema, type LoggingLevel, type Principal } from "@toolbus/protocol";
 import { clientTraceContext } from "../../call-trace.js";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
 import type { SessionRecord } from "../../core/session-record.js";
@@ -49,7 +49,7 @@ import type { resourceHandlers } from "../../handlers/resources.js";
 import { callTool } from "../../handlers/tools-call.js";
 import { listTools } from "../../handlers/tools-list.js";
 import { type ClientChannel, type GatewayPorts, RequestFailure, type SessionStatePort } from "../../ports.js";
-import { type EdgeRequest, EdgeTransport } from "./edge-transport.js";
+import { type EdgeRequest, EdgeTransport, requestPrincipal } from "./edge-transport.js";
 
 export interface McpSessionDeps {
   ports: GatewayPorts;
@@ -63,6 +63,8 @@ export interface McpSessionDeps {
   answerTimeoutMs: number;
   /** Put a call's approval to the calling client (`[gateway] elicit_approvals`). */
   elicitApprovals: boolean;
+  /** Whether a caller may answer its own call's approval (`[approvals] self_approve`). */
+  selfApprove: boolean;
   /** The session's record changed (created, or state the client set); store it. */
   onRecord(session: McpSession, record: SessionRecord): void;
   /** The client ended the session with DELETE; the DELETE is answered once this settles. */
@@ -292,6 +294,7 @@ export class McpSession implements SessionStatePort {
             logger: deps.logger,
             answerTimeoutMs: deps.answerTimeoutMs,
             elicitApprovals: deps.elicitApprovals,
+            selfApprove: deps.selfApprove,
           },
         ),
       ),
@@ -388,6 +391,7 @@ export class McpSession implements SessionStatePort {
       listedRevision: record?.listedRevision,
       signal,
       principal: this.principal,
+      ...optionalCaller(requestPrincipal(extra.authInfo)),
       progressToken,
       traceContext: clientTraceContext({ meta: extra._meta, headers: extra.requestInfo?.headers }),
       notify: (notification) =>
@@ -471,4 +475,8 @@ export class McpSession implements SessionStatePort {
       throw error;
     }
   }
+}
+
+function optionalCaller(caller: Principal | undefined): { caller?: Principal } {
+  return caller ? { caller } : {};
 }

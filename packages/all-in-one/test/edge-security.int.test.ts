@@ -18,7 +18,6 @@ import {
   type ApprovalResolvedEvent,
   ApprovalResolvedEventSchema,
 } from "@toolbus/protocol";
-import { cancellationsIn, elicitationsIn, receivedMessages } from "@toolbus/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Services, startServices, waitFor } from "./support/services.js";
 

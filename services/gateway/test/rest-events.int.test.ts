@@ -152,6 +152,59 @@ describe("GET /v1/events", () => {
   });
 });
 
+describe("GET /v1/events by principal", () => {
+  it("shows a caller its own calls only; an approver and an admin every call", async () => {
+    const principals = [
+      { name: "bob", role: "caller" as const, token: "bob-token" },
+      { name: "carol", role: "caller" as const, token: "carol-token" },
+      { name: "alice", role: "approver" as const, token: "alice-token" },
+      { name: "root", role: "admin" as const, token: "root-token" },
+    ];
+    const shared = await stack.gateway({ principals });
+    const watch = async (token: string) => {
+      const response = await fetch(`${shared.url}/v1/events?kinds=call.begin,call.end`, {
+        headers: { accept: "text/event-stream", authorization: `Bearer ${token}` },
+      });
+      const events = readSse(response);
+      await events.next();
+      return events;
+    };
+    const [bob, carol, alice, root] = await Promise.all(principals.map((p) => watch(p.token)));
+    const callAs = (token: string, callId: string) =>
+      fetch(`${shared.url}/v1/calls`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ callId, tool: "mcp__alpha__get-thing", arguments: '{"x":1}' }),
+      }).then((response) => response.json());
+    const bobs = `bob-${randomUUID()}`;
+    const carols = `carol-${randomUUID()}`;
+    await callAs("bob-token", bobs);
+    await callAs("carol-token", carols);
+    // Each stream is read up to carol's call's end, which comes last: what came before is what it saw.
+    const seen = async (events: Awaited<ReturnType<typeof watch>>, last: string) =>
+      (await events.until((event) => event.event === "call.end" && ofCall(last)(event))).map(
+        (event) => `${event.event} ${(event.data as { callId: string; requestedBy?: string }).requestedBy}`,
+      );
+    const [bobSaw, carolSaw, aliceSaw, rootSaw] = await Promise.all([
+      // bob sees no event of carol's: his stream is read to his own call's end.
+      seen(bob, bobs),
+      seen(carol, carols),
+      seen(alice, carols),
+      seen(root, carols),
+    ]);
+    const every = ["call.begin bob", "call.end bob", "call.begin carol", "call.end carol"];
+    expect({ bobSaw, carolSaw, aliceSaw, rootSaw }).toEqual({
+      bobSaw: ["call.begin bob", "call.end bob"],
+      carolSaw: ["call.begin carol", "call.end carol"],
+      aliceSaw: every,
+      rootSaw: every,
+    });
+    // And after his own, bob's stream holds nothing of carol's.
+    await expect(bob.next(500)).rejects.toThrow("no ");
+    for (const events of [bob, carol, alice, root]) events.cancel();
+  });
+});
+
 function approvalRequest(callId: string): ApprovalRequest {
   return {
     requestId: `mcp_tool_call_approval_${callId}`,

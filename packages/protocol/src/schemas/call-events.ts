@@ -8,6 +8,7 @@ import {
   DurationMsSchema,
   IdSchema,
   JsonValueSchema,
+  RequesterSchema,
   ServerNameSchema,
   TimestampSchema,
 } from "./primitives.js";
@@ -32,6 +33,8 @@ const callIdentityShape = {
   actionName: z.string().optional(),
   pluginId: z.string().optional(),
   readOnlyHint: z.boolean().optional(),
+  /** Who asked for the call at the edge (`ToolCallRequest.requestedBy`): whose event it is. */
+  requestedBy: RequesterSchema.optional(),
   at: TimestampSchema,
 };
 

@@ -219,6 +219,7 @@ function callPath(deps: CallPathDeps) {
       invocation,
       ...(tool?.readOnlyHint !== undefined ? { readOnlyHint: tool.readOnlyHint } : {}),
       ...appResource(deps.catalog, tool),
+      ...(request.requestedBy !== undefined ? { requestedBy: request.requestedBy } : {}),
       at: deps.timestamp(),
     });
     let begun = false;

@@ -3,24 +3,27 @@
  * status, startup and catalog events, approvals pending/resolved — each validated against its
  * protocol schema and sent as `event: <kind>` with JSON data. One set of NATS subscriptions for
  * every client of the process (taken with the first client, dropped with the last), keep-alive
- * comments, and a bound on what a client may leave unread: past it the client is dropped.
+ * comments, and a bound on what a client may leave unread: past it the client is dropped. A
+ * caller sees its own calls only (core/event-visibility.ts).
  */
 import type { ServerResponse } from "node:http";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "@toolbus/bus";
-import { routeAccess, sendSlotRefusal, takeStreamSlot } from "@toolbus/http-guard";
+import { ANONYMOUS, principalOf, routeAccess, sendSlotRefusal, takeStreamSlot } from "@toolbus/http-guard";
 import {
   ApprovalRequestSchema,
   ApprovalResolvedEventSchema,
   CallBeginEventSchema,
   CallEndEventSchema,
   CatalogEventSchema,
+  type Principal,
   ServerStatusEventSchema,
   StartupCompleteEventSchema,
   type Subjects,
 } from "@toolbus/protocol";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import type { z } from "zod";
+import { eventVisibleTo } from "../../core/event-visibility.js";
 import { sendWireError } from "./rest-api.js";
 
 /** The `event:` names of the stream, with the schema of each one's data. */
@@ -71,6 +74,8 @@ export interface EventsSseDeps {
 interface Client {
   raw: ServerResponse;
   kinds: ReadonlySet<SseEventKind>;
+  /** Who reads it: a caller sees its own calls only (core/event-visibility.ts). */
+  viewer: Principal;
 }
 
 export function eventsSse(deps: EventsSseDeps): FastifyPluginAsync {
@@ -97,9 +102,11 @@ export function eventsSse(deps: EventsSseDeps): FastifyPluginAsync {
       }
       client.raw.write(frame);
     };
-    const broadcast = (kind: SseEventKind, data: unknown) => {
+    const broadcast = (kind: SseEventKind, data: object) => {
       const frame = `event: ${kind}\ndata: ${JSON.stringify(data)}\n\n`;
-      for (const client of [...clients]) if (client.kinds.has(kind)) write(client, frame);
+      for (const client of [...clients]) {
+        if (client.kinds.has(kind) && eventVisibleTo(kind, data, client.viewer)) write(client, frame);
+      }
     };
 
     const startListening = () => {
@@ -145,7 +152,7 @@ export function eventsSse(deps: EventsSseDeps): FastifyPluginAsync {
           "x-accel-buffering": "no",
         });
         raw.write("retry: 2000\n\n");
-        const client: Client = { raw, kinds: kinds.value };
+        const client: Client = { raw, kinds: kinds.value, viewer: principalOf(request) ?? ANONYMOUS };
         if (clients.size === 0) startListening();
         clients.add(client);
         raw.once("close", () => {

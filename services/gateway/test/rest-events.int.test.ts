@@ -169,7 +169,12 @@ describe("GET /v1/events by principal", () => {
       await events.next();
       return events;
     };
-    const [bob, carol, alice, root] = await Promise.all(principals.map((p) => watch(p.token)));
+    const [bob, carol, alice, root] = await Promise.all([
+      watch("bob-token"),
+      watch("carol-token"),
+      watch("alice-token"),
+      watch("root-token"),
+    ]);
     const callAs = (token: string, callId: string) =>
       fetch(`${shared.url}/v1/calls`, {
         method: "POST",

@@ -8,11 +8,12 @@
  * server's URL, in the project's private state directory (never the checkout), where the
  * `toolbus` CLI run in the same folder finds them.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import {
   ensurePrivateDir,
+  type GeneratedNatsIdentities,
   generateNatsIdentities,
   legacyLocalNatsFiles,
   localNatsPaths,
@@ -37,6 +38,12 @@ export interface LocalNats {
   cliSeedFile?: string;
   /** How one identity connects: its own seed and inbox prefix when the bus has identities. */
   accessFor(identity: Identity): NatsAccess;
+  /**
+   * Makes `accessFor` answer for these servers' connectors too (to remove what the bus keeps of
+   * servers no longer configured). Only before any service connected: a server started here
+   * starts again. A given NATS has what it has.
+   */
+  withServers(servers: readonly string[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -79,7 +86,76 @@ export async function ensureNats(options: {
   // Before the seeds left the checkout, every identity's was written under it.
   for (const legacy of legacyLocalNatsFiles(options.dataDir))
     rmSync(legacy, { recursive: true, force: true });
-  const identities = generateNatsIdentities({ prefix: options.prefix, servers: options.servers });
+  const pidFile = join(paths.dir, "nats.pid");
+  // One nats-server per JetStream store: a toolbus that ended without stopping its own (killed,
+  // or a terminal closed) left it running on this store.
+  await stopLeftover(pidFile, paths.conf);
+
+  let servers = [...options.servers];
+  let running = await startServer(binary, paths, options.prefix, servers);
+  writePrivateFile(pidFile, `${JSON.stringify({ nats: running.child.pid, owner: process.pid })}\n`);
+  const stopRunning = async () => {
+    const { child } = running;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  };
+  const local: LocalNats = {
+    get url() {
+      return running.url;
+    },
+    started: true,
+    identitiesDir: undefined,
+    cliSeedFile: paths.cliSeed,
+    accessFor(identity) {
+      const seed = running.identities.seeds.get(identityName(identity));
+      if (seed === undefined) throw new Error(`no NATS identity was generated for ${identityName(identity)}`);
+      return {
+        servers: [running.url],
+        nkeySeed: seed,
+        inboxPrefix: inboxPrefix(options.prefix, identity),
+        identity: identityName(identity),
+        credentialSource: "an identity generated for this run",
+        // As given(): each identity's account reaches JetStream through its imports.
+        ...(identity.role === "provisioner" ? {} : { jsApiPrefix: LOCAL_JS_API }),
+      };
+    },
+    async withServers(more) {
+      const added = more.filter((name) => !servers.includes(name));
+      if (added.length === 0) return;
+      // The server's identities are fixed when it starts: it starts again, on the same store,
+      // with theirs too (before any service connected).
+      servers = [...servers, ...added];
+      await stopRunning();
+      running = await startServer(binary, paths, options.prefix, servers);
+      writePrivateFile(pidFile, `${JSON.stringify({ nats: running.child.pid, owner: process.pid })}\n`);
+    },
+    async stop() {
+      // The CLI's seed is good for this server only: it goes with it.
+      rmSync(paths.url, { force: true });
+      rmSync(paths.cliSeed, { force: true });
+      await stopRunning();
+      rmSync(pidFile, { force: true });
+    },
+  };
+  return local;
+}
+
+interface RunningServer {
+  child: ChildProcess;
+  url: string;
+  identities: GeneratedNatsIdentities;
+}
+
+/** A nats-server on a free loopback port with identities generated for `servers`, once it answers. */
+async function startServer(
+  binary: string,
+  paths: ReturnType<typeof localNatsPaths>,
+  prefix: string,
+  servers: readonly string[],
+): Promise<RunningServer> {
+  const identities = generateNatsIdentities({ prefix, servers });
   const port = await freePort();
   writePrivateFile(
     paths.conf,
@@ -105,35 +181,64 @@ export async function ensureNats(options: {
   const url = `nats://127.0.0.1:${port}`;
   await waitUntilAnswering(url, child);
   writePrivateFile(paths.url, `${url}\n`);
-  const servers = [url];
-  return {
-    url,
-    started: true,
-    identitiesDir: undefined,
-    cliSeedFile: paths.cliSeed,
-    accessFor(identity) {
-      const seed = identities.seeds.get(identityName(identity));
-      if (seed === undefined) throw new Error(`no NATS identity was generated for ${identityName(identity)}`);
-      return {
-        servers,
-        nkeySeed: seed,
-        inboxPrefix: inboxPrefix(options.prefix, identity),
-        identity: identityName(identity),
-        credentialSource: "an identity generated for this run",
-        // As given(): each identity's account reaches JetStream through its imports.
-        ...(identity.role === "provisioner" ? {} : { jsApiPrefix: LOCAL_JS_API }),
-      };
-    },
-    async stop() {
-      // The CLI's seed is good for this server only: it goes with it.
-      rmSync(paths.url, { force: true });
-      rmSync(paths.cliSeed, { force: true });
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await exited;
-    },
-  };
+  return { child, url, identities };
+}
+
+/**
+ * Stops the nats-server named by `pidFile` when its toolbus is gone: it still holds the store.
+ * One whose toolbus still runs is that toolbus's: start-up stops, naming it.
+ */
+async function stopLeftover(pidFile: string, conf: string): Promise<void> {
+  const recorded = readPidFile(pidFile);
+  if (recorded === undefined) return;
+  if (recorded.owner !== process.pid && isAlive(recorded.owner) && isAlive(recorded.nats)) {
+    throw new SetupError(
+      `another toolbus (pid ${recorded.owner}) runs in this folder, with its nats-server (pid ${recorded.nats}) on .toolbus/nats: stop it first (Ctrl-C where it runs, or kill ${recorded.owner}).`,
+    );
+  }
+  // A pid the system gave to another program since is left alone.
+  if (isAlive(recorded.nats) && commandOf(recorded.nats).includes(conf)) {
+    process.kill(recorded.nats, "SIGTERM");
+    const deadline = Date.now() + 10_000;
+    while (isAlive(recorded.nats)) {
+      if (Date.now() > deadline) {
+        process.kill(recorded.nats, "SIGKILL");
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  rmSync(pidFile, { force: true });
+}
+
+function readPidFile(file: string): { nats: number; owner: number } | undefined {
+  try {
+    const value = JSON.parse(readFileSync(file, "utf8")) as { nats?: unknown; owner?: unknown };
+    if (Number.isInteger(value.nats) && Number.isInteger(value.owner))
+      return { nats: value.nats as number, owner: value.owner as number };
+  } catch {
+    // Missing, or not ours: nothing to stop.
+  }
+  return undefined;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, but another user's.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The command line of a process (Linux and macOS `ps`), or "" when it cannot be read. */
+function commandOf(pid: number): string {
+  try {
+    return execFileSync("ps", ["-p", String(pid), "-o", "args="], { encoding: "utf8" });
+  } catch {
+    return "";
+  }
 }
 
 function given(servers: string[], identitiesDir: string | undefined, prefix: string): LocalNats {
@@ -154,6 +259,7 @@ function given(servers: string[], identitiesDir: string | undefined, prefix: str
         ...(identity.role === "provisioner" ? {} : { jsApiPrefix: LOCAL_JS_API }),
       };
     },
+    withServers: async () => {},
     stop: async () => {},
   };
 }

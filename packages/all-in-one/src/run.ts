@@ -30,6 +30,7 @@ import { gatewayDefinition } from "@toolbus/gateway";
 import { memoryDefinition } from "@toolbus/memory";
 import { createSubjects, type Identity, identityOf, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { ensureDatabase } from "./embedded-postgres.js";
+import { forgetServers } from "./forget-servers.js";
 import { ensurePortFree } from "./http-port.js";
 import { ensureNats, type LocalNats } from "./local-nats.js";
 import { SetupError } from "./setup-error.js";
@@ -113,6 +114,13 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       access: nats.accessFor(identityOf("provisioner")),
       subjects: createSubjects(prefix),
       settings: { ...provisionInputs(config, env), replicas: 1 },
+    });
+    // An earlier configuration's servers are gone before any service reads the catalog.
+    await forgetServers({
+      nats,
+      subjects: createSubjects(prefix),
+      configured: Object.keys(config.mcpServers),
+      logger,
     });
     // Every identity's bus on this NATS, closed when toolbus stops.
     const connect = async (identity: Identity, service: ServiceIdentity, busLogger: Logger): Promise<Bus> => {

@@ -306,6 +306,8 @@ describe("the README's commands, from a fresh clone", () => {
 
     it("ends in a running toolbus on its own authenticated nats-server", () => {
       expect(output).toContain("toolbus is running (1 server(s) ready, 0 failed)");
+      // The clone has no toolbus.toml nor .mcp.json: the banner says the demo runs, and how not to.
+      expect(output).toContain("  config         the demo (server-everything): write a toolbus.toml");
       // The CLI's seed is in the project's private state directory, never in the clone.
       const seed = /the toolbus CLI run in this folder finds its own in (\S+\/nats\/cli\.nk)\)/.exec(
         output,

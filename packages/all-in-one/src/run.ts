@@ -29,6 +29,7 @@ import { dispatcherDefinition } from "@toolbus/dispatcher";
 import { gatewayDefinition } from "@toolbus/gateway";
 import { memoryDefinition } from "@toolbus/memory";
 import { createSubjects, type Identity, identityOf, TOOLBUS_VERSION } from "@toolbus/protocol";
+import { configLine, failedLines } from "./core/banner.js";
 import { ensureDatabase } from "./embedded-postgres.js";
 import { forgetServers } from "./forget-servers.js";
 import { ensurePortFree } from "./http-port.js";
@@ -180,6 +181,8 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     const summary = await catalog.startup;
     const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
     announce(`toolbus is running (${summary.ready.length} server(s) ready, ${summary.failed.length} failed)`);
+    announce(configLine(config.source));
+    for (const line of failedLines(summary)) announce(line);
     announce(`  console        ${gateway.url}/`);
     announce(`  MCP endpoint   ${gateway.url}/mcp`);
     announce(`  approvals      ${gateway.url}/approvals`);

@@ -1,10 +1,15 @@
-/** Which config file to load (`--config`, else `TOOLBUS_CONFIG`, else `./toolbus.toml`, else the demo), and env overrides. */
+/**
+ * Which config file to load (`--config`, else `TOOLBUS_CONFIG`, else `./toolbus.toml`, else a
+ * `./.mcp.json` as Claude Code and Cursor keep it, else the demo), and env overrides.
+ */
 import { resolve } from "node:path";
 import type { Env } from "./http-headers.js";
 import { ConfigFileError } from "./problems.js";
 import { sealConfig, type ToolbusConfig } from "./toolbus-config.js";
 
 export const DEFAULT_CONFIG_FILE = "toolbus.toml";
+/** The project's MCP servers as Claude Code and Cursor keep them: used when there is no toolbus.toml. */
+export const PROJECT_MCP_JSON = ".mcp.json";
 
 export type ConfigLocation =
   | { kind: "file"; path: string; namedBy: "--config" | "TOOLBUS_CONFIG" | "default" }
@@ -29,8 +34,11 @@ export function locateConfig(
   if (fromEnv !== undefined && fromEnv !== "") {
     return { kind: "file", path: resolve(cwd, fromEnv), namedBy: "TOOLBUS_CONFIG" };
   }
-  const local = resolve(cwd, DEFAULT_CONFIG_FILE);
-  return exists(local) ? { kind: "file", path: local, namedBy: "default" } : { kind: "demo" };
+  for (const name of [DEFAULT_CONFIG_FILE, PROJECT_MCP_JSON]) {
+    const local = resolve(cwd, name);
+    if (exists(local)) return { kind: "file", path: local, namedBy: "default" };
+  }
+  return { kind: "demo" };
 }
 
 /** `.json` files are the `mcpServers` format; anything else is toolbus.toml. */

@@ -3,7 +3,9 @@
  * Secrets stay in the environment: `${VAR}` placeholders become env_vars / env_http_headers / bearer_token_env_var,
  * read when the server starts, never baked into the config.
  */
+
 import { z } from "zod";
+import { duplicateServerNames } from "./duplicate-servers.js";
 import { commonDefaults, type EnvVarSpec, type McpServerConfig, type McpTransport } from "./mcp-server.js";
 import {
   ConfigFileError,
@@ -59,7 +61,12 @@ export function parseMcpJson(text: string, { path }: ParseOptions): ToolbusConfi
       ),
     ]);
   }
-  const problems: ConfigProblem[] = [];
+  const problems: ConfigProblem[] = duplicateServerNames(text).map(({ name, lines }) =>
+    problem(
+      ["mcpServers", name],
+      `is given ${lines.length} times (lines ${lines.join(", ")}); JSON keeps only the last, so give each server a name of its own`,
+    ),
+  );
   const servers: [string, McpServerConfig][] = [];
   for (const [name, entry] of Object.entries(rawServers)) {
     const parsed = parseJsonServer(name, entry, ["mcpServers", name]);

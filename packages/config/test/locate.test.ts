@@ -32,6 +32,18 @@ describe("which config file is loaded", () => {
       ["/work/app/toolbus.toml"],
       { kind: "file", path: "/work/app/toolbus.toml", namedBy: "default" },
     ],
+    [
+      "./toolbus.toml before a ./.mcp.json",
+      { env: {} },
+      ["/work/app/.mcp.json", "/work/app/toolbus.toml"],
+      { kind: "file", path: "/work/app/toolbus.toml", namedBy: "default" },
+    ],
+    [
+      "./.mcp.json when there is no toolbus.toml",
+      { env: {} },
+      ["/work/app/.mcp.json"],
+      { kind: "file", path: "/work/app/.mcp.json", namedBy: "default" },
+    ],
     ["the demo otherwise", { env: {} }, [], { kind: "demo" }],
   ])("takes %s", (_, options, present, expected) => {
     expect(locateConfig({ ...options, cwd }, exists(present))).toEqual(expected);

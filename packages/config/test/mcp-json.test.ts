@@ -221,6 +221,26 @@ describe(".mcp.json (Claude Desktop, Claude Code, Cursor)", () => {
     ]);
   });
 
+  it("refuses a server name given twice, where JSON would keep the last one silently", () => {
+    const text = [
+      "{",
+      '  "mcpServers": {',
+      '    "files": { "command": "npx", "args": ["-y", "server-filesystem", "./docs"] },',
+      '    "other": { "command": "srv", "env": { "files": "not a server" } },',
+      '    "files": { "command": "npx", "args": ["-y", "server-filesystem", "/tmp"] }',
+      "  },",
+      '  "files": "not a server either"',
+      "}",
+    ].join("\n");
+    expect(problemsOf(() => parseMcpJson(text, { path }))).toEqual([
+      {
+        at: "mcpServers.files",
+        message:
+          "is given 2 times (lines 3, 5); JSON keeps only the last, so give each server a name of its own",
+      },
+    ]);
+  });
+
   it.each([
     ["{ not json", [{ at: "", message: expect.stringMatching(/^invalid JSON: /) }]],
     ["{}", [{ at: "mcpServers", message: "expected an object of MCP servers, got nothing" }]],

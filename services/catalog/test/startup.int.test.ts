@@ -175,6 +175,30 @@ describe("catalog start-up", () => {
     expect((await harness.catalog()).tools.map((tool) => tool.server)).toEqual(["good"]);
   });
 
+  it("says why a server that quits at once failed, in its own words from stderr (an npx that cannot fetch it)", async () => {
+    harness = await CatalogHarness.create("startup");
+    const npm404 = [
+      "console.error('npm error code E404');",
+      "console.error('npm error 404 Not Found - GET https://registry.npmjs.org/no-such-mcp-server');",
+      "console.error('npm error A complete log of this run can be found in: /tmp/npm.log');",
+      "process.exit(1);",
+    ].join(" ");
+    const { service } = await harness.start(
+      toolbusToml({ servers: { fetched: { command: NODE, args: ["-e", npm404] } } }),
+    );
+    expect(await service.startup).toEqual({
+      ready: [],
+      failed: [
+        {
+          server: "fetched",
+          error:
+            "MCP error -32000: Connection closed (the server's stderr: npm error 404 Not Found - GET https://registry.npmjs.org/no-such-mcp-server)",
+        },
+      ],
+      cancelled: [],
+    });
+  });
+
   it("[10] names every required server that failed, in sorted order, and ignores optional ones", async () => {
     harness = await CatalogHarness.create("startup");
     const ok = await startTestServer({ transport: "stdio", script: { tools: [{ name: "echo" }] } });

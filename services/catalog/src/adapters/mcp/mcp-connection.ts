@@ -25,6 +25,7 @@ import { autoAnswer } from "../../core/elicitation-rules.js";
 import { oversizedFor } from "../../core/mcp-errors.js";
 import { type Page, paginate } from "../../core/pagination.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
+import { StderrTail, withStderrReason } from "../../core/stderr-reason.js";
 import type { McpSession, PagedMethod } from "../../ports.js";
 import {
   BoundedStdioClientTransport,
@@ -152,12 +153,23 @@ export class McpConnection implements McpSession {
       const { transport: _stdio, ...launch } = spec;
       const transport = new BoundedStdioClientTransport(launch, this.cap);
       const limiter = new StderrLimiter();
+      const tail = new StderrTail();
       const emit = (outputs: StderrOutput[]) => {
-        for (const output of outputs) this.events.stderr?.(output);
+        for (const output of outputs) {
+          if (output.kind === "line") tail.push(output.text);
+          this.events.stderr?.(output);
+        }
       };
       transport.stderr.on("data", (chunk: Buffer) => emit(limiter.push(chunk, Date.now())));
       transport.stderr.on("end", () => emit(limiter.end(Date.now())));
-      await this.connectWith(transport, signal, timeoutMs);
+      try {
+        await this.connectWith(transport, signal, timeoutMs);
+      } catch (error) {
+        // What the process wrote before it went is piped on a turn later than its exit.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (error instanceof Error) error.message = withStderrReason(error.message, tail.reason());
+        throw error;
+      }
     }
     const client = this.client!;
     const serverInfo = McpServerInfoSchema.safeParse(client.getServerVersion());

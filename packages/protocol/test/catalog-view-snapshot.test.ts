@@ -175,7 +175,10 @@ describe("buildCatalogSnapshot", () => {
           { ui: { visibility: ["app"] } },
           { ui: { visibility: ["model"] } },
           { connector_id: "x" },
+          { ui: { resourceUri: "ui://a/b.html" }, connector_name: "y" },
+          { big: "m".repeat(17_000) },
         ),
+        icons: fc.constantFrom([{ src: "https://a.example/i.png" }], [{ src: "i".repeat(70_000) }]),
       },
       { requiredKeys: ["name", "inputSchema"] },
     );

@@ -10,11 +10,14 @@ import {
   compareUtf8,
   exposureFor,
   isModelVisible,
+  MAX_TOOL_ICONS_BYTES,
+  MAX_TOOL_META_BYTES,
   modelInputSchema,
   type NamingOptions,
   type RawTool,
   supportsParallelCalls,
   type ToolEntry,
+  UNTRUSTED_META_KEYS,
   withoutUntrustedMeta,
 } from "../src/index.js";
 
@@ -158,6 +161,10 @@ export function referenceSnapshot(
         : {}),
       supportsParallel: supportsParallelCalls(raw, entry.supportsParallelToolCalls ?? false),
       exposure,
+      ...(Array.isArray(raw.icons) && JSON.stringify(raw.icons).length <= MAX_TOOL_ICONS_BYTES
+        ? { icons: raw.icons }
+        : {}),
+      ...shownMeta(raw._meta),
     });
   }
   return {
@@ -179,4 +186,12 @@ export function referenceSnapshot(
       .filter((t) => t.exposure === "deferred" || t.exposure === "deferred_model_only")
       .map((t) => t.flatName),
   };
+}
+
+/** `_meta` as a catalog entry carries it: without the connector keys, when anything is left and it fits. */
+function shownMeta(meta: RawTool["_meta"]): { _meta?: Record<string, unknown> } {
+  if (meta === undefined) return {};
+  const kept = Object.fromEntries(Object.entries(meta).filter(([key]) => !UNTRUSTED_META_KEYS.includes(key)));
+  if (Object.keys(kept).length === 0 || JSON.stringify(kept).length > MAX_TOOL_META_BYTES) return {};
+  return { _meta: kept };
 }

@@ -29,6 +29,7 @@ const DOCS_INFO = {
   icons: [{ src: "data:image/png;base64,iVBORw0KGgo=", mimeType: "image/png" }],
 };
 const BIG_TEXT = "0123456789".repeat(2_000);
+const APP_ICONS = [{ src: "https://notes.example.com/board.svg", mimeType: "image/svg+xml", sizes: ["any"] }];
 const description = "A long description of this parameter. ".repeat(6);
 
 let stack: Stack;
@@ -93,7 +94,20 @@ beforeAll(async () => {
     transport: "stdio",
     script: {
       instructions: "Notes are short.",
-      tools: [{ name: "echo" }],
+      tools: [
+        { name: "echo" },
+        // An MCP App: its UI resource and icons must reach the client, or the app cannot render.
+        {
+          name: "board",
+          icons: APP_ICONS,
+          _meta: {
+            ui: { resourceUri: "ui://notes/board.html" },
+            "example.com/extra": { n: 1 },
+            connector_id: "forged",
+          },
+        },
+        { name: "overdressed", _meta: { blob: "m".repeat(20_000) }, icons: [{ src: "i".repeat(70_000) }] },
+      ],
       resources: [{ uri: "notes://today", name: "today", text: "Nothing yet." }],
     },
   });
@@ -129,6 +143,29 @@ afterAll(async () => {
 });
 
 const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
+
+describe("what a server declares for clients to render", () => {
+  it("passes a tool's icons and _meta (an MCP App's ui.resourceUri) through, bounded, without forged connector keys", async () => {
+    const { tools } = await (await client()).listTools();
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    expect({
+      board: { icons: byName.get("notes__board")?.icons, _meta: byName.get("notes__board")?._meta },
+      overdressed: {
+        icons: byName.get("notes__overdressed")?.icons,
+        _meta: byName.get("notes__overdressed")?._meta,
+      },
+      echo: Object.keys(byName.get("notes__echo") ?? {}).filter((key) => key === "icons" || key === "_meta"),
+    }).toEqual({
+      board: {
+        icons: APP_ICONS,
+        _meta: { ui: { resourceUri: "ui://notes/board.html" }, "example.com/extra": { n: 1 } },
+      },
+      // Over 64 KiB of icons and 16 KiB of _meta: listed without them.
+      overdressed: { icons: undefined, _meta: undefined },
+      echo: [],
+    });
+  });
+});
 
 describe("the gateway's initialize instructions", () => {
   it("[20] carry one section per server, its trimmed instructions, by name", async () => {

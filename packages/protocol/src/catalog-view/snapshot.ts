@@ -8,13 +8,15 @@ import { toolFingerprint } from "../naming/fingerprint.js";
 import { modelInputSchema, namespaceDescription } from "../naming/model-spec.js";
 import { type NamedTool, nameTools, type ToolGroup } from "../naming/normalize-catalog.js";
 import { searchText } from "../naming/search-text.js";
-import { isModelVisible, supportsParallelCalls } from "../naming/tool-rules.js";
+import { isModelVisible, supportsParallelCalls, withoutUntrustedMeta } from "../naming/tool-rules.js";
 import type { JsonObject, NamingOptions, RawTool } from "../naming/types.js";
-import type {
-  CatalogServerEntry,
-  CatalogServerSummary,
-  CatalogSnapshot,
-  ToolEntry,
+import {
+  type CatalogServerEntry,
+  type CatalogServerSummary,
+  type CatalogSnapshot,
+  MAX_TOOL_ICONS_BYTES,
+  MAX_TOOL_META_BYTES,
+  type ToolEntry,
 } from "../schemas/catalog.js";
 
 export interface SnapshotOptions {
@@ -69,6 +71,11 @@ function toolEntry(
   if (typeof raw.annotations?.readOnlyHint === "boolean") entry.readOnlyHint = raw.annotations.readOnlyHint;
   entry.supportsParallel = decided.supportsParallel;
   entry.exposure = decided.exposure;
+  const icons = raw.icons;
+  if (Array.isArray(icons) && fits(icons, MAX_TOOL_ICONS_BYTES)) entry.icons = icons;
+  const meta = withoutUntrustedMeta(raw)._meta;
+  if (meta !== undefined && Object.keys(meta).length > 0 && fits(meta, MAX_TOOL_META_BYTES))
+    entry._meta = meta;
   return entry as ToolEntry;
 }
 
@@ -188,4 +195,9 @@ export function searchCatalog(
   const tools = matches.slice(start, start + page.limit);
   const next = start + page.limit;
   return next < matches.length ? { tools, nextCursor: String(next) } : { tools };
+}
+
+/** Whether `value` takes at most `limit` bytes as JSON. */
+function fits(value: unknown, limit: number): boolean {
+  return Buffer.byteLength(JSON.stringify(value)) <= limit;
 }

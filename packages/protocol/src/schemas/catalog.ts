@@ -82,6 +82,11 @@ export type CatalogServerEntry = z.infer<typeof CatalogServerEntrySchema>;
 export const ToolExposureSchema = z.enum(ExposureKind);
 
 /** One normalized tool: the four identities, its fingerprint and how it is exposed. */
+/** The most JSON a tool's `icons` may take in the catalog (a data: URI icon is big). */
+export const MAX_TOOL_ICONS_BYTES = 64 * 1024;
+/** The most JSON a tool's `_meta` may take in the catalog. */
+export const MAX_TOOL_META_BYTES = 16 * 1024;
+
 export const ToolEntrySchema = z.object({
   server: ServerNameSchema,
   rawName: z.string(),
@@ -99,6 +104,14 @@ export const ToolEntrySchema = z.object({
   readOnlyHint: z.boolean().optional(),
   supportsParallel: z.boolean(),
   exposure: ToolExposureSchema,
+  /**
+   * What the server declared for clients to show and to run its UI (MCP Apps'
+   * `_meta.ui.resourceUri`), passed on as listed: `icons` up to `MAX_TOOL_ICONS_BYTES` and `_meta`
+   * (without the connector keys a server may not set) up to `MAX_TOOL_META_BYTES` of JSON; beyond,
+   * the member is left out. Not part of the fingerprint, which covers what a model is shown.
+   */
+  icons: z.array(z.unknown()).optional(),
+  _meta: JsonObjectSchema.optional(),
   /**
    * The name MCP clients see for it (`exposeNames`), set by the readers that show tools to people
    * (the gateway's REST API, the CLI); absent in the catalog's own replies, since it depends on the

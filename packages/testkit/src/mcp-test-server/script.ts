@@ -84,6 +84,7 @@ export const ScriptToolSchema = z.strictObject({
   inputSchema: Json.optional(),
   outputSchema: Json.optional(),
   annotations: JsonObject.optional(),
+  icons: z.array(JsonObject).optional(),
   _meta: JsonObject.optional(),
   behavior: ToolBehaviorSchema.default({ kind: "echo" }),
 });

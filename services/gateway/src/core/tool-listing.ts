@@ -13,6 +13,9 @@ export interface ListedTool {
   inputSchema: { type: "object"; [key: string]: unknown };
   outputSchema?: { type: "object"; [key: string]: unknown };
   annotations?: Record<string, unknown>;
+  /** As the server declared them (MCP Apps' `_meta.ui.resourceUri` among them): clients render from these. */
+  icons?: unknown[];
+  _meta?: Record<string, unknown>;
 }
 
 /**
@@ -27,6 +30,8 @@ export function listedTools(table: ExposedNameTable, resourceTools = false): Lis
     inputSchema: objectSchema(entry.inputSchema),
     ...(entry.outputSchema ? { outputSchema: objectSchema(entry.outputSchema) } : {}),
     ...(entry.annotations ? { annotations: { ...entry.annotations } } : {}),
+    ...(entry.icons ? { icons: entry.icons } : {}),
+    ...(entry._meta ? { _meta: entry._meta } : {}),
   }));
   return resourceTools ? [...RESOURCE_TOOLS, ...upstream] : upstream;
 }

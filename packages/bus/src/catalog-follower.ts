@@ -12,7 +12,7 @@ import type { Bus } from "./bus.js";
 import { followKv, type KvFollowing } from "./kv-follow.js";
 
 export interface CatalogFollowerOptions {
-  bus: Pick<Bus, "kv" | "jsm">;
+  bus: Pick<Bus, "kv" | "jsm" | "nc">;
   /** The catalog bucket (`subjects.kv.catalog`). */
   bucket: string;
   logger: Logger;
@@ -95,7 +95,7 @@ export class CatalogFollower {
         this.options.changed?.(update);
       },
       ended: (error) => {
-        if (attempt !== this.#attempt) return;
+        if (attempt !== this.#attempt || this.#closing()) return;
         logger.warn({ err: error }, "the catalog watch ended; following the bucket again");
         this.#again();
       },
@@ -114,6 +114,8 @@ export class CatalogFollower {
   }
 
   #failed(error: unknown): void {
+    // A watch that ends because its connection drains is the process stopping, not a failure.
+    if (this.#closing()) return;
     this.#failures += 1;
     this.options.logger.warn(
       { err: error, failures: this.#failures },
@@ -122,6 +124,12 @@ export class CatalogFollower {
         : "could not follow the catalog bucket; retrying",
     );
     this.#again();
+  }
+
+  /** The bus drains or closed: the process stops, and nothing is followed again. */
+  #closing(): boolean {
+    const { nc } = this.options.bus;
+    return nc.isClosed() || nc.isDraining();
   }
 
   /** Follows again after a delay: 1 s doubling up to `retryMaxMs`. */

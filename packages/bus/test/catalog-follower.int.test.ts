@@ -58,6 +58,21 @@ describe("the catalog follower", () => {
     await (await bus.jsm()).streams.delete(`KV_${bucket}`);
   });
 
+  it("stops quietly when its watch ends because the process drains its connection (no warning, no retry)", async () => {
+    const { bus, lines } = await startBus();
+    const bucket = uniqueName("catalog");
+    await bus.kvm().create(bucket, { history: 1 });
+    const follower = new CatalogFollower({ bus, bucket, logger: bus.logger, retryMaxMs: 1_000 });
+    followers.push(follower);
+    await follower.open();
+    await bus.nc.drain();
+    // Past the first retry's delay: a follower that took the drain for a failure has warned by now.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(
+      lines.filter((line) => line.level >= LEVEL.warn && /catalog/.test(line.msg)).map((line) => line.msg),
+    ).toEqual([]);
+  });
+
   it("follows the bucket again when its watch ends: what was deleted meanwhile is gone, a refused entry keeps its last good value", async () => {
     const { bus, lines } = await startBus();
     const bucket = uniqueName("catalog");
@@ -82,7 +97,7 @@ describe("the catalog follower", () => {
       });
     let loads = 0;
     const follower = new CatalogFollower({
-      bus: { kv: async (name) => watched(await bus.kv(name)), jsm: () => bus.jsm() },
+      bus: { kv: async (name) => watched(await bus.kv(name)), jsm: () => bus.jsm(), nc: bus.nc },
       bucket,
       logger: bus.logger,
       retryMaxMs: 1_000,

@@ -22,7 +22,7 @@ export class CatalogReplica implements CatalogPort {
   private readonly revisionWaiters = new Set<RevisionWaiter>();
   private readonly follower: CatalogFollower;
 
-  private constructor(deps: { bus: Pick<Bus, "kv" | "jsm">; bucket: string; logger: Logger }) {
+  private constructor(deps: { bus: Pick<Bus, "kv" | "jsm" | "nc">; bucket: string; logger: Logger }) {
     this.follower = new CatalogFollower({
       ...deps,
       loaded: (copy) => {
@@ -40,7 +40,7 @@ export class CatalogReplica implements CatalogPort {
   }
 
   /** Reads the whole bucket, entry by entry, then follows every change after it. */
-  static async open(deps: { bus: Pick<Bus, "kv" | "jsm">; bucket: string; logger: Logger }) {
+  static async open(deps: { bus: Pick<Bus, "kv" | "jsm" | "nc">; bucket: string; logger: Logger }) {
     const replica = new CatalogReplica(deps);
     await replica.follower.open();
     return replica;

@@ -353,6 +353,9 @@ describe("the README's commands, from a fresh clone", () => {
           // Offer the MCP tools in the first request rather than behind Claude Code's ToolSearch,
           // which the scripted model does not drive.
           ENABLE_TOOL_SEARCH: "false",
+          // Print mode does not wait for MCP servers by default: its first request could go out
+          // before toolbus's tools are known (it then offers WaitForMcpServers instead).
+          MCP_CONNECTION_NONBLOCKING: "false",
         };
         const added = await run(command!, 60_000, claudeEnv);
         expect(added.code, added.output).toBe(0);

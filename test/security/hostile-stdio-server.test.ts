@@ -335,7 +335,9 @@ describe("a hostile stdio MCP server under pnpm start", () => {
         statSync(join(natsDir, "..")).mode & 0o777,
         statSync(seedFile).mode & 0o777,
       ]).toEqual([0o700, 0o700, 0o600]);
-      expect(readdirSync(natsDir).sort()).toEqual(["cli.nk", "nats.conf", "url"]);
+      // The pidfile that finds a nats-server a killed toolbus left running; no other identity's seed.
+      expect(readdirSync(natsDir).sort()).toEqual(["cli.nk", "nats.conf", "nats.pid", "url"]);
+      expect(statSync(join(natsDir, "nats.pid")).mode & 0o777).toBe(0o600);
     });
   });
 });

@@ -94,7 +94,15 @@ export async function ensureNats(options: {
   let servers = [...options.servers];
   let running = await startServer(binary, paths, options.prefix, servers);
   writePrivateFile(pidFile, `${JSON.stringify({ nats: running.child.pid, owner: process.pid })}\n`);
+  // An exit that skips the clean stop (a second Ctrl-C) still ends this server: the store is
+  // toolbus's, and a server left on it is one the next start has to find and stop.
+  const stopOnExit = () => {
+    const { child } = running;
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  };
+  process.once("exit", stopOnExit);
   const stopRunning = async () => {
+    process.off("exit", stopOnExit);
     const { child } = running;
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once("exit", resolve));

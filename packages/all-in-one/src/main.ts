@@ -1,17 +1,12 @@
-/** `pnpm start`: runs toolbus in one process until Ctrl-C. */
+/** `pnpm start`: runs toolbus in one process until Ctrl-C; a second one exits at once. */
 import { parseArgs } from "node:util";
+import { ignoreBrokenPipes, onStopSignals } from "@toolbus/bus";
 import { runAllInOne } from "./run.js";
 
 const { values } = parseArgs({ options: { config: { type: "string" } }, strict: true });
+ignoreBrokenPipes();
 const stop = new AbortController();
-let signals = 0;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    // A second Ctrl-C does not wait for a clean stop.
-    if (++signals > 1) process.exit(1);
-    stop.abort();
-  });
-}
+onStopSignals({ stop: () => stop.abort(), force: () => process.exit(1) });
 process.exitCode = await runAllInOne({
   ...(values.config ? { configPath: values.config } : {}),
   env: process.env,

@@ -150,6 +150,13 @@ export {
   serviceSettingsInput,
 } from "./service-settings.js";
 export { onShutdown, type RunningService, type ShutdownHandle, type ShutdownOptions } from "./shutdown.js";
+export {
+  ignoreBrokenPipes,
+  onStopSignals,
+  SAME_STOP_WINDOW_MS,
+  type StopSignalHandlers,
+  type StopSignalOptions,
+} from "./stop-signals.js";
 export { startTelemetry, type TelemetryOptions } from "./telemetry.js";
 export {
   extractTraceContext,

@@ -1,9 +1,11 @@
 /**
  * Graceful exit on SIGTERM/SIGINT: stop serving and let in-flight handlers finish, stop the
- * service, run the closers, flush events, close NATS, exit 0. A second signal exits at once.
+ * service, run the closers, flush events, close NATS, exit 0. A second signal, not the same one
+ * delivered twice (stop-signals.ts), exits at once.
  */
 import type { Logger } from "pino";
 import type { Bus, DrainOptions } from "./bus.js";
+import { onStopSignals } from "./stop-signals.js";
 
 /**
  * What every toolbus service's start function returns (`startCatalogService(deps)`, …). The
@@ -32,6 +34,8 @@ export interface ShutdownOptions extends DrainOptions {
   signals?: NodeJS.Signals[];
   /** Default `process.exit`; tests pass their own. */
   exit?: (code: number) => void;
+  /** Default `Date.now`: when a signal came, to tell a second Ctrl-C from one delivered twice. */
+  now?: () => number;
 }
 
 export interface ShutdownHandle {
@@ -51,7 +55,6 @@ export function onShutdown(
 ): ShutdownHandle {
   const { logger } = options;
   const exit = options.exit ?? ((code: number) => process.exit(code));
-  const signals = options.signals ?? ["SIGTERM", "SIGINT"];
   let running: Promise<void> | undefined;
 
   const shutdown = (reason: string): Promise<void> => {
@@ -85,17 +88,18 @@ export function onShutdown(
     return running;
   };
 
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (running) {
-      logger.warn({ signal }, `${signal} again: exiting without waiting`);
-      exit(1);
-      return;
-    }
-    void shutdown(signal);
-  };
-  const dispose = () => {
-    for (const signal of signals) process.off(signal, onSignal);
-  };
-  for (const signal of signals) process.on(signal, onSignal);
+  const dispose = onStopSignals(
+    {
+      stop: (signal) => void shutdown(signal),
+      force: (signal) => {
+        logger.warn({ signal }, `${signal} again: exiting without waiting`);
+        exit(1);
+      },
+    },
+    {
+      ...(options.signals ? { signals: options.signals } : {}),
+      ...(options.now ? { now: options.now } : {}),
+    },
+  );
   return { shutdown, dispose };
 }

@@ -140,6 +140,9 @@ export class BoundedStdioClientTransport implements Transport {
           cwd,
           stdio: ["pipe", "pipe", "pipe"],
           shell: false,
+          // Its own process group: a terminal's Ctrl-C reaches toolbus, which ends its calls and
+          // then closes the server, instead of the server dying under calls still in flight.
+          detached: true,
           ...(user ? { uid: user.uid, gid: user.gid } : {}),
         });
       } catch (error) {

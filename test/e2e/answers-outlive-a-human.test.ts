@@ -3,13 +3,16 @@
  * a call whose approval is answered after NATS stopped letting the dispatcher answer its first
  * request (the reply window: `allow_responses` and the service exports' response threshold, 2
  * minutes by default, 30 s here so the test takes one minute) still gets its reply — through
- * the CLI, REST and the MCP edge at once. `toolbus tail` on the CLI's own identity follows the
- * calls; on an identity that may not, it says so and fails instead of printing nothing.
+ * the CLI, REST and the MCP edge at once. So do a server's own questions during a call (an
+ * elicitation, a sampling request) that the person or the model answers that late. `toolbus
+ * tail` on the CLI's own identity follows the calls; on an identity that may not, it says so and
+ * fails instead of printing nothing.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EnforcedToolbus, startEnforcedToolbus, stdioServerLines } from "./support/enforced-toolbus.js";
 import { EVERYTHING, ROOT, until } from "./support/pnpm-start.js";
@@ -59,12 +62,24 @@ describe("answers that outlive a waiting human", () => {
   beforeAll(async () => {
     running = await startEnforcedToolbus({
       label: "outlive",
-      servers: ["everything"],
+      servers: ["everything", "asker", "sampler"],
       tables: () => ({
         everything: stdioServerLines(
           process.execPath,
           [EVERYTHING, "stdio"],
           ['default_tools_approval_mode = "prompt"'],
+        ),
+        // The same server, whose tools run unasked: only the server's own questions wait. Two of
+        // them, as a server that asks during two calls at once does not say which it asks for.
+        asker: stdioServerLines(
+          process.execPath,
+          [EVERYTHING, "stdio"],
+          ['default_tools_approval_mode = "approve"'],
+        ),
+        sampler: stdioServerLines(
+          process.execPath,
+          [EVERYTHING, "stdio"],
+          ['default_tools_approval_mode = "approve"'],
         ),
       }),
       toml: ["[approvals]", "timeout_sec = 300"],
@@ -136,6 +151,51 @@ describe("answers that outlive a waiting human", () => {
     expect(mcpReply.content.map((part) => part.text ?? "").join("")).toContain("The sum of 6 and 7 is 13.");
     await client.close();
     // No reply was refused on the way: nothing relied on a reply window still open.
+    expect(running.toolbus.output()).not.toMatch(/NATS refused publish on _INBOX/);
+  }, 240_000);
+
+  it("a server's elicitation and sampling request during a call get the answers given late", async () => {
+    const client = new Client(
+      { name: "outlive-questions", version: "1.0.0" },
+      { capabilities: { elicitation: { form: {} }, sampling: {} } },
+    );
+    const late = () => new Promise((resolve) => setTimeout(resolve, HUMAN_ANSWERS_AFTER_MS));
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(`elicitation: ${request.params.message}`);
+      await late();
+      return { action: "accept", content: { name: "Ada Lovelace", check: true } };
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      asked.push("sampling");
+      await late();
+      return {
+        role: "assistant",
+        model: "late-model",
+        content: { type: "text", text: "forty-two, eventually" },
+      };
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${running.url}/mcp`)));
+    const text = (reply: unknown) =>
+      (reply as { content: Array<{ text?: string }> }).content.map((part) => part.text ?? "").join("");
+    const [elicited, sampled] = await Promise.all([
+      client.callTool({ name: "asker__trigger_elicitation_request", arguments: {} }, undefined, {
+        timeout: 180_000,
+      }),
+      client.callTool(
+        { name: "sampler__trigger_sampling_request", arguments: { prompt: "the answer?" } },
+        undefined,
+        { timeout: 180_000 },
+      ),
+    ]);
+    // Each question reached the client once, however many times its hold ran out on the way.
+    expect(asked.sort()).toEqual([
+      "elicitation: Please provide inputs for the following fields:",
+      "sampling",
+    ]);
+    expect(text(elicited)).toContain("Ada Lovelace");
+    expect(text(sampled)).toContain("forty-two, eventually");
+    await client.close();
     expect(running.toolbus.output()).not.toMatch(/NATS refused publish on _INBOX/);
   }, 240_000);
 

@@ -1,10 +1,12 @@
 /**
- * The caller's side of a held dispatch call (`holdMs`, docs/contract.md): the request is sent
- * with `holdMs`, and while the dispatcher answers `timeout` (no reply yet) or no reply comes
- * within the hold and its grace, the same request (same callId) is sent again, until the
- * caller's own timeout. A reply never waits longer than one hold, so nothing depends on how long
- * NATS keeps a reply subject open for its responder (2 minutes by default), and a human may take
- * as long as the caller allows.
+ * Held requests (`holdMs`, docs/contract.md "Held calls"), both sides, for whatever may wait for
+ * a human: dispatch calls (an approval) and a server's elicitation or sampling during a call.
+ * The requester sends with `holdMs`, and while the responder answers `timeout` (no answer yet)
+ * or no reply comes within the hold and its grace, sends the same request (same id) again, until
+ * its own timeout. The responder answers each send within the hold and joins a repeated send to
+ * the answer still coming. A reply never waits longer than one hold, so nothing depends on how
+ * long NATS keeps a reply subject open for its responder (2 minutes by default), and a human may
+ * take as long as the requester allows.
  */
 import { CALL_HOLD_MS, WireError } from "@toolbus/protocol";
 
@@ -14,7 +16,13 @@ export const HOLD_GRACE_MS = 10_000;
 export async function heldCall<T>(
   /** Sends the request once with `holdMs`, waiting at most `timeoutMs` for its reply. */
   send: (holdMs: number, timeoutMs: number) => Promise<T>,
-  options: { timeoutMs: number; callId: string; holdMs?: number; now?: () => number },
+  options: {
+    timeoutMs: number;
+    /** What the requests are, for the final error: "call <callId>". */
+    what: string;
+    holdMs?: number;
+    now?: () => number;
+  },
 ): Promise<T> {
   const now = options.now ?? Date.now;
   const holdMs = options.holdMs ?? CALL_HOLD_MS;
@@ -24,16 +32,33 @@ export async function heldCall<T>(
     try {
       return await send(holdMs, Math.max(1, Math.min(holdMs + HOLD_GRACE_MS, remaining)));
     } catch (error) {
-      // `timeout` is the dispatcher's "no reply yet" or a send nobody answered: the callId makes
-      // sending again safe. Anything else is the call's answer.
-      if (!(error instanceof WireError && error.code === "timeout")) throw error;
+      // A retryable `timeout` is the responder's "no answer yet" or a send nobody answered: the
+      // id makes sending again safe. Anything else, a final timeout included, is the answer.
+      if (!(error instanceof WireError && error.code === "timeout" && error.retryable)) throw error;
       if (now() >= deadline) {
         throw new WireError(
           "timeout",
-          `call ${options.callId} has no reply after ${Math.round(options.timeoutMs / 1000)} s; it may still be running`,
+          `${options.what} has no reply after ${Math.round(options.timeoutMs / 1000)} s; it may still be running`,
           { cause: error },
         );
       }
     }
   }
+}
+
+/**
+ * The responder's side: `answer`, or — when it has none within `holdMs` — a retryable `timeout`
+ * saying `noAnswerYet`, while the work goes on for the requester's next send to join.
+ */
+export function answerWithin<T>(
+  answer: Promise<T>,
+  holdMs: number | undefined,
+  noAnswerYet: string,
+): Promise<T> {
+  if (holdMs === undefined) return answer;
+  let timer: NodeJS.Timeout | undefined;
+  const held = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new WireError("timeout", noAnswerYet, { retryable: true })), holdMs);
+  });
+  return Promise.race([answer, held]).finally(() => clearTimeout(timer));
 }

@@ -49,7 +49,7 @@ export {
 export { renderAuthConf } from "./core/nats-auth-conf.js";
 export { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
 export type { EventLossReason, PublishEventOptions } from "./events.js";
-export { HOLD_GRACE_MS, heldCall } from "./held-call.js";
+export { answerWithin, HOLD_GRACE_MS, heldCall } from "./held-call.js";
 export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
 export { type LargeReplyOptions, largeReplyOptions } from "./large-replies.js";
 export {

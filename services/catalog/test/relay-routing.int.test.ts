@@ -3,6 +3,7 @@
 // sent in the context of and over stdio by the call's progress token; a request that says
 // nothing while two calls run is refused with an error, and nobody is asked.
 import type { Msg } from "@nats-io/transport-node";
+import { CALL_HOLD_MS } from "@toolbus/protocol";
 import {
   type HttpTestServer,
   type StdioTestServer,
@@ -120,6 +121,9 @@ describe("server requests during concurrent calls", () => {
             {
               callId: id,
               server,
+              // Held (contract.md "While a call runs"): one question, sent again under its relayId.
+              relayId: expect.any(String),
+              holdMs: CALL_HOLD_MS,
               request: {
                 mode: "form",
                 message: "Pick a colour",

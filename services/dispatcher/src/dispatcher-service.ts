@@ -5,6 +5,7 @@
  * Stateless: replicas share the queue group.
  */
 import {
+  answerWithin,
   type Bus,
   CALL_RECORD_TTL_MS,
   CallCancellations,
@@ -35,7 +36,6 @@ import { createConnectorClient } from "./adapters/nats/connector-client.js";
 import { PolicyReplica } from "./adapters/nats/policy-replica.js";
 import { createResourcesClient } from "./adapters/nats/resources-client.js";
 import { callIdentity, createCallDeduper, HOST_SERVER_LABEL, parseToolArguments } from "./core/index.js";
-import { answerWithin } from "./handlers/answer-within.js";
 import { callOnce } from "./handlers/call-once.js";
 import { dispatchCall, reusedCallIdReply } from "./handlers/dispatch-call.js";
 import { dispatcherRecorder } from "./metrics.js";
@@ -169,7 +169,11 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
           })(request, identity, ctx),
         reused,
       );
-      return answerWithin(answer, request.holdMs, request.callId);
+      return answerWithin(
+        answer,
+        request.holdMs,
+        `call ${request.callId} has no reply yet (it may wait for an approval or for its tool); send it again with the same callId for its reply`,
+      );
     },
   );
   await bus.serve(

@@ -142,7 +142,7 @@ class NatsBusClient implements BusClient {
     try {
       return await heldCall(
         (holdMs, timeoutMs) => this.#bus.request(subject, { ...body, holdMs }, resultSchema, { timeoutMs }),
-        { timeoutMs: options.timeoutMs, callId: body.callId },
+        { timeoutMs: options.timeoutMs, what: `call ${body.callId}` },
       );
     } catch (error) {
       if (error instanceof WireError && error.code === "timeout") {

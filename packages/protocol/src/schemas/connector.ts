@@ -5,6 +5,7 @@
  * requests to answer).
  */
 import { z } from "zod";
+import { HoldMsSchema } from "./dispatch.js";
 import { CallToolResultSchema } from "./mcp.js";
 import {
   cappedString,
@@ -104,11 +105,24 @@ export const ElicitationParamsSchema = z.looseObject({
 });
 export type ElicitationParams = z.infer<typeof ElicitationParamsSchema>;
 
+/**
+ * A server's question during a call waits for a person or a model, for as long as the tool's
+ * timeout allows: it is held (`holdMs`, as dispatch calls are). The connector names the question
+ * with `relayId`; the gateway answers within `holdMs`, with the answer or a retryable `timeout`
+ * ("no answer yet"), and the same request sent again waits on for the same answer. No reply then
+ * depends on NATS keeping a reply subject open for minutes.
+ */
+const HeldRelayFields = {
+  relayId: IdSchema.optional(),
+  holdMs: HoldMsSchema.optional(),
+};
+
 /** `<prefix>.calls.<callId>.elicitation` (req/reply): the server asks the caller something. */
 export const CallElicitationRequestSchema = z.object({
   callId: IdSchema,
   server: ServerNameSchema,
   request: ElicitationParamsSchema,
+  ...HeldRelayFields,
 });
 export type CallElicitationRequest = z.infer<typeof CallElicitationRequestSchema>;
 
@@ -140,6 +154,7 @@ export const CallSamplingRequestSchema = z.object({
   callId: IdSchema,
   server: ServerNameSchema,
   request: SamplingParamsSchema,
+  ...HeldRelayFields,
 });
 export type CallSamplingRequest = z.infer<typeof CallSamplingRequestSchema>;
 

@@ -54,6 +54,12 @@ export type CallableRef = z.infer<typeof CallableRefSchema>;
 export const MAX_HOLD_MS = 60_000;
 /** The `holdMs` toolbus's own callers (the gateway, the CLI) send. */
 export const CALL_HOLD_MS = 20_000;
+/**
+ * A held request's `holdMs` (docs/contract.md "Held calls"): the responder answers within it,
+ * with the answer or a retryable `timeout` meaning "no answer yet", and the request sent again
+ * waits on for the same answer.
+ */
+export const HoldMsSchema = z.number().int().min(1).max(MAX_HOLD_MS);
 
 export const ToolCallRequestSchema = z.object({
   callId: IdSchema,
@@ -74,7 +80,7 @@ export const ToolCallRequestSchema = z.object({
    * call. A caller waits for a human as long as it likes, while no single reply takes longer than
    * NATS keeps a reply subject open for its responder (2 minutes by default).
    */
-  holdMs: z.number().int().min(1).max(MAX_HOLD_MS).optional(),
+  holdMs: HoldMsSchema.optional(),
   /** Who asked for the call at the edge (`RequesterSchema`); the gateway sets it. */
   requestedBy: RequesterSchema.optional(),
 });

@@ -1,12 +1,14 @@
 /**
  * Relays what a server sends during a call to whoever made the call, on
  * `<prefix>.calls.<callId>.<server>.<kind>` (subjects only this server's connector may use):
- * progress and log messages as plain events, elicitations and sampling requests as requests.
- * Nobody listening means a clean decline (elicitation) or a clean error (sampling) for the
- * server, never a hang.
+ * progress and log messages as plain events, elicitations and sampling requests as held
+ * requests (a person or a model may take minutes: each send is answered within its hold, and
+ * sent again under the same relayId until the tool's timeout). Nobody listening means a clean
+ * decline (elicitation) or a clean error (sampling) for the server, never a hang.
  */
+import { randomUUID } from "node:crypto";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
-import type { Bus } from "@toolbus/bus";
+import { type Bus, heldCall } from "@toolbus/bus";
 import {
   CallElicitationResultSchema,
   CallSamplingResultSchema,
@@ -49,12 +51,17 @@ export function createCallRelay(deps: {
       });
     },
     async elicit(params) {
+      const relayId = randomUUID();
       try {
-        return await bus.request(
-          subjects.callRelay(callId, server, "elicitation"),
-          { callId, server, request: params },
-          CallElicitationResultSchema,
-          { timeoutMs: deps.answerTimeoutMs },
+        return await heldCall(
+          (holdMs, timeoutMs) =>
+            bus.request(
+              subjects.callRelay(callId, server, "elicitation"),
+              { callId, server, relayId, holdMs, request: params },
+              CallElicitationResultSchema,
+              { timeoutMs },
+            ),
+          { timeoutMs: deps.answerTimeoutMs, what: `the elicitation of tool call ${callId}` },
         );
       } catch (error) {
         if (error instanceof WireError && error.code === "timeout") return { action: "cancel" };
@@ -62,12 +69,17 @@ export function createCallRelay(deps: {
       }
     },
     async sample(params) {
+      const relayId = randomUUID();
       try {
-        return await bus.request(
-          subjects.callRelay(callId, server, "sampling"),
-          { callId, server, request: params },
-          CallSamplingResultSchema,
-          { timeoutMs: deps.answerTimeoutMs },
+        return await heldCall(
+          (holdMs, timeoutMs) =>
+            bus.request(
+              subjects.callRelay(callId, server, "sampling"),
+              { callId, server, relayId, holdMs, request: params },
+              CallSamplingResultSchema,
+              { timeoutMs },
+            ),
+          { timeoutMs: deps.answerTimeoutMs, what: `the sampling request of tool call ${callId}` },
         );
       } catch (error) {
         throw samplingFailure(error, callId, deps.answerTimeoutMs);

@@ -11,9 +11,13 @@
  * subscription (answering only its own calls) would turn into a wait.
  * A wildcard subscription per call would cost the NATS server a sweep of its subject cache on
  * every subscribe and unsubscribe; these are plain subjects.
+ *
+ * Elicitations and sampling requests are held (`relayId`, `holdMs`; docs/contract.md "Held
+ * calls"): each send is answered within its hold, with the answer or a retryable `timeout`, and
+ * a send again under the same relayId waits on for the same answer instead of asking again.
  */
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
-import type { Logger } from "@toolbus/bus";
+import { answerWithin, type Logger } from "@toolbus/bus";
 import {
   CallElicitationRequestSchema,
   CallLoggingSchema,
@@ -69,20 +73,21 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
       progressSinks.set(progressSubject, sinks);
       loggingSinks.set(loggingSubject, sinks);
       const elicitation = sinks.elicitation;
+      const questions = openQuestions(callId);
       const requests = [
         // Two subscription changes per call the NATS server applies: only when the client can answer.
         ...(elicitation
           ? [
               nc.subscribe(subjects.callRelay(callId, server, "elicitation"), {
                 callback: (error, msg) => {
-                  if (!error) void answerElicitation(msg, elicitation, logger);
+                  if (!error) void answerElicitation(msg, questions, elicitation, logger);
                 },
               }),
             ]
           : []),
         nc.subscribe(subjects.callRelay(callId, server, "sampling"), {
           callback: (error, msg) => {
-            if (!error) void answerSampling(msg, sinks.sampling, logger);
+            if (!error) void answerSampling(msg, questions, sinks.sampling, logger);
           },
         }),
       ];
@@ -90,6 +95,7 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
         if (progressSinks.get(progressSubject) === sinks) progressSinks.delete(progressSubject);
         if (loggingSinks.get(loggingSubject) === sinks) loggingSinks.delete(loggingSubject);
         for (const subscription of requests) subscription.unsubscribe();
+        questions.clear();
       };
     },
     stop() {
@@ -100,8 +106,68 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
   };
 }
 
+/** How many of a call's questions may wait for their answers at once; a server asking more is refused. */
+export const MAX_OPEN_QUESTIONS_PER_CALL = 16;
+
+interface OpenQuestions {
+  /** The answer to the question `relayId` names, asked once however often it is sent; within `holdMs` when given. */
+  answer<T>(relayId: string | undefined, holdMs: number | undefined, ask: () => Promise<T>): Promise<T>;
+  clear(): void;
+}
+
+/** One call's questions still waiting for their answer, by relayId. */
+function openQuestions(callId: string): OpenQuestions {
+  const open = new Map<string, { answer: Promise<unknown>; settled: boolean }>();
+  return {
+    answer<T>(relayId: string | undefined, holdMs: number | undefined, ask: () => Promise<T>): Promise<T> {
+      if (relayId === undefined) return ask();
+      let question = open.get(relayId);
+      if (question === undefined) {
+        if (open.size >= MAX_OPEN_QUESTIONS_PER_CALL) {
+          return Promise.reject(
+            new WireError(
+              "bad_request",
+              `the server of tool call ${callId} already waits for ${MAX_OPEN_QUESTIONS_PER_CALL} answers; it may not ask more at once`,
+            ),
+          );
+        }
+        const entry = { answer: ask() as Promise<unknown>, settled: false };
+        // Settled while no send waits for it: kept for the next send, never an unhandled rejection.
+        entry.answer.then(
+          () => (entry.settled = true),
+          () => (entry.settled = true),
+        );
+        open.set(relayId, entry);
+        question = entry;
+      }
+      const asked = question;
+      return answerWithin(
+        asked.answer as Promise<T>,
+        holdMs,
+        `the caller of tool call ${callId} has not answered yet; send the same request again for the answer`,
+      ).then(
+        (answered) => {
+          if (open.get(relayId) === asked) open.delete(relayId);
+          return answered;
+        },
+        (error: unknown) => {
+          // The hold ran out: the question stays open for the next send.
+          if (!asked.settled) throw error;
+          if (open.get(relayId) === asked) open.delete(relayId);
+          // The caller's own timeout is the answer: final, not "send again".
+          if (error instanceof WireError && error.code === "timeout")
+            throw new WireError("timeout", error.message, { retryable: false, cause: error });
+          throw error;
+        },
+      );
+    },
+    clear: () => open.clear(),
+  };
+}
+
 async function answerElicitation(
   msg: Msg,
+  questions: OpenQuestions,
   answer: NonNullable<CallRelaySinks["elicitation"]>,
   logger: Logger,
 ): Promise<void> {
@@ -110,26 +176,41 @@ async function answerElicitation(
     msg.respond(JSON.stringify(errorEnvelope("bad_request", "the elicitation relay request is malformed")));
     return;
   }
+  const { relayId, holdMs } = request.data;
   try {
-    msg.respond(JSON.stringify(okEnvelope(await answer(request.data))));
+    msg.respond(
+      JSON.stringify(okEnvelope(await questions.answer(relayId, holdMs, () => answer(request.data)))),
+    );
   } catch (err) {
+    if (isNoAnswerYet(err)) {
+      msg.respond(JSON.stringify(errorEnvelope(err.code, err.message, true)));
+      return;
+    }
     logger.warn({ err }, "could not answer a relayed elicitation; the server gets a decline");
     msg.respond(JSON.stringify(okEnvelope({ action: "decline" })));
   }
 }
 
 /** Sampling has no "decline": a failure goes back as an error envelope, which the server gets as its error. */
-async function answerSampling(msg: Msg, answer: CallRelaySinks["sampling"], logger: Logger): Promise<void> {
+async function answerSampling(
+  msg: Msg,
+  questions: OpenQuestions,
+  answer: CallRelaySinks["sampling"],
+  logger: Logger,
+): Promise<void> {
   const request = CallSamplingRequestSchema.safeParse(jsonOf(msg));
   if (!request.success) {
     msg.respond(JSON.stringify(errorEnvelope("bad_request", "the sampling relay request is malformed")));
     return;
   }
+  const { relayId, holdMs } = request.data;
   try {
-    msg.respond(JSON.stringify(okEnvelope(await answer(request.data))));
+    msg.respond(
+      JSON.stringify(okEnvelope(await questions.answer(relayId, holdMs, () => answer(request.data)))),
+    );
   } catch (err) {
     if (err instanceof WireError) {
-      msg.respond(JSON.stringify(errorEnvelope(err.code, err.message)));
+      msg.respond(JSON.stringify(errorEnvelope(err.code, err.message, err.retryable)));
       return;
     }
     logger.error({ err }, "could not relay a sampling request to the client");
@@ -139,6 +220,11 @@ async function answerSampling(msg: Msg, answer: CallRelaySinks["sampling"], logg
       ),
     );
   }
+}
+
+/** The hold ran out before the caller answered: the connector sends the question again. */
+function isNoAnswerYet(error: unknown): error is WireError {
+  return error instanceof WireError && error.code === "timeout" && error.retryable === true;
 }
 
 /** The message's JSON body; undefined when it is not JSON (the schema then rejects it). */

@@ -30,7 +30,7 @@ export function dispatchClient(bus: Bus, subjects: Subjects, callTimeoutMs: numb
             timeoutMs,
             record: watchedRecord(calls, request.callId),
           }),
-        { timeoutMs: callTimeoutMs, callId: request.callId },
+        { timeoutMs: callTimeoutMs, what: `call ${request.callId}` },
       ),
   };
 }

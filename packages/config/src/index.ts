@@ -93,3 +93,4 @@ export {
 } from "./tables.js";
 export type { ConfigSource, ToolbusConfig } from "./toolbus-config.js";
 export { type ParseOptions, parseToolbusToml } from "./toolbus-toml.js";
+export { VIEW_NAME_PATTERN, type ViewConfig } from "./views.js";

@@ -17,6 +17,11 @@ export interface EnvVarSpec {
 
 export interface McpToolConfig {
   approvalMode?: ApprovalMode;
+  /**
+   * OAuth scopes a caller's access token must hold to call the tool; a call without them is
+   * refused with 403 and the step-up challenge naming them.
+   */
+  scopes?: string[];
 }
 
 export interface McpServerCommon {

@@ -5,6 +5,7 @@ import { secondsToMs } from "./mcp-server.js";
 import { type OAuthConfig, OAuthTable, PublicUrl } from "./oauth.js";
 import { type SignInConfig, SignInTable, signInTransportProblem } from "./signin.js";
 import { RunAs, Sandbox } from "./toml-server.js";
+import { ViewsTable } from "./views.js";
 
 export interface GatewayConfig {
   /** 0 = any free port. `TOOLBUS_HTTP_PORT` overrides it (see loadToolbusConfig). */
@@ -392,10 +393,11 @@ export const TablesSchema = z.strictObject({
   approvals: ApprovalsTable.prefault({}),
   memory: MemoryTable.prefault({}),
   bus: BusTable.prefault({}),
+  views: ViewsTable,
 });
 export type Tables = Omit<z.output<typeof TablesSchema>, "mcp_servers">;
 
 export function defaultTables(): Tables {
-  const { gateway, catalog, approvals, memory, bus } = TablesSchema.parse({});
-  return { gateway, catalog, approvals, memory, bus };
+  const { gateway, catalog, approvals, memory, bus, views } = TablesSchema.parse({});
+  return { gateway, catalog, approvals, memory, bus, views };
 }

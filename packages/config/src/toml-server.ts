@@ -79,7 +79,21 @@ const RawServerSchema = z.strictObject({
   enabled_tools: StringList.optional(),
   disabled_tools: StringList.optional(),
   default_tools_approval_mode: ApprovalModeSchema.optional(),
-  tools: z.record(z.string(), z.strictObject({ approval_mode: ApprovalModeSchema.optional() })).optional(),
+  tools: z
+    .record(
+      z.string(),
+      z.strictObject({
+        approval_mode: ApprovalModeSchema.optional(),
+        scopes: z
+          .array(
+            z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, {
+              error: "must be an OAuth scope (printable ASCII, no space, quote or backslash)",
+            }),
+          )
+          .optional(),
+      }),
+    )
+    .optional(),
   supports_parallel_tool_calls: z.boolean().optional(),
   environment_id: z
     .string()
@@ -209,7 +223,10 @@ function normalize(name: string, transport: McpTransport, raw: RawServer): McpSe
     tools: Object.fromEntries(
       Object.entries(raw.tools ?? {}).map(([tool, c]): [string, McpToolConfig] => [
         tool,
-        c.approval_mode === undefined ? {} : { approvalMode: c.approval_mode },
+        {
+          ...(c.approval_mode === undefined ? {} : { approvalMode: c.approval_mode }),
+          ...(c.scopes === undefined ? {} : { scopes: [...c.scopes] }),
+        },
       ]),
     ),
     supportsParallelToolCalls: raw.supports_parallel_tool_calls ?? false,

@@ -1,6 +1,7 @@
 /** The one config object every service reads, and how it is sealed once built. */
 import type { McpServerConfig } from "./mcp-server.js";
 import type { ApprovalsConfig, BusConfig, CatalogConfig, GatewayConfig, MemoryConfig } from "./tables.js";
+import type { ViewConfig } from "./views.js";
 
 /** Where the config came from, for the start-up log line. */
 export type ConfigSource = { kind: "file"; path: string; format: "toml" | "mcp_json" } | { kind: "demo" };
@@ -14,6 +15,8 @@ export interface ToolbusConfig {
   approvals: ApprovalsConfig;
   memory: MemoryConfig;
   bus: BusConfig;
+  /** `[views.<name>]`, by name: the catalog views served at `/mcp/<name>`. */
+  views: Record<string, ViewConfig>;
 }
 
 /** Freezes the whole tree: a service that tries to change its config at run time fails loudly. */

@@ -38,10 +38,25 @@ export function parseToolbusToml(text: string, { path }: ParseOptions): ToolbusC
 
   const tables = TablesSchema.safeParse(document, { error: configErrorMap("a table") });
   if (!tables.success) problems.push(...issuesToProblems(tables.error.issues, []));
-  else problems.push(...prefixListProblems(tables.data.catalog, rawServers));
+  else {
+    problems.push(...prefixListProblems(tables.data.catalog, rawServers));
+    for (const view of Object.values(tables.data.views)) {
+      for (const [index, server] of view.servers.entries()) {
+        // A plain name (no glob) that names no server is a typo that would hide every tool.
+        if (!/[*?[\]{}!]/.test(server) && !servers.some(([name]) => name === server)) {
+          problems.push(
+            problem(
+              ["views", view.name, "servers", String(index)],
+              `names no configured server (${JSON.stringify(server)}); the servers are ${servers.map(([name]) => name).join(", ") || "none"}`,
+            ),
+          );
+        }
+      }
+    }
+  }
 
   if (problems.length > 0 || !tables.success) throw new ConfigFileError(path, problems);
-  const { gateway, catalog, approvals, memory, bus } = tables.data;
+  const { gateway, catalog, approvals, memory, bus, views } = tables.data;
   const { hooksPath } = approvals;
   const { serversDir } = catalog;
   return sealConfig({
@@ -58,6 +73,7 @@ export function parseToolbusToml(text: string, { path }: ParseOptions): ToolbusC
     },
     memory,
     bus,
+    views,
   });
 }
 

@@ -118,6 +118,7 @@ describe(".mcp.json (Claude Desktop, Claude Code, Cursor)", () => {
       approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16, selfApprove: false },
       memory: { batchSize: 500, maxDeliveries: 5, redeliveryDelayMs: 1_000, ackWaitMs: 30_000 },
       bus: DEFAULT_BUS_CONFIG,
+      views: {},
     });
   });
 

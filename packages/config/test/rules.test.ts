@@ -183,6 +183,7 @@ describe("the built-in demo config", () => {
       approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16, selfApprove: false },
       memory: { batchSize: 500, maxDeliveries: 5, redeliveryDelayMs: 1_000, ackWaitMs: 30_000 },
       bus: DEFAULT_BUS_CONFIG,
+      views: {},
     });
   });
 });

@@ -37,6 +37,7 @@ const defaults: ToolbusConfig = {
     largeRepliesInFlightBytes: 32 * 1024 * 1024,
     maxReplyBytes: 16 * 1024 * 1024,
   },
+  views: {},
 };
 
 describe("[catalog] keys for stdio servers", () => {
@@ -303,5 +304,34 @@ port = -1
         "  /etc/toolbus/toolbus.toml: gateway.port: must be a port from 0 to 65535",
       ].join("\n"),
     );
+  });
+});
+
+describe("[views.<name>]", () => {
+  it("reads each view with its servers, tools and groups; defaults take everything, for everyone", () => {
+    const { views } = parse(
+      '[mcp_servers.github]\ncommand = "gh"\n\n[views.readonly]\nservers = ["github"]\ntools = ["get_*", "list_*"]\ngroups = ["eng"]\n\n[views.all]\n',
+    );
+    expect(views).toEqual({
+      readonly: { name: "readonly", servers: ["github"], tools: ["get_*", "list_*"], groups: ["eng"] },
+      all: { name: "all", servers: ["*"], tools: ["*"], groups: [] },
+    });
+  });
+
+  it("refuses a view name that is no URL segment, and a plain server name that is not configured", () => {
+    expect(() => parse('[views."a/b"]\n')).toThrow(/URL path segment/);
+    expect(() => parse('[mcp_servers.github]\ncommand = "gh"\n\n[views.x]\nservers = ["gihtub"]\n')).toThrow(
+      /views\.x\.servers\.0.*names no configured server \("gihtub"\); the servers are github/,
+    );
+  });
+
+  it("reads the scopes a tool requires", () => {
+    const { mcpServers } = parse(
+      '[mcp_servers.github]\ncommand = "gh"\n\n[mcp_servers.github.tools.delete_repo]\nscopes = ["repo:admin"]\n',
+    );
+    expect(mcpServers.github?.tools).toEqual({ delete_repo: { scopes: ["repo:admin"] } });
+    expect(() =>
+      parse('[mcp_servers.github]\ncommand = "gh"\n\n[mcp_servers.github.tools.x]\nscopes = ["a b"]\n'),
+    ).toThrow(/must be an OAuth scope/);
   });
 });

@@ -6,6 +6,7 @@ import { type Bus, type Logger, type ServiceDefinition, setLargeRepliesInFlightB
 import { createSubjects, type Subjects, TOOLBUS_VERSION } from "@toolbus/protocol";
 import type { FastifyPluginAsync } from "fastify";
 import { type GatewayServiceSettings, readGatewaySettings } from "./config.js";
+import { toolScopesOf } from "./core/views.js";
 import { type GatewayService, SERVICE_NAME, startGatewayService } from "./gateway-service.js";
 
 /** What a process that runs the gateway in-process may add. */
@@ -35,6 +36,8 @@ export const gatewayDefinition: ServiceDefinition<
       principals: settings.principals,
       limits: settings.limits,
       selfApprove: settings.config.approvals.selfApprove,
+      views: Object.values(settings.config.views),
+      toolScopes: toolScopesOf(settings.config.mcpServers),
       version: TOOLBUS_VERSION,
       ...(host?.plugins ? { plugins: host.plugins({ bus: own, subjects, logger }) } : {}),
     });

@@ -13,6 +13,7 @@ import {
   type GatewayPrincipal,
   resolveIntrospectionSecret,
   resolveSignInSecrets,
+  type ViewConfig,
 } from "@toolbus/config";
 import {
   type BrowserSignIn,
@@ -31,7 +32,7 @@ import { eventsSse } from "./adapters/http/events-sse.js";
 import { buildHttpApp } from "./adapters/http/http-app.js";
 import { openApi } from "./adapters/http/openapi.js";
 import { restApi } from "./adapters/http/rest-api.js";
-import { SessionRegistry } from "./adapters/mcp/session-registry.js";
+import { SessionRegistry, type ViewSessionDeps } from "./adapters/mcp/session-registry.js";
 import { approvalsClient } from "./adapters/nats/approvals-client.js";
 import { busHealth } from "./adapters/nats/bus-health.js";
 import { callRelayListener } from "./adapters/nats/call-relay.js";
@@ -40,6 +41,14 @@ import { CatalogView } from "./adapters/nats/catalog-view.js";
 import { openSessionStore } from "./adapters/nats/session-store.js";
 import { dispatchClient, promptsClient, resourcesClient } from "./adapters/nats/toolbus-clients.js";
 import { GATEWAY_INTRO } from "./core/gateway-instructions.js";
+import {
+  compileView,
+  MCP_PATH,
+  missingScopes,
+  requiredScopes,
+  type ToolScopes,
+  viewPorts,
+} from "./core/views.js";
 import { promptHandlers } from "./handlers/prompts.js";
 import { resourceHandlers } from "./handlers/resources.js";
 import { gatewayRecorder } from "./metrics.js";
@@ -117,6 +126,10 @@ export interface GatewayServiceDeps {
   limits?: Partial<GatewayLimits>;
   /** `[approvals] self_approve`: whether a caller may answer its own call's approval. */
   selfApprove?: boolean;
+  /** `[views.<name>]`: the catalog views served at `/mcp/<name>`. */
+  views?: readonly ViewConfig[];
+  /** `[mcp_servers.<s>.tools.<t>] scopes`: by server, then raw tool name. */
+  toolScopes?: ToolScopes;
   version?: string;
   /**
    * More routes on the same port (the approvals inbox and its API in the all-in-one process);
@@ -189,17 +202,43 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     prompts: promptsClient(bus, subjects, limits.resourceTimeoutMs),
     newCallId: () => `gw-${randomUUID()}`,
   };
-  const prompts = promptHandlers({
-    prompts: ports.prompts,
-    resources: ports.resources,
-    naming: deps.gateway.naming,
-    directoryTtlMs: 30_000,
-    now: () => Date.now(),
+  const handlersOf = (of: GatewayPorts) => ({
+    resources: resourceHandlers({
+      resources: of.resources,
+      directoryTtlMs: 30_000,
+      now: () => Date.now(),
+      warn: (dropped) => logger.warn({ server: dropped.server, count: dropped.count }, dropped.message),
+    }),
+    prompts: promptHandlers({
+      prompts: of.prompts,
+      resources: of.resources,
+      naming: deps.gateway.naming,
+      directoryTtlMs: 30_000,
+      now: () => Date.now(),
+    }),
   });
+  const { resources, prompts } = handlersOf(ports);
+  const views = new Map((deps.views ?? []).map((config) => [config.name, compileView(config)]));
+  const instructions = async () => (catalog.loaded ? (await catalog.current()).instructions : GATEWAY_INTRO);
+  const viewSessions = new Map(
+    [...views.values()].map((view): [string, ViewSessionDeps] => {
+      const viewed = viewPorts(ports, view);
+      return [
+        view.name,
+        // Every server's instructions would tell of servers the view leaves out.
+        {
+          ports: viewed,
+          ...handlersOf(viewed),
+          instructions: view.everyServer ? instructions : async () => GATEWAY_INTRO,
+        },
+      ];
+    }),
+  );
   // A server's prompts changed: names are listed again, and every session is told.
   const promptsChanged = bus.nc.subscribe(subjects.promptsEvent, {
     callback: () => {
       prompts.invalidate();
+      for (const view of viewSessions.values()) view.prompts.invalidate();
       registry?.notifyPromptListChanged();
     },
   });
@@ -212,22 +251,18 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
   registry = new SessionRegistry({
     session: {
       ports,
-      resources: resourceHandlers({
-        resources: ports.resources,
-        directoryTtlMs: 30_000,
-        now: () => Date.now(),
-        warn: (dropped) => logger.warn({ server: dropped.server, count: dropped.count }, dropped.message),
-      }),
+      resources,
       prompts,
       logger,
       serverInfo: { name: "toolbus", version },
       // Every server's instructions as the catalog holds them when the session starts (an
       // initialize never waits for the catalog: before it loads, only the gateway's own line).
-      instructions: async () => (catalog.loaded ? (await catalog.current()).instructions : GATEWAY_INTRO),
+      instructions,
       answerTimeoutMs: limits.answerTimeoutMs,
       elicitApprovals: edge.elicitApprovals,
       selfApprove: deps.selfApprove ?? false,
     },
+    views: viewSessions,
     store,
     logger,
     idleTtlMs: limits.sessionIdleTtlMs,
@@ -249,6 +284,13 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     maxBatchSize: edge.maxBatchSize,
     bodyLimitBytes: limits.bodyLimitBytes,
     readiness: () => ({ bus: health.connected(), catalog: catalog.loaded }),
+    views,
+    scopesFor: async (tool, view, principal) => {
+      const state = await catalog.current();
+      const entry = (view ? view.catalog(state) : state).table.resolve(tool);
+      const required = entry === undefined ? [] : requiredScopes(deps.toolScopes, entry);
+      return { required, missing: missingScopes(required, principal) };
+    },
   });
   metrics.countRequests(app);
   // REST, SSE, OpenAPI and the console beside /mcp, behind the same host and token checks.
@@ -321,7 +363,8 @@ function oauthResourceServer(deps: GatewayServiceDeps): OAuthResourceServer | un
   }
   return createOAuthResourceServer({
     config,
-    resourcePaths: ["/mcp"],
+    // Each view is a resource of its own (its own audience): a token for one is refused on another.
+    resourcePaths: [...(deps.views ?? []).map((view) => `${MCP_PATH}/${view.name}`), MCP_PATH],
     ...(introspectionSecret === undefined ? {} : { introspectionSecret }),
     ...(deps.limits?.oauth ? { limits: deps.limits.oauth } : {}),
   });

@@ -5,6 +5,7 @@
  * in the NATS KV bucket `<prefix>_gateway_sessions`; a replica that does not hold a session
  * rebuilds it from this.
  */
+import { VIEW_NAME_PATTERN } from "@toolbus/config";
 import { LoggingLevel, MAX_ID_LENGTH } from "@toolbus/protocol";
 import { z } from "zod";
 import { MAX_SESSION_THREADS } from "./session-threads.js";
@@ -20,6 +21,8 @@ export const SessionRecordSchema = z.object({
   createdAt: z.string(),
   /** Who started the session (the token's principal): only they may use it. Absent: `anonymous`. */
   principal: z.string().min(1).optional(),
+  /** The view it was started on (`/mcp/<view>`): it serves that view alone. Absent: `/mcp`. */
+  view: z.string().regex(VIEW_NAME_PATTERN).optional(),
   /** The catalog revision of the client's last `tools/list`: calls are checked against it. */
   listedRevision: z.int().nonnegative().optional(),
   logLevel: z.enum(LoggingLevel).optional(),

@@ -173,7 +173,9 @@ export class Stack {
 
   /** A gateway on this stack's prefix, listening on a free port, with its own bus connection. */
   async gateway(
-    options: Partial<Pick<GatewayServiceDeps, "principals" | "limits" | "plugins" | "env">> &
+    options: Partial<
+      Pick<GatewayServiceDeps, "principals" | "limits" | "plugins" | "env" | "views" | "toolScopes">
+    > &
       Partial<GatewayServiceDeps["gateway"]> & {
         /** Bare tokens: admins, as a bare token in tokens_env is. */
         tokens?: readonly string[];
@@ -218,6 +220,8 @@ export class Stack {
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.plugins ? { plugins: options.plugins } : {}),
       ...(options.env ? { env: options.env } : {}),
+      ...(options.views ? { views: options.views } : {}),
+      ...(options.toolScopes ? { toolScopes: options.toolScopes } : {}),
     });
     this.gateways.push(gateway);
     await eventually("the gateway to load the catalog", () => (gateway.ready() ? true : undefined));

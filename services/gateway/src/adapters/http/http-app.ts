@@ -21,11 +21,14 @@ import type { GatewayPrincipal } from "@toolbus/config";
 import {
   ANONYMOUS,
   type BrowserSignIn,
+  bearerChallenge,
   installHttpGuard,
   installProbes,
+  metadataUrl,
   type OAuthResourceServer,
   type Principal,
   principalOf,
+  requestOrigin,
   routeAccess,
   type StreamLimits,
   takeStreamSlot,
@@ -39,6 +42,7 @@ import Fastify, {
 } from "fastify";
 import { JsonRpcCode, jsonRpcError } from "../../core/jsonrpc-errors.js";
 import { type EdgeRefusal, headerRefusal, sessionNotFound } from "../../core/streamable-http.js";
+import { type GatewayView, MCP_PATH } from "../../core/views.js";
 import type { McpSession } from "../mcp/mcp-session.js";
 import { ClientSessionsFull, type SessionRegistry, SessionsFull } from "../mcp/session-registry.js";
 
@@ -61,6 +65,17 @@ export interface HttpAppDeps {
   bodyLimitBytes: number;
   /** What `/readyz` reports. */
   readiness(): { bus: boolean; catalog: boolean };
+  /** `[views.<name>]`, by name, served at `/mcp/<name>`. */
+  views?: ReadonlyMap<string, GatewayView>;
+  /**
+   * The scopes a call of the tool MCP clients know as `tool` (in `view`) requires, and those of
+   * them `principal` lacks: a call lacking any is refused with 403 and the step-up challenge.
+   */
+  scopesFor?(
+    tool: string,
+    view: GatewayView | undefined,
+    principal: Principal,
+  ): Promise<{ required: readonly string[]; missing: readonly string[] }>;
 }
 
 export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
@@ -100,13 +115,47 @@ export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
 
   installProbes(app, deps.readiness);
 
-  app.all("/mcp", routeAccess("call"), (request, reply) => handleMcp(request, reply, deps));
+  app.all(MCP_PATH, routeAccess("call"), (request, reply) => handleMcp(request, reply, deps, undefined));
+  app.all<{ Params: { view: string } }>(`${MCP_PATH}/:view`, routeAccess("call"), (request, reply) => {
+    const view = deps.views?.get(request.params.view);
+    if (view === undefined) {
+      const known = [...(deps.views?.keys() ?? [])].map((name) => `${MCP_PATH}/${name}`);
+      return reply
+        .code(404)
+        .send(
+          jsonRpcError(
+            JsonRpcCode.serverError,
+            `Not Found: no view is named ${JSON.stringify(request.params.view)}; the MCP endpoints are ${[MCP_PATH, ...known].join(", ")}`,
+          ),
+        );
+    }
+    return handleMcp(request, reply, deps, view);
+  });
   return app;
 }
 
-async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: HttpAppDeps): Promise<unknown> {
+async function handleMcp(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: HttpAppDeps,
+  view: GatewayView | undefined,
+): Promise<unknown> {
   const { registry, logger } = deps;
   const principal: Principal = principalOf(request) ?? ANONYMOUS;
+  if (view !== undefined && !view.admits(principal)) {
+    logger.info(
+      { principal: principal.name, view: view.name },
+      "refused a view to a principal outside its groups",
+    );
+    return reply
+      .code(403)
+      .send(
+        jsonRpcError(
+          JsonRpcCode.serverError,
+          `Forbidden: ${view.path} is for members of its groups, and ${principal.name} is not one; use ${MCP_PATH} or ask an admin to add you`,
+        ),
+      );
+  }
   const method = request.method;
   if (method !== "POST" && method !== "GET" && method !== "DELETE") {
     return reply
@@ -159,7 +208,7 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
           );
       }
       try {
-        session = await registry.create(init.params, principal.name);
+        session = await registry.create(init.params, principal.name, view?.name);
         created = true;
       } catch (error) {
         return noRoom(error, reply, principal, logger);
@@ -185,11 +234,23 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
     }
     // Another principal's session is as unknown as one that never existed.
     try {
-      session = await registry.find(sessionId, principal.name);
+      session = await registry.find(sessionId, principal.name, view?.name);
     } catch (error) {
       return noRoom(error, reply, principal, logger);
     }
     if (!session) return refuse(reply, sessionNotFound);
+  }
+
+  // A tool that requires scopes the token lacks: 403 with the step-up challenge (the spec's
+  // scope rules), answered at the HTTP level so the client can sign in again asking for them.
+  if (deps.scopesFor) {
+    for (const message of messages) {
+      if (!("method" in message) || message.method !== "tools/call") continue;
+      const name = (message.params as { name?: unknown } | undefined)?.name;
+      if (typeof name !== "string") continue;
+      const { required, missing } = await deps.scopesFor(name, view, principal);
+      if (missing.length > 0) return insufficientScope(request, reply, deps, view, name, required, missing);
+    }
   }
 
   const body = request.body;
@@ -239,6 +300,38 @@ async function handleMcp(request: FastifyRequest, reply: FastifyReply, deps: Htt
     }
   }
   return reply;
+}
+
+function insufficientScope(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: HttpAppDeps,
+  view: GatewayView | undefined,
+  tool: string,
+  required: readonly string[],
+  missing: readonly string[],
+): FastifyReply {
+  const origin = requestOrigin(deps.publicUrl, request.headers.host);
+  const path = view?.path ?? MCP_PATH;
+  reply.header(
+    "www-authenticate",
+    bearerChallenge({
+      ...(origin === undefined || deps.oauth === undefined
+        ? {}
+        : { resourceMetadata: metadataUrl(origin, path) }),
+      scopes: required,
+      error: "insufficient_scope",
+      errorDescription: `${tool} requires the scope(s) ${missing.join(" ")}`,
+    }),
+  );
+  return reply
+    .code(403)
+    .send(
+      jsonRpcError(
+        JsonRpcCode.serverError,
+        `Forbidden: the tool ${tool} requires the scope(s) ${missing.join(", ")}, which this access token does not hold; sign in again asking for ${required.join(" ")}`,
+      ),
+    );
 }
 
 function refuse(reply: FastifyReply, refusal: EdgeRefusal): FastifyReply {

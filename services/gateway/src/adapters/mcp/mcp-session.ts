@@ -98,6 +98,8 @@ export class McpSession implements SessionStatePort {
   record: SessionRecord | undefined;
   /** Who started the session (a principal name): only they may use it, and they answer its approvals. */
   readonly principal: string;
+  /** The view it serves (`/mcp/<view>`); undefined: the default view, `/mcp`. */
+  readonly view: string | undefined;
   /** Milliseconds (monotonic) of the last request; idle sessions expire. */
   lastSeen = 0;
   /** Responses being written (an open SSE stream keeps a session alive). */
@@ -112,11 +114,13 @@ export class McpSession implements SessionStatePort {
   private constructor(
     deps: McpSessionDeps,
     principal: string,
+    view: string | undefined,
     sessionId: () => string,
     init?: { params: InitializeRequest["params"]; instructions: string },
   ) {
     this.#deps = deps;
     this.principal = principal;
+    this.view = view;
     this.server = new Server(deps.serverInfo, {
       capabilities: {
         tools: { listChanged: true },
@@ -140,6 +144,7 @@ export class McpSession implements SessionStatePort {
           clientInfo: init.params.clientInfo,
           createdAt: new Date().toISOString(),
           principal,
+          ...(view === undefined ? {} : { view }),
         };
         deps.onRecord(this, this.record);
       },
@@ -155,8 +160,9 @@ export class McpSession implements SessionStatePort {
     deps: McpSessionDeps,
     init: InitializeRequest["params"],
     principal: string,
+    view?: string,
   ): Promise<McpSession> {
-    const session = new McpSession(deps, principal, () => randomUUID(), {
+    const session = new McpSession(deps, principal, view, () => randomUUID(), {
       params: init,
       instructions: await deps.instructions(),
     });
@@ -166,7 +172,12 @@ export class McpSession implements SessionStatePort {
 
   /** The session a record describes, rebuilt by replaying its initialize handshake into its server. */
   static async restore(deps: McpSessionDeps, record: SessionRecord): Promise<McpSession> {
-    const session = new McpSession(deps, record.principal ?? ANONYMOUS.name, () => record.sessionId);
+    const session = new McpSession(
+      deps,
+      record.principal ?? ANONYMOUS.name,
+      record.view,
+      () => record.sessionId,
+    );
     await session.server.connect(session.transport);
     session.transport.resume(record.sessionId);
     // Answered before the client's next request reaches the server: it sets the client's capabilities.

@@ -19,6 +19,8 @@ import { McpSession, type McpSessionDeps } from "./mcp-session.js";
 
 export interface SessionRegistryOptions {
   session: Omit<McpSessionDeps, "onRecord" | "onEnded" | "onClosed" | "isSession" | "claimThread">;
+  /** What a session of each view (`/mcp/<view>`) uses instead: its part of the catalog, resources and prompts. */
+  views?: ReadonlyMap<string, ViewSessionDeps>;
   store: SessionStore;
   logger: Logger;
   idleTtlMs: number;
@@ -27,6 +29,8 @@ export interface SessionRegistryOptions {
   maxSessionsPerClient: number;
   now(): number;
 }
+
+export type ViewSessionDeps = Pick<McpSessionDeps, "ports" | "resources" | "prompts" | "instructions">;
 
 /** No room for another session: every held session is busy. */
 export class SessionsFull extends Error {
@@ -93,10 +97,10 @@ export class SessionRegistry {
    * A session for a client's initialize request, owned by `principal`. Throws
    * `ClientSessionsFull` or `SessionsFull` when there is no room.
    */
-  async create(init: InitializeRequest["params"], principal: string): Promise<McpSession> {
+  async create(init: InitializeRequest["params"], principal: string, view?: string): Promise<McpSession> {
     this.#makeRoomFor(principal);
     this.#makeRoom();
-    return McpSession.create(this.#sessionDeps(), init, principal);
+    return McpSession.create(this.#sessionDeps(view), init, principal, view);
   }
 
   /**
@@ -104,9 +108,10 @@ export class SessionRegistry {
    * started it (or this one let it go to make room). Throws `ClientSessionsFull` or
    * `SessionsFull` when a rebuilt one has no room.
    */
-  async find(sessionId: string, principal: string): Promise<McpSession | undefined> {
+  async find(sessionId: string, principal: string, view?: string): Promise<McpSession | undefined> {
     const found = await this.#find(sessionId);
-    return found?.principal === principal ? found : undefined;
+    // A session serves the view it was started on: on another, it is as unknown as any.
+    return found?.principal === principal && found.view === view ? found : undefined;
   }
 
   async #find(sessionId: string): Promise<McpSession | undefined> {
@@ -180,9 +185,10 @@ export class SessionRegistry {
     await Promise.all([...this.#sessions.values()].map((session) => this.#drop(session, "gateway stopping")));
   }
 
-  #sessionDeps(): McpSessionDeps {
+  #sessionDeps(view: string | undefined): McpSessionDeps {
     return {
       ...this.#options.session,
+      ...(view === undefined ? {} : this.#options.views?.get(view)),
       onRecord: (session, record) => this.#onRecord(session, record),
       // Answered once its grants are gone: a client that ended a session finds them ended.
       onEnded: async (session) => {
@@ -243,7 +249,7 @@ export class SessionRegistry {
     if (!record) return undefined;
     this.#makeRoomFor(record.principal ?? ANONYMOUS.name);
     this.#makeRoom();
-    const session = await McpSession.restore(this.#sessionDeps(), record);
+    const session = await McpSession.restore(this.#sessionDeps(record.view), record);
     session.lastSeen = this.#options.now();
     this.#sessions.set(sessionId, session);
     this.#departed.delete(sessionId);

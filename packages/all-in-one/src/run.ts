@@ -3,6 +3,7 @@
  * Postgres come from the environment when given, else from this machine (see local-nats.ts and
  * embedded-postgres.ts). Ctrl-C stops everything in reverse order.
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { approvalsDefinition, approvalsHttpOverBus, buildApprovalsHttp } from "@toolbus/approvals";
@@ -10,8 +11,10 @@ import {
   type Bus,
   type CommonSettings,
   ConfigError,
+  chooseLogFormat,
   connectBus,
   createLogger,
+  type LogFormat,
   type Logger,
   maskUrl,
   projectStateDir,
@@ -29,7 +32,7 @@ import { dispatcherDefinition } from "@toolbus/dispatcher";
 import { gatewayDefinition } from "@toolbus/gateway";
 import { memoryDefinition } from "@toolbus/memory";
 import { createSubjects, type Identity, identityOf, TOOLBUS_VERSION } from "@toolbus/protocol";
-import { configLine, failedLines } from "./core/banner.js";
+import { configLine, failedLines, startingSteps } from "./core/banner.js";
 import { ensureDatabase } from "./embedded-postgres.js";
 import { forgetServers } from "./forget-servers.js";
 import { ensurePortFree } from "./http-port.js";
@@ -42,6 +45,8 @@ export interface AllInOneOptions {
   env: NodeJS.ProcessEnv;
   cwd: string;
   logger?: Logger;
+  /** How the services log when no `logger` is given (`--log-format`); default LOG_FORMAT, else by terminal. */
+  logFormat?: LogFormat;
   /** Where URLs are announced; default stdout. */
   announce?: (line: string) => void;
 }
@@ -66,11 +71,13 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   const gatewaySettings = await gatewayDefinition.readSettings(source);
   // LOG_LEVEL and TOOLBUS_PREFIX, which every service reads the same way.
   const { logLevel: level, prefix, config } = catalogSettings;
-  const logger = options.logger ?? createLogger({ service: "toolbus", version: TOOLBUS_VERSION, level });
+  const format = options.logFormat === undefined ? {} : { format: options.logFormat };
+  const logger =
+    options.logger ?? createLogger({ service: "toolbus", version: TOOLBUS_VERSION, level, ...format });
   // Each service logs as itself (a child would repeat the `service` key in every line).
   const loggerOf = (service: string): Logger =>
     options.logger?.child({ component: service }) ??
-    createLogger({ service, version: TOOLBUS_VERSION, level });
+    createLogger({ service, version: TOOLBUS_VERSION, level, ...format });
   const stops: Array<[string, () => Promise<void>]> = [];
   const stop = async () => {
     for (const [name, close] of stops.reverse()) {
@@ -79,6 +86,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       );
     }
   };
+  const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
   try {
     await ensurePortFree(gatewaySettings.edge.host, gatewaySettings.edge.port);
     const givenDatabase = secretFromEnv(env, "DATABASE_URL");
@@ -86,6 +94,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     // Data in the project; secrets (the CLI's seed, the database socket) in its private state dir.
     const dataDir = join(cwd, ".toolbus");
     const stateDir = projectStateDir(cwd, env);
+    if (!env.NATS_URL) announce(startingSteps.nats);
     const nats = await ensureNats({
       ...(env.NATS_URL ? { url: env.NATS_URL } : {}),
       ...(env.NATS_IDENTITIES_DIR ? { identitiesDir: env.NATS_IDENTITIES_DIR } : {}),
@@ -98,6 +107,8 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     stops.push(["nats", nats.stop]);
     if (nats.started)
       logger.info({ url: maskUrl(nats.url) }, "started a local nats-server with generated identities");
+    const embedded = givenDatabase.state !== "set" || givenDatabase.value === "";
+    if (embedded) announce(startingSteps.database(existsSync(join(dataDir, "pglite"))));
     const database = await ensureDatabase({
       ...(givenDatabase.state === "set" && givenDatabase.value !== "" ? { url: givenDatabase.value } : {}),
       dataDir: join(dataDir, "pglite"),
@@ -150,6 +161,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       return service;
     };
 
+    announce(startingSteps.servers(Object.keys(config.mcpServers)));
     const catalog = await start(catalogDefinition, catalogSettings, env);
     stops.push(["catalog", () => catalog.stop()]);
     const approvals = await start(
@@ -179,7 +191,6 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       if (problem !== undefined) throw new Error(problem);
     }
     const summary = await catalog.startup;
-    const announce = options.announce ?? ((line: string) => process.stdout.write(`${line}\n`));
     announce(`toolbus is running (${summary.ready.length} server(s) ready, ${summary.failed.length} failed)`);
     announce(configLine(config.source));
     for (const line of failedLines(summary)) announce(line);
@@ -222,6 +233,8 @@ export async function runAllInOne(options: {
   env: NodeJS.ProcessEnv;
   signal: AbortSignal;
   json?: boolean;
+  /** `--log-format`: pretty or json; default LOG_FORMAT, else pretty on a terminal. */
+  logFormat?: string;
 }): Promise<number> {
   const failed = (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
@@ -243,7 +256,13 @@ export async function runAllInOne(options: {
   }
   let toolbus: AllInOne;
   try {
+    const logFormat = chooseLogFormat({
+      flag: options.logFormat,
+      env: options.env.LOG_FORMAT,
+      isTty: process.stdout.isTTY === true,
+    });
     toolbus = await startAllInOne({
+      logFormat,
       ...(options.configPath ? { configPath: options.configPath } : {}),
       env: options.env,
       cwd: process.cwd(),
@@ -251,7 +270,7 @@ export async function runAllInOne(options: {
   } catch (error) {
     failed(error);
     await stopTelemetry();
-    return error instanceof SetupError ? 2 : 1;
+    return error instanceof SetupError || error instanceof ConfigError ? 2 : 1;
   }
   if (!options.signal.aborted) {
     await new Promise((resolve) => options.signal.addEventListener("abort", resolve, { once: true }));

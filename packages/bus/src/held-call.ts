@@ -47,6 +47,17 @@ export async function heldCall<T>(
 }
 
 /**
+ * A held request's "no answer yet" (a retryable `timeout` on the wire): routine while a human
+ * takes their time, so it is logged at debug, not as a failure every hold.
+ */
+export class NoAnswerYet extends WireError {
+  constructor(message: string) {
+    super("timeout", message, { retryable: true });
+    this.name = "NoAnswerYet";
+  }
+}
+
+/**
  * The responder's side: `answer`, or — when it has none within `holdMs` — a retryable `timeout`
  * saying `noAnswerYet`, while the work goes on for the requester's next send to join.
  */
@@ -58,7 +69,7 @@ export function answerWithin<T>(
   if (holdMs === undefined) return answer;
   let timer: NodeJS.Timeout | undefined;
   const held = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new WireError("timeout", noAnswerYet, { retryable: true })), holdMs);
+    timer = setTimeout(() => reject(new NoAnswerYet(noAnswerYet)), holdMs);
   });
   return Promise.race([answer, held]).finally(() => clearTimeout(timer));
 }

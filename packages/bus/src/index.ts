@@ -49,7 +49,7 @@ export {
 export { renderAuthConf } from "./core/nats-auth-conf.js";
 export { type StreamLimits, streamLimitFields } from "./core/stream-limits.js";
 export type { EventLossReason, PublishEventOptions } from "./events.js";
-export { answerWithin, HOLD_GRACE_MS, heldCall } from "./held-call.js";
+export { answerWithin, HOLD_GRACE_MS, heldCall, NoAnswerYet } from "./held-call.js";
 export { followKv, type KvChange, type KvFollowing } from "./kv-follow.js";
 export { type LargeReplyOptions, largeReplyOptions } from "./large-replies.js";
 export {
@@ -59,6 +59,7 @@ export {
   setLargeRepliesInFlightBytes,
 } from "./large-reply-budget.js";
 export { ensurePrivateDir, projectStateDir, writePrivateFile } from "./local-state.js";
+export { chooseLogFormat, LOG_FORMATS, type LogFormat } from "./log-format.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger.js";
 export {
   type AttributesOf,

@@ -1,9 +1,23 @@
 /**
- * What `pnpm start` tells a person once toolbus runs: the configuration in use, each server that
- * failed with its error and what to do, and where everything is.
+ * What `pnpm start` tells a person: what it is doing while it starts (the first start takes a
+ * while), then, once toolbus runs, the configuration in use, each server that failed with its
+ * error and what to do, and where everything is.
  */
 import type { ConfigSource } from "@toolbus/config";
 import type { StartupCompleteEvent } from "@toolbus/protocol";
+
+/** The steps of a start a person waits for, each said before it begins. */
+export const startingSteps = {
+  nats: "starting its own NATS (nats-server, loopback only, with credentials)…",
+  database: (created: boolean) =>
+    created
+      ? "opening the embedded Postgres in .toolbus/pglite…"
+      : "creating the embedded Postgres in .toolbus/pglite (only the first start; about 20 s)…",
+  servers: (names: readonly string[]) =>
+    names.length === 0
+      ? "starting toolbus's services (no MCP server is configured)…"
+      : `starting toolbus's services and ${names.length} MCP server(s): ${names.join(", ")}…`,
+};
 
 /** The configuration line: the file in use, or the demo and how to use one's own. */
 export function configLine(source: ConfigSource): string {

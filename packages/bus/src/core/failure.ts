@@ -4,8 +4,9 @@
  * reader an error id to find the cause in the logs.
  */
 import { type Envelope, type ErrorCode, errorEnvelope, WireError } from "@toolbus/protocol";
+import { NoAnswerYet } from "../held-call.js";
 
-export type LogLevel = "info" | "warn" | "error";
+export type LogLevel = "debug" | "info" | "warn" | "error";
 
 /**
  * Caller faults at info, a dependency that is down or slow at warn, our own faults at error:
@@ -43,7 +44,8 @@ export function failureOf(
   if (err instanceof WireError && Object.hasOwn(LOG_LEVEL_BY_CODE, err.code)) {
     return {
       envelope: errorEnvelope(err.code, err.message, err.retryable),
-      level: LOG_LEVEL_BY_CODE[err.code],
+      // A held request answered "no answer yet" is the hold working, every few seconds.
+      level: err instanceof NoAnswerYet ? "debug" : LOG_LEVEL_BY_CODE[err.code],
       unexpected: false,
     };
   }

@@ -2,6 +2,7 @@
  * `toolbus start`: hands over to the all-in-one runner. The runner is not a build-time
  * dependency of the CLI (it pulls in every service); it is loaded by name when installed.
  */
+import { ConfigError, chooseLogFormat } from "@toolbus/bus";
 import { ExitCode } from "../core/exit-codes.js";
 import { CliError } from "../core/failure.js";
 import type { CommandContext } from "./context.js";
@@ -16,14 +17,26 @@ export interface AllInOneOptions {
   /** Aborted on Ctrl-C / SIGTERM: stop cleanly. */
   signal: AbortSignal;
   json: boolean;
+  /** `--log-format`. */
+  logFormat?: string;
 }
 export type RunAllInOne = (options: AllInOneOptions) => Promise<number | undefined>;
 
 export async function runStart(ctx: CommandContext): Promise<ExitCode> {
   const runner = await loadRunner();
   const configPath = typeof ctx.options.config === "string" ? ctx.options.config : undefined;
+  const logFormat = ctx.options["log-format"];
+  if (typeof logFormat === "string") {
+    try {
+      chooseLogFormat({ flag: logFormat, isTty: false });
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      throw new CliError({ kind: "usage", command: "start", message: error.problems.join("; ") });
+    }
+  }
   const code = await runner({
     ...(configPath !== undefined ? { configPath } : {}),
+    ...(typeof logFormat === "string" ? { logFormat } : {}),
     env: ctx.terminal.env,
     signal: ctx.signal,
     json: ctx.json,

@@ -76,9 +76,18 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: "start",
     summary: "Run every toolbus service in this process (the all-in-one runner)",
-    usage: ["start [--config <path>]"],
+    usage: ["start [--config <path>] [--log-format pretty|json]"],
     positionals: [],
-    options: [{ name: "config", type: "string", valueName: "path", description: "The toolbus.toml to use" }],
+    options: [
+      { name: "config", type: "string", valueName: "path", description: "The toolbus.toml to use" },
+      {
+        name: "log-format",
+        type: "string",
+        valueName: "format",
+        description:
+          "pretty (one line each; the default on a terminal) or json (the default otherwise; also LOG_FORMAT)",
+      },
+    ],
     details: [
       "Starts the all-in-one runner (NATS, the services, the console and the MCP endpoint) and runs until Ctrl-C.",
       "Approval modes (a server's default_tools_approval_mode, a tool's approval_mode), by either name:",

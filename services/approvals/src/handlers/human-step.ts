@@ -5,7 +5,7 @@
  * given — on any replica, or before a restart — and turn an unanswered request into `timed_out`
  * when its time runs out.
  */
-import type { Logger } from "@toolbus/bus";
+import { type Logger, NoAnswerYet } from "@toolbus/bus";
 import { bindingMismatch, type DecideResult } from "@toolbus/policy";
 import { WireError } from "@toolbus/protocol";
 import { timedOutDecision } from "../core/index.js";
@@ -144,10 +144,8 @@ export async function expireRequest(
 function waitEnded(requestId: string, signal: AbortSignal): WireError {
   const reason: unknown = signal.reason;
   if (reason instanceof DOMException && reason.name === "TimeoutError") {
-    return new WireError(
-      "timeout",
+    return new NoAnswerYet(
       `${requestId} is still waiting for a human; send decide again with the same callId to keep waiting for the same request`,
-      { retryable: true },
     );
   }
   return replicaStopping(requestId);

@@ -17,7 +17,7 @@
  * a send again under the same relayId waits on for the same answer instead of asking again.
  */
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
-import { answerWithin, type Logger } from "@toolbus/bus";
+import { answerWithin, type Logger, NoAnswerYet } from "@toolbus/bus";
 import {
   CallElicitationRequestSchema,
   CallLoggingSchema,
@@ -223,8 +223,8 @@ async function answerSampling(
 }
 
 /** The hold ran out before the caller answered: the connector sends the question again. */
-function isNoAnswerYet(error: unknown): error is WireError {
-  return error instanceof WireError && error.code === "timeout" && error.retryable === true;
+function isNoAnswerYet(error: unknown): error is NoAnswerYet {
+  return error instanceof NoAnswerYet;
 }
 
 /** The message's JSON body; undefined when it is not JSON (the schema then rejects it). */

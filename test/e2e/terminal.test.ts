@@ -1,6 +1,7 @@
 /**
- * Ctrl-C in a real terminal stops everything `toolbus start` started and exits 0, quietly,
- * however it was started. Each run is in a pseudo-terminal (util-linux `script`), and Ctrl-C is
+ * `toolbus start` in a real terminal: it says what it does while it starts, logs one readable
+ * line per event (no JSON; JSON with `--log-format json`), and Ctrl-C stops everything it started
+ * and exits 0, quietly, however it was started. Each run is in a pseudo-terminal (util-linux `script`), and Ctrl-C is
  * the byte a keyboard sends: the terminal delivers SIGINT to the whole foreground group (pnpm,
  * the CLI, a pipe's other end) and pnpm forwards it again, as it does for a user. Before the fix,
  * `pnpm exec toolbus start` took the forwarded copy for a second Ctrl-C and exited 130 leaving
@@ -146,6 +147,61 @@ describe("Ctrl-C in a terminal", () => {
       delete env[name];
     return env;
   }
+
+  it("logs for people: no JSON line, a stdio server's stderr as it wrote it, and the steps of the start", async () => {
+    const ran = await runAndInterrupt(
+      "pnpm exec toolbus start --config toolbus.toml",
+      folder,
+      { ...(await environment()), LOG_LEVEL: "info" },
+      "  Postgres ",
+    );
+    const lines = ran.output.replace(/\r/g, "").split("\n");
+    expect(
+      lines.filter((line) => line.trim().startsWith("{")),
+      ran.output,
+    ).toEqual([]);
+    expect(
+      lines.some((line) => /^\[\d\d:\d\d:\d\d\] INFO: gateway: gateway ready/.test(line)),
+      ran.output,
+    ).toBe(true);
+    // server-everything's own stderr line, after the server's name.
+    expect(ran.output).toContain("everything ▸ Starting default (STDIO) server...");
+    const said = (text: string) => ran.output.indexOf(text);
+    expect(said("starting its own NATS")).toBeGreaterThanOrEqual(0);
+    expect(said("starting toolbus's services and 1 MCP server(s): everything…")).toBeGreaterThan(
+      said("starting its own NATS"),
+    );
+    expect(said("toolbus is running")).toBeGreaterThan(said("starting toolbus's services"));
+    expect(ran.code).toBe(0);
+  }, 180_000);
+
+  it("logs JSON lines with --log-format json, on a terminal too", async () => {
+    const ran = await runAndInterrupt(
+      "pnpm exec toolbus start --config toolbus.toml --log-format json",
+      folder,
+      { ...(await environment()), LOG_LEVEL: "info" },
+      "  Postgres ",
+    );
+    const json = ran.output
+      .replace(/\r/g, "")
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as { msg: string; service: string });
+    expect(json).toContainEqual(expect.objectContaining({ service: "gateway", msg: "gateway ready" }));
+    expect(ran.code).toBe(0);
+  }, 180_000);
+
+  it("refuses a --log-format it does not know, saying which there are", async () => {
+    const ran = await runAndInterrupt(
+      "pnpm exec toolbus start --config toolbus.toml --log-format yaml",
+      folder,
+      await environment(),
+      "never printed",
+    );
+    expect(ran.code).toBe(2);
+    expect(ran.output).toContain("--log-format=yaml is not a log format; use pretty or json");
+    expect(ran.output).toContain("Usage: toolbus start");
+  }, 180_000);
 
   /** What it printed after it began to stop: nothing is what a user should see. */
   const afterStopping = (output: string) => output.split("stopping toolbus…")[1]?.replace(/\r/g, "").trim();

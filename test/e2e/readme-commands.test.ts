@@ -286,21 +286,42 @@ describe("the README's commands, from a fresh clone", () => {
       // On the README's own port: the client snippets name it.
       await expectPortFree(README_PORT);
       schema = await withPgSchema(process.env.DATABASE_URL!, "readme");
-      // Its own process group: Ctrl-C reaches pnpm, node and the nats-server it starts, as in a terminal.
-      toolbus = spawn("sh", ["-c", "bash scripts/setup.sh && pnpm start"], {
-        cwd: clone,
-        // The test's Postgres instead of a PGlite (slower to create); NATS and the port as written.
-        env: { ...env, TOOLBUS_PREFIX: prefix, DATABASE_URL: schema.url },
-        stdio: ["ignore", "pipe", "pipe"],
-        detached: true,
-      });
+      // In a terminal (a pseudo-terminal, util-linux `script`), where Ctrl-C is a key, as a
+      // reader runs it; at the log level a reader has (LOG_LEVEL unset).
+      toolbus = spawn(
+        "script",
+        ["--quiet", "--flush", "--return", "--command", "bash scripts/setup.sh && pnpm start", "/dev/null"],
+        {
+          cwd: clone,
+          // The test's Postgres instead of a PGlite (slower to create); NATS and the port as written.
+          env: {
+            ...env,
+            LOG_LEVEL: undefined,
+            SHELL: "/bin/bash",
+            TOOLBUS_PREFIX: prefix,
+            DATABASE_URL: schema.url,
+          },
+          stdio: ["pipe", "pipe", "pipe"],
+          detached: true,
+        },
+      );
       toolbus.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
       toolbus.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
       await until(() => output.includes("toolbus is running") || toolbus.exitCode !== null, "pnpm start");
     }, 180_000);
 
+    /** The local nats-server's pidfile, beside the CLI's seed the banner names. */
+    const natsPid = (): number | undefined => {
+      const seed = /finds its own in (\S+)\/cli\.nk\)/.exec(output)?.[1];
+      if (seed === undefined || !existsSync(join(seed, "nats.pid"))) return undefined;
+      return (JSON.parse(readFileSync(join(seed, "nats.pid"), "utf8")) as { nats: number }).nats;
+    };
+
     afterAll(async () => {
+      // The terminal's processes end with it (SIGHUP); the nats-server runs in a group of its own.
+      const nats = natsPid();
       if (toolbus?.pid !== undefined && groupAlive(toolbus.pid)) process.kill(-toolbus.pid, "SIGKILL");
+      if (nats !== undefined && groupAlive(nats)) process.kill(nats, "SIGKILL");
       await schema?.drop();
     });
 
@@ -431,13 +452,23 @@ describe("the README's commands, from a fresh clone", () => {
       }
     });
 
-    it("stops cleanly on Ctrl-C, its nats-server and MCP server with it", async () => {
-      // As a terminal's Ctrl-C does: to the whole group (the shell dies of it; toolbus stops).
-      process.kill(-toolbus.pid!, "SIGINT");
-      await until(() => !groupAlive(toolbus.pid!), "every process of the group to end", 30_000);
+    it("shows people lines, no JSON, in the terminal", () => {
+      const lines = output.replace(/\r/g, "").split("\n");
+      expect(lines.filter((line) => line.trim().startsWith("{"))).toEqual([]);
+      expect(lines.some((line) => /^\[\d\d:\d\d:\d\d\] INFO: gateway: gateway ready/.test(line))).toBe(true);
+    });
+
+    it("stops cleanly on Ctrl-C, exit 0, its nats-server and MCP server with it", async () => {
+      const nats = natsPid();
+      expect(nats).toBeDefined();
+      // The key: the terminal sends SIGINT to its foreground group (bash, pnpm, node).
+      toolbus.stdin?.write("\x03");
+      await until(() => toolbus.exitCode !== null, "pnpm start to stop", 30_000);
+      expect(toolbus.exitCode, output).toBe(0);
+      expect(groupAlive(nats!)).toBe(false);
       expect(output).toContain("stopping toolbus…");
       // Quietly: no failure of a part, no reconnect warning, no "[ELIFECYCLE] Command failed" from pnpm.
-      expect(output.split("stopping toolbus…")[1]?.trim()).toBe("");
+      expect(output.split("stopping toolbus…")[1]?.replace(/\r/g, "").trim()).toBe("");
     }, 40_000);
   });
 });

@@ -250,14 +250,16 @@ function connectFailure(error: unknown, access: NatsAccess, shown: string): Erro
   return new Error(`cannot connect to NATS at ${shown}: ${reason}`, { cause: error });
 }
 
-/** Connections their process is closing: their end is the stop a person asked for, not news. */
-const closedOnPurpose = new WeakSet<NatsConnection>();
-
 async function logStatus(nc: NatsConnection, logger: Logger): Promise<void> {
-  for await (const status of nc.status()) logStatusChange(logger, status, closedOnPurpose.has(nc));
+  // Closed by its process (a stop a person asked for) is not news; closed by a failure is.
+  void nc.closed().then((error) => {
+    if (error) logger.error({ err: error }, "NATS connection closed by an error; it will not reconnect");
+    else logger.debug("NATS connection closed");
+  });
+  for await (const status of nc.status()) logStatusChange(logger, status);
 }
 
-function logStatusChange(logger: Logger, status: Status, closing: boolean): void {
+function logStatusChange(logger: Logger, status: Status): void {
   switch (status.type) {
     case "disconnect":
       logger.warn({ server: status.server }, "disconnected from NATS; reconnecting");
@@ -295,8 +297,6 @@ function logStatusChange(logger: Logger, status: Status, closing: boolean): void
       );
       return;
     case "close":
-      if (closing) logger.debug("NATS connection closed");
-      else logger.warn("NATS connection closed, and it will not reconnect");
       return;
     case "forceReconnect":
     case "update":
@@ -504,7 +504,6 @@ class NatsBus implements Bus {
         `${this.pendingEvents} event(s) not acknowledged by JetStream within ${CLOSE_FLUSH_MS / 1000} s of stopping; stopping without them`,
       );
     }
-    closedOnPurpose.add(this.nc);
     if (!this.nc.isClosed()) {
       // A connection that is reconnecting cannot drain; closed instead, it stops trying.
       await this.nc.drain().catch(() => this.nc.close());

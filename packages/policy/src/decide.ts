@@ -183,14 +183,20 @@ function rememberedDecision(
   const missing: GrantKeys = {
     ...(keys.session !== undefined && state.sessionGrants === undefined ? { session: keys.session } : {}),
     ...(keys.persistent !== undefined && state.persistentGrants === undefined
-      ? { persistent: keys.persistent }
+      ? { persistent: keys.persistent, ...(keys.everyone === undefined ? {} : { everyone: keys.everyone }) }
       : {}),
   };
   if (missing.session !== undefined || missing.persistent !== undefined) {
     return { kind: "needs_grants", keys: missing };
   }
   if (keys.persistent !== undefined && state.persistentGrants !== undefined) {
-    if (grantApplies(state.persistentGrants.get(keys.persistent), fingerprint)) {
+    // The requester's own grant, else one given to everyone.
+    const persistent = state.persistentGrants;
+    if (
+      [keys.persistent, keys.everyone].some(
+        (key) => key !== undefined && grantApplies(persistent.get(key), fingerprint),
+      )
+    ) {
       return { kind: "decided", result: { decision: "approved_always", source: "persistent" } };
     }
   }

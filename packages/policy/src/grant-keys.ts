@@ -10,6 +10,8 @@ export interface GrantIdentity {
   server: string;
   connectorId?: string;
   tool: string;
+  /** Who asked for the call at the edge: "allow always" is theirs alone unless given to everyone. */
+  requestedBy?: string | undefined;
 }
 
 /** What a session or persistent store holds under a key. */
@@ -24,8 +26,14 @@ export interface GrantLookup {
 
 export interface GrantKeys {
   session?: string;
+  /** The requester's own persistent grant (everyone's when the call names no requester). */
   persistent?: string;
+  /** Everyone's persistent grant of the tool, looked up after the requester's own. */
+  everyone?: string;
 }
+
+/** Whom an "allow always" answer allows: the call's requester (the default), or everyone. */
+export type GrantScope = "requester" | "everyone";
 
 /**
  * `<thread>.<server>.<connector>.<tool>`. Exists only in mode `auto`, and only for a call that
@@ -50,10 +58,20 @@ export function sessionKeyPrefix(threadId: string): string {
   return `${encodeKeyToken(threadId)}.`;
 }
 
-/** `<server>.<connector>.<tool>`, the same identity without the thread; mode `auto` only. */
-export function persistentKey(mode: ApprovalMode, identity: GrantIdentity): string | undefined {
+/**
+ * `<server>.<connector>.<tool>`, the same identity without the thread: everyone's grant; mode
+ * `auto` only. With a requester, `<requester>.<server>.<connector>.<tool>`: theirs (four tokens,
+ * so never one of everyone's three).
+ */
+export function persistentKey(
+  mode: ApprovalMode,
+  identity: GrantIdentity,
+  scope: GrantScope = "requester",
+): string | undefined {
   if (mode !== "auto") return undefined;
-  return [identity.server, identity.connectorId ?? "", identity.tool].map(encodeKeyToken).join(".");
+  const tool = [identity.server, identity.connectorId ?? "", identity.tool];
+  const own = scope === "requester" && identity.requestedBy !== undefined && identity.requestedBy !== "";
+  return (own ? [identity.requestedBy as string, ...tool] : tool).map(encodeKeyToken).join(".");
 }
 
 export function grantKeys(
@@ -62,9 +80,11 @@ export function grantKeys(
 ): GrantKeys {
   const session = sessionKey(mode, identity);
   const persistent = persistentKey(mode, identity);
+  const everyone = persistentKey(mode, identity, "everyone");
   return {
     ...(session === undefined ? {} : { session }),
     ...(persistent === undefined ? {} : { persistent }),
+    ...(everyone === undefined || everyone === persistent ? {} : { everyone }),
   };
 }
 
@@ -85,16 +105,23 @@ export interface GrantEffects {
 
 /**
  * The grants a fresh decision creates (§5.5): for-session remembers the session key; always
- * persists the persistent key and also remembers the session key (falling back to the session key
- * alone when there is no persistent one). A decision that came from a stored grant creates none.
+ * persists the persistent key — the requester's, or everyone's when an approver gives it to
+ * everyone — and also remembers the session key (falling back to the session key alone when
+ * there is no persistent one). A decision that came from a stored grant creates none.
  */
-export function grantEffects(result: DecideResult, keys: GrantKeys, fingerprint: string): GrantEffects {
+export function grantEffects(
+  result: DecideResult,
+  keys: GrantKeys,
+  fingerprint: string,
+  scope: GrantScope = "requester",
+): GrantEffects {
   if (result.source === "session" || result.source === "persistent") return {};
   const effects: GrantEffects = {};
   const remember = result.decision === "approved_for_session" || result.decision === "approved_always";
   if (remember && keys.session !== undefined) effects.session = { key: keys.session, grant: { fingerprint } };
-  if (result.decision === "approved_always" && keys.persistent !== undefined) {
-    effects.persistent = { key: keys.persistent, grant: { fingerprint } };
+  const persistent = scope === "everyone" ? (keys.everyone ?? keys.persistent) : keys.persistent;
+  if (result.decision === "approved_always" && persistent !== undefined) {
+    effects.persistent = { key: persistent, grant: { fingerprint } };
   }
   return effects;
 }

@@ -145,3 +145,34 @@ describe("grants a decision creates", () => {
     expect(grantEffects(result, keys, "f1")).toEqual(effects);
   });
 });
+
+describe("grants by principal", () => {
+  const wipe = { server: "db", tool: "wipe", threadId: "t1" };
+
+  it("keys the requester's own persistent grant apart from everyone's, which it also looks up", () => {
+    expect(grantKeys("auto", { ...wipe, requestedBy: "carol" })).toEqual({
+      session: "t1.db.=.wipe",
+      persistent: "carol.db.=.wipe",
+      everyone: "db.=.wipe",
+    });
+    // No requester (a single user, the CLI): everyone's key, as before.
+    expect(grantKeys("auto", wipe)).toEqual({ session: "t1.db.=.wipe", persistent: "db.=.wipe" });
+  });
+
+  it("never lets a principal's key be another's or everyone's, whatever the names hold", () => {
+    const keys = [
+      persistentKey("auto", { server: "db", tool: "wipe", requestedBy: "carol" }),
+      persistentKey("auto", { server: "db", tool: "wipe", requestedBy: "carol.db" }),
+      persistentKey("auto", { server: "carol", connectorId: "db", tool: "wipe" }),
+      persistentKey("auto", { server: "db", tool: "wipe" }),
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it("writes 'allow always' under the requester's key, or everyone's when the answer says so", () => {
+    const keys = grantKeys("auto", { ...wipe, requestedBy: "carol" });
+    const always = { decision: "approved_always", source: "human" } as const;
+    expect(grantEffects(always, keys, "f1").persistent?.key).toBe("carol.db.=.wipe");
+    expect(grantEffects(always, keys, "f1", "everyone").persistent?.key).toBe("db.=.wipe");
+  });
+});

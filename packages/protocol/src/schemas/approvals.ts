@@ -191,6 +191,11 @@ export const ApprovalResolveRequestSchema = z.object({
   requestId: ApprovalRequestIdSchema,
   choice: ApprovalChoiceSchema,
   by: ApprovalResolverSchema.optional(),
+  /**
+   * Whom `allow_always` allows: the call's requester (the default) or everyone. Only an approver
+   * gives a grant to everyone: the edge sends `everyone` only for an approver's or admin's answer.
+   */
+  grantScope: z.enum(["requester", "everyone"]).optional(),
 });
 export type ApprovalResolveRequest = z.infer<typeof ApprovalResolveRequestSchema>;
 

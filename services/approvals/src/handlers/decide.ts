@@ -110,7 +110,7 @@ export async function handleDecide(
           // Settled either way: a call that re-attaches does not need its grants, nor fail on them.
           Promise.all([
             lookup(ports.sessionGrants, step.keys.session),
-            lookup(ports.persistentGrants, step.keys.persistent),
+            lookup(ports.persistentGrants, step.keys.persistent, step.keys.everyone),
           ]).then(
             (found) => ({ found }),
             (error: unknown) => ({ error }),
@@ -152,9 +152,16 @@ function decided(result: DecideResult, mode: ApprovalMode, logger: Logger, consu
   return result;
 }
 
-/** A one-key view of a store; a key the core did not ask for looks up nothing. */
-async function lookup(store: GrantStore, key: string | undefined): Promise<ReadonlyMap<string, Grant>> {
-  if (key === undefined) return new Map();
-  const grant = await store.get(key);
-  return grant === undefined ? new Map() : new Map([[key, grant]]);
+/** A view of a store holding the keys the core asked for; a key it did not ask for looks up nothing. */
+async function lookup(
+  store: GrantStore,
+  ...keys: Array<string | undefined>
+): Promise<ReadonlyMap<string, Grant>> {
+  const found = new Map<string, Grant>();
+  for (const key of keys) {
+    if (key === undefined) continue;
+    const grant = await store.get(key);
+    if (grant !== undefined) found.set(key, grant);
+  }
+  return found;
 }

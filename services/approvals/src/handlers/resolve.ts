@@ -22,7 +22,7 @@ export const RESOLVED_BY_USER = "user";
 type ResolvePorts = Pick<ApprovalPorts, "pending" | "events" | "sessionGrants" | "persistentGrants" | "now">;
 
 export async function handleResolve(
-  { requestId, choice, by: resolver }: ApprovalResolveRequest,
+  { requestId, choice, by: resolver, grantScope }: ApprovalResolveRequest,
   ports: ResolvePorts,
   ctx: { logger: Logger; selfApprove: boolean },
 ): Promise<ApprovalResolveResult> {
@@ -41,7 +41,7 @@ export async function handleResolve(
     (await resolveAfterReading(requestId, choice, by, now, ports));
   const result = settled.result;
   if (result === undefined) throw new Error(`approval request ${requestId} was resolved without a decision`);
-  const effects = grantEffects(result, settled.keys, settled.fingerprint);
+  const effects = grantEffects(result, settled.keys, settled.fingerprint, grantScope);
   const grantedAt = new Date(now).toISOString();
   // The decision stands even if remembering it fails: the call runs, and the next one asks again.
   const remember = async (store: GrantStore, write: GrantWrite | undefined, which: string) => {

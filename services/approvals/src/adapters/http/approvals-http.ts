@@ -2,7 +2,7 @@
  * The approvals HTTP routes, as a fastify plugin the approvals service serves on its own port and
  * the gateway can mount as it is (both behind @toolbus/http-guard; each route declares its access):
  * - `GET /v1/approvals?limit&cursor` → `{pending:[ApprovalRequest], nextCursor?}` (approvers)
- * - `POST /v1/approvals/:requestId` with `{choice}` → `{decision}` (approvers), answered in the
+ * - `POST /v1/approvals/:requestId` with `{choice, grantScope?}` → `{decision}` (approvers), answered in the
  *   name of the token's principal — never a name from the body
  * - `GET /v1/approvals/events`: SSE — a `snapshot` (the first page of the pending list, with
  *   `nextCursor` when there are more), then `pending` and `resolved` events as they happen on the
@@ -100,20 +100,23 @@ export function buildApprovalsHttp(deps: ApprovalsHttpDeps): FastifyPluginAsync 
       "/v1/approvals/:requestId",
       routeAccess("approve"),
       (request) => {
-        const body = request.body;
-        const choice =
-          typeof body === "object" && body !== null ? (body as { choice?: unknown }).choice : undefined;
-        // Only the choice is read from the body: who answers is the token's principal.
+        const body = (typeof request.body === "object" && request.body !== null ? request.body : {}) as {
+          choice?: unknown;
+          grantScope?: unknown;
+        };
+        // The choice and whom "allow always" allows are read from the body; who answers is the
+        // token's principal (only approvers and admins reach this route).
         const by = principalOf(request)?.name;
         const parsed = parseWith(ApprovalResolveRequestSchema, {
           requestId: request.params.requestId,
-          choice,
+          choice: body.choice,
+          ...(body.grantScope === undefined ? {} : { grantScope: body.grantScope }),
           ...(by !== undefined ? { by } : {}),
         });
         if (!parsed.ok)
           throw new WireError(
             "bad_request",
-            `${parsed.message}; send {"choice": "allow" | "allow_session" | "allow_always" | "decline" | "cancel"}`,
+            `${parsed.message}; send {"choice": "allow" | "allow_session" | "allow_always" | "decline" | "cancel"}, and with allow_always optionally "grantScope": "requester" (the default) | "everyone"`,
           );
         return deps.resolve(parsed.value);
       },

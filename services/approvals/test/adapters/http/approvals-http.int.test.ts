@@ -85,7 +85,7 @@ describe("approvals HTTP routes", () => {
         status: 400,
         code: "bad_request",
         message: expect.stringMatching(
-          /^choice: .+; send \{"choice": "allow" \| "allow_session" \| "allow_always" \| "decline" \| "cancel"\}$/,
+          /^choice: .+; send \{"choice": "allow" \| "allow_session" \| "allow_always" \| "decline" \| "cancel"\}, and with allow_always optionally "grantScope": "requester" \(the default\) \| "everyone"$/,
         ),
       });
     }

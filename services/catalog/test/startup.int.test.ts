@@ -349,6 +349,47 @@ describe("catalog start-up", () => {
     ]);
   });
 
+  it("reports a server that refuses initialize in its own words, not as a failed SSE fallback (MCP 2026-07-28 only)", async () => {
+    harness = await CatalogHarness.create("startup");
+    const requests: string[] = [];
+    // A server of MCP 2026-07-28 alone: initialize is refused with UnsupportedProtocolVersion.
+    const http = createServer((req, res) => {
+      requests.push(req.method ?? "");
+      if (req.method !== "POST") {
+        res.writeHead(405).end();
+        return;
+      }
+      res.writeHead(400, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 0,
+          error: {
+            code: -32022,
+            message: "Unsupported protocol version",
+            data: { supported: ["2026-07-28"], requested: "2025-11-25" },
+          },
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    harness.defer(() => new Promise((resolve) => http.close(resolve)));
+    const address = http.address();
+    const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/mcp`;
+    const { service } = await harness.start(toolbusToml({ servers: { modern: { url } } }));
+
+    const summary = await service.startup;
+    expect(summary.failed).toEqual([
+      {
+        server: "modern",
+        error:
+          "the server refused toolbus's initialize (protocol 2025-11-25): Unsupported protocol version (JSON-RPC -32022); it speaks only 2026-07-28, and toolbus connects to servers over the 2025 revisions for now: use a version of the server that also serves them",
+      },
+    ]);
+    // No GET: nothing tried the old SSE transport.
+    expect(requests.every((method) => method === "POST")).toBe(true);
+  });
+
   it("[8] says a server that refuses the credentials it was sent requires OAuth reauthentication, with the reason", async () => {
     harness = await CatalogHarness.create("startup");
     const http = createServer((_req, res) => {

@@ -13,6 +13,7 @@ import {
   type CreateMessageResult,
   ElicitRequestSchema,
   type JSONRPCMessage,
+  LATEST_PROTOCOL_VERSION,
   ListRootsRequestSchema,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
@@ -22,6 +23,7 @@ import type { PolicySettings } from "@toolbus/policy";
 import { type McpServerInfo, McpServerInfoSchema, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { z } from "zod";
 import { autoAnswer } from "../../core/elicitation-rules.js";
+import { initializeRefusalMessage, jsonRpcRefusalIn } from "../../core/initialize-refusal.js";
 import { oversizedFor } from "../../core/mcp-errors.js";
 import { type Page, paginate } from "../../core/pagination.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
@@ -142,8 +144,12 @@ export class McpConnection implements McpSession {
         );
       } catch (error) {
         // Servers that only speak the 2024-11-05 HTTP+SSE transport answer the POST with 4xx;
-        // one that wants credentials says so the same way on both, so that answer stands.
+        // one that wants credentials says so the same way on both, so that answer stands, and
+        // one that answers with a JSON-RPC error speaks this transport and refused.
         if (!isHttpClientError(error) || isAuthRequired(error)) throw error;
+        const refusal = jsonRpcRefusalIn(error instanceof Error ? error.message : String(error));
+        if (refusal !== undefined)
+          throw new Error(initializeRefusalMessage(refusal, LATEST_PROTOCOL_VERSION));
         await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal, timeoutMs);
       }
     } else if (spec.transport === "sse") {

@@ -55,6 +55,8 @@ export interface CallSpanFacts {
   /** The server and raw tool name, when the edge resolved them (MCP); REST leaves that to the dispatcher. */
   server?: string;
   tool?: string;
+  /** Who asked for the call (`ToolCallRequest.requestedBy`), as `enduser.id`; none with auth off. */
+  principal?: string | undefined;
 }
 
 /** Runs `run` in the call's span; a throw marks the span failed. */
@@ -66,6 +68,7 @@ export function withCallSpan<T>(facts: CallSpanFacts, run: (span: Span) => Promi
       "toolbus.gateway.api": facts.api,
       ...(facts.server === undefined ? {} : { "mcp.server": facts.server }),
       ...(facts.tool === undefined ? {} : { "mcp.tool": facts.tool }),
+      ...(facts.principal === undefined ? {} : { "enduser.id": facts.principal }),
     },
     run,
     { kind: SpanKind.SERVER, parent: facts.parent },

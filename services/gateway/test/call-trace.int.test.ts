@@ -245,3 +245,33 @@ describe("POST /v1/calls", () => {
     });
   });
 });
+
+describe("who asked", () => {
+  it("names the principal as enduser.id on the gateway's span and the dispatcher's, through MCP and REST", async () => {
+    const guarded = await stack.gateway({
+      principals: [{ name: "carol", role: "caller", token: "carol-traced-token-0123" }],
+    });
+    const headers = { authorization: "Bearer carol-traced-token-0123" };
+    const viaMcp = await mcpClient(guarded, { headers });
+    clients.push(viaMcp);
+    await viaMcp.callTool({ name: "scripted__echo", arguments: {} });
+    const mcpTrace = await callTrace();
+    exporter.reset();
+    await fetch(`${guarded.url}/v1/calls`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ callId: "rest-principal-1", tool: "mcp__scripted__echo", arguments: "{}" }),
+    });
+    const restTrace = await callTrace();
+    const dispatcherSpan = async (traceId: string) =>
+      eventually("the dispatcher's call span", () =>
+        receiver.spans.find((span) => span.traceId === traceId && span.name === "toolbus.dispatch.call"),
+      );
+    expect({
+      mcp: mcpTrace.root.attributes["enduser.id"],
+      mcpDispatcher: (await dispatcherSpan(mcpTrace.traceId)).attributes["enduser.id"],
+      rest: restTrace.root.attributes["enduser.id"],
+      restDispatcher: (await dispatcherSpan(restTrace.traceId)).attributes["enduser.id"],
+    }).toEqual({ mcp: "carol", mcpDispatcher: "carol", rest: "carol", restDispatcher: "carol" });
+  });
+});

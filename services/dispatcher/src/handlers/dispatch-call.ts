@@ -213,7 +213,11 @@ function callPath(deps: CallPathDeps) {
     const invocation = tool
       ? { server: tool.server, tool: tool.rawName, arguments: argumentsValue }
       : { server: HOST_SERVER_LABEL, tool: requestedName(request.tool).tool, arguments: argumentsValue };
-    ctx.span.setAttributes({ "mcp.server": invocation.server, "mcp.tool": invocation.tool });
+    ctx.span.setAttributes({
+      "mcp.server": invocation.server,
+      "mcp.tool": invocation.tool,
+      ...(request.requestedBy !== undefined ? { "enduser.id": request.requestedBy } : {}),
+    });
     const eventFields = (): CallBeginEvent => ({
       ...ids,
       invocation,

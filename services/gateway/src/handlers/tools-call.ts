@@ -73,7 +73,8 @@ export async function callTool(
     ...(client.listedRevision !== undefined ? { catalogRevision: client.listedRevision } : {}),
   };
   const facts = { callId, server: entry.server, tool: entry.rawName };
-  return withCallSpan({ api: "mcp", parent: client.traceContext, ...facts }, (span) =>
+  const principal = { principal: request.requestedBy };
+  return withCallSpan({ api: "mcp", parent: client.traceContext, ...facts, ...principal }, (span) =>
     runCall(request, entry.server, params.name, client, deps, deps.logger.child(facts), span),
   );
 }
@@ -201,9 +202,11 @@ async function callResourceTool(
     threadId: client.threadId,
     tool: name,
     arguments: args === undefined ? "" : JSON.stringify(args),
+    ...requesterOf(client),
   };
   const facts = { callId: request.callId, tool: name };
-  return withCallSpan({ api: "mcp", parent: client.traceContext, ...facts }, async (span) => {
+  const principal = { principal: request.requestedBy };
+  return withCallSpan({ api: "mcp", parent: client.traceContext, ...facts, ...principal }, async (span) => {
     try {
       return mcpCallResult(await Promise.race([deps.ports.dispatch.call(request), abortion(client.signal)]));
     } catch (error) {

@@ -198,8 +198,9 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
       raw.once("close", gone);
       const finished = deps.calls.started(call.callId, caller);
       const parent = clientTraceContext({ headers: request.headers });
-      const running = withCallSpan({ api: "rest", parent, callId: call.callId }, () =>
-        deps.dispatch.call(call),
+      const running = withCallSpan(
+        { api: "rest", parent, callId: call.callId, principal: call.requestedBy },
+        () => deps.dispatch.call(call),
       );
       const entry = { callId: call.callId, running };
       inFlight.add(entry);

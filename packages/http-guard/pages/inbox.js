@@ -76,6 +76,7 @@
     add("Title", request.title);
     add("Description", request.description);
     add("Hook name", request.hookName);
+    add("Requested by", request.requestedBy);
     add("Call", request.callId);
     // The call the answer applies to (see "An approval is bound to its call" in the README).
     add("Call digest", request.callDigest);
@@ -113,6 +114,19 @@
       });
       actions.appendChild(button);
     });
+    // "Allow always" is the requester's alone unless the approver gives it to everyone.
+    var offersAlways = request.options.some((option) => option.id === "allow_always");
+    if (offersAlways && request.requestedBy) {
+      var scope = el("label", "scope");
+      var everyone = el("input");
+      everyone.type = "checkbox";
+      everyone.name = "for-everyone";
+      scope.appendChild(everyone);
+      scope.appendChild(
+        document.createTextNode(` "don't ask me again" for everyone, not only ${request.requestedBy}`),
+      );
+      actions.appendChild(scope);
+    }
     var expires = el("span", "expires", expiresText(request.expiresAt));
     expires.dataset.expiresAt = request.expiresAt;
     actions.appendChild(expires);
@@ -136,11 +150,14 @@
   }
 
   function answer(requestId, choice, card) {
+    var everyone = card.querySelector('input[name="for-everyone"]');
+    var body = { choice: choice };
+    if (choice === "allow_always" && everyone && everyone.checked) body.grantScope = "everyone";
     setButtons(card, false);
     api(API + "/" + encodeURIComponent(requestId), {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ choice: choice }),
+      body: JSON.stringify(body),
     })
       .then((response) =>
         response.json().then((body) => {

@@ -68,4 +68,47 @@ describe("the approvals inbox page", () => {
     await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
     await expect.poll(() => card.locator(".outcome").textContent()).toMatch(/^Approved \((you|anonymous)\)$/);
   });
+
+  it("names who asked, and gives 'don't ask me again' to everyone only when the approver ticks it", async () => {
+    const env = await testEnv("inbox browser scope");
+    const service = await env.start({ http: { port: 0 } });
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--headless", "--no-sandbox"] });
+    const page = await browser.newPage();
+    await page.goto(`${service.httpUrl}/approvals`);
+    await expect.poll(() => page.locator("#status").textContent()).toBe("live");
+    /** Asks as `requester`; answers, on the page, with "don't ask me again", for everyone when `everyone`. */
+    const askAndAllowAlways = async (requester: string, everyone: boolean, tool: string) => {
+      // A thread is its principal's (the gateway binds it): each requester has its own.
+      const request = decideRequest({
+        requestedBy: requester,
+        threadId: `thread-${requester}`,
+        tool,
+        hookName: `mcp__docs__${tool}`,
+      });
+      const decision = decide(env.client, service.subjects, request);
+      const card = page.locator(`article[data-request-id="mcp_tool_call_approval_${request.callId}"]`);
+      await card.waitFor({ timeout: 10_000 });
+      const shown = await card.locator(".meta dd").allTextContents();
+      if (everyone) await card.locator('input[name="for-everyone"]').check();
+      await card.getByRole("button", { name: "Allow and don't ask me again" }).click();
+      return { shown, decision: await decision };
+    };
+    const asked = await askAndAllowAlways("carol", false, "search");
+    expect(asked.shown).toContain("carol");
+    expect(asked.decision).toEqual({ decision: "approved_always", source: "human" });
+    // Carol's grant is carol's: dave is asked; carol is not.
+    const later = (requester: string) =>
+      decideRequest({ requestedBy: requester, threadId: `later-${requester}` });
+    expect(await decide(env.client, service.subjects, later("carol"))).toEqual({
+      decision: "approved_always",
+      source: "persistent",
+    });
+    const daveAsked = await askAndAllowAlways("dave", true, "search");
+    expect(daveAsked.decision).toEqual({ decision: "approved_always", source: "human" });
+    // Given to everyone: erin, who never asked, is not asked either.
+    expect(await decide(env.client, service.subjects, later("erin"))).toEqual({
+      decision: "approved_always",
+      source: "persistent",
+    });
+  });
 });

@@ -117,8 +117,8 @@
     // "Allow always" is the requester's alone unless the approver gives it to everyone.
     var offersAlways = request.options.some((option) => option.id === "allow_always");
     if (offersAlways && request.requestedBy) {
-      var scope = el("label", "scope");
-      var everyone = el("input");
+      const scope = el("label", "scope");
+      const everyone = el("input");
       everyone.type = "checkbox";
       everyone.name = "for-everyone";
       scope.appendChild(everyone);

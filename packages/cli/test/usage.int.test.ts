@@ -44,7 +44,7 @@ describe("help", () => {
   });
 
   it.each([
-    ["start", "Usage: toolbus start [--config <path>] [options]"],
+    ["start", "Usage: toolbus start [--config <path>] [--log-format <format>] [options]"],
     ["servers", "Usage: toolbus servers [options]"],
     ["tools", "Usage: toolbus tools [query...] [options]"],
     ["call", "Usage: toolbus call <tool> [json] [options]"],

@@ -76,7 +76,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: "start",
     summary: "Run every toolbus service in this process (the all-in-one runner)",
-    usage: ["start [--config <path>] [--log-format pretty|json]"],
+    usage: ["start [--config <path>] [--log-format <format>]"],
     positionals: [],
     options: [
       { name: "config", type: "string", valueName: "path", description: "The toolbus.toml to use" },

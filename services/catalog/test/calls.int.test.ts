@@ -3,7 +3,7 @@
 // elicitations (a tool_suggestion declined, checklist 62), a crashing server's restart, and a 50 MB result.
 
 import { Kvm } from "@nats-io/kv";
-import { internalSubjects } from "@toolbus/protocol";
+import { CALL_HOLD_MS, internalSubjects } from "@toolbus/protocol";
 import {
   type HttpTestServer,
   type StdioTestServer,
@@ -276,6 +276,9 @@ describe("connector calls", () => {
       {
         callId: "call-ask",
         server: "srv",
+        // Held (contract.md "While a call runs"): one question, sent again under its relayId.
+        relayId: expect.any(String),
+        holdMs: CALL_HOLD_MS,
         request: {
           mode: "form",
           message: "Pick a colour",

@@ -3,6 +3,8 @@
 // its arguments and the server's refusals, completions forwarded only where declared,
 // prompts/list_changed published, and a server's sampling request relayed to the caller of the
 // call in flight (or refused with a clear error when nobody can answer it).
+
+import { CALL_HOLD_MS } from "@toolbus/protocol";
 import {
   type StdioTestServer,
   startTestServer,
@@ -299,6 +301,9 @@ describe("sampling during a call", () => {
       {
         callId: "call-sample",
         server: "docs",
+        // Held (contract.md "While a call runs"): one question, sent again under its relayId.
+        relayId: expect.any(String),
+        holdMs: CALL_HOLD_MS,
         request: {
           messages: [{ role: "user", content: { type: "text", text: "Name a colour" } }],
           maxTokens: 5,

@@ -23,6 +23,7 @@ import {
   type IntrospectionLimits,
   type IssuerLimits,
   type OAuthResourceServer,
+  type Principal,
   type TokenCacheLimits,
 } from "@toolbus/http-guard";
 import { identityOf, internalSubjects, type Subjects, TOOLBUS_VERSION } from "@toolbus/protocol";
@@ -43,6 +44,7 @@ import { dispatchClient, promptsClient, resourcesClient } from "./adapters/nats/
 import { GATEWAY_INTRO } from "./core/gateway-instructions.js";
 import {
   compileView,
+  type GatewayView,
   MCP_PATH,
   missingScopes,
   requiredScopes,
@@ -285,12 +287,17 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     bodyLimitBytes: limits.bodyLimitBytes,
     readiness: () => ({ bus: health.connected(), catalog: catalog.loaded }),
     views,
-    scopesFor: async (tool, view, principal) => {
-      const state = await catalog.current();
-      const entry = (view ? view.catalog(state) : state).table.resolve(tool);
-      const required = entry === undefined ? [] : requiredScopes(deps.toolScopes, entry);
-      return { required, missing: missingScopes(required, principal) };
-    },
+    // Only when some tool requires scopes: no lookup per call otherwise.
+    ...(Object.keys(deps.toolScopes ?? {}).length === 0
+      ? {}
+      : {
+          scopesFor: async (tool: string, view: GatewayView | undefined, principal: Principal) => {
+            const state = await catalog.current();
+            const entry = (view ? view.catalog(state) : state).table.resolve(tool);
+            const required = entry === undefined ? [] : requiredScopes(deps.toolScopes, entry);
+            return { required, missing: missingScopes(required, principal) };
+          },
+        }),
   });
   metrics.countRequests(app);
   // REST, SSE, OpenAPI and the console beside /mcp, behind the same host and token checks.

@@ -12,7 +12,6 @@ import { join } from "node:path";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthConfig } from "@toolbus/config";
 import { principalOf, routeAccess } from "@toolbus/http-guard";
 import {
   type IdentityProvider,
@@ -24,6 +23,7 @@ import type { FastifyPluginAsync } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayService } from "../src/gateway-service.js";
 import { initializeBody, rawRequest } from "./support/http.js";
+import { oauthConfig } from "./support/oauth-config.js";
 import { mcpClient, Stack } from "./support/stack.js";
 
 let idp: IdentityProvider;
@@ -37,20 +37,6 @@ let secretDir: string;
 const STATIC_TOKEN = "ci-static-token-0123456789";
 const ALICE_STATIC_TOKEN = "alice-static-token-0123456789";
 const OPAQUE_ORIGIN = "http://opaque.toolbus.test";
-
-const oauthConfig = (issuer: string, extra: Partial<OAuthConfig> = {}): OAuthConfig => ({
-  issuer,
-  scopesSupported: ["mcp:tools"],
-  principalClaim: "sub",
-  nameClaim: "name",
-  groupsClaim: "groups",
-  adminGroups: ["ops"],
-  approverGroups: ["reviewers"],
-  adminScopes: [],
-  approverScopes: ["mcp:approve"],
-  algorithms: ["RS256", "ES256"],
-  ...extra,
-});
 
 /** A route only approvers and admins reach, saying who asked: what the principal looks like past the edge. */
 const whoami: FastifyPluginAsync = async (app) => {

@@ -9,7 +9,6 @@
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthConfig } from "@toolbus/config";
 import {
   type IdentityProvider,
   startIdentityProvider,
@@ -19,6 +18,7 @@ import { type HttpTestServer, startTestServer } from "@toolbus/testkit/mcp-test-
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayService } from "../src/gateway-service.js";
 import { initializeBody, rawRequest } from "./support/http.js";
+import { oauthConfig } from "./support/oauth-config.js";
 import { Stack } from "./support/stack.js";
 
 let idp: IdentityProvider;
@@ -26,19 +26,6 @@ let docs: HttpTestServer;
 let admin: HttpTestServer;
 let stack: Stack;
 let gateway: GatewayService;
-
-const oauthConfig = (issuer: string): OAuthConfig => ({
-  issuer,
-  scopesSupported: ["mcp:tools"],
-  principalClaim: "sub",
-  nameClaim: "name",
-  groupsClaim: "groups",
-  adminGroups: ["ops"],
-  approverGroups: [],
-  adminScopes: [],
-  approverScopes: [],
-  algorithms: ["RS256"],
-});
 
 beforeAll(async () => {
   idp = await startIdentityProvider({

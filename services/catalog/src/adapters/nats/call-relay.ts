@@ -15,6 +15,7 @@ import {
   type Subjects,
   WireError,
 } from "@toolbus/protocol";
+import type { z } from "zod";
 import { jsonRpcError } from "../../core/mcp-errors.js";
 import { formatDuration } from "../../core/startup-messages.js";
 import type { ServerRequestRelay } from "../mcp/call-router.js";
@@ -30,6 +31,25 @@ export function createCallRelay(deps: {
   answerTimeoutMs: number;
 }): ServerRequestRelay & { progress(params: Record<string, unknown>): void } {
   const { bus, subjects, server, callId } = deps;
+  /** One question to the caller, held until the tool's timeout: sent again under one relayId. */
+  const ask = <S extends z.ZodType>(
+    kind: "elicitation" | "sampling",
+    request: unknown,
+    schema: S,
+    what: string,
+  ) => {
+    const relayId = randomUUID();
+    return heldCall(
+      (holdMs, timeoutMs) =>
+        bus.request(
+          subjects.callRelay(callId, server, kind),
+          { callId, server, relayId, holdMs, request },
+          schema,
+          { timeoutMs },
+        ),
+      { timeoutMs: deps.answerTimeoutMs, what: `${what} of tool call ${callId}` },
+    );
+  };
   return {
     progress(params) {
       if (typeof params.progress !== "number") return;
@@ -51,36 +71,16 @@ export function createCallRelay(deps: {
       });
     },
     async elicit(params) {
-      const relayId = randomUUID();
       try {
-        return await heldCall(
-          (holdMs, timeoutMs) =>
-            bus.request(
-              subjects.callRelay(callId, server, "elicitation"),
-              { callId, server, relayId, holdMs, request: params },
-              CallElicitationResultSchema,
-              { timeoutMs },
-            ),
-          { timeoutMs: deps.answerTimeoutMs, what: `the elicitation of tool call ${callId}` },
-        );
+        return await ask("elicitation", params, CallElicitationResultSchema, "the elicitation");
       } catch (error) {
         if (error instanceof WireError && error.code === "timeout") return { action: "cancel" };
         return { action: "decline" };
       }
     },
     async sample(params) {
-      const relayId = randomUUID();
       try {
-        return await heldCall(
-          (holdMs, timeoutMs) =>
-            bus.request(
-              subjects.callRelay(callId, server, "sampling"),
-              { callId, server, relayId, holdMs, request: params },
-              CallSamplingResultSchema,
-              { timeoutMs },
-            ),
-          { timeoutMs: deps.answerTimeoutMs, what: `the sampling request of tool call ${callId}` },
-        );
+        return await ask("sampling", params, CallSamplingResultSchema, "the sampling request");
       } catch (error) {
         throw samplingFailure(error, callId, deps.answerTimeoutMs);
       }

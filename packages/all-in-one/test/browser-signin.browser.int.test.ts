@@ -143,8 +143,9 @@ describe("the inbox in a browser", () => {
     const card = page.locator('article[data-request-id="mcp_tool_call_approval_browser-signin-1"]');
     await card.waitFor({ timeout: 15_000 });
     await card.locator('button[data-choice="allow"]').click();
-    expect(await call).toMatchObject({ status: "completed" });
+    // The page keeps an answered card for 4 s: read it first, then wait for the call.
     await expect.poll(() => card.locator(".outcome").textContent()).toBe("Approved (you)");
+    expect(await call).toMatchObject({ status: "completed" });
     await waitFor("the resolved event", () => resolved.some((one) => one.callId === "browser-signin-1"));
     expect(resolved.find((one) => one.callId === "browser-signin-1")).toMatchObject({
       decision: "approved",

@@ -153,6 +153,8 @@
     var everyone = card.querySelector('input[name="for-everyone"]');
     var body = { choice: choice };
     if (choice === "allow_always" && everyone && everyone.checked) body.grantScope = "everyone";
+    // Until this page's own answer is back, the stream's word of it waits (see `resolved` below).
+    card.dataset.answering = "true";
     setButtons(card, false);
     api(API + "/" + encodeURIComponent(requestId), {
       method: "POST",
@@ -163,10 +165,18 @@
         response.json().then((body) => {
           if (!response.ok)
             throw new Error(body && body.error ? body.error.message : "HTTP " + response.status);
+          delete card.dataset.answering;
           resolved(requestId, body.decision, "you");
         }),
       )
       .catch((error) => {
+        delete card.dataset.answering;
+        // Someone else's answer came first: show theirs rather than the refusal of ours.
+        if (card.dataset.heard) {
+          const heard = JSON.parse(card.dataset.heard);
+          resolved(requestId, heard.decision, heard.by);
+          return;
+        }
         showOutcome(card, error.message, true);
         setButtons(card, true);
       });
@@ -238,6 +248,12 @@
     },
     pending: render,
     resolved: (data) => {
+      // This page's own answer says "you" when it is back; the stream's may arrive first.
+      const card = cards.get(data.requestId);
+      if (card?.dataset.answering) {
+        card.dataset.heard = JSON.stringify({ decision: data.decision, by: data.by });
+        return;
+      }
       resolved(data.requestId, data.decision, data.by);
     },
   };

@@ -65,8 +65,9 @@ describe("the approvals inbox page", () => {
     await page.screenshot({ path: "/tmp/inbox.png", fullPage: true });
 
     await card.getByRole("button", { name: "Allow", exact: true }).click();
-    await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
+    // The page keeps an answered card for 4 s: read it first, then wait for the decision.
     await expect.poll(() => card.locator(".outcome").textContent()).toMatch(/^Approved \((you|anonymous)\)$/);
+    await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
   });
 
   it("names who asked, and gives 'don't ask me again' to everyone only when the approver ticks it", async () => {

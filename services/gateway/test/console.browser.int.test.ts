@@ -251,8 +251,9 @@ describe("the console page", () => {
     await page.screenshot({ path: "/tmp/console-approval.png", fullPage: true });
 
     await card.locator('button[data-choice="allow"]').click();
-    expect(await gated.reply).toMatchObject({ callId: gated.callId, status: "completed" });
+    // The page keeps an answered card for 4 s: read it first, then wait for the call.
     await expect.poll(() => card.locator(".outcome").textContent()).toMatch(/^Approved \((you|anonymous)\)$/);
+    expect(await gated.reply).toMatchObject({ callId: gated.callId, status: "completed" });
     await expect
       .poll(() => page.locator(`#calls tr[data-call-id="${gated.callId}"] .status`).textContent())
       .toBe("completed");

@@ -110,7 +110,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     const embedded = givenDatabase.state !== "set" || givenDatabase.value === "";
     if (embedded) announce(startingSteps.database(existsSync(join(dataDir, "pglite"))));
     const database = await ensureDatabase({
-      ...(givenDatabase.state === "set" && givenDatabase.value !== "" ? { url: givenDatabase.value } : {}),
+      ...(embedded ? {} : { url: givenDatabase.value }),
       dataDir: join(dataDir, "pglite"),
       socketDir: join(stateDir, "postgres"),
     });

@@ -49,6 +49,7 @@ import {
   missingScopes,
   requiredScopes,
   type ToolScopes,
+  viewPath,
   viewPorts,
 } from "./core/views.js";
 import { promptHandlers } from "./handlers/prompts.js";
@@ -221,19 +222,14 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
   });
   const { resources, prompts } = handlersOf(ports);
   const views = new Map((deps.views ?? []).map((config) => [config.name, compileView(config)]));
-  const instructions = async () => (catalog.loaded ? (await catalog.current()).instructions : GATEWAY_INTRO);
+  // The instructions of the catalog as a session sees it when it starts (an initialize never
+  // waits for the catalog: before it loads, only the gateway's own line).
+  const instructionsOf = (of: GatewayPorts) => async () =>
+    catalog.loaded ? (await of.catalog.current()).instructions : GATEWAY_INTRO;
   const viewSessions = new Map(
     [...views.values()].map((view): [string, ViewSessionDeps] => {
       const viewed = viewPorts(ports, view);
-      return [
-        view.name,
-        // Every server's instructions would tell of servers the view leaves out.
-        {
-          ports: viewed,
-          ...handlersOf(viewed),
-          instructions: view.everyServer ? instructions : async () => GATEWAY_INTRO,
-        },
-      ];
+      return [view.name, { ports: viewed, ...handlersOf(viewed), instructions: instructionsOf(viewed) }];
     }),
   );
   // A server's prompts changed: names are listed again, and every session is told.
@@ -257,9 +253,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
       prompts,
       logger,
       serverInfo: { name: "toolbus", version },
-      // Every server's instructions as the catalog holds them when the session starts (an
-      // initialize never waits for the catalog: before it loads, only the gateway's own line).
-      instructions,
+      instructions: instructionsOf(ports),
       answerTimeoutMs: limits.answerTimeoutMs,
       elicitApprovals: edge.elicitApprovals,
       selfApprove: deps.selfApprove ?? false,
@@ -371,7 +365,7 @@ function oauthResourceServer(deps: GatewayServiceDeps): OAuthResourceServer | un
   return createOAuthResourceServer({
     config,
     // Each view is a resource of its own (its own audience): a token for one is refused on another.
-    resourcePaths: [...(deps.views ?? []).map((view) => `${MCP_PATH}/${view.name}`), MCP_PATH],
+    resourcePaths: [...(deps.views ?? []).map((view) => viewPath(view.name)), MCP_PATH],
     ...(introspectionSecret === undefined ? {} : { introspectionSecret }),
     ...(deps.limits?.oauth ? { limits: deps.limits.oauth } : {}),
   });

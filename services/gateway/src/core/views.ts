@@ -9,9 +9,15 @@ import type { ViewConfig } from "@toolbus/config";
 import type { ExposedNameTable, Principal, ToolEntry } from "@toolbus/protocol";
 import picomatch from "picomatch";
 import type { CatalogState, GatewayPorts } from "../ports.js";
+import { GATEWAY_INTRO } from "./gateway-instructions.js";
 
-/** Where the default view is served; a view of its own is at `${MCP_PATH}/<name>`. */
+/** Where the default view is served; a view of its own is at `viewPath(name)`. */
 export const MCP_PATH = "/mcp";
+
+/** `/mcp/<name>`: a view's endpoint, and its OAuth resource path. */
+export function viewPath(name: string): string {
+  return `${MCP_PATH}/${name}`;
+}
 
 export interface GatewayView {
   readonly name: string;
@@ -42,7 +48,7 @@ export function compileView(config: ViewConfig): GatewayView {
   const states = new WeakMap<CatalogState, CatalogState>();
   return {
     name: config.name,
-    path: `${MCP_PATH}/${config.name}`,
+    path: viewPath(config.name),
     everyServer,
     servesServer,
     servesTool,
@@ -83,7 +89,7 @@ function viewOfState(
     resourceTools,
     tools: state.tools.filter((tool) => offered.has(tool.name)),
     // Every server's own instructions would tell of servers the view leaves out.
-    instructions: everyServer ? state.instructions : "",
+    instructions: everyServer ? state.instructions : GATEWAY_INTRO,
   };
 }
 

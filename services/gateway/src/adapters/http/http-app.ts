@@ -119,7 +119,7 @@ export function buildHttpApp(deps: HttpAppDeps): FastifyInstance {
   app.all<{ Params: { view: string } }>(`${MCP_PATH}/:view`, routeAccess("call"), (request, reply) => {
     const view = deps.views?.get(request.params.view);
     if (view === undefined) {
-      const known = [...(deps.views?.keys() ?? [])].map((name) => `${MCP_PATH}/${name}`);
+      const known = [...(deps.views?.values() ?? [])].map((known) => known.path);
       return reply
         .code(404)
         .send(

@@ -65,7 +65,7 @@ async function allowed(env: TestEnv, service: Service, request = decideRequest()
     { requestId: pending.requestId, choice: "allow" },
     ApprovalResolveResultSchema,
   );
-  await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
+  await expect(decision).resolves.toEqual({ decision: "approved", source: "human", decidedBy: "user" });
   return { request, pending };
 }
 
@@ -115,7 +115,7 @@ describe("a callId whose call was put to a human", () => {
         pending: await listPending(env.client, service.subjects),
       }).toEqual({
         refused: reused(request.callId),
-        retried: { decision: "approved", source: "human" },
+        retried: { decision: "approved", source: "human", decidedBy: "user" },
         hookRuns: [request.arguments],
         announced: [],
         pending: [],
@@ -147,7 +147,7 @@ describe("a callId whose call was put to a human", () => {
       expect({ refused, listed, first: await first }).toEqual({
         refused: reused(request.callId),
         listed: [pending],
-        first: { decision: "approved", source: "human" },
+        first: { decision: "approved", source: "human", decidedBy: "user" },
       });
     },
   );
@@ -167,7 +167,7 @@ describe("a callId whose call was put to a human", () => {
     const retried = await decide(env.client, replicas[1]!.subjects, request, 5_000);
     expect({ refusals, retried }).toEqual({
       refusals: refusals.map(() => reused(request.callId)),
-      retried: { decision: "approved", source: "human" },
+      retried: { decision: "approved", source: "human", decidedBy: "user" },
     });
   });
 
@@ -202,7 +202,7 @@ describe("a callId whose call was put to a human", () => {
       },
       listed: [pending],
       resolved: { decision: "approved" },
-      waiting: { decision: "approved", source: "human" },
+      waiting: { decision: "approved", source: "human", decidedBy: "user" },
     });
   });
 });

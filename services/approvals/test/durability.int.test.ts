@@ -54,7 +54,7 @@ describe("durability across restarts and replicas", () => {
         ApprovalResolveResultSchema,
       ),
     ).resolves.toEqual({ decision: "approved" });
-    await expect(retried).resolves.toEqual({ decision: "approved", source: "human" });
+    await expect(retried).resolves.toEqual({ decision: "approved", source: "human", decidedBy: "user" });
   });
 
   it("a retry re-attaches after a restart with a new configuration, unless the tool is now approved by its mode", async () => {
@@ -95,6 +95,7 @@ describe("durability across restarts and replicas", () => {
     await expect(retried).resolves.toEqual({
       decision: "denied",
       source: "human",
+      decidedBy: "user",
       message: "user rejected MCP tool call",
     });
   });
@@ -117,6 +118,7 @@ describe("durability across restarts and replicas", () => {
     await expect(decide(env.client, second.subjects, request, 2_000)).resolves.toEqual({
       decision: "denied",
       source: "human",
+      decidedBy: "user",
       message: "user rejected MCP tool call",
     });
   });
@@ -141,7 +143,7 @@ describe("durability across restarts and replicas", () => {
     ).resolves.toEqual({ decision: "approved" });
     expect(other.lines.filter((line) => line.msg === "answered resolve")).toHaveLength(1);
     expect(waiter.lines.filter((line) => line.msg === "answered resolve")).toHaveLength(0);
-    await expect(waiting).resolves.toEqual({ decision: "approved", source: "human" });
+    await expect(waiting).resolves.toEqual({ decision: "approved", source: "human", decidedBy: "user" });
     await draining;
   });
 
@@ -181,7 +183,9 @@ describe("durability across restarts and replicas", () => {
       ApprovalResolveResultSchema,
     );
     const decisions = await Promise.all(waiting);
-    expect(decisions).toEqual(waiting.map(() => ({ decision: "approved", source: "human" })));
+    expect(decisions).toEqual(
+      waiting.map(() => ({ decision: "approved", source: "human", decidedBy: "user" })),
+    );
     sub.unsubscribe();
     expect(announced).toEqual(pending);
   });

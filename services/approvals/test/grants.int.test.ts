@@ -49,6 +49,7 @@ describe("remembered approvals", () => {
     await expect(answer(env, subjects, "allow_session")).resolves.toEqual({
       decision: "approved_for_session",
       source: "human",
+      decidedBy: "user",
     });
     const hookRuns = async () => (await readFile(counter, "utf8")).trim().split("\n").length;
     expect(await hookRuns()).toBe(1);
@@ -108,6 +109,7 @@ describe("remembered approvals", () => {
     await expect(answer(env, subjects, "allow_session")).resolves.toEqual({
       decision: "approved_for_session",
       source: "human",
+      decidedBy: "user",
     });
     const retried = decide(env.client, subjects, request);
     await env.client.request(
@@ -115,7 +117,12 @@ describe("remembered approvals", () => {
       { requestId: pending.requestId, choice: "decline" },
       ApprovalResolveResultSchema,
     );
-    const declined = { decision: "denied", source: "human", message: "user rejected MCP tool call" };
+    const declined = {
+      decision: "denied",
+      source: "human",
+      decidedBy: "user",
+      message: "user rejected MCP tool call",
+    };
     await expect(Promise.all([waiting, retried])).resolves.toEqual([declined, declined]);
   });
 
@@ -125,6 +132,7 @@ describe("remembered approvals", () => {
     await expect(answer(env, first.subjects, "allow_always")).resolves.toEqual({
       decision: "approved_always",
       source: "human",
+      decidedBy: "user",
     });
     await expect(probe(env.client, first.subjects, decideRequest())).resolves.toEqual({
       decided: { decision: "approved_for_session", source: "session" },
@@ -165,6 +173,7 @@ describe("remembered approvals", () => {
       await expect(answer(env, service.subjects, "allow", { server })).resolves.toEqual({
         decision: "approved",
         source: "human",
+        decidedBy: "user",
       });
       await expect(probe(env.client, service.subjects, decideRequest({ server }))).resolves.toEqual({
         prompted: ["allow", "cancel"],

@@ -138,6 +138,7 @@ describe("PreToolUse hooks", () => {
     await expect(decision).resolves.toEqual({
       decision: "approved",
       source: "human",
+      decidedBy: "user",
       updatedArguments: { q: "redacted" },
     });
   });
@@ -166,6 +167,7 @@ describe("PreToolUse hooks", () => {
     await expect(decision).resolves.toEqual({
       decision: "approved",
       source: "human",
+      decidedBy: "user",
       updatedArguments: { q: text },
     });
   });

@@ -64,7 +64,7 @@ describe("a call put to a human", () => {
     expect(Date.parse(pending.expiresAt) - Date.parse(pending.createdAt)).toBe(60_000);
 
     await expect(resolve(pending.requestId, "allow")).resolves.toEqual({ decision: "approved" });
-    await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
+    await expect(decision).resolves.toEqual({ decision: "approved", source: "human", decidedBy: "user" });
     await expect(listPending(client, subjects)).resolves.toEqual([]);
   });
 
@@ -101,10 +101,16 @@ describe("a call put to a human", () => {
   });
 
   it.each([
-    ["decline", { decision: "denied", source: "human", message: "user rejected MCP tool call" }],
-    ["cancel", { decision: "abort", source: "human", message: "user cancelled MCP tool call" }],
-    ["allow_session", { decision: "approved_for_session", source: "human" }],
-    ["allow_always", { decision: "approved_always", source: "human" }],
+    [
+      "decline",
+      { decision: "denied", source: "human", decidedBy: "user", message: "user rejected MCP tool call" },
+    ],
+    [
+      "cancel",
+      { decision: "abort", source: "human", decidedBy: "user", message: "user cancelled MCP tool call" },
+    ],
+    ["allow_session", { decision: "approved_for_session", source: "human", decidedBy: "user" }],
+    ["allow_always", { decision: "approved_always", source: "human", decidedBy: "user" }],
   ])("answers the waiting call with the decision the choice %s makes", async (choice, expected) => {
     const { client, subjects, resolve } = await started(`choice ${choice}`);
     const request = decideRequest();
@@ -152,7 +158,7 @@ describe("a call put to a human", () => {
       message: `choice "allow_session" was not offered by approval request ${pending.requestId}; choose one of allow, cancel, decline`,
     });
     await resolve(pending.requestId, "allow");
-    await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
+    await expect(decision).resolves.toEqual({ decision: "approved", source: "human", decidedBy: "user" });
   });
 
   it("times out a request nobody answers, and then refuses a late answer as expired", async () => {
@@ -215,7 +221,11 @@ describe("a call put to a human", () => {
     await expect(resolve(pending.requestId, "allow_session")).resolves.toEqual({
       decision: "approved_for_session",
     });
-    await expect(decision).resolves.toEqual({ decision: "approved_for_session", source: "human" });
+    await expect(decision).resolves.toEqual({
+      decision: "approved_for_session",
+      source: "human",
+      decidedBy: "user",
+    });
     await expect(resolve(pending.requestId, "decline")).rejects.toThrow(
       `approval request ${pending.requestId} was already resolved (approved_for_session); each request takes one answer`,
     );
@@ -231,6 +241,7 @@ describe("a call put to a human", () => {
     await expect(decide(client, subjects, request, 2_000)).resolves.toEqual({
       decision: "approved",
       source: "human",
+      decidedBy: "user",
     });
   });
 });
@@ -252,7 +263,7 @@ describe("a bounded wait (waitMs)", () => {
     const again = decide(client, subjects, { ...request, waitMs: 30_000 });
     await waitForPending(client, subjects, request.callId);
     await resolve(requestId, "allow");
-    expect(await again).toMatchObject({ decision: "approved", source: "human" });
+    expect(await again).toMatchObject({ decision: "approved", source: "human", decidedBy: "user" });
     expect((await listPending(client, subjects)).filter((p) => p.callId === request.callId)).toEqual([]);
   });
 });

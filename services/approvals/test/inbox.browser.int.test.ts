@@ -67,7 +67,11 @@ describe("the approvals inbox page", () => {
     await card.getByRole("button", { name: "Allow", exact: true }).click();
     // The page keeps an answered card for 4 s: read it first, then wait for the decision.
     await expect.poll(() => card.locator(".outcome").textContent()).toMatch(/^Approved \((you|anonymous)\)$/);
-    await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
+    await expect(decision).resolves.toEqual({
+      decision: "approved",
+      source: "human",
+      decidedBy: "anonymous",
+    });
   });
 
   it("names who asked, and gives 'don't ask me again' to everyone only when the approver ticks it", async () => {
@@ -96,7 +100,7 @@ describe("the approvals inbox page", () => {
     };
     const asked = await askAndAllowAlways("carol", false, "search");
     expect(asked.shown).toContain("carol");
-    expect(asked.decision).toEqual({ decision: "approved_always", source: "human" });
+    expect(asked.decision).toEqual({ decision: "approved_always", source: "human", decidedBy: "anonymous" });
     // Carol's grant is carol's: dave is asked; carol is not.
     const later = (requester: string) =>
       decideRequest({ requestedBy: requester, threadId: `later-${requester}` });
@@ -105,7 +109,11 @@ describe("the approvals inbox page", () => {
       source: "persistent",
     });
     const daveAsked = await askAndAllowAlways("dave", true, "search");
-    expect(daveAsked.decision).toEqual({ decision: "approved_always", source: "human" });
+    expect(daveAsked.decision).toEqual({
+      decision: "approved_always",
+      source: "human",
+      decidedBy: "anonymous",
+    });
     // Given to everyone: erin, who never asked, is not asked either.
     expect(await decide(env.client, service.subjects, later("erin"))).toEqual({
       decision: "approved_always",

@@ -146,6 +146,17 @@ describe("asking the approvals service", () => {
     });
   });
 
+  it("names on the end event who answered the approval, beside who asked", async () => {
+    answer = () => approved({ decision: "approved", source: "human", decidedBy: "oauth:rita" });
+    const callId = h.callId();
+    await h.ok({ callId, tool: "mcp__scripted__asked", arguments: "{}", requestedBy: "oauth:carl" });
+    const [begin, end] = await h.endedEvents(callId);
+    expect({
+      begin: [begin?.body.requestedBy, "decidedBy" in (begin?.body ?? {})],
+      end: [end?.body.requestedBy, end?.body.decidedBy, end?.body.status],
+    }).toEqual({ begin: ["oauth:carl", false], end: ["oauth:carl", "oauth:rita", "completed"] });
+  });
+
   it("calls the server with a hook's rewritten arguments", async () => {
     answer = () => approved({ decision: "approved", source: "hook", updatedArguments: { q: "rewritten" } });
     const callId = h.callId();

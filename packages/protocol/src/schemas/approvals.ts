@@ -77,6 +77,11 @@ export const ApprovalDecideResultSchema = z.object({
   message: z.string().optional(),
   /** A PreToolUse hook's rewrite of the input; the call uses it instead. */
   updatedArguments: JsonValueSchema.optional(),
+  /**
+   * Who answered, when a person did (`source: "user"`): the principal the edge authenticated, or
+   * `user` for a person on the bus without one. The end event of the call names them.
+   */
+  decidedBy: RequesterSchema.optional(),
 });
 export type ApprovalDecideResult = z.infer<typeof ApprovalDecideResultSchema>;
 

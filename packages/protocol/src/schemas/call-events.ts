@@ -57,6 +57,8 @@ export type CallOutcome = z.infer<typeof CallOutcomeSchema>;
 /** `<prefix>.events.call.end`: exactly one per begin, same `callId`. */
 export const CallEndEventSchema = z.object({
   ...callIdentityShape,
+  /** Who answered the call's approval, when a person did (`ApprovalDecideResult.decidedBy`). */
+  decidedBy: RequesterSchema.optional(),
   status: z.enum(CallEndStatus),
   durationMs: DurationMsSchema,
   result: CallOutcomeSchema,

@@ -85,7 +85,7 @@ async function resolveAfterReading(
     await expireRequest(record, ports);
   }
   refuseUnless(record, choice, now);
-  const result = choiceToDecision(choice, record.mode, record.updatedArguments);
+  const result = { ...choiceToDecision(choice, record.mode, record.updatedArguments), decidedBy: by };
   const settled = await ports.pending.settle(requestId, result, by);
   if (settled === undefined) {
     // Someone else resolved it between our read and our write: say so, with their decision.

@@ -232,8 +232,15 @@ function callPath(deps: CallPathDeps) {
       begun = true;
       deps.events.begin(fitBeginEvent(eventFields(), deps.events.maxEventBytes));
     };
+    // Who answered the approval, once a person has: the end event names them beside the requester.
+    let decidedBy: string | undefined;
     const end = (outcome: ResultOrError, durationMs: number) => {
-      const fields = { ...eventFields(), status: endStatus(outcome), durationMs };
+      const fields = {
+        ...eventFields(),
+        ...(decidedBy !== undefined ? { decidedBy } : {}),
+        status: endStatus(outcome),
+        durationMs,
+      };
       deps.events.end(fitEndEvent(fields, outcome, deps.events.maxEventBytes));
     };
     const route = tool ? { server: tool.server, tool: tool.rawName, hookName: tool.hookName } : {};
@@ -312,6 +319,7 @@ function callPath(deps: CallPathDeps) {
       if (error instanceof WireError && error.code === "bad_request") return skip(error.message, "failed");
       throw error;
     }
+    decidedBy = decision.decidedBy;
     const outcome = approvalOutcome(decision);
     if (outcome.kind === "skip") return skip(outcome.message);
     const callArguments =

@@ -153,8 +153,8 @@ export class PgPendingStore implements PendingStore {
     const { rows } = await this.#pool.query<Row>(
       `WITH settled AS (
          UPDATE approval_requests
-            SET state = 'resolved', decision = decisions_by_choice -> $2::text, resolved_by = $3,
-                resolved_at = now()
+            SET state = 'resolved', resolved_by = $3, resolved_at = now(),
+                decision = ((decisions_by_choice -> $2::text)::jsonb || jsonb_build_object('decidedBy', $3::text))::json
           WHERE request_id = $1 AND state = 'pending' AND expires_at > $4
             AND decisions_by_choice -> $2::text IS NOT NULL
           RETURNING ${COLUMNS}, request_id

@@ -48,7 +48,11 @@ describe("approvals HTTP routes", () => {
       status: 200,
       body: { decision: "approved" },
     });
-    await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
+    await expect(decision).resolves.toEqual({
+      decision: "approved",
+      source: "human",
+      decidedBy: "user",
+    });
 
     const again = await app.inject({
       method: "POST",
@@ -177,7 +181,11 @@ describe("approvals HTTP routes", () => {
       status: 200,
       body: { decision: "approved" },
     });
-    await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
+    await expect(decision).resolves.toEqual({
+      decision: "approved",
+      source: "human",
+      decidedBy: "anonymous",
+    });
     await draining;
   });
 
@@ -275,6 +283,7 @@ describe("approvals HTTP routes", () => {
     await expect(decision).resolves.toEqual({
       decision: "abort",
       source: "human",
+      decidedBy: "anonymous",
       message: "user cancelled MCP tool call",
     });
     // Stopping the service ends the stream rather than waiting for the client to leave.

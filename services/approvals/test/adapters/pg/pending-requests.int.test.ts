@@ -143,11 +143,16 @@ describe("the pending request table", () => {
       otherWoken = true;
     });
     await store.settle(settled.request.requestId, approved, "user");
-    await store.answer(answered.request.requestId, "allow", "user", NOW);
+    await store.answer(answered.request.requestId, "allow", "oauth:rita", NOW);
     // Even a decision too large for a notification comes with the wake-up: no read needed.
     await expect(Promise.all(wakes.map((wake) => wake.promise))).resolves.toEqual([
       approved,
-      { decision: "approved", source: "human", updatedArguments: { q: "x".repeat(9_000) } },
+      {
+        decision: "approved",
+        source: "human",
+        updatedArguments: { q: "x".repeat(9_000) },
+        decidedBy: "oauth:rita",
+      },
     ]);
     expect(otherWoken).toBe(false);
     other.cancel();
@@ -181,10 +186,17 @@ describe("the pending request table", () => {
     const resolved = {
       ...large,
       state: "resolved",
-      result: { decision: "approved", source: "human", updatedArguments: { q: "x".repeat(9_000) } },
-      resolvedBy: "user",
+      result: {
+        decision: "approved",
+        source: "human",
+        updatedArguments: { q: "x".repeat(9_000) },
+        decidedBy: "oauth:rita",
+      },
+      resolvedBy: "oauth:rita",
     };
-    await expect(store.answer(large.request.requestId, "allow", "user", NOW)).resolves.toEqual(resolved);
+    await expect(store.answer(large.request.requestId, "allow", "oauth:rita", NOW)).resolves.toEqual(
+      resolved,
+    );
     await expect(woken.promise).resolves.toBeUndefined();
     await expect(store.find(large.request.requestId)).resolves.toEqual(resolved);
   });
@@ -200,12 +212,14 @@ describe("the pending request table", () => {
       decision: "approved_for_session",
       source: "human",
       updatedArguments: { q: "rewritten" },
+      // The answer names who gave it: the call's end event says who decided.
+      decidedBy: "oauth:rita",
     };
-    await expect(store.answer(r.request.requestId, "allow_session", "user", NOW)).resolves.toEqual({
+    await expect(store.answer(r.request.requestId, "allow_session", "oauth:rita", NOW)).resolves.toEqual({
       ...r,
       state: "resolved",
       result: forSession,
-      resolvedBy: "user",
+      resolvedBy: "oauth:rita",
     });
     await expect(woken.promise).resolves.toEqual(forSession);
   });

@@ -24,10 +24,14 @@ import {
   identityUse,
   inboxPrefix,
   JS_API,
+  PRINCIPAL_FIELDS,
   permissionsFor,
+  principalSubjectsServed,
   type Role,
   SUBJECTS,
   type SubjectSpec,
+  senderOf,
+  taggedSubject,
   withPrefix,
 } from "@toolbus/protocol";
 import { natsServerBinaries } from "@toolbus/testkit";
@@ -136,6 +140,11 @@ function assetProbes(bus: EnforcingBus) {
   return probes;
 }
 
+/** `subject` with the default prefix, as the subject tables name it. */
+function unprefixed(bus: EnforcingBus, subject: string): string {
+  return `toolbus${subject.slice(bus.subjects.prefix.length)}`;
+}
+
 /** The contract's subjects made concrete for the configured servers: who may send, who may receive. */
 function contractFlows(bus: EnforcingBus) {
   const flows = new Map<
@@ -166,24 +175,33 @@ function contractFlows(bus: EnforcingBus) {
   return [...flows.values()];
 }
 
-/** Subscribes as every identity to `subject`, then resolves with who received which senders' messages. */
+/**
+ * Subscribes as every identity to `subject` (and, for a subject that may name a principal, to
+ * its sender-tagged form too), then resolves with who received which senders' messages: a
+ * message that arrived tagged is recorded as `<body> via <tag>`.
+ */
 async function listenAll(bus: EnforcingBus, subject: string) {
   const received = new Map<string, Set<string>>();
   const subscriptions: Subscription[] = [];
+  const tagged = unprefixed(bus, subject) in PRINCIPAL_FIELDS;
   for (const identity of bus.identities) {
     const nc = await bus.as(identity);
     const got = new Set<string>();
     received.set(identityName(identity), got);
-    try {
-      subscriptions.push(
-        nc.subscribe(subject, {
-          callback: (error, msg) => {
-            if (!error) got.add(msg.string());
-          },
-        }),
-      );
-    } catch {
-      // Refused at once by the client: receives nothing, as it must not.
+    for (const listened of tagged ? principalSubjectsServed(subject) : [subject]) {
+      try {
+        subscriptions.push(
+          nc.subscribe(listened, {
+            callback: (error, msg) => {
+              if (error) return;
+              const tag = senderOf(subject, msg.subject);
+              got.add(tag === undefined ? msg.string() : `${msg.string()} via ${tag}`);
+            },
+          }),
+        );
+      } catch {
+        // Refused at once by the client: receives nothing, as it must not.
+      }
     }
   }
   await Promise.all(
@@ -360,9 +378,13 @@ describe.each(binaries.map((b) => [b.version, b.path]))("on nats-server %s", (_v
       const receivers = new Set(flow.receivers.map(identityName));
       for (const identity of bus.identities) {
         const name = identityName(identity);
-        // A receiver hears every allowed sender (and itself, in its own account); anyone else hears nobody.
+        // A receiver hears every allowed sender (and itself, in its own account); anyone else hears
+        // nobody. A subject that may name a principal reaches its owner tagged with the sender.
+        const tagged = unprefixed(bus, flow.subject) in PRINCIPAL_FIELDS;
         const heard = [...(received.get(name) ?? [])].filter((from) => from !== name).sort();
-        const expected = receivers.has(name) ? senders.filter((from) => from !== name) : [];
+        const expected = receivers.has(name)
+          ? senders.filter((from) => from !== name).map((from) => (tagged ? `${from} via ${from}` : from))
+          : [];
         if (JSON.stringify(heard) !== JSON.stringify(expected)) {
           wrong.push(
             `${flow.subject} at ${name}: heard ${JSON.stringify(heard)}, expected ${JSON.stringify(expected)}`,
@@ -374,10 +396,47 @@ describe.each(binaries.map((b) => [b.version, b.path]))("on nats-server %s", (_v
     expect(wrong).toEqual([]);
   }, 60_000);
 
+  it("lets no identity send a request that may name a principal under another identity's tag", async () => {
+    const flows = contractFlows(bus).filter((flow) => unprefixed(bus, flow.subject) in PRINCIPAL_FIELDS);
+    const listening = await Promise.all(flows.map((flow) => listenAll(bus, flow.subject)));
+    const names = bus.identities.map(identityName);
+    for (const flow of flows) {
+      for (const identity of bus.identities) {
+        const nc = await bus.as(identity);
+        // Forged: every tag, its own included (only the import, not the sender, may tag).
+        for (const tag of names) {
+          try {
+            nc.publish(taggedSubject(flow.subject, tag), `${identityName(identity)} as ${tag}`);
+          } catch {
+            // Refused by the client at once: nothing sent.
+          }
+        }
+      }
+    }
+    await Promise.all(
+      bus.identities.map(async (identity) => (await bus.as(identity)).flush().catch(() => undefined)),
+    );
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const heard = flows.flatMap((flow, index) => {
+      const { received, stop } = listening[index] as Awaited<ReturnType<typeof listenAll>>;
+      stop();
+      const owner = identityName(flow.receivers[0] as Identity);
+      // The owner's own account is the owner's: what it sends itself proves nothing.
+      return [...(received.get(owner) ?? [])]
+        .filter((message) => !message.startsWith(`${owner} as `))
+        .map((message) => `${flow.subject} at ${owner}: ${message}`);
+    });
+    expect(flows.map((flow) => unprefixed(bus, flow.subject)).sort()).toEqual(
+      Object.keys(PRINCIPAL_FIELDS).sort(),
+    );
+    expect(heard).toEqual([]);
+  });
+
   it("keeps a reply with whoever asked: no other identity hears it", async () => {
     const gateway = identityOf("gateway");
     const dispatcher = await bus.as(identityOf("dispatcher"));
-    const served = dispatcher.subscribe(bus.subjects.dispatchCall, {
+    // The gateway's calls reach the dispatcher tagged with who sent them.
+    const served = dispatcher.subscribe(taggedSubject(bus.subjects.dispatchCall, "gateway"), {
       callback: (_e, msg) => {
         msg.respond("the reply");
       },

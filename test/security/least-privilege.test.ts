@@ -14,7 +14,13 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { jetstream } from "@nats-io/jetstream";
 import { connect, nkeyAuthenticator } from "@nats-io/transport-node";
 import type { NatsIdentities } from "@toolbus/bus";
-import { createSubjects, inboxPrefix, MemoryUsageResultSchema } from "@toolbus/protocol";
+import {
+  createSubjects,
+  inboxPrefix,
+  MemoryUsageResultSchema,
+  PRINCIPAL_FIELDS,
+  SUBJECTS,
+} from "@toolbus/protocol";
 import { freePort, type NatsServerProcess, withPgSchema } from "@toolbus/testkit";
 import { type StdioTestServer, startTestServer } from "@toolbus/testkit/mcp-test-server";
 import pg from "pg";
@@ -207,6 +213,59 @@ describe("every service on its own identity, on a bus that enforces the matrix",
     } finally {
       await nc.close();
     }
+  });
+
+  it("believes who asked only from the gateway: every other identity that names a principal is refused", async () => {
+    // Each subject whose request may name a principal, with a request that names one.
+    const named: Record<string, { subject: string; body: Record<string, unknown> }> = {
+      "toolbus.dispatch.call": {
+        subject: subjects.dispatchCall,
+        body: { callId: "lp-forged-1", tool: "mcp__everything__echo", arguments: '{"message":"forged"}' },
+      },
+      "toolbus.approvals.resolve": {
+        subject: subjects.approvalsResolve,
+        body: { requestId: "mcp_tool_call_approval_lp-forged-2", choice: "allow" },
+      },
+    };
+    expect(Object.keys(named).sort()).toEqual(Object.keys(PRINCIPAL_FIELDS).sort());
+    const outcomes: string[] = [];
+    for (const row of SUBJECTS.filter((spec) => spec.subject in PRINCIPAL_FIELDS)) {
+      const { subject, body } = named[row.subject]!;
+      const field = PRINCIPAL_FIELDS[row.subject]!;
+      for (const role of row.users.filter((user) => user !== "gateway")) {
+        const nc = await connect({
+          servers: server.url,
+          authenticator: nkeyAuthenticator(
+            new TextEncoder().encode(readFileSync(identities.seedFile(role), "utf8").trim()),
+          ),
+          inboxPrefix: inboxPrefix("toolbus", role),
+        });
+        try {
+          const ask = async (request: Record<string, unknown>) => {
+            const reply = JSON.parse((await nc.request(subject, JSON.stringify(request))).string()) as {
+              ok: boolean;
+              error?: { code: string; message: string };
+            };
+            return reply.ok ? "ok" : `${reply.error?.code}: ${reply.error?.message}`;
+          };
+          outcomes.push(`${role} ${row.subject} naming: ${await ask({ ...body, [field]: "oauth:rita" })}`);
+          // Without a principal the same request goes through (a call runs; an unknown request is named).
+          outcomes.push(`${role} ${row.subject} unnamed: ${(await ask(body)).split(":")[0]}`);
+        } finally {
+          await nc.close();
+        }
+      }
+    }
+    const refusal = (role: string, field: string) =>
+      `unauthorized: only the gateway names who a request is from; this one came from the ${role} identity and names ${field} "oauth:rita". Send it without ${field}, or through the gateway`;
+    expect(outcomes).toEqual([
+      `cli toolbus.dispatch.call naming: ${refusal("cli", "requestedBy")}`,
+      "cli toolbus.dispatch.call unnamed: ok",
+      `agent toolbus.dispatch.call naming: ${refusal("agent", "requestedBy")}`,
+      "agent toolbus.dispatch.call unnamed: ok",
+      `cli toolbus.approvals.resolve naming: ${refusal("cli", "by")}`,
+      "cli toolbus.approvals.resolve unnamed: bad_request",
+    ]);
   });
 
   it("was refused nothing: the matrix covers what every service serves and calls", () => {

@@ -18,7 +18,7 @@ import {
   type Status,
   usernamePasswordAuthenticator,
 } from "@nats-io/transport-node";
-import { type Identity, JS_API, type Role } from "@toolbus/protocol";
+import { type Identity, JS_API, type Role, taggedSubject } from "@toolbus/protocol";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { connectCoalescing } from "./coalescing-transport.js";
@@ -421,10 +421,11 @@ class NatsBus implements Bus {
       spec,
       handler,
     );
-    const subscription = this.#micro.addEndpoint(
+    const subscriptions = this.#micro.addEndpoint(
       {
         name: spec.name,
         subject: spec.subject,
+        ...(spec.taggedBySender ? { alsoOn: [taggedSubject(spec.subject, "*")] } : {}),
         queue: spec.queue ?? this.service.name,
         ...(spec.metadata === undefined ? {} : { metadata: spec.metadata }),
       },
@@ -443,11 +444,12 @@ class NatsBus implements Bus {
     await this.nc.flush();
     // A refused subscription is answered before the flush's PONG: a service that may not serve
     // its own subject stops here, saying so, instead of running deaf.
-    if (subscription.isClosed()) {
+    for (const subscription of subscriptions) {
+      if (!subscription.isClosed()) continue;
       const refused = await subscription.closed;
       if (refused instanceof PermissionViolationError) {
         throw new Error(
-          `NATS does not let this identity serve ${spec.subject}: its permissions do not include it. ` +
+          `NATS does not let this identity serve ${subscription.getSubject()}: its permissions do not include it. ` +
             `Is NATS_NKEY_FILE the ${this.service.name} service's own key (toolbus nats-config)?`,
           { cause: refused },
         );

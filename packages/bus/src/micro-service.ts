@@ -29,7 +29,7 @@ export interface Outcome {
 interface EndpointState {
   descriptor: EndpointDescriptor;
   stats: EndpointStats;
-  sub: Subscription;
+  subs: Subscription[];
 }
 
 export class MicroService {
@@ -66,11 +66,21 @@ export class MicroService {
     }
   }
 
-  /** Subscribes the endpoint in its queue group; `handle` must answer the request itself. */
+  /**
+   * Subscribes the endpoint in its queue group, on its subject and on each of `alsoOn` (one
+   * endpoint, one set of stats); `handle` must answer the request itself. Answers the
+   * subscriptions, `subject`'s first.
+   */
   addEndpoint(
-    endpoint: { name: string; subject: string; queue: string; metadata?: Record<string, string> },
+    endpoint: {
+      name: string;
+      subject: string;
+      alsoOn?: readonly string[];
+      queue: string;
+      metadata?: Record<string, string>;
+    },
     handle: (msg: Msg) => Promise<Outcome>,
-  ): Subscription {
+  ): Subscription[] {
     const problem = identityProblem("endpoint", endpoint.name);
     if (problem) throw new Error(problem);
     if (this.#stopped)
@@ -82,32 +92,32 @@ export class MicroService {
       metadata: { ...endpoint.metadata },
     };
     const stats = emptyStats();
-    const sub = this.#nc.subscribe(endpoint.subject, {
-      queue: endpoint.queue,
-      callback: (err, msg) => {
-        if (err) {
-          this.#logger.error(
-            { err, subject: endpoint.subject },
-            `endpoint ${endpoint.name} stopped receiving requests`,
+    const subscribe = (subject: string) =>
+      this.#nc.subscribe(subject, {
+        queue: endpoint.queue,
+        callback: (err, msg) => {
+          if (err) {
+            this.#logger.error({ err, subject }, `endpoint ${endpoint.name} stopped receiving requests`);
+            return;
+          }
+          const started = process.hrtime.bigint();
+          void handle(msg).then(
+            (outcome) => recordRequest(stats, Number(process.hrtime.bigint() - started), outcome.error),
+            (error: unknown) =>
+              recordRequest(stats, Number(process.hrtime.bigint() - started), String(error)),
           );
-          return;
-        }
-        const started = process.hrtime.bigint();
-        void handle(msg).then(
-          (outcome) => recordRequest(stats, Number(process.hrtime.bigint() - started), outcome.error),
-          (error: unknown) => recordRequest(stats, Number(process.hrtime.bigint() - started), String(error)),
-        );
-      },
-    });
-    this.#endpoints.push({ descriptor, stats, sub });
-    return sub;
+        },
+      });
+    const subs = [endpoint.subject, ...(endpoint.alsoOn ?? [])].map(subscribe);
+    this.#endpoints.push({ descriptor, stats, subs });
+    return subs;
   }
 
   /** Unsubscribes the endpoints (requests already queued are still delivered), then the control subjects. */
   stop(): Promise<void> {
     this.#stopped ??= (async () => {
       if (this.#nc.isClosed()) return;
-      await Promise.allSettled(this.#endpoints.map((e) => e.sub.drain()));
+      await Promise.allSettled(this.#endpoints.flatMap((e) => e.subs.map((sub) => sub.drain())));
       await Promise.allSettled(this.#control.map((sub) => sub.drain()));
     })();
     return this.#stopped;

@@ -7,7 +7,7 @@
 import type { Msg, MsgHdrs } from "@nats-io/transport-node";
 import { headers as natsHeaders, nuid } from "@nats-io/transport-node";
 import { ROOT_CONTEXT, type Span, SpanKind } from "@opentelemetry/api";
-import { busReplyTooLarge, type Envelope, errorEnvelope, okEnvelope } from "@toolbus/protocol";
+import { busReplyTooLarge, type Envelope, errorEnvelope, okEnvelope, senderOf } from "@toolbus/protocol";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import { AttributeCache } from "./core/attribute-cache.js";
@@ -44,6 +44,11 @@ export interface EndpointSpec<S extends z.ZodType = z.ZodType> {
    * without it such a reply is answered `payload_too_large`.
    */
   largeReplies?: LargeReplyOptions;
+  /**
+   * Also served as `<subject>.<sender>`, the way an enforcing bus delivers a subject whose requests
+   * may name a principal (`PRINCIPAL_FIELDS`); the handler learns the sender (`ctx.sender`).
+   */
+  taggedBySender?: boolean;
 }
 
 /** What became of a request's reply, once it was sent (`HandlerContext.sent`). */
@@ -69,6 +74,11 @@ export interface HandlerContext {
   /** Aborted when the bus closes before the handler finished (shutdown grace exceeded). */
   signal: AbortSignal;
   subject: string;
+  /**
+   * The identity that sent the request, on an endpoint `taggedBySender` that an enforcing bus
+   * delivered tagged; undefined on an open bus.
+   */
+  sender?: string;
   callId?: string;
   /**
    * Resolves once the reply was sent (or could not be), saying where it was stored when it was
@@ -122,6 +132,7 @@ export function endpointCallback<S extends z.ZodType, Res>(
       async (span) => {
         const started = performance.now();
         const decoded = decodeRequest(spec.request, msg.string());
+        const sender = spec.taggedBySender ? senderOf(spec.subject, msg.subject) : undefined;
         if (decoded.callId !== undefined) span.setAttribute("mcp.call_id", decoded.callId);
         const logger = deps.logger.child({
           subject: msg.subject,
@@ -155,6 +166,7 @@ export function endpointCallback<S extends z.ZodType, Res>(
             span,
             signal: deps.signal,
             subject: msg.subject,
+            ...(sender === undefined ? {} : { sender }),
             ...(decoded.callId === undefined ? {} : { callId: decoded.callId }),
             sent: sentPromise,
           };

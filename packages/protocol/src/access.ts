@@ -9,6 +9,7 @@
  * The contract's subjects (`SUBJECTS`) name their users in the table itself; the subjects the
  * services keep among themselves are in `INTERNAL_SUBJECTS` below, in the same shape.
  */
+import { PRINCIPAL_FIELDS, principalSubjectsServed } from "./principal-authority.js";
 import { SERVER_NAME_PATTERN } from "./schemas/primitives.js";
 import { Role, SUBJECTS, type SubjectSpec, type Subjects } from "./subjects.js";
 
@@ -292,7 +293,11 @@ export function identityUse(identity: Identity, subjects: Subjects): IdentityUse
     const uses = row.users.some((user) => applies(user, identity));
     const subject = concrete(row.subject);
     if (row.kind === "req/reply") {
-      if (owns) serves.add(subject);
+      // A subject that may name a principal arrives at its owner tagged with its sender too.
+      if (owns) {
+        for (const served of row.subject in PRINCIPAL_FIELDS ? principalSubjectsServed(subject) : [subject])
+          serves.add(served);
+      }
       if (uses) requests.add(subject);
     } else if (row.subject === "toolbus.memory.message") {
       // Published by its users into its stream; the owner reads it through its durable consumer.

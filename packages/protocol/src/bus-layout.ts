@@ -33,6 +33,7 @@ import {
   permissionsFor,
   withPrefix,
 } from "./access.js";
+import { PRINCIPAL_FIELDS, taggedSubject } from "./principal-authority.js";
 import { type Role, SUBJECTS, type Subjects } from "./subjects.js";
 
 /** The account holding every stream and bucket (the name toolbus has always used). */
@@ -109,7 +110,22 @@ export function busLayout(subjects: Subjects, servers: readonly string[]): BusLa
       const owner = account(who(row.owner));
       const users = row.users.map((role) => account(who(role)));
       if (row.kind === "req/reply") {
-        for (const user of users) flow({ kind: "service", subject, from: owner, to: user });
+        const tagged = row.subject in PRINCIPAL_FIELDS;
+        for (const role of row.users) {
+          const user = who(role);
+          // Tagged with its sender (principal-authority.ts): the owner knows who asked.
+          flow(
+            tagged
+              ? {
+                  kind: "service",
+                  subject: taggedSubject(subject, identityName(user)),
+                  from: owner,
+                  to: account(user),
+                  local: subject,
+                }
+              : { kind: "service", subject, from: owner, to: account(user) },
+          );
+        }
       } else if (row.subject === "toolbus.memory.message") {
         for (const user of users) flow({ kind: "service", subject, from: JETSTREAM_ACCOUNT, to: user });
       } else {

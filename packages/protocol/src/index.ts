@@ -9,6 +9,7 @@ export * from "./errors.js";
 export * from "./http-status.js";
 export * from "./naming/index.js";
 export * from "./principal.js";
+export * from "./principal-authority.js";
 export * from "./resource-tools.js";
 export * from "./schemas/index.js";
 export * from "./self-approval.js";

@@ -29,6 +29,7 @@ import {
   identityOf,
   internalSubjects,
   PostToolUseRequestSchema,
+  principalRefusal,
   QueueGroup,
   type Subjects,
   TOOLBUS_VERSION,
@@ -183,9 +184,19 @@ export async function startApprovalsService(deps: ApprovalsServiceDeps): Promise
       (request) => handleList(request, ports),
     );
     await bus.serve(
-      { subject: subjects.approvalsResolve, name: "resolve", request: ApprovalResolveRequestSchema, queue },
-      (request, ctx) =>
-        handleResolve(request, ports, { logger: ctx.logger, selfApprove: config.selfApprove }),
+      {
+        subject: subjects.approvalsResolve,
+        name: "resolve",
+        request: ApprovalResolveRequestSchema,
+        queue,
+        // Who answers (`by`) is believed only from the gateway.
+        taggedBySender: true,
+      },
+      (request, ctx) => {
+        const refused = principalRefusal(ctx.sender, "by", request.by);
+        if (refused !== undefined) throw new WireError("unauthorized", refused);
+        return handleResolve(request, ports, { logger: ctx.logger, selfApprove: config.selfApprove });
+      },
     );
     await bus.serve(
       { subject: subjects.approvalsCancel, name: "cancel", request: ApprovalCancelRequestSchema, queue },

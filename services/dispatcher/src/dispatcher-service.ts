@@ -24,9 +24,11 @@ import {
   DispatchHistoryRequestSchema,
   identityOf,
   internalSubjects,
+  principalRefusal,
   type Subjects,
   type ToolCallReply,
   ToolCallRequestSchema,
+  WireError,
 } from "@toolbus/protocol";
 import { createApprovalsClient } from "./adapters/nats/approvals-client.js";
 import { createCallEvents } from "./adapters/nats/call-events.js";
@@ -140,8 +142,12 @@ export async function startDispatcherService(deps: DispatcherServiceDeps): Promi
       spanName: "toolbus.dispatch.call",
       // A raw result larger than one NATS message reaches the caller through the large-replies stream.
       largeReplies,
+      // Who asked (`requestedBy`) is believed only from the gateway.
+      taggedBySender: true,
     },
     (request, ctx) => {
+      const refused = principalRefusal(ctx.sender, "requestedBy", request.requestedBy);
+      if (refused !== undefined) throw new WireError("unauthorized", refused);
       const parsed = parseToolArguments(request.arguments);
       const identity = callIdentity(request.tool, parsed, request.arguments);
       const reused = () => reusedCallIdReply(request, catalog.revision);

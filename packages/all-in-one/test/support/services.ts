@@ -88,6 +88,9 @@ export interface ServicesOptions {
   gatewayLimits?: Partial<GatewayLimits>;
   /** `[approvals] self_approve`: a caller may answer its own call's approval. */
   selfApprove?: boolean;
+  /** `[views.<name>]` and the scopes tools require, on every gateway. */
+  views?: GatewayServiceDeps["views"];
+  toolScopes?: GatewayServiceDeps["toolScopes"];
 }
 
 export async function startServices(options: ServicesOptions): Promise<Services> {
@@ -181,6 +184,8 @@ export async function startServices(options: ServicesOptions): Promise<Services>
         ...(options.principals ? { principals: options.principals } : {}),
         ...(options.inbox ? { plugins: [buildApprovalsHttp(approvals.inbox)] } : {}),
         ...(options.gatewayLimits ? { limits: options.gatewayLimits } : {}),
+        ...(options.views ? { views: options.views } : {}),
+        ...(options.toolScopes ? { toolScopes: options.toolScopes } : {}),
         selfApprove: config.approvals.selfApprove,
         ...(secrets ? { env: secrets } : {}),
       });

@@ -38,6 +38,7 @@ export {
   type OmitToolsFrom,
   RUN_AS_PATTERN,
   type StdioCommand,
+  type StdioIsolation,
   type StdioServerConfig,
   type StreamableHttpServerConfig,
   serverNameProblem,

@@ -65,7 +65,26 @@ export interface StdioServerConfig extends McpServerCommon {
   runAs?: string;
   /** toolbus extension: a wrapper command the child is started through; absent = `[catalog] sandbox`, [] = none. */
   sandbox?: string[];
+  /**
+   * toolbus extension (`isolation`): one instance of the server per principal or per session, so
+   * a server's state and its requests during a call belong to one caller; absent = one shared.
+   */
+  isolation?: StdioIsolation;
 }
+
+export interface StdioIsolation {
+  /** Whose calls share an instance: a principal's, or a session's (its thread). */
+  by: "principal" | "session";
+  /** The most instances running at once (`max_instances`); an idle one makes room for a new key. */
+  maxInstances: number;
+  /** An instance with no call for this long is stopped (`instance_idle_timeout_sec`). */
+  idleTimeoutMs: number;
+}
+
+export const DEFAULT_MAX_INSTANCES = 8;
+export const MAX_INSTANCES_LIMIT = 256;
+export const DEFAULT_INSTANCE_IDLE_SEC = 300;
+export const ISOLATION_HINT = 'must be "shared", "per_principal" or "per_session"';
 
 export interface StreamableHttpServerConfig extends McpServerCommon {
   transport: "streamable_http";

@@ -3,9 +3,13 @@ import { ApprovalModeSchema } from "@toolbus/policy";
 import { z } from "zod";
 import {
   commonDefaults,
+  DEFAULT_INSTANCE_IDLE_SEC,
+  DEFAULT_MAX_INSTANCES,
   DEFAULT_STARTUP_TIMEOUT_MS,
   DEFAULT_TOOL_TIMEOUT_MS,
   type EnvVarSpec,
+  ISOLATION_HINT,
+  MAX_INSTANCES_LIMIT,
   type McpServerCommon,
   type McpServerConfig,
   type McpToolConfig,
@@ -58,6 +62,9 @@ const RawServerSchema = z.strictObject({
   cwd: NonEmpty.optional(),
   run_as: RunAs.optional(),
   sandbox: Sandbox.optional(),
+  isolation: z.enum(["shared", "per_principal", "per_session"], { error: ISOLATION_HINT }).optional(),
+  max_instances: z.int().min(1).max(MAX_INSTANCES_LIMIT).optional(),
+  instance_idle_timeout_sec: Seconds.optional(),
   // streamable HTTP
   url: HttpUrl.optional(),
   bearer_token_env_var: NonEmpty.optional(),
@@ -107,7 +114,10 @@ const RawServerSchema = z.strictObject({
 });
 type RawServer = z.output<typeof RawServerSchema>;
 
-/** The reference's lists, in its order; `transport`, `scopes`, `run_as` and `sandbox` are toolbus's additions. */
+/**
+ * The reference's lists, in its order; `transport`, `scopes`, `run_as`, `sandbox` and the
+ * isolation keys are toolbus's additions.
+ */
 const REJECTED_BY: Record<McpTransport, readonly string[]> = {
   stdio: [
     "url",
@@ -121,7 +131,18 @@ const REJECTED_BY: Record<McpTransport, readonly string[]> = {
     "auth",
     "transport",
   ],
-  streamable_http: ["args", "env", "env_vars", "cwd", "bearer_token", "run_as", "sandbox"],
+  streamable_http: [
+    "args",
+    "env",
+    "env_vars",
+    "cwd",
+    "bearer_token",
+    "run_as",
+    "sandbox",
+    "isolation",
+    "max_instances",
+    "instance_idle_timeout_sec",
+  ],
 };
 
 const OAUTH_LOGIN =
@@ -244,6 +265,15 @@ function normalize(name: string, transport: McpTransport, raw: RawServer): McpSe
       ...(raw.cwd === undefined ? {} : { cwd: raw.cwd }),
       ...(raw.run_as === undefined ? {} : { runAs: raw.run_as }),
       ...(raw.sandbox === undefined ? {} : { sandbox: [...raw.sandbox] }),
+      ...(raw.isolation === undefined || raw.isolation === "shared"
+        ? {}
+        : {
+            isolation: {
+              by: raw.isolation === "per_principal" ? "principal" : "session",
+              maxInstances: raw.max_instances ?? DEFAULT_MAX_INSTANCES,
+              idleTimeoutMs: secondsToMs(raw.instance_idle_timeout_sec ?? DEFAULT_INSTANCE_IDLE_SEC),
+            },
+          }),
     };
   }
   return {

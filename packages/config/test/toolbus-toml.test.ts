@@ -335,3 +335,47 @@ describe("[views.<name>]", () => {
     ).toThrow(/must be an OAuth scope/);
   });
 });
+
+describe("isolation of a stdio server", () => {
+  const server = (keys: string) => `[mcp_servers.s]\ncommand = "srv"\n${keys}`;
+
+  it("reads per_principal and per_session with their bounds, and defaults the bounds", () => {
+    const isolationOf = (toml: string) => {
+      const s = parse(toml).mcpServers.s;
+      return s?.transport === "stdio" ? s.isolation : "not stdio";
+    };
+    expect([
+      isolationOf(server('isolation = "per_principal"\nmax_instances = 3\ninstance_idle_timeout_sec = 60')),
+      isolationOf(server('isolation = "per_session"')),
+      isolationOf(server('isolation = "shared"')),
+      isolationOf(server("")),
+    ]).toEqual([
+      { by: "principal", maxInstances: 3, idleTimeoutMs: 60_000 },
+      { by: "session", maxInstances: 8, idleTimeoutMs: 300_000 },
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it.each([
+    [
+      'isolation = "per_user"',
+      "mcp_servers.s.isolation",
+      'must be "shared", "per_principal" or "per_session"',
+    ],
+    ["max_instances = 0", "mcp_servers.s.max_instances", "Too small: expected number to be >=1"],
+    [
+      "instance_idle_timeout_sec = 0",
+      "mcp_servers.s.instance_idle_timeout_sec",
+      "must be a positive number of seconds",
+    ],
+  ])("reports `%s` at %s", (keys, at, message) => {
+    expect(problems(server(keys))).toEqual([{ at, message }]);
+  });
+
+  it("is for stdio servers only: an HTTP server is one process toolbus does not start", () => {
+    expect(problems('[mcp_servers.s]\nurl = "https://example.com/mcp"\nisolation = "per_principal"')).toEqual(
+      [{ at: "mcp_servers.s", message: "isolation is not supported for streamable_http" }],
+    );
+  });
+});

@@ -98,7 +98,13 @@ describe("the MCP test server over stdio", () => {
     await client.callTool({ name: "echo", arguments: { msg: "logged" }, _meta: { callId: "c-1" } });
     const calls = await server.calls();
     expect(calls.filter((call) => call.arguments?.msg === "logged")).toEqual([
-      { at: expect.any(String), tool: "echo", arguments: { msg: "logged" }, _meta: { callId: "c-1" } },
+      {
+        at: expect.any(String),
+        pid: expect.any(Number),
+        tool: "echo",
+        arguments: { msg: "logged" },
+        _meta: { callId: "c-1" },
+      },
     ]);
     expect(Number.isNaN(Date.parse(calls.at(-1)?.at ?? ""))).toBe(false);
     expect(calls.filter((call) => call.tool === "never-called")).toEqual([]);

@@ -233,6 +233,7 @@ export async function startCatalogService(deps: CatalogServiceDeps): Promise<Cat
         maxMessageBytes: Math.max(maxPayload(own), config.bus.maxReplyBytes),
         readPressure: readPressureOn(own),
         policy,
+        ...(server.transport === "stdio" && server.isolation ? { isolation: server.isolation } : {}),
         ...(server.enabledTools ? { enabledTools: server.enabledTools } : {}),
         ...(server.disabledTools ? { disabledTools: server.disabledTools } : {}),
       },

@@ -72,6 +72,8 @@ export interface ServerCallRequest {
   preparedRevision?: number;
   timeoutMs?: number;
   meta?: Record<string, unknown>;
+  /** Who asked: a server isolated per principal runs the call in that principal's instance. */
+  requestedBy?: string;
   /** Aborted when the caller cancels the call: the server is sent notifications/cancelled with its reason. */
   signal?: AbortSignal;
   onProgress?: (progress: Record<string, unknown>) => void;

@@ -113,6 +113,7 @@ describe("connector calls", () => {
     });
     expect((await srv.calls()).at(-1)).toEqual({
       at: expect.any(String),
+      pid: expect.any(Number),
       tool: "shape",
       arguments: { a: 1 },
       _meta: { traceTag: "x", threadId: "thread-1", callId: "call-meta", progressToken: expect.any(String) },

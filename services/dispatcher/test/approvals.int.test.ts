@@ -149,7 +149,19 @@ describe("asking the approvals service", () => {
   it("names on the end event who answered the approval, beside who asked", async () => {
     answer = () => approved({ decision: "approved", source: "human", decidedBy: "oauth:rita" });
     const callId = h.callId();
+    // The connector is told who asked too (a server isolated per principal runs it in theirs).
+    const toConnector: Array<{ callId?: string; requestedBy?: string }> = [];
+    const observer = h.nc.subscribe(h.subjects.connectorCall("scripted"), {
+      callback: (_error, msg) => {
+        toConnector.push(msg.json());
+      },
+    });
+    await h.nc.flush();
     await h.ok({ callId, tool: "mcp__scripted__asked", arguments: "{}", requestedBy: "oauth:carl" });
+    observer.unsubscribe();
+    expect(toConnector.filter((body) => body.callId === callId).map((body) => body.requestedBy)).toEqual([
+      "oauth:carl",
+    ]);
     const bodies = (await h.endedEvents(callId)).map(({ body }) => body as Record<string, unknown>);
     // Begin is published before anyone answered; end names both.
     expect(bodies.map((body) => [body.requestedBy, body.decidedBy, body.status])).toEqual([

@@ -106,6 +106,7 @@ describe("arguments", () => {
       },
       call: {
         at: expect.any(String),
+        pid: expect.any(Number),
         tool: "echo",
         _meta: { progressToken: expect.anything(), callId, threadId: "thread-26" },
       },
@@ -206,6 +207,7 @@ describe("the request _meta", () => {
     const [call] = (await h.scripted!.calls()).slice(-1);
     expect(call).toEqual({
       at: expect.any(String),
+      pid: expect.any(Number),
       tool: "echo",
       arguments: {},
       _meta: { progressToken: expect.anything(), callId, threadId: "thread-28" },

@@ -12,6 +12,7 @@ import {
   IdSchema,
   JsonObjectSchema,
   JsonValueSchema,
+  RequesterSchema,
   RevisionSchema,
   ServerNameSchema,
 } from "./primitives.js";
@@ -33,6 +34,8 @@ export const ConnectorCallRequestSchema = z.object({
   timeoutMs: z.int().positive().optional(),
   /** Extra request `_meta`; the connector sets `callId` and `threadId` over it. */
   meta: JsonObjectSchema.optional(),
+  /** Who asked (`ToolCallRequest.requestedBy`): a server isolated per principal runs it in theirs. */
+  requestedBy: RequesterSchema.optional(),
 });
 export type ConnectorCallRequest = z.infer<typeof ConnectorCallRequestSchema>;
 

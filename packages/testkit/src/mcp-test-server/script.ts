@@ -199,6 +199,8 @@ export function parseScript(text: string): ParsedTestServerScript {
 /** One line of the call log: every tools/call the server received, in arrival order. */
 export const CallLogLineSchema = z.object({
   at: z.string(),
+  /** The process that ran the call (a server started once per principal has several). */
+  pid: z.number().int().optional(),
   tool: z.string(),
   arguments: JsonObject.optional(),
   _meta: JsonObject.optional(),

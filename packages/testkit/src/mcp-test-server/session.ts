@@ -74,6 +74,7 @@ export function createSession({ script, callLogPath, cancelLogPath, readLogPath 
     const { name, arguments: args, _meta } = request.params;
     appendLine(callLogPath, {
       at: new Date().toISOString(),
+      pid: process.pid,
       tool: name,
       ...(args !== undefined ? { arguments: args as CallLogLine["arguments"] } : {}),
       ...(_meta !== undefined ? { _meta: _meta as CallLogLine["_meta"] } : {}),

@@ -4,12 +4,19 @@
  * the connection dies, and the raw calls behind the revision barrier.
  */
 import { cancelReason, maskUrl } from "@toolbus/bus";
+import type { StdioIsolation } from "@toolbus/config";
 import type { PolicySettings } from "@toolbus/policy";
 import type { Tool } from "@toolbus/protocol";
 import type { ReadPressure } from "../adapters/mcp/bounded-transports.js";
 import type { ServerRequestRelay } from "../adapters/mcp/call-router.js";
-import { type ConnectSpec, isAuthRequired, McpConnection } from "../adapters/mcp/mcp-connection.js";
+import {
+  type ConnectSpec,
+  isAuthRequired,
+  McpConnection,
+  type McpConnectionEvents,
+} from "../adapters/mcp/mcp-connection.js";
 import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
+import { instanceKey, poolFullMessage } from "../core/instance-key.js";
 import { errorChain, isOversized, isRequestTimeout, oversizedText } from "../core/mcp-errors.js";
 import {
   formatDuration,
@@ -20,6 +27,7 @@ import {
 } from "../core/startup-messages.js";
 import { acceptTools, isToolAllowed } from "../core/tool-filter.js";
 import type { CallOutcome, OwnedServer, ServerCallRequest } from "../ports.js";
+import { InstancePool, PoolFull } from "./instance-pool.js";
 
 export interface ConnectorSettings {
   server: string;
@@ -39,6 +47,8 @@ export interface ConnectorSettings {
   readPressure?: ReadPressure;
   /** The deployment's approval policy (TOOLBUS_APPROVAL_POLICY, TOOLBUS_PERMISSION_PROFILE), for server elicitations. */
   policy?: PolicySettings;
+  /** A stdio server's calls run in one instance per principal or session (`isolation`). */
+  isolation?: StdioIsolation;
 }
 
 export interface StatusUpdate {
@@ -106,11 +116,28 @@ export class ServerConnector implements OwnedServer {
   private relistWanted = false;
   /** Calls waiting for the barrier to reach the revision they were prepared against. */
   private readonly revisionWaiters = new Set<() => void>();
+  /** The instances that run the calls of a server isolated per principal or session. */
+  private readonly instances: InstancePool<McpConnection> | undefined;
 
   constructor(
     readonly settings: ConnectorSettings,
     private readonly ports: ConnectorPorts,
-  ) {}
+  ) {
+    const { isolation, server } = settings;
+    if (isolation !== undefined) {
+      this.instances = new InstancePool(
+        isolation,
+        (key) => this.openInstance(key),
+        (key, why) =>
+          this.ports.log.info(
+            { server, instance: key },
+            why === "idle"
+              ? `stopped the instance of '${server}' for ${key}: no call for ${formatDuration(isolation.idleTimeoutMs)}`
+              : `stopped the idle instance of '${server}' for ${key} to make room (max_instances ${isolation.maxInstances})`,
+          ),
+      );
+    }
+  }
 
   get status(): StatusUpdate["state"] {
     return this.state;
@@ -139,36 +166,16 @@ export class ServerConnector implements OwnedServer {
     // A list_changed that arrives before the first listing is stored (servers send one right
     // after initialize) may describe tools that listing missed: it is followed once ready.
     let changedWhileStarting = false;
-    const connection = new McpConnection(
-      this.settings.spec,
-      {
-        toolsChanged: () => {
-          if (this.connection === connection) void this.relist("tools/list_changed");
-          else changedWhileStarting = true;
-        },
-        resourcesChanged: () => {},
-        promptsChanged: () => {
-          if (this.connection === connection) this.ports.promptsChanged(server);
-        },
-        closed: (error) => this.onClosed(connection, error),
-        stderr: (output) =>
-          output.kind === "line"
-            ? this.ports.log.info({ server, stderr: output.text }, "MCP server stderr")
-            : this.ports.log.warn({ server }, output.text),
-        unrelated: ({ method, why }) =>
-          this.ports.log.info({ server, method }, `refused the MCP server's ${method}: ${why}`),
-        dropped: (info) =>
-          this.ports.log.warn(
-            { server, ...info, limit: this.settings.maxMessageBytes },
-            "dropped an oversized message from the MCP server that answered none of our requests",
-          ),
+    const connection = this.newConnection({
+      toolsChanged: () => {
+        if (this.connection === connection) void this.relist("tools/list_changed");
+        else changedWhileStarting = true;
       },
-      {
-        maxMessageBytes: this.settings.maxMessageBytes,
-        ...(this.settings.readPressure ? { pressure: this.settings.readPressure } : {}),
-        ...(this.settings.policy ? { policy: this.settings.policy } : {}),
+      promptsChanged: () => {
+        if (this.connection === connection) this.ports.promptsChanged(server);
       },
-    );
+      closed: (error) => this.onClosed(connection, error),
+    });
     try {
       const info = await raceAbort(
         (async () => {
@@ -314,8 +321,8 @@ export class ServerConnector implements OwnedServer {
     const meta: Record<string, unknown> = { ...request.meta, callId: request.callId };
     // The thread id is always ours to set, overwriting whatever the caller put there.
     if (request.threadId !== undefined) meta.threadId = request.threadId;
-    try {
-      const result = await connection.callTool(
+    const callOn = (on: McpConnection) =>
+      on.callTool(
         {
           name: request.tool,
           ...(request.arguments !== undefined
@@ -330,8 +337,18 @@ export class ServerConnector implements OwnedServer {
           ...(request.onProgress ? { onProgress: request.onProgress } : {}),
         },
       );
+    const { isolation } = this.settings;
+    try {
+      // Isolated: the call runs in its principal's or session's own instance.
+      const result =
+        this.instances !== undefined && isolation !== undefined
+          ? await this.instances.run(instanceKey(isolation.by, request), callOn)
+          : await callOn(connection);
       return { kind: "ok", result };
     } catch (error) {
+      if (error instanceof PoolFull && isolation !== undefined) {
+        return { kind: "not_ready", message: poolFullMessage(server, isolation) };
+      }
       // The SDK rejects a cancelled request as a timeout: the signal says which it was.
       if (request.signal?.aborted) {
         return {
@@ -351,6 +368,66 @@ export class ServerConnector implements OwnedServer {
     }
   }
 
+  /**
+   * An MCP connection to this server with the logging every connection has; `events` are what
+   * differ between the listing connection and an isolated instance (`instance`: its key).
+   */
+  private newConnection(
+    events: Pick<McpConnectionEvents, "toolsChanged" | "promptsChanged" | "closed">,
+    instance?: string,
+  ): McpConnection {
+    const { server } = this.settings;
+    const who = instance === undefined ? { server } : { server, instance };
+    return new McpConnection(
+      this.settings.spec,
+      {
+        ...events,
+        resourcesChanged: () => {},
+        stderr: (output) =>
+          output.kind === "line"
+            ? this.ports.log.info({ ...who, stderr: output.text }, "MCP server stderr")
+            : this.ports.log.warn(who, output.text),
+        unrelated: ({ method, why }) =>
+          this.ports.log.info({ ...who, method }, `refused the MCP server's ${method}: ${why}`),
+        dropped: (info) =>
+          this.ports.log.warn(
+            { ...who, ...info, limit: this.settings.maxMessageBytes },
+            "dropped an oversized message from the MCP server that answered none of our requests",
+          ),
+      },
+      {
+        maxMessageBytes: this.settings.maxMessageBytes,
+        ...(this.settings.readPressure ? { pressure: this.settings.readPressure } : {}),
+        ...(this.settings.policy ? { policy: this.settings.policy } : {}),
+      },
+    );
+  }
+
+  /** Starts and initializes the instance of `key` (isolated servers), within the start-up timeout. */
+  private async openInstance(key: string): Promise<McpConnection> {
+    const { startupTimeoutMs, server } = this.settings;
+    const connection: McpConnection = this.newConnection(
+      {
+        // The listing connection follows the server's lists; an instance's calls use them.
+        toolsChanged: () => {},
+        promptsChanged: () => {},
+        closed: () => this.instances?.forget(key, connection),
+      },
+      key,
+    );
+    const abort = AbortSignal.any([this.lifetime.signal, AbortSignal.timeout(startupTimeoutMs)]);
+    try {
+      await raceAbort(connection.connect(abort, startupTimeoutMs), abort);
+    } catch (cause) {
+      await connection.close();
+      const why =
+        isRequestTimeout(cause) || abort.aborted ? startupTimeoutError(startupTimeoutMs) : errorChain(cause);
+      throw new Error(`the instance of MCP server '${server}' for ${key} did not start: ${why}`);
+    }
+    this.ports.log.info({ server, instance: key }, `started an instance of '${server}' for ${key}`);
+    return connection;
+  }
+
   get mcp(): McpConnection | undefined {
     return this.state === "ready" ? this.connection : undefined;
   }
@@ -360,7 +437,7 @@ export class ServerConnector implements OwnedServer {
     for (const wake of this.revisionWaiters) wake();
     this.lifetime.abort(new Error("the catalog service is stopping"));
     clearTimeout(this.restartTimer);
-    await this.connection?.close();
+    await Promise.all([this.connection?.close(), this.instances?.stop()]);
     this.connection = undefined;
   }
 

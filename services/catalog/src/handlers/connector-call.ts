@@ -49,6 +49,7 @@ export function connectorCallHandler(deps: {
         preparedRevision: request.preparedRevision,
         signal: stop.signal,
         ...(request.threadId !== undefined ? { threadId: request.threadId } : {}),
+        ...(request.requestedBy !== undefined ? { requestedBy: request.requestedBy } : {}),
         ...(request.arguments !== undefined ? { arguments: request.arguments } : {}),
         ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
         ...(request.meta !== undefined ? { meta: request.meta } : {}),

@@ -350,6 +350,8 @@ function callPath(deps: CallPathDeps) {
           tool: tool.rawName,
           ...(callArguments !== undefined ? { arguments: callArguments } : {}),
           preparedRevision: current.revision,
+          // A server isolated per principal runs the call in its requester's own instance.
+          ...(request.requestedBy !== undefined ? { requestedBy: request.requestedBy } : {}),
         },
         cancelled,
       );

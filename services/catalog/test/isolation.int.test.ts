@@ -89,11 +89,9 @@ function alive(pid: number): boolean {
 
 /** Answers every elicitation of the given calls after `delayMs`, so that they are asked at once. */
 function answerLater(callIds: string[], delayMs: number) {
-  const asked: string[] = [];
   const subscriptions = callIds.map((callId) =>
     harness.nc.subscribe(harness.subjects.callRelayAnyServer(callId, "elicitation"), {
       callback: (_error, msg: Msg) => {
-        asked.push(callId);
         setTimeout(
           () =>
             msg.respond(JSON.stringify({ ok: true, result: { action: "accept", content: { for: callId } } })),
@@ -102,7 +100,11 @@ function answerLater(callIds: string[], delayMs: number) {
       },
     }),
   );
-  return { asked, stop: () => subscriptions.forEach((sub) => sub.unsubscribe()) };
+  return {
+    stop: () => {
+      for (const sub of subscriptions) sub.unsubscribe();
+    },
+  };
 }
 
 describe("isolation per principal", () => {

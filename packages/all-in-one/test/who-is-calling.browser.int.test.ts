@@ -3,8 +3,8 @@
  * (oidc-provider) on another site than the gateway: an MCP SDK client signs in to a view, sees
  * only the view's tools, is answered 403 with the step-up challenge for a tool that requires a
  * scope, signs in again with it and calls the tool; the call waits for an approval, which an
- * approver answers in the inbox in a real browser after signing in there; the call's end event
- * and the approval's record in Postgres name both people.
+ * approver answers in the inbox in a real browser after signing in there; the console's row of
+ * the call, its end event and the approval's record in Postgres name both people.
  */
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -113,13 +113,10 @@ it("a caller signs in to a view and steps up for a scope; an approver signs in t
     ]).toEqual([true, view]);
     expect((await s.upstream.calls()).filter((call) => call.tool === "write_page")).toEqual([]);
 
-    // 4. Signed in again with the scope, it calls the tool, which waits for an approver.
-    await signedIn.finishAuth((await idp.authorize(asked, "alice")).code);
-    const call = client.callTool({ name: "scripted__write_page", arguments: { page: "home" } });
-
-    // 5. An approver signs in to the inbox in a browser and answers.
+    // 4. An approver signs in to the inbox in a browser; the console, in the same browser, follows calls.
     browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--headless", "--no-sandbox"] });
-    const page = await browser.newPage();
+    const signedInBrowser = await browser.newContext();
+    const page = await signedInBrowser.newPage();
     await page.goto(`${base}/approvals`);
     await page.locator("#signin-offer").waitFor({ state: "visible", timeout: 15_000 });
     await page.locator("#signin-link").click();
@@ -129,6 +126,14 @@ it("a caller signs in to a view and steps up for a scope; an approver signs in t
     await page.locator('button[type="submit"]').click(); // consent
     await page.waitForURL(`${base}/approvals`, { timeout: 15_000 });
     await expect.poll(() => page.locator("#who .who").textContent()).toBe("Rita (approver)");
+    const consolePage = await signedInBrowser.newPage();
+    await consolePage.goto(`${base}/`);
+
+    // 5. Signed in again with the scope, the caller calls the tool, which waits for the approver.
+    await signedIn.finishAuth((await idp.authorize(asked, "alice")).code);
+    const call = client.callTool({ name: "scripted__write_page", arguments: { page: "home" } });
+
+    // 6. The approver answers in the inbox.
     const card = page.locator("article[data-request-id]").first();
     await card.waitFor({ timeout: 15_000 });
     const requestId = await card.getAttribute("data-request-id");
@@ -139,9 +144,13 @@ it("a caller signs in to a view and steps up for a scope; an approver signs in t
 
     const result = await call;
     expect(result.isError ?? false).toBe(false);
+    // The console names both on the call's row.
+    await expect
+      .poll(() => consolePage.locator("#calls tbody tr .who").first().textContent(), { timeout: 15_000 })
+      .toBe("oauth:aliceanswered by oauth:rita");
     expect((await s.upstream.calls()).filter((one) => one.tool === "write_page")).toHaveLength(1);
 
-    // 6. The end event and the approval record name the caller and the approver.
+    // 7. The end event and the approval record name the caller and the approver.
     await waitFor("the call's end event", () =>
       ended.some((event) => event.invocation.tool === "write_page"),
     );

@@ -216,6 +216,8 @@
     var tool = el("td", "tool", event.invocation.server + " / " + event.invocation.tool);
     tool.title = "callId " + event.callId;
     row.appendChild(tool);
+    // Who asked (the principal at the edge); the end adds who answered its approval.
+    row.appendChild(el("td", "who", event.requestedBy || "—"));
     var status = el("td");
     status.appendChild(el("span", "pill status running", "in progress"));
     row.appendChild(status);
@@ -239,6 +241,8 @@
     pill.textContent = failed ? "failed" : "completed";
     row.querySelector(".duration").textContent = duration(event.durationMs);
     row.dataset.done = "true";
+    if (event.decidedBy)
+      row.querySelector(".who").appendChild(el("div", "answered", "answered by " + event.decidedBy));
     var message =
       event.result && "err" in event.result ? event.result.err : failed ? firstText(event.result.ok) : "";
     if (message) row.querySelector(".tool").appendChild(el("div", "error", message));

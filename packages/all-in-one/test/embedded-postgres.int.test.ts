@@ -114,7 +114,7 @@ describe("approvals on the embedded PGlite", () => {
         ApprovalResolveResultSchema,
       ),
     ).resolves.toEqual({ decision: "approved" });
-    await expect(decision).resolves.toEqual({ decision: "approved", source: "human" });
+    await expect(decision).resolves.toEqual({ decision: "approved", source: "human", decidedBy: "user" });
   });
 
   it("answers a waiting call as soon as it is declined over the HTTP API", async () => {
@@ -129,6 +129,7 @@ describe("approvals on the embedded PGlite", () => {
       decision: "denied",
       source: "human",
       message: "user rejected MCP tool call",
+      decidedBy: "anonymous",
     });
   });
 });

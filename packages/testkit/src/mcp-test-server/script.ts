@@ -101,6 +101,8 @@ export const ScriptResourceSchema = z.strictObject({
   blob: z.string().optional(),
   /** Readable but left out of resources/list: a resource a client reaches through a template. */
   unlisted: z.boolean().optional(),
+  icons: z.array(JsonObject).optional(),
+  _meta: JsonObject.optional(),
 });
 export type ScriptResource = z.infer<typeof ScriptResourceSchema>;
 
@@ -110,6 +112,8 @@ export const ScriptResourceTemplateSchema = z.strictObject({
   title: z.string().optional(),
   description: z.string().optional(),
   mimeType: z.string().optional(),
+  icons: z.array(JsonObject).optional(),
+  _meta: JsonObject.optional(),
 });
 
 export const ScriptPromptSchema = z.strictObject({
@@ -127,6 +131,8 @@ export const ScriptPromptSchema = z.strictObject({
     .optional(),
   /** prompts/get answers one user text message: this text with every `{arg}` replaced by its value. */
   text: z.string().default(""),
+  icons: z.array(JsonObject).optional(),
+  _meta: JsonObject.optional(),
 });
 export type ScriptPrompt = z.infer<typeof ScriptPromptSchema>;
 

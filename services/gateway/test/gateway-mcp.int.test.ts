@@ -4,6 +4,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
+  CreateMessageRequestSchema,
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
   type Progress,
@@ -21,7 +22,7 @@ import type { GatewayService } from "../src/gateway-service.js";
 import { MCP_ACCEPT, sseMessages } from "./support/http.js";
 import { eventually, mcpClient, Stack, tomlFor } from "./support/stack.js";
 
-/** server-everything's tools for a client with roots, elicitation and sampling (what the catalog's connector declares). */
+/** server-everything's tools for a client with roots, form and URL elicitation and sampling (what the catalog's connector declares). */
 const EVERYTHING_TOOLS = [
   "echo",
   "get-annotated-message",
@@ -39,6 +40,8 @@ const EVERYTHING_TOOLS = [
   "trigger-elicitation-request",
   "trigger-long-running-operation",
   "trigger-sampling-request",
+  // Offered because toolbus declares URL-mode elicitation upstream.
+  "trigger-url-elicitation",
 ];
 
 let stack: Stack;
@@ -75,6 +78,18 @@ beforeAll(async () => {
           },
         },
         { name: "note", behavior: { kind: "log", level: "warning", data: "careful", text: "noted" } },
+        {
+          name: "visit",
+          behavior: { kind: "elicit", message: "Sign in to Acme", url: "https://acme.example.com/connect" },
+        },
+        {
+          name: "plan",
+          behavior: {
+            kind: "sample",
+            prompt: "Plan a trip",
+            tools: [{ name: "weather", inputSchema: { type: "object", properties: {} } }],
+          },
+        },
       ],
     },
   });
@@ -110,6 +125,8 @@ describe("tools/list", () => {
       "alpha__get_thing",
       "alpha__note",
       "alpha__only_alpha",
+      "alpha__plan",
+      "alpha__visit",
       "beta__echo",
       ...EVERYTHING_TOOLS.map((name) => `everything__${name.replaceAll("-", "_")}`),
     ]);
@@ -125,6 +142,8 @@ describe("tools/list", () => {
       "get-thing",
       "note",
       "only_alpha",
+      "plan",
+      "visit",
       "beta__echo",
       "everything__echo",
       ...EVERYTHING_TOOLS.slice(1),
@@ -246,6 +265,56 @@ describe("tools/call", () => {
       result: {
         content: [{ type: "text", text: JSON.stringify({ action: "accept", content: { name: "Ada" } }) }],
       },
+    });
+  });
+
+  it("puts a URL-mode elicitation to a client that supports it, and declines it for one that does not", async () => {
+    const withUrl = await client(prefixed, { capabilities: { elicitation: { form: {}, url: {} } } });
+    const asked: unknown[] = [];
+    withUrl.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params);
+      return { action: "accept" };
+    });
+    const accepted = await withUrl.callTool({ name: "alpha__visit", arguments: {} });
+    const formOnly = await (await client(prefixed, { capabilities: { elicitation: {} } })).callTool({
+      name: "alpha__visit",
+      arguments: {},
+    });
+    expect({ asked, accepted, formOnly }).toEqual({
+      asked: [
+        {
+          mode: "url",
+          message: "Sign in to Acme",
+          url: "https://acme.example.com/connect",
+          elicitationId: expect.any(String),
+        },
+      ],
+      accepted: { content: [{ type: "text", text: JSON.stringify({ action: "accept" }) }] },
+      formOnly: { content: [{ type: "text", text: JSON.stringify({ action: "decline" }) }] },
+    });
+  });
+
+  it("relays sampling with tools to a client that declared it, and tells the server why not to one that did not", async () => {
+    const withTools = await client(prefixed, { capabilities: { sampling: { tools: {} } } });
+    const asked: unknown[] = [];
+    withTools.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      asked.push(request.params.tools);
+      return { role: "assistant", model: "test-model", content: { type: "text", text: "Pack an umbrella." } };
+    });
+    const answered = await withTools.callTool({ name: "alpha__plan", arguments: {} });
+    const plain = await client(prefixed, { capabilities: { sampling: {} } });
+    plain.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      role: "assistant",
+      model: "test-model",
+      content: { type: "text", text: "never asked" },
+    }));
+    const refused = await plain.callTool({ name: "alpha__plan", arguments: {} });
+    expect({ asked, answered, refused: (refused.content as Array<{ text: string }>)[0]?.text }).toEqual({
+      asked: [[{ name: "weather", inputSchema: { type: "object", properties: {} } }]],
+      answered: { content: [{ type: "text", text: "Pack an umbrella." }] },
+      refused: expect.stringContaining(
+        "alpha's sampling/createMessage offers the model tools, and the MCP client that called this tool did not declare sampling with tools (sampling.tools)",
+      ),
     });
   });
 

@@ -3,6 +3,7 @@
  * JSON-RPC error the script asked for. Results are built by hand: the test server must be able
  * to answer what a well-behaved server never would.
  */
+import { randomUUID } from "node:crypto";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   type CallToolResult,
@@ -71,9 +72,13 @@ export async function runBehavior(
       const request = {
         method: "elicitation/create",
         params: {
-          mode: "form",
-          message: behavior.message,
-          requestedSchema: behavior.requestedSchema ?? { type: "object", properties: {} },
+          ...(behavior.url !== undefined
+            ? { mode: "url", message: behavior.message, url: behavior.url, elicitationId: randomUUID() }
+            : {
+                mode: "form",
+                message: behavior.message,
+                requestedSchema: behavior.requestedSchema ?? { type: "object", properties: {} },
+              }),
           ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
         },
       } as ServerRequest;
@@ -92,6 +97,7 @@ export async function runBehavior(
             params: {
               messages: [{ role: "user", content: { type: "text", text: behavior.prompt } }],
               maxTokens: behavior.maxTokens ?? 100,
+              ...(behavior.tools !== undefined ? { tools: behavior.tools } : {}),
             },
           } as ServerRequest,
           CreateMessageResultSchema,

@@ -42,6 +42,8 @@ export const ToolBehaviorSchema = z.discriminatedUnion("kind", [
     kind: z.literal("elicit"),
     message: z.string(),
     requestedSchema: JsonObject.optional(),
+    /** Asks in URL mode (the person visits `url`) instead of with a form. */
+    url: z.string().optional(),
     _meta: JsonObject.optional(),
     echoProgressToken: z.boolean().optional(),
   }),
@@ -55,6 +57,8 @@ export const ToolBehaviorSchema = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("sample"),
     prompt: z.string(),
+    /** Tools the model may use while answering (sampling with tools, MCP 2025-11-25). */
+    tools: z.array(JsonObject).optional(),
     maxTokens: z.number().int().positive().optional(),
     afterMs: z.number().int().nonnegative().optional(),
   }),

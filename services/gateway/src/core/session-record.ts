@@ -44,8 +44,12 @@ export function supportsElicitation(capabilities: Record<string, unknown>, mode:
   return (elicitation as Record<string, unknown>)[mode] !== undefined;
 }
 
-/** Whether a client's initialize capabilities allow `sampling/createMessage`. */
-export function supportsSampling(capabilities: Record<string, unknown>): boolean {
+/**
+ * Whether a client's initialize capabilities allow `sampling/createMessage`; `withTools`: one that
+ * offers the model tools (`sampling.tools`, MCP 2025-11-25).
+ */
+export function supportsSampling(capabilities: Record<string, unknown>, withTools = false): boolean {
   const sampling = capabilities.sampling;
-  return sampling !== null && typeof sampling === "object";
+  if (sampling === null || typeof sampling !== "object") return false;
+  return !withTools || (sampling as Record<string, unknown>).tools !== undefined;
 }

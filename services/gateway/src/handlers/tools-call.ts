@@ -266,6 +266,14 @@ async function relaySampling(
       `the MCP client that called this tool did not declare the sampling capability, so toolbus cannot ask it for ${relayed.server}'s sampling/createMessage; call the tool from a client that supports sampling`,
     );
   }
+  // toolbus offers every server sampling with tools; a caller that cannot is told why here.
+  const withTools = relayed.request.tools !== undefined || relayed.request.toolChoice !== undefined;
+  if (withTools && !supportsSampling(client.capabilities, true)) {
+    throw new WireError(
+      "bad_request",
+      `${relayed.server}'s sampling/createMessage offers the model tools, and the MCP client that called this tool did not declare sampling with tools (sampling.tools); call the tool from a client that supports it`,
+    );
+  }
   try {
     return await client.createMessage(relayed.request, { timeoutMs: answerTimeoutMs, signal: client.signal });
   } catch (error) {

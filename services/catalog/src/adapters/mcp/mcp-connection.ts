@@ -69,13 +69,16 @@ export interface McpConnectionOptions {
 export const CLIENT_INFO = { name: "toolbus", title: "toolbus", version: TOOLBUS_VERSION } as const;
 /**
  * Elicitation and sampling are relayed to the client that made the call they belong to
- * (toolbus has no person or model of its own). Roots are declared and answered empty rather than relayed:
- * one connection serves every client of toolbus, so no one client's roots are the server's, and
+ * (toolbus has no person or model of its own), so toolbus offers every server the union of what
+ * its callers may support: form and URL elicitation, sampling with tools. The caller answers what
+ * it cannot do (a URL-mode elicitation is declined, sampling with tools refused, saying why): one
+ * connection serves many callers, so it cannot declare one caller's capabilities. Roots are
+ * declared and answered empty rather than relayed: no one client's roots are the server's, and
  * servers ask for roots at start-up or on their own, outside any call.
  */
 export const CLIENT_CAPABILITIES = {
-  elicitation: { form: {} },
-  sampling: {},
+  elicitation: { form: {}, url: {} },
+  sampling: { tools: {} },
   roots: { listChanged: false },
 } as const;
 /** Reference rule: under this protocol version `tools/list` reads the first page only. */

@@ -365,10 +365,12 @@ describe("who may approve", () => {
         tool: "mcp__scripted__guarded",
         arguments: '{"n":4}',
         requestedBy: "alice",
+        requesterName: "Alice",
       },
     });
     const request = await pendingFor(count);
-    expect(request.requestedBy).toBe("root");
+    // Neither who asked nor the name to show comes from the body.
+    expect([request.requestedBy, request.requesterName]).toEqual(["root", undefined]);
     const own = await send(s.gateway, {
       method: "POST",
       path: `/v1/approvals/${request.requestId}`,

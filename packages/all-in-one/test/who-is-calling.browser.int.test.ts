@@ -137,8 +137,8 @@ it("a caller signs in to a view and steps up for a scope; an approver signs in t
     const card = page.locator("article[data-request-id]").first();
     await card.waitFor({ timeout: 15_000 });
     const requestId = await card.getAttribute("data-request-id");
-    // The inbox names who asked.
-    expect(await card.locator(".meta dd").allTextContents()).toContain("oauth:alice");
+    // The inbox names who asked, by the name the identity provider gives.
+    expect(await card.locator(".meta dd").allTextContents()).toContain("Alice (oauth:alice)");
     await card.locator('button[data-choice="allow"]').click();
     await expect.poll(() => card.locator(".outcome").textContent()).toBe("Approved (you)");
 
@@ -147,7 +147,7 @@ it("a caller signs in to a view and steps up for a scope; an approver signs in t
     // The console names both on the call's row.
     await expect
       .poll(() => consolePage.locator("#calls tbody tr .who").first().textContent(), { timeout: 15_000 })
-      .toBe("oauth:aliceanswered by oauth:rita");
+      .toBe("Alice (oauth:alice)answered by oauth:rita");
     expect((await s.upstream.calls()).filter((one) => one.tool === "write_page")).toHaveLength(1);
 
     // 7. The end event and the approval record name the caller and the approver.
@@ -155,16 +155,17 @@ it("a caller signs in to a view and steps up for a scope; an approver signs in t
       ended.some((event) => event.invocation.tool === "write_page"),
     );
     const end = ended.find((event) => event.invocation.tool === "write_page");
-    const { rows } = await s.db.query<{ requested_by: string; resolved_by: string }>(
-      "SELECT request->>'requestedBy' AS requested_by, resolved_by FROM approval_requests WHERE request_id = $1",
+    const { rows } = await s.db.query<{ requested_by: string; requester_name: string; resolved_by: string }>(
+      `SELECT request->>'requestedBy' AS requested_by, request->>'requesterName' AS requester_name, resolved_by
+         FROM approval_requests WHERE request_id = $1`,
       [requestId],
     );
     expect({
-      event: [end?.requestedBy, end?.decidedBy, end?.status],
-      record: rows.map((row) => [row.requested_by, row.resolved_by]),
+      event: [end?.requestedBy, end?.requesterName, end?.decidedBy, end?.status],
+      record: rows.map((row) => [row.requested_by, row.requester_name, row.resolved_by]),
     }).toEqual({
-      event: ["oauth:alice", "oauth:rita", "completed"],
-      record: [["oauth:alice", "oauth:rita"]],
+      event: ["oauth:alice", "Alice", "oauth:rita", "completed"],
+      record: [["oauth:alice", "Alice", "oauth:rita"]],
     });
   } finally {
     await client.close();

@@ -217,7 +217,7 @@
     tool.title = "callId " + event.callId;
     row.appendChild(tool);
     // Who asked (the principal at the edge); the end adds who answered its approval.
-    row.appendChild(el("td", "who", event.requestedBy || "—"));
+    row.appendChild(el("td", "who", page.requester(event) || "—"));
     var status = el("td");
     status.appendChild(el("span", "pill status running", "in progress"));
     row.appendChild(status);

@@ -76,7 +76,7 @@
     add("Title", request.title);
     add("Description", request.description);
     add("Hook name", request.hookName);
-    add("Requested by", request.requestedBy);
+    add("Requested by", page.requester(request));
     add("Call", request.callId);
     // The call the answer applies to (see "An approval is bound to its call" in the README).
     add("Call digest", request.callDigest);
@@ -123,7 +123,7 @@
       everyone.name = "for-everyone";
       scope.appendChild(everyone);
       scope.appendChild(
-        document.createTextNode(` "don't ask me again" for everyone, not only ${request.requestedBy}`),
+        document.createTextNode(` "don't ask me again" for everyone, not only ${page.requester(request)}`),
       );
       actions.appendChild(scope);
     }

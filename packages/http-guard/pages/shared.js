@@ -154,6 +154,12 @@
     ).then((body) => allPages(body, unauthorized).then((rest) => first.pending.concat(rest)));
   }
 
+  /** Who asked for a call, as a person reads it: `Alice (oauth:alice)`, or the principal alone. */
+  function requester(item) {
+    if (!item.requestedBy) return "";
+    return item.requesterName ? item.requesterName + " (" + item.requestedBy + ")" : item.requestedBy;
+  }
+
   window.toolbusPage = {
     TOKEN_KEY,
     DECISIONS,
@@ -166,5 +172,6 @@
     signIn,
     signInUrl,
     showWho,
+    requester,
   };
 })();

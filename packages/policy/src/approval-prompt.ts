@@ -64,8 +64,9 @@ export interface ApprovalPromptInput {
   description?: string;
   /** `callDigestOf` the decide request: the call the answer applies to. */
   callDigest: string;
-  /** Who asked for the call, when the edge knows. */
+  /** Who asked for the call, when the edge knows, and the name they are shown by. */
   requestedBy?: string;
+  requesterName?: string;
   mode: ApprovalMode;
   hasSessionKey: boolean;
   hasPersistentKey: boolean;
@@ -92,6 +93,7 @@ export function buildApprovalRequest(input: ApprovalPromptInput): ApprovalReques
     ...optional("description", input.description),
     callDigest: input.callDigest,
     ...optional("requestedBy", input.requestedBy),
+    ...optional("requesterName", input.requesterName),
     createdAt: new Date(input.now).toISOString(),
     expiresAt: new Date(input.now + input.timeoutMs).toISOString(),
   };

@@ -155,6 +155,7 @@ export function decide(input: DecideInput, state: ApprovalState, verdicts: HookV
     description: request.description,
     callDigest: callDigestOf(request),
     requestedBy: request.requestedBy,
+    requesterName: request.requesterName,
     mode,
     hasSessionKey: keys.session !== undefined,
     hasPersistentKey: keys.persistent !== undefined,

@@ -11,6 +11,7 @@ import {
   IdSchema,
   JsonValueSchema,
   MAX_ID_LENGTH,
+  RequesterNameSchema,
   RequesterSchema,
   RevisionSchema,
   ServerNameSchema,
@@ -67,6 +68,7 @@ export const ApprovalDecideRequestSchema = z.object({
   catalogRevision: RevisionSchema,
   strictAutoReview: z.boolean().optional(),
   requestedBy: RequesterSchema.optional(),
+  requesterName: RequesterNameSchema.optional(),
 });
 export type ApprovalDecideRequest = z.infer<typeof ApprovalDecideRequestSchema>;
 
@@ -159,6 +161,8 @@ export const ApprovalRequestSchema = z.object({
   callDigest: FingerprintSchema.optional(),
   /** Who asked for the call (`RequesterSchema`): shown to approvers, and never its answerer unless self-approval is on. */
   requestedBy: RequesterSchema.optional(),
+  /** The name the requester is shown by (`ToolCallRequest.requesterName`). */
+  requesterName: RequesterNameSchema.optional(),
   createdAt: TimestampSchema,
   expiresAt: TimestampSchema,
 });

@@ -8,6 +8,7 @@ import {
   DurationMsSchema,
   IdSchema,
   JsonValueSchema,
+  RequesterNameSchema,
   RequesterSchema,
   ServerNameSchema,
   TimestampSchema,
@@ -35,6 +36,8 @@ const callIdentityShape = {
   readOnlyHint: z.boolean().optional(),
   /** Who asked for the call at the edge (`ToolCallRequest.requestedBy`): whose event it is. */
   requestedBy: RequesterSchema.optional(),
+  /** The name the requester is shown by, when the edge knew one. */
+  requesterName: RequesterNameSchema.optional(),
   at: TimestampSchema,
 };
 

@@ -11,6 +11,7 @@ import {
   IdSchema,
   MAX_ARGUMENTS_BYTES,
   NameSchema,
+  RequesterNameSchema,
   RequesterSchema,
   RevisionSchema,
   ServerNameSchema,
@@ -83,6 +84,8 @@ export const ToolCallRequestSchema = z.object({
   holdMs: HoldMsSchema.optional(),
   /** Who asked for the call at the edge (`RequesterSchema`); the gateway sets it. */
   requestedBy: RequesterSchema.optional(),
+  /** The name `requestedBy` is shown by, when the edge knows one; ignored without `requestedBy`. */
+  requesterName: RequesterNameSchema.optional(),
 });
 export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
 

@@ -111,3 +111,6 @@ export type JsonObject = z.infer<typeof JsonObjectSchema>;
  * answered by the principal that asked for it.
  */
 export const RequesterSchema = z.string().min(1).max(MAX_ID_LENGTH);
+
+/** The name a requester is shown by (an identity provider's `name` claim); never used to decide anything. */
+export const RequesterNameSchema = z.string().min(1).max(256);

@@ -223,7 +223,7 @@ function callPath(deps: CallPathDeps) {
       invocation,
       ...(tool?.readOnlyHint !== undefined ? { readOnlyHint: tool.readOnlyHint } : {}),
       ...appResource(deps.catalog, tool),
-      ...(request.requestedBy !== undefined ? { requestedBy: request.requestedBy } : {}),
+      ...requester(request),
       at: deps.timestamp(),
     });
     let begun = false;
@@ -464,7 +464,16 @@ function approvalRequest(
     fingerprint: tool.fingerprint,
     catalogRevision,
     ...(request.strictAutoReview !== undefined ? { strictAutoReview: request.strictAutoReview } : {}),
-    ...(request.requestedBy !== undefined ? { requestedBy: request.requestedBy } : {}),
+    ...requester(request),
+  };
+}
+
+/** Who asked, and the name they are shown by: a name without a requester names nobody. */
+function requester(request: ToolCallRequest): { requestedBy?: string; requesterName?: string } {
+  if (request.requestedBy === undefined) return {};
+  return {
+    requestedBy: request.requestedBy,
+    ...(request.requesterName !== undefined ? { requesterName: request.requesterName } : {}),
   };
 }
 

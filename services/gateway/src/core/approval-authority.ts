@@ -11,14 +11,23 @@ import { Access, ANONYMOUS, permits } from "@toolbus/http-guard";
 import { type ApprovalRequest, isSelfApproval, type Principal } from "@toolbus/protocol";
 
 /**
- * `{requestedBy}` for an authenticated caller, nothing for an anonymous one. `caller` is the
- * request's own principal; a request another replica forwarded has only the session's name.
+ * `{requestedBy, requesterName?}` for an authenticated caller (the name its identity provider
+ * gives it, to show), nothing for an anonymous one. `caller` is the request's own principal; a
+ * request another replica forwarded has only the session's name.
  */
-export function requesterOf(client: { principal: string; caller?: Principal }): { requestedBy?: string } {
+export function requesterOf(client: { principal: string; caller?: Principal }): {
+  requestedBy?: string;
+  requesterName?: string;
+} {
   const anonymous = client.caller
     ? client.caller.source === "anonymous"
     : client.principal === ANONYMOUS.name;
-  return anonymous ? {} : { requestedBy: client.caller?.name ?? client.principal };
+  if (anonymous) return {};
+  const displayName = client.caller?.displayName;
+  return {
+    requestedBy: client.caller?.name ?? client.principal,
+    ...(displayName !== undefined && displayName !== "" ? { requesterName: displayName.slice(0, 256) } : {}),
+  };
 }
 
 /** Whether `caller` may be asked, and answer, `approval` (unknown: no). */

@@ -186,7 +186,7 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
       const principal = principalOf(request) ?? ANONYMOUS;
       const caller = principal.name;
       // Who asked is who the edge authenticated, never what the body says.
-      const { requestedBy: _claimed, ...asked } = parsed.value;
+      const { requestedBy: _claimed, requesterName: _claimedName, ...asked } = parsed.value;
       const call = { ...asked, ...requesterOf({ principal: caller, caller: principal }) };
       if (call.threadId !== undefined) await ownThread(call.threadId, caller);
       const raw = reply.raw;

@@ -62,7 +62,7 @@ describe("the MCP test server over streamable HTTP", () => {
       content: [{ type: "text", text: '{"over":"http"}' }],
     });
     expect((await server.calls()).filter((call) => call.tool === "echo")).toEqual([
-      { at: expect.any(String), tool: "echo", arguments: { over: "http" } },
+      { at: expect.any(String), pid: expect.any(Number), tool: "echo", arguments: { over: "http" } },
     ]);
   });
 
@@ -94,7 +94,7 @@ describe("the MCP test server over streamable HTTP", () => {
     const error = await client.callTool({ name: "nope" }).catch((e: unknown) => e);
     expect(error).toEqual(new McpError(-32602, "Unknown tool: nope"));
     expect((await server.calls()).filter((call) => call.tool === "nope")).toEqual([
-      { at: expect.any(String), tool: "nope" },
+      { at: expect.any(String), pid: expect.any(Number), tool: "nope" },
     ]);
   });
 

@@ -2,12 +2,18 @@
  * The gateway as one definition (@toolbus/bus `ServiceDefinition`): what its main.ts runs as a
  * process and the all-in-one starts in-process, there with more routes on its port.
  */
+
+import { setTimeout as sleep } from "node:timers/promises";
 import { type Bus, type Logger, type ServiceDefinition, setLargeRepliesInFlightBytes } from "@toolbus/bus";
 import { createSubjects, type Subjects, TOOLBUS_VERSION } from "@toolbus/protocol";
 import type { FastifyPluginAsync } from "fastify";
 import { type GatewayServiceSettings, readGatewaySettings } from "./config.js";
 import { toolScopesOf } from "./core/views.js";
 import { type GatewayService, SERVICE_NAME, startGatewayService } from "./gateway-service.js";
+
+/** How long start-up waits for the gateway's first copy of the catalog, and how often it looks. */
+const CATALOG_LOAD_WAIT_MS = 30_000;
+const CATALOG_LOAD_POLL_MS = 50;
 
 /** What a process that runs the gateway in-process may add. */
 export interface GatewayHostOptions {
@@ -42,8 +48,19 @@ export const gatewayDefinition: ServiceDefinition<
       ...(host?.plugins ? { plugins: host.plugins({ bus: own, subjects, logger }) } : {}),
     });
   },
+  // Ready once it serves the catalog: a client that connects when start-up names the MCP endpoint
+  // lists tools, instead of being told the catalog is not loaded yet. A catalog that takes longer
+  // is waited for by each request (briefly), so start-up goes on after a warning.
   ready: async (service, logger) => {
-    logger.info({ url: service.url }, "gateway ready");
+    const deadline = Date.now() + CATALOG_LOAD_WAIT_MS;
+    while (!service.ready() && Date.now() < deadline) await sleep(CATALOG_LOAD_POLL_MS);
+    if (service.ready()) logger.info({ url: service.url }, "gateway ready");
+    else {
+      logger.warn(
+        { url: service.url },
+        `the gateway has not loaded the catalog after ${CATALOG_LOAD_WAIT_MS / 1000} s; MCP clients are refused until it has (is the catalog service running?)`,
+      );
+    }
     return undefined;
   },
 };

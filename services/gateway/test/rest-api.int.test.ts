@@ -466,7 +466,7 @@ describe("GET /openapi.json", () => {
         "strictAutoReview",
         "model",
         "holdMs",
-        "requestedBy",
+        // No requestedBy or requesterName: the edge names who asked, whatever a body says.
       ],
     });
   });

@@ -73,7 +73,10 @@ const EDGE_REFUSAL: JsonObject = {
 
 function componentSchemas(): Record<string, JsonObject> {
   const inputs = z.registry<{ id: string }>();
-  inputs.add(ToolCallRequestSchema, { id: "ToolCallRequest" });
+  // Who asked is the edge's to say (the authenticated principal), never a REST body's.
+  inputs.add(ToolCallRequestSchema.omit({ requestedBy: true, requesterName: true }), {
+    id: "ToolCallRequest",
+  });
   inputs.add(ApprovalResolveBodySchema, { id: "ApprovalResolveBody" });
   const outputs = z.registry<{ id: string }>();
   outputs.add(ToolCallReplySchema, { id: "ToolCallReply" });

@@ -148,14 +148,14 @@ describe("a hostile stdio MCP server under pnpm start", () => {
       },
       project,
     );
-    await until(
-      () => toolbus.output().includes("toolbus is running") || toolbus.child.exitCode !== null,
-      "start-up",
-    );
-    if (!toolbus.output().includes("toolbus is running")) throw new Error(toolbus.output());
+    // Until the banner's line that names the CLI's seed: it comes after "toolbus is running",
+    // maybe in a later chunk of the pipe.
+    const seedLine = /finds its own in (\S+\/nats\/cli\.nk)\)/;
+    await until(() => seedLine.test(toolbus.output()) || toolbus.child.exitCode !== null, "start-up");
+    const seedFile = seedLine.exec(toolbus.output())?.[1];
+    if (seedFile === undefined) throw new Error(toolbus.output());
     url = `http://127.0.0.1:${port}`;
-    const seedFile = /finds its own in (\S+\/nats\/cli\.nk)\)/.exec(toolbus.output())?.[1];
-    cliSeed = readFileSync(seedFile!, "utf8").trim();
+    cliSeed = readFileSync(seedFile, "utf8").trim();
 
     // The needles, in a file the probe reads (as any user) and never scans.
     needlesDir = mkdtempSync(join(tmpdir(), "toolbus-hostile-needles-"));

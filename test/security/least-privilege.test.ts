@@ -294,11 +294,10 @@ describe("pnpm start without NATS_URL", () => {
       },
       dir,
     );
-    await until(
-      () => toolbus.output().includes("MCP endpoint") || toolbus.child.exitCode !== null,
-      "start-up",
-    );
-    announced = /NATS +(nats:\/\/127\.0\.0\.1:\d+)/.exec(toolbus.output())?.[1] ?? "";
+    // Until the banner's NATS line, which follows the MCP endpoint's (maybe in a later chunk).
+    const natsLine = /NATS +(nats:\/\/127\.0\.0\.1:\d+)/;
+    await until(() => natsLine.test(toolbus.output()) || toolbus.child.exitCode !== null, "start-up");
+    announced = natsLine.exec(toolbus.output())?.[1] ?? "";
     return async () => {
       if (toolbus.child.exitCode === null) {
         toolbus.child.kill("SIGINT");

@@ -15,7 +15,7 @@ import {
   startNatsServer,
   withPgSchema,
 } from "@toolbus/testkit";
-import { exited, type RunningToolbus, startToolbus, until } from "./pnpm-start.js";
+import { bannerPrinted, exited, type RunningToolbus, startToolbus, until } from "./pnpm-start.js";
 
 export interface EnforcedToolbus {
   /** `http://127.0.0.1:<port>` of the gateway. */
@@ -100,7 +100,7 @@ export async function startEnforcedToolbus(options: {
     },
     dir,
   );
-  await until(() => toolbus.output().includes("MCP endpoint") || toolbus.child.exitCode !== null, "start-up");
+  await until(() => bannerPrinted(toolbus) || toolbus.child.exitCode !== null, "start-up");
   return {
     url: `http://127.0.0.1:${port}`,
     toolbus,

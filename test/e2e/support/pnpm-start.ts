@@ -51,6 +51,14 @@ export function startEntry(
   return { child, output: () => output };
 }
 
+/**
+ * Whether start-up's banner is printed whole. Its last line (Postgres) is the one to wait for
+ * before reading any other: a pipe may deliver the banner in several chunks.
+ */
+export function bannerPrinted(toolbus: RunningToolbus): boolean {
+  return toolbus.output().includes("\n  Postgres ");
+}
+
 export async function until(condition: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {

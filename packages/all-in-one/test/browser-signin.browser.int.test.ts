@@ -7,13 +7,13 @@
  * signs in is told they may not answer. Every toolbus service runs for real behind it.
  */
 import { request } from "node:http";
-import type { OAuthConfig } from "@toolbus/config";
 import type { GatewayService } from "@toolbus/gateway";
 import { type ApprovalResolvedEvent, ApprovalResolvedEventSchema } from "@toolbus/protocol";
 import { chromiumPath } from "@toolbus/testkit";
 import { type IdentityProvider, startIdentityProvider } from "@toolbus/testkit/identity-provider";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { reviewersOAuthConfig, signInOnInbox } from "./support/oauth-signin.js";
 import { type Services, startServices, waitFor } from "./support/services.js";
 
 const CI_TOKEN = "ci-calls-0123456789";
@@ -26,19 +26,6 @@ let gateway: GatewayService;
 let base: string;
 let browser: Browser | undefined;
 const resolved: ApprovalResolvedEvent[] = [];
-
-const oauthConfig = (issuer: string): OAuthConfig => ({
-  issuer,
-  scopesSupported: ["mcp:tools"],
-  principalClaim: "sub",
-  nameClaim: "name",
-  groupsClaim: "groups",
-  adminGroups: [],
-  approverGroups: ["reviewers"],
-  adminScopes: [],
-  approverScopes: [],
-  algorithms: ["RS256"],
-});
 
 beforeAll(async () => {
   idp = await startIdentityProvider({
@@ -53,7 +40,7 @@ beforeAll(async () => {
   });
   gateway = await s.anotherGateway({
     allowedHosts: ["localhost", "127.0.0.1"],
-    oauth: oauthConfig(idp.issuer),
+    oauth: reviewersOAuthConfig(idp.issuer),
     // A public client: PKCE alone.
     signin: { clientId: CLIENT_ID, sessionTtlMs: 3_600_000 },
   });
@@ -96,18 +83,6 @@ async function openInbox(): Promise<Page> {
   return page;
 }
 
-/** Signs in on the identity provider's own login and consent pages, from the inbox's link. */
-async function signInAs(page: Page, login: string): Promise<void> {
-  await page.locator("#signin-offer").waitFor({ state: "visible", timeout: 15_000 });
-  await page.locator("#signin-link").click();
-  await page.locator('input[name="login"]').fill(login);
-  await page.locator('input[name="password"]').fill("any password");
-  await page.locator('button[type="submit"]').click();
-  // The consent page.
-  await page.locator('button[type="submit"]').click();
-  await page.waitForURL(`${base}/approvals`, { timeout: 15_000 });
-}
-
 /** A tool call through REST with the CI bearer token; it waits for an approval. */
 function callGuarded(callId: string): Promise<{ status: string }> {
   return new Promise((resolve, reject) => {
@@ -131,7 +106,7 @@ function callGuarded(callId: string): Promise<{ status: string }> {
 describe("the inbox in a browser", () => {
   it("an approver signs in at the identity provider, answers a pending call with a click, and signs out", async () => {
     const page = await openInbox();
-    await signInAs(page, "rita");
+    await signInOnInbox(page, base, "rita");
     await expect.poll(() => page.locator("#who .who").textContent()).toBe("Rita (approver)");
     await expect.poll(() => page.locator("#status").textContent()).toBe("live");
     const cookies = await page.context().cookies(base);
@@ -162,7 +137,7 @@ describe("the inbox in a browser", () => {
 
   it("a caller who signs in is told that only approvers answer, and sees no approval", async () => {
     const page = await openInbox();
-    await signInAs(page, "bob");
+    await signInOnInbox(page, base, "bob");
     await page.locator("#forbidden").waitFor({ state: "visible", timeout: 15_000 });
     expect([
       await page.locator("#who .who").textContent(),

@@ -12,11 +12,11 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { OAuthConfig } from "@toolbus/config";
 import type { GatewayService } from "@toolbus/gateway";
 import { type ApprovalResolvedEvent, ApprovalResolvedEventSchema } from "@toolbus/protocol";
 import { type IdentityProvider, startIdentityProvider } from "@toolbus/testkit/identity-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reviewersOAuthConfig } from "./support/oauth-signin.js";
 import { type Services, startServices, waitFor } from "./support/services.js";
 
 const CI_TOKEN = "ci-calls-0123456789";
@@ -29,19 +29,6 @@ let s: Services;
 let gateway: GatewayService;
 let secretDir: string;
 const resolved: ApprovalResolvedEvent[] = [];
-
-const oauthConfig = (issuer: string): OAuthConfig => ({
-  issuer,
-  scopesSupported: ["mcp:tools"],
-  principalClaim: "sub",
-  nameClaim: "name",
-  groupsClaim: "groups",
-  adminGroups: ["ops"],
-  approverGroups: ["reviewers"],
-  adminScopes: [],
-  approverScopes: [],
-  algorithms: ["RS256"],
-});
 
 beforeAll(async () => {
   idp = await startIdentityProvider({
@@ -63,7 +50,7 @@ beforeAll(async () => {
   await writeFile(join(secretDir, "client-secret"), `${CLIENT_SECRET}\n`);
   gateway = await s.anotherGateway(
     {
-      oauth: oauthConfig(idp.issuer),
+      oauth: reviewersOAuthConfig(idp.issuer, ["ops"]),
       signin: {
         clientId: CLIENT_ID,
         clientSecretEnv: "SIGNIN_CLIENT_SECRET",
@@ -452,7 +439,7 @@ describe("the session cookie", () => {
     await startSignIn(attempt);
     const attemptCookie = attempt.cookies.get("toolbus-signin") as string;
     const otherGateway = await s.anotherGateway({
-      oauth: oauthConfig(idp.issuer),
+      oauth: reviewersOAuthConfig(idp.issuer, ["ops"]),
       signin: { clientId: CLIENT_ID, sessionTtlMs: 3_600_000 },
     });
     const elsewhere = await new Browser().send(
@@ -496,7 +483,7 @@ describe("the session cookie", () => {
     const { browser } = await signedIn("rita");
     const replica = await s.anotherGateway(
       {
-        oauth: oauthConfig(idp.issuer),
+        oauth: reviewersOAuthConfig(idp.issuer, ["ops"]),
         signin: { clientId: CLIENT_ID, sessionSecretEnv: "SIGNIN_SESSION_SECRET", sessionTtlMs: 3_600_000 },
       },
       { SIGNIN_SESSION_SECRET: SESSION_SECRET },
@@ -509,7 +496,7 @@ describe("the session cookie", () => {
     const behindTls = await s.anotherGateway({
       publicUrl: "https://toolbus.example.test",
       allowedHosts: ["toolbus.example.test"],
-      oauth: oauthConfig(idp.issuer),
+      oauth: reviewersOAuthConfig(idp.issuer, ["ops"]),
       signin: { clientId: CLIENT_ID, sessionTtlMs: 3_600_000 },
     });
     const login = await send(behindTls.url, {
@@ -549,7 +536,7 @@ describe("what sign-in holds to", () => {
 
   it("answers 503 (retry) when the issuer cannot be asked, not a sign-in failure", async () => {
     const fresh = await s.anotherGateway({
-      oauth: oauthConfig(idp.issuer),
+      oauth: reviewersOAuthConfig(idp.issuer, ["ops"]),
       signin: { clientId: CLIENT_ID, sessionTtlMs: 3_600_000 },
     });
     idp.respondInstead("/.well-known/openid-configuration", { status: 500, body: "{}" });

@@ -9,7 +9,6 @@
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthConfig } from "@toolbus/config";
 import type { GatewayService } from "@toolbus/gateway";
 import { type CallEndEvent, CallEndEventSchema } from "@toolbus/protocol";
 import { chromiumPath } from "@toolbus/testkit";
@@ -20,6 +19,7 @@ import {
 } from "@toolbus/testkit/identity-provider";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { reviewersOAuthConfig, signInOnInbox } from "./support/oauth-signin.js";
 import { type Services, startServices, waitFor } from "./support/services.js";
 
 const CONSOLE_CLIENT = "toolbus-console";
@@ -31,19 +31,6 @@ let gateway: GatewayService;
 let base: string;
 let browser: Browser | undefined;
 const ended: CallEndEvent[] = [];
-
-const oauthConfig = (issuer: string): OAuthConfig => ({
-  issuer,
-  scopesSupported: ["mcp:tools"],
-  principalClaim: "sub",
-  nameClaim: "name",
-  groupsClaim: "groups",
-  adminGroups: [],
-  approverGroups: ["reviewers"],
-  adminScopes: [],
-  approverScopes: [],
-  algorithms: ["RS256"],
-});
 
 beforeAll(async () => {
   idp = await startIdentityProvider({
@@ -63,7 +50,7 @@ beforeAll(async () => {
   });
   gateway = await s.anotherGateway({
     allowedHosts: ["localhost", "127.0.0.1"],
-    oauth: oauthConfig(idp.issuer),
+    oauth: reviewersOAuthConfig(idp.issuer),
     signin: { clientId: CONSOLE_CLIENT, sessionTtlMs: 3_600_000 },
   });
   base = `http://localhost:${new URL(gateway.url).port}`;
@@ -118,13 +105,7 @@ it("a caller signs in to a view and steps up for a scope; an approver signs in t
     const signedInBrowser = await browser.newContext();
     const page = await signedInBrowser.newPage();
     await page.goto(`${base}/approvals`);
-    await page.locator("#signin-offer").waitFor({ state: "visible", timeout: 15_000 });
-    await page.locator("#signin-link").click();
-    await page.locator('input[name="login"]').fill("rita");
-    await page.locator('input[name="password"]').fill("any password");
-    await page.locator('button[type="submit"]').click();
-    await page.locator('button[type="submit"]').click(); // consent
-    await page.waitForURL(`${base}/approvals`, { timeout: 15_000 });
+    await signInOnInbox(page, base, "rita");
     await expect.poll(() => page.locator("#who .who").textContent()).toBe("Rita (approver)");
     const consolePage = await signedInBrowser.newPage();
     await consolePage.goto(`${base}/`);

@@ -25,20 +25,14 @@ export class InstancePool<C extends Closable> {
   #stopped = false;
 
   /**
-   * `open` starts and initializes the instance of a key; `onIdleStop` is told of each instance
+   * `open` starts and initializes the instance of a key; `onStopped` is told of each instance
    * stopped for being idle or to make room.
    */
   constructor(
     private readonly isolation: Pick<StdioIsolation, "maxInstances" | "idleTimeoutMs">,
     private readonly open: (key: string) => Promise<C>,
     private readonly onStopped?: (key: string, why: "idle" | "room") => void,
-    private readonly now: () => number = () => performance.now(),
   ) {}
-
-  /** Keys with an instance running or starting. */
-  get keys(): string[] {
-    return [...this.#instances.keys()];
-  }
 
   /**
    * Runs `use` on `key`'s instance, starting it if need be. Throws `PoolFull` when every instance
@@ -51,7 +45,7 @@ export class InstancePool<C extends Closable> {
       const room = makeRoom(this.#uses(), this.isolation.maxInstances);
       if (room.kind === "full") throw new PoolFull();
       if (room.kind === "evict") this.#stop(room.key, "room");
-      instance = { connection: this.open(key), active: 0, lastUsed: this.now(), idleTimer: undefined };
+      instance = { connection: this.open(key), active: 0, lastUsed: performance.now(), idleTimer: undefined };
       this.#instances.set(key, instance);
       const started = instance;
       // An instance that cannot start is forgotten, so the key's next call tries again.
@@ -66,7 +60,7 @@ export class InstancePool<C extends Closable> {
       return await use(await instance.connection);
     } finally {
       instance.active--;
-      instance.lastUsed = this.now();
+      instance.lastUsed = performance.now();
       if (instance.active === 0 && this.#instances.get(key) === instance) {
         instance.idleTimer = setTimeout(() => this.#stop(key, "idle"), this.isolation.idleTimeoutMs);
         instance.idleTimer.unref();

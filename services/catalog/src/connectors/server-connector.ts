@@ -116,8 +116,10 @@ export class ServerConnector implements OwnedServer {
   private relistWanted = false;
   /** Calls waiting for the barrier to reach the revision they were prepared against. */
   private readonly revisionWaiters = new Set<() => void>();
-  /** The instances that run the calls of a server isolated per principal or session. */
-  private readonly instances: InstancePool<McpConnection> | undefined;
+  /** A server isolated per principal or session: how, and the instances that run its calls. */
+  private readonly isolated:
+    | { isolation: StdioIsolation; instances: InstancePool<McpConnection> }
+    | undefined;
 
   constructor(
     readonly settings: ConnectorSettings,
@@ -125,7 +127,7 @@ export class ServerConnector implements OwnedServer {
   ) {
     const { isolation, server } = settings;
     if (isolation !== undefined) {
-      this.instances = new InstancePool(
+      const instances = new InstancePool<McpConnection>(
         isolation,
         (key) => this.openInstance(key),
         (key, why) =>
@@ -136,6 +138,7 @@ export class ServerConnector implements OwnedServer {
               : `stopped the idle instance of '${server}' for ${key} to make room (max_instances ${isolation.maxInstances})`,
           ),
       );
+      this.isolated = { isolation, instances };
     }
   }
 
@@ -337,17 +340,16 @@ export class ServerConnector implements OwnedServer {
           ...(request.onProgress ? { onProgress: request.onProgress } : {}),
         },
       );
-    const { isolation } = this.settings;
+    const { isolated } = this;
     try {
       // Isolated: the call runs in its principal's or session's own instance.
-      const result =
-        this.instances !== undefined && isolation !== undefined
-          ? await this.instances.run(instanceKey(isolation.by, request), callOn)
-          : await callOn(connection);
+      const result = isolated
+        ? await isolated.instances.run(instanceKey(isolated.isolation.by, request), callOn)
+        : await callOn(connection);
       return { kind: "ok", result };
     } catch (error) {
-      if (error instanceof PoolFull && isolation !== undefined) {
-        return { kind: "not_ready", message: poolFullMessage(server, isolation) };
+      if (error instanceof PoolFull && isolated) {
+        return { kind: "not_ready", message: poolFullMessage(server, isolated.isolation) };
       }
       // The SDK rejects a cancelled request as a timeout: the signal says which it was.
       if (request.signal?.aborted) {
@@ -411,7 +413,7 @@ export class ServerConnector implements OwnedServer {
         // The listing connection follows the server's lists; an instance's calls use them.
         toolsChanged: () => {},
         promptsChanged: () => {},
-        closed: () => this.instances?.forget(key, connection),
+        closed: () => this.isolated?.instances.forget(key, connection),
       },
       key,
     );
@@ -437,7 +439,7 @@ export class ServerConnector implements OwnedServer {
     for (const wake of this.revisionWaiters) wake();
     this.lifetime.abort(new Error("the catalog service is stopping"));
     clearTimeout(this.restartTimer);
-    await Promise.all([this.connection?.close(), this.instances?.stop()]);
+    await Promise.all([this.connection?.close(), this.isolated?.instances.stop()]);
     this.connection = undefined;
   }
 

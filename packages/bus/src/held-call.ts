@@ -22,6 +22,8 @@ export async function heldCall<T>(
     what: string;
     holdMs?: number;
     now?: () => number;
+    /** Stops sending again (the send under way ends with its hold): nobody waits for the reply. */
+    signal?: AbortSignal;
   },
 ): Promise<T> {
   const now = options.now ?? Date.now;
@@ -35,6 +37,7 @@ export async function heldCall<T>(
       // A retryable `timeout` is the responder's "no answer yet" or a send nobody answered: the
       // id makes sending again safe. Anything else, a final timeout included, is the answer.
       if (!(error instanceof WireError && error.code === "timeout" && error.retryable)) throw error;
+      if (options.signal?.aborted) throw options.signal.reason;
       if (now() >= deadline) {
         throw new WireError(
           "timeout",

@@ -33,6 +33,7 @@ import { eventsSse } from "./adapters/http/events-sse.js";
 import { buildHttpApp } from "./adapters/http/http-app.js";
 import { openApi } from "./adapters/http/openapi.js";
 import { restApi } from "./adapters/http/rest-api.js";
+import { type ModernEdge, modernEdge } from "./adapters/mcp/modern-edge.js";
 import { SessionRegistry, type ViewSessionDeps } from "./adapters/mcp/session-registry.js";
 import { approvalsClient } from "./adapters/nats/approvals-client.js";
 import { busHealth } from "./adapters/nats/bus-health.js";
@@ -177,6 +178,8 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
   await verifyAssets(await bus.jsm(), identityOf("gateway"), subjects);
 
   let registry: SessionRegistry | undefined;
+  // The 2026-07-28 era of each endpoint, by view ("" for /mcp).
+  const modern = new Map<string, ModernEdge>();
   const catalog = new CatalogView({
     bus,
     subjects,
@@ -185,7 +188,10 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     logger,
     retryMaxMs: limits.catalogRetryMaxMs,
     firstLoadWaitMs: 5_000,
-    onListingChanged: () => registry?.notifyToolListChanged(),
+    onListingChanged: () => {
+      registry?.notifyToolListChanged();
+      for (const edge of modern.values()) edge.toolsChanged();
+    },
   });
   catalog.start();
 
@@ -238,12 +244,14 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
       prompts.invalidate();
       for (const view of viewSessions.values()) view.prompts.invalidate();
       registry?.notifyPromptListChanged();
+      for (const edge of modern.values()) edge.promptsChanged();
     },
   });
   const store = await openSessionStore({
     bus,
     prefix: subjects.prefix,
     ttlMs: limits.sessionIdleTtlMs,
+    answerTimeoutMs: limits.answerTimeoutMs,
     logger,
   });
   registry = new SessionRegistry({
@@ -267,6 +275,26 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     now: () => performance.now(),
   });
   const sessions = registry;
+  const modernOf = (view: string | undefined, endpoint: ViewSessionDeps): ModernEdge =>
+    modernEdge({
+      endpoint,
+      view,
+      logger,
+      serverInfo: { name: "toolbus", version },
+      answerTimeoutMs: limits.answerTimeoutMs,
+      elicitApprovals: edge.elicitApprovals,
+      selfApprove: deps.selfApprove ?? false,
+      store,
+      threads: {
+        isSession: (id) => sessions.isSession(id),
+        claimThread: (threadId, principal) => sessions.claimThread(threadId, principal),
+      },
+      // With auth on, a list is for the caller who asked; no shared cache may keep it.
+      cacheScope: principals.length > 0 || oauth !== undefined ? "private" : "public",
+      bodyLimitBytes: limits.bodyLimitBytes,
+    });
+  modern.set("", modernOf(undefined, { ports, resources, prompts, instructions: instructionsOf(ports) }));
+  for (const [name, endpoint] of viewSessions) modern.set(name, modernOf(name, endpoint));
 
   const app = buildHttpApp({
     registry,
@@ -281,6 +309,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     bodyLimitBytes: limits.bodyLimitBytes,
     readiness: () => ({ bus: health.connected(), catalog: catalog.loaded }),
     views,
+    modern: (view) => modern.get(view?.name ?? "") as ModernEdge,
     // Only when some tool requires scopes: no lookup per call otherwise.
     ...(Object.keys(deps.toolScopes ?? {}).length === 0
       ? {}
@@ -337,6 +366,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
         relay.stop();
         store.stop();
         await sessions.closeAll();
+        await Promise.all([...modern.values()].map((edge) => edge.close()));
         stopObserving();
         // Requests in flight get a moment to finish; then whatever connection is left is cut, so
         // a stop never waits on a client (seen: a pnpm start that never exited on Ctrl-C).

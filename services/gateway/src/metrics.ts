@@ -54,8 +54,8 @@ export function gatewayRecorder(instruments: GatewayInstruments = GATEWAY_METRIC
     countingCalls(port: DispatchPort, api: EdgeApi): DispatchPort {
       const count = (status: string) => instruments.toolCalls.add(1, callAttributes.get(api, status));
       return {
-        call: (request) =>
-          port.call(request).then(
+        call: (request, options) =>
+          port.call(request, options).then(
             (reply) => {
               count(reply.status);
               return reply;

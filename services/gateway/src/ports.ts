@@ -47,8 +47,11 @@ export interface CatalogPort {
 }
 
 export interface DispatchPort {
-  /** Throws `WireError` when the dispatcher could not be asked or did not answer. */
-  call(request: ToolCallRequest): Promise<ToolCallReply>;
+  /**
+   * Throws `WireError` when the dispatcher could not be asked or did not answer. `signal`: stop
+   * waiting (the call goes on in the dispatcher; the same request sent again joins it).
+   */
+  call(request: ToolCallRequest, options?: { signal?: AbortSignal }): Promise<ToolCallReply>;
 }
 
 export interface CallRelaySinks {
@@ -131,6 +134,30 @@ export interface GatewayPorts {
   newCallId(): string;
 }
 
+/**
+ * A call whose approval was handed back to its client (2026-07-28, MRTR): what resuming it
+ * needs, kept by the gateway until the client answers.
+ */
+export interface HeldCall {
+  /** Sent again as it was: the dispatcher joins the call with this id. */
+  request: ToolCallRequest;
+  server: string;
+  /** The raw tool name, for the span. */
+  tool: string;
+  /** The name the client called. */
+  exposedName: string;
+  /** The call span's W3C trace context, which the resumed request continues. */
+  traceContext: Record<string, string>;
+}
+
+/** What a 2026-07-28 client gets instead of a question in the middle of its request. */
+export interface HandedBack {
+  [key: string]: unknown;
+  resultType: "input_required";
+  inputRequests: Record<string, { method: string; params: Record<string, unknown> }>;
+  requestState: string;
+}
+
 /** The MCP client a request came from, as a handler may use it while it runs. */
 export interface ClientChannel {
   readonly capabilities: Readonly<Record<string, unknown>>;
@@ -161,6 +188,13 @@ export interface ClientChannel {
     params: Record<string, unknown>,
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<ElicitAnswer>;
+  /**
+   * 2026-07-28 (no requests to the client mid-request): an approval this client may answer ends
+   * the request instead; this keeps the call (`HeldCall`) and returns the `input_required` the
+   * client answers by sending the call again (adapters/mcp/modern-edge.ts). Absent: approvals
+   * are put to the client with `elicit`.
+   */
+  handBack?(call: HeldCall, approval: ApprovalRequest): Promise<HandedBack>;
   /** Sends `sampling/createMessage` on the request's stream and waits for the client's model. */
   createMessage(
     params: SamplingParams,

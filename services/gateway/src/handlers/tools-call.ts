@@ -10,8 +10,13 @@
  * (notifications/cancelled) or goes away cancels it end to end, and only its own: its pending
  * approval is withdrawn, or its running tool stopped. The resource tools, when offered, go to the
  * dispatcher under their own names.
+ *
+ * A 2026-07-28 client cannot be asked anything in the middle of a request (MRTR): an approval it
+ * may answer ends the request instead (`client.handBack`, `input_required`) while the call waits
+ * in the dispatcher, and the client's answer, sent with the call again, resumes it
+ * (`resumeCall`) on whichever replica it reaches: the dispatcher joins the same call id.
  */
-import type { Span } from "@opentelemetry/api";
+import { propagation, type Span, trace } from "@opentelemetry/api";
 import { cancelReason, type Logger, markFailed } from "@toolbus/bus";
 import {
   type ApprovalRequest,
@@ -23,14 +28,20 @@ import {
   type ToolCallRequest,
   WireError,
 } from "@toolbus/protocol";
-import { withCallSpan } from "../call-trace.js";
+import { clientTraceContext, withCallSpan } from "../call-trace.js";
 import { mayAnswerApproval, requesterOf } from "../core/approval-authority.js";
 import { approvalChoice, approvalElicitation } from "../core/approval-elicitation.js";
 import { type McpCallResult, mcpCallResult } from "../core/call-result.js";
 import { JsonRpcCode } from "../core/jsonrpc-errors.js";
 import { passesLogLevel } from "../core/log-level.js";
 import { supportsElicitation, supportsSampling } from "../core/session-record.js";
-import { type ClientChannel, type GatewayPorts, RequestFailure } from "../ports.js";
+import {
+  type ClientChannel,
+  type GatewayPorts,
+  type HandedBack,
+  type HeldCall,
+  RequestFailure,
+} from "../ports.js";
 
 export interface ToolCallDeps {
   ports: Pick<GatewayPorts, "catalog" | "dispatch" | "relay" | "approvals" | "calls" | "newCallId">;
@@ -50,7 +61,7 @@ export async function callTool(
   params: { name: string; arguments?: Record<string, unknown> | undefined },
   client: ClientChannel,
   deps: ToolCallDeps,
-): Promise<McpCallResult> {
+): Promise<McpCallResult | HandedBack> {
   const { ports } = deps;
   const state = await ports.catalog.current();
   const resourceTool = state.resourceTools.find((name) => name === params.name);
@@ -72,25 +83,49 @@ export async function callTool(
     ...requesterOf(client),
     ...(client.listedRevision !== undefined ? { catalogRevision: client.listedRevision } : {}),
   };
-  const facts = { callId, server: entry.server, tool: entry.rawName };
-  const principal = { principal: request.requestedBy };
+  return runInSpan(
+    { request, server: entry.server, tool: entry.rawName, exposedName: params.name },
+    client,
+    deps,
+  );
+}
+
+/**
+ * A call handed back to its client (`HeldCall`), resumed after the client answered: the same
+ * request again, so the dispatcher joins the call it holds (its reply, or its next question), in
+ * the call's own trace.
+ */
+export function resumeCall(
+  held: HeldCall,
+  client: ClientChannel,
+  deps: ToolCallDeps,
+): Promise<McpCallResult | HandedBack> {
+  return runInSpan(held, { ...client, traceContext: clientTraceContext({ meta: held.traceContext }) }, deps);
+}
+
+function runInSpan(
+  held: Omit<HeldCall, "traceContext">,
+  client: ClientChannel,
+  deps: ToolCallDeps,
+): Promise<McpCallResult | HandedBack> {
+  const facts = { callId: held.request.callId, server: held.server, tool: held.tool };
+  const principal = { principal: held.request.requestedBy };
   return withCallSpan({ api: "mcp", parent: client.traceContext, ...facts, ...principal }, (span) =>
-    runCall(request, entry.server, params.name, client, deps, deps.logger.child(facts), span),
+    runCall(held, client, deps, deps.logger.child(facts), span),
   );
 }
 
 /** The resolved call, run in its span: relays and approvals listened to while the dispatcher answers. */
 async function runCall(
-  request: ToolCallRequest,
-  /** The server the call's tool belongs to: only its connector's relays reach this call. */
-  server: string,
-  exposedName: string,
+  /** `server`: the server the call's tool belongs to; only its connector's relays reach this call. */
+  call: Omit<HeldCall, "traceContext">,
   client: ClientChannel,
   deps: ToolCallDeps,
   logger: Logger,
   span: Span,
-): Promise<McpCallResult> {
+): Promise<McpCallResult | HandedBack> {
   const { ports } = deps;
+  const { request, server, exposedName } = call;
   const { callId } = request;
   const elicit = (payload: Record<string, unknown>, signal?: AbortSignal) =>
     client.elicit(payload, {
@@ -122,7 +157,9 @@ async function runCall(
         },
       });
     },
-    ...(supportsElicitation(client.capabilities, "form") || supportsElicitation(client.capabilities, "url")
+    // A client asked per request (2026-07-28) gets no relayed elicitation yet: the server's is declined.
+    ...(client.handBack === undefined &&
+    (supportsElicitation(client.capabilities, "form") || supportsElicitation(client.capabilities, "url"))
       ? {
           elicitation: (relayed: CallElicitationRequest) => relayElicitation(relayed, client, elicit, logger),
         }
@@ -131,12 +168,20 @@ async function runCall(
   });
 
   const approvalAsks = new Map<string, AbortController>();
+  let handBack: ((approval: ApprovalRequest) => void) | undefined;
+  const handedBack =
+    client.handBack === undefined
+      ? undefined
+      : new Promise<ApprovalRequest>((resolve) => {
+          handBack = resolve;
+        });
   const stopApprovals = ports.approvals.watch(callId, {
     pending(approval) {
       if (client.signal.aborted) return;
       if (!deps.elicitApprovals || !supportsElicitation(client.capabilities, "form")) return;
       // Only to a caller that may answer it: one who may approve, and not its own call unless allowed.
       if (!mayAnswerApproval(client.caller, approval, deps.selfApprove)) return;
+      if (handBack) return handBack(approval);
       const asked = new AbortController();
       approvalAsks.set(approval.requestId, asked);
       void askApproval(
@@ -165,11 +210,26 @@ async function runCall(
     finished();
   };
 
-  const dispatched = ports.dispatch.call(request);
+  // Stops this replica waiting for a call handed back to its client (the dispatcher holds it).
+  const handedOver = new AbortController();
+  const dispatched = ports.dispatch.call(request, { signal: handedOver.signal });
   let cleanupLater = false;
   try {
-    const reply = await Promise.race([dispatched, abortion(client.signal)]);
-    return mcpCallResult(reply);
+    const outcome = await Promise.race([
+      dispatched,
+      abortion(client.signal),
+      ...(handedBack ? [handedBack.then((approval) => ({ handBack: approval }))] : []),
+    ]);
+    if (!("handBack" in outcome)) return mcpCallResult(outcome);
+    handedOver.abort(new Error("the call was handed back to its client"));
+    dispatched.catch(() => undefined);
+    const traceContext: Record<string, string> = {};
+    propagation.inject(trace.setSpan(client.traceContext, span), traceContext);
+    logger.info({ requestId: outcome.handBack.requestId }, "handed the call's approval back to its client");
+    return await (client.handBack as NonNullable<ClientChannel["handBack"]>)(
+      { ...call, traceContext },
+      outcome.handBack,
+    );
   } catch (error) {
     if (client.signal.aborted) {
       cleanupLater = true;

@@ -8,7 +8,10 @@
  * messages validated once, its session created (initialize) or found (here, or rebuilt from
  * another replica's record), then the session's transport (adapters/mcp/edge-transport.ts)
  * answers it on the hijacked node response. The one step before it: a POST of nothing but a
- * client's answers to a question another replica asked goes to that replica (202).
+ * client's answers to a question another replica asked goes to that replica (202). A POST of the
+ * 2026-07-28 era (its `_meta` envelope or its MCP-Protocol-Version say so) has no session: once
+ * its view and scopes are checked it goes to the endpoint's per-request handler
+ * (adapters/mcp/modern-edge.ts).
  */
 import {
   type InitializeRequest,
@@ -44,6 +47,7 @@ import { JsonRpcCode, jsonRpcError } from "../../core/jsonrpc-errors.js";
 import { type EdgeRefusal, headerRefusal, sessionNotFound } from "../../core/streamable-http.js";
 import { type GatewayView, MCP_PATH } from "../../core/views.js";
 import type { McpSession } from "../mcp/mcp-session.js";
+import { isModernRequest, type ModernEdge } from "../mcp/modern-edge.js";
 import { ClientSessionsFull, type SessionRegistry, SessionsFull } from "../mcp/session-registry.js";
 
 export interface HttpAppDeps {
@@ -67,6 +71,8 @@ export interface HttpAppDeps {
   readiness(): { bus: boolean; catalog: boolean };
   /** `[views.<name>]`, by name, served at `/mcp/<name>`. */
   views?: ReadonlyMap<string, GatewayView>;
+  /** The 2026-07-28 era of each endpoint (by view; undefined: `/mcp`). */
+  modern(view: GatewayView | undefined): ModernEdge;
   /**
    * The scopes a call of the tool MCP clients know as `tool` (in `view`) requires, and those of
    * them `principal` lacks: a call lacking any is refused with 403 and the step-up challenge.
@@ -191,6 +197,17 @@ async function handleMcp(
       "method" in message && "id" in message && message.id !== undefined ? [message.id] : [],
     );
     onlyResponses = messages.every((message) => !("method" in message));
+    if (await isModernRequest(request, request.body)) {
+      const refused = await scopeRefusal(request, reply, deps, view, principal, messages);
+      if (refused) return refused.reply;
+      reply.hijack();
+      try {
+        await deps.modern(view).serve(request, request.body, principal, reply.raw);
+      } catch (error) {
+        failed(reply.raw, error, logger);
+      }
+      return reply;
+    }
     // The method first: the schema check behind isInitializeRequest is costly when it fails.
     const init = messages.find(
       (message): message is (typeof messages)[number] & InitializeRequest =>
@@ -241,17 +258,8 @@ async function handleMcp(
     if (!session) return refuse(reply, sessionNotFound);
   }
 
-  // A tool that requires scopes the token lacks: 403 with the step-up challenge (the spec's
-  // scope rules), answered at the HTTP level so the client can sign in again asking for them.
-  if (deps.scopesFor) {
-    for (const message of messages) {
-      if (!("method" in message) || message.method !== "tools/call") continue;
-      const name = (message.params as { name?: unknown } | undefined)?.name;
-      if (typeof name !== "string") continue;
-      const { required, missing } = await deps.scopesFor(name, view, principal);
-      if (missing.length > 0) return insufficientScope(request, reply, deps, view, name, required, missing);
-    }
-  }
+  const refused = await scopeRefusal(request, reply, deps, view, principal, messages);
+  if (refused) return refused.reply;
 
   const body = request.body;
   if (onlyResponses && registry.forwardIfAskedElsewhere(session, Array.isArray(body) ? body : [body])) {
@@ -287,19 +295,50 @@ async function handleMcp(
       raw,
     );
   } catch (error) {
-    logger.error({ err: error }, "the MCP transport failed on a request");
-    if (!raw.headersSent) {
-      raw.writeHead(500, { "content-type": "application/json" });
-      raw.end(
-        JSON.stringify(
-          jsonRpcError(JsonRpcCode.internalError, "Internal error: the gateway failed on this request"),
-        ),
-      );
-    } else if (!raw.writableEnded) {
-      raw.end();
-    }
+    failed(raw, error, logger);
   }
   return reply;
+}
+
+/** The transport failed on a request: 500 if nothing was sent yet, else the response is cut. */
+function failed(raw: FastifyReply["raw"], error: unknown, logger: Logger): void {
+  logger.error({ err: error }, "the MCP transport failed on a request");
+  if (!raw.headersSent) {
+    raw.writeHead(500, { "content-type": "application/json" });
+    raw.end(
+      JSON.stringify(
+        jsonRpcError(JsonRpcCode.internalError, "Internal error: the gateway failed on this request"),
+      ),
+    );
+  } else if (!raw.writableEnded) {
+    raw.end();
+  }
+}
+
+/**
+ * A tool that requires scopes the token lacks: 403 with the step-up challenge (the spec's scope
+ * rules), answered at the HTTP level so the client can sign in again asking for them. The reply
+ * comes wrapped: a Fastify reply is a thenable, which an async function's caller would await.
+ */
+async function scopeRefusal(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: HttpAppDeps,
+  view: GatewayView | undefined,
+  principal: Principal,
+  messages: JsonRpcMessages,
+): Promise<{ reply: FastifyReply } | undefined> {
+  if (!deps.scopesFor) return undefined;
+  for (const message of messages) {
+    if (!("method" in message) || message.method !== "tools/call") continue;
+    const name = (message.params as { name?: unknown } | undefined)?.name;
+    if (typeof name !== "string") continue;
+    const { required, missing } = await deps.scopesFor(name, view, principal);
+    if (missing.length > 0) {
+      return { reply: insufficientScope(request, reply, deps, view, name, required, missing) };
+    }
+  }
+  return undefined;
 }
 
 function insufficientScope(

@@ -367,21 +367,13 @@ export class McpSession implements SessionStatePort {
     if (!thread.named) return thread.threadId;
     const known = this.record?.threads ?? [];
     const isNew = !known.includes(thread.threadId);
-    if (isNew && (await this.#deps.isSession(thread.threadId))) {
-      throw new RequestFailure(
-        JsonRpcCode.invalidParams,
-        "Invalid params: _meta.threadId names another MCP session; name a thread of your own, or leave it out to use this session as the thread",
-      );
-    }
-    const refusal = threadClaimRefusal(
-      await this.#deps.claimThread(thread.threadId, this.principal),
-      "_meta.threadId",
+    await claimNamedThread(
+      thread.threadId,
+      this.principal,
+      isNew,
+      this.#deps,
+      "to use this session as the thread",
     );
-    if (refusal) {
-      throw refusal.retryable
-        ? new RequestFailure(JsonRpcCode.internalError, refusal.message)
-        : new RequestFailure(JsonRpcCode.invalidParams, `Invalid params: ${refusal.message}`);
-    }
     if (!isNew) return thread.threadId;
     const remembered = rememberThread(known, thread.threadId);
     this.#update({ threads: remembered.threads });
@@ -485,6 +477,32 @@ export class McpSession implements SessionStatePort {
       }
       throw error;
     }
+  }
+}
+
+/**
+ * A thread a client named, for `principal`: refused (a `RequestFailure`) when it is another MCP
+ * session's id (`checkSession`: named for the first time) or another principal's thread.
+ * `leaveOut` says what leaving `_meta.threadId` out does, for the refusal.
+ */
+export async function claimNamedThread(
+  threadId: string,
+  principal: string,
+  checkSession: boolean,
+  deps: Pick<McpSessionDeps, "isSession" | "claimThread">,
+  leaveOut: string,
+): Promise<void> {
+  if (checkSession && (await deps.isSession(threadId))) {
+    throw new RequestFailure(
+      JsonRpcCode.invalidParams,
+      `Invalid params: _meta.threadId names another MCP session; name a thread of your own, or leave it out ${leaveOut}`,
+    );
+  }
+  const refusal = threadClaimRefusal(await deps.claimThread(threadId, principal), "_meta.threadId");
+  if (refusal) {
+    throw refusal.retryable
+      ? new RequestFailure(JsonRpcCode.internalError, refusal.message)
+      : new RequestFailure(JsonRpcCode.invalidParams, `Invalid params: ${refusal.message}`);
   }
 }
 

@@ -4,13 +4,15 @@
  * to drop a session a client ended with DELETE, and `<prefix>.gateway.responses`, which carries
  * a client's answers to the replica that asked (when they reach another one). The same bucket
  * binds each thread a client named to the principal that named it (`thread.<sha256 of the id>`:
- * the principal's name), so no other principal can use its session grants.
+ * the principal's name), so no other principal can use its session grants. It also keeps the
+ * calls handed back to 2026-07-28 clients (`held.<key>`, core/held-calls.ts) until they resume.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { KV } from "@nats-io/kv";
 import type { Subscription } from "@nats-io/transport-node";
 import type { Bus, Logger } from "@toolbus/bus";
 import { internalSubjects } from "@toolbus/protocol";
+import { type HeldQuestion, HeldQuestionSchema, mayTakeQuestion } from "../../core/held-calls.js";
 import { SESSION_ID_PATTERN, type SessionRecord, SessionRecordSchema } from "../../core/session-record.js";
 import type { ThreadClaim } from "../../core/session-threads.js";
 
@@ -36,6 +38,16 @@ export interface SessionStore {
    * the thread's grants (false: it could not, the thread stays unbound and `unavailable`).
    */
   claimThread(threadId: string, principal: string, free: () => Promise<boolean>): Promise<ThreadClaim>;
+  /** Keeps a question handed back to a client; returns its key (unguessable: the client's `requestState`). */
+  holdQuestion(question: HeldQuestion): Promise<string>;
+  /**
+   * The question under `key`, taken (it resumes once) when `asker` (principal and view) may take
+   * it; otherwise why not, in a sentence for the client.
+   */
+  takeQuestion(
+    key: string,
+    asker: { principal: string; view: string | undefined },
+  ): Promise<{ ok: true; question: HeldQuestion } | { ok: false; message: string }>;
   stop(): void;
 }
 
@@ -43,6 +55,8 @@ export async function openSessionStore(deps: {
   bus: Bus;
   prefix: string;
   ttlMs: number;
+  /** How long a question handed back to a client waits for its answer. */
+  answerTimeoutMs: number;
   logger: Logger;
 }): Promise<SessionStore> {
   const { bus, logger } = deps;
@@ -143,6 +157,29 @@ export async function openSessionStore(deps: {
         logger.warn({ err }, "could not read or write a thread's binding to its principal");
         return "unavailable";
       }
+    },
+    async holdQuestion(question) {
+      const key = randomBytes(24).toString("base64url");
+      await kv.create(`held.${key}`, JSON.stringify(question));
+      return key;
+    },
+    async takeQuestion(key, asker) {
+      const gone = {
+        ok: false as const,
+        message: `Invalid params: requestState names no call waiting for this client's answer (answered already, expired after ${Math.round(deps.answerTimeoutMs / 1000)} s, or not this client's); call the tool again`,
+      };
+      if (!/^[A-Za-z0-9_-]{32}$/.test(key)) return gone;
+      const entry = await kv.get(`held.${key}`);
+      if (entry?.operation !== "PUT" || entry.created.getTime() + deps.answerTimeoutMs <= Date.now())
+        return gone;
+      const parsed = HeldQuestionSchema.safeParse(entry.json());
+      if (!parsed.success || !mayTakeQuestion(parsed.data, asker)) return gone;
+      // Taken once: a second answer (a replay, or a race between replicas) finds it gone.
+      const taken = await kv.delete(`held.${key}`, { previousSeq: entry.revision }).then(
+        () => true,
+        () => false,
+      );
+      return taken ? { ok: true, question: parsed.data } : gone;
     },
     stop() {
       for (const subscription of subscriptions) subscription.unsubscribe();

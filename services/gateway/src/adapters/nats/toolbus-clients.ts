@@ -23,14 +23,18 @@ import type { DispatchPort, PromptsPort, ResourcesPort } from "../../ports.js";
  */
 export function dispatchClient(bus: Bus, subjects: Subjects, callTimeoutMs: number, calls: KV): DispatchPort {
   return {
-    call: (request) =>
+    call: (request, options) =>
       heldCall(
         (holdMs, timeoutMs) =>
           watchedRequest(bus, subjects.dispatchCall, { ...request, holdMs }, ToolCallReplySchema, {
             timeoutMs,
             record: watchedRecord(calls, request.callId),
           }),
-        { timeoutMs: callTimeoutMs, what: `call ${request.callId}` },
+        {
+          timeoutMs: callTimeoutMs,
+          what: `call ${request.callId}`,
+          ...(options?.signal ? { signal: options.signal } : {}),
+        },
       ),
   };
 }

@@ -1,0 +1,372 @@
+/**
+ * The 2026-07-28 era of an MCP endpoint (`/mcp`, or a view's), on the same URL as the 2025
+ * sessions: the v2 SDK's per-request handler (`createMcpHandler`, strict: 2025 traffic never
+ * reaches it) answers `server/discover`, checks the headers against the body (`-32020`) and the
+ * per-request `_meta` envelope, and serves `subscriptions/listen`; each request gets a server
+ * with the gateway's handlers, for the principal the edge authenticated.
+ *
+ * What differs from a session: there is none. The client's capabilities and log level come
+ * with each request; a call's thread is the client's `_meta.threadId` (claimed as in a
+ * session) or the call's own; the catalog revision a client listed is not known, so a call is
+ * checked against the current catalog only. An approval the client may answer is handed back
+ * as `input_required` (core/held-calls.ts); the client's answer resumes the call on any
+ * replica. A server's own elicitation during a call is declined for these clients for now.
+ * List results carry cache hints: `private` where the answer depends on who asks.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import {
+  type CacheScope,
+  CLIENT_CAPABILITIES_META_KEY,
+  createMcpHandler,
+  isLegacyRequest,
+  LOG_LEVEL_META_KEY,
+  type McpHttpHandler,
+  ProtocolError,
+  Server,
+  type ServerContext,
+  TRACEPARENT_META_KEY,
+  TRACESTATE_META_KEY,
+} from "@modelcontextprotocol/server";
+import type { Logger } from "@toolbus/bus";
+import { ANONYMOUS, type Principal } from "@toolbus/http-guard";
+import type { LoggingLevel } from "@toolbus/protocol";
+import { clientTraceContext } from "../../call-trace.js";
+import { approvalChoice, type ElicitAnswer } from "../../core/approval-elicitation.js";
+import { APPROVAL_INPUT, approvalInputRequired } from "../../core/held-calls.js";
+import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
+import { callThread } from "../../core/session-threads.js";
+import { callTool, resumeCall, type ToolCallDeps } from "../../handlers/tools-call.js";
+import { type ClientChannel, RequestFailure } from "../../ports.js";
+import type { SessionStore } from "../nats/session-store.js";
+import { claimNamedThread, type McpSessionDeps } from "./mcp-session.js";
+import type { ViewSessionDeps } from "./session-registry.js";
+
+export interface ModernEdgeDeps {
+  /** The endpoint's catalog, resources and prompts (the default one's, or a view's). */
+  endpoint: ViewSessionDeps;
+  /** The view it serves; undefined: `/mcp`. */
+  view: string | undefined;
+  logger: Logger;
+  serverInfo: { name: string; version: string };
+  answerTimeoutMs: number;
+  elicitApprovals: boolean;
+  selfApprove: boolean;
+  /** Keeps the calls handed back to their clients. */
+  store: Pick<SessionStore, "holdQuestion" | "takeQuestion">;
+  threads: Pick<McpSessionDeps, "isSession" | "claimThread">;
+  /**
+   * `private` when a list depends on who asks (auth on: what a caller may see is theirs),
+   * `public` when every caller gets the same answer.
+   */
+  cacheScope: CacheScope;
+  bodyLimitBytes: number;
+}
+
+export interface ModernEdge {
+  /** Answers the request on `raw`. `body`: the parsed JSON body. */
+  serve(
+    request: { url: string; headers: IncomingHttpHeaders },
+    body: unknown,
+    principal: Principal,
+    raw: ServerResponse,
+  ): Promise<void>;
+  /** Tells the open `subscriptions/listen` streams that the tool listing changed. */
+  toolsChanged(): void;
+  promptsChanged(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * How long a client may keep a list: the catalog's revisions are announced on
+ * `subscriptions/listen`, so a listening client re-lists at once; one that does not is stale
+ * for at most this.
+ */
+export const LIST_TTL_MS = 60_000;
+
+/** Whether a POST belongs to the 2026-07-28 era (the SDK's own classification, from headers and body). */
+export async function isModernRequest(
+  request: { url: string; headers: IncomingHttpHeaders },
+  body: unknown,
+): Promise<boolean> {
+  const probe = new Request(new URL(request.url, "http://gateway"), {
+    method: "POST",
+    headers: webHeaders(request.headers),
+  });
+  return !(await isLegacyRequest(probe, body));
+}
+
+export function modernEdge(deps: ModernEdgeDeps): ModernEdge {
+  const { logger } = deps;
+  const list = { ttlMs: LIST_TTL_MS, cacheScope: deps.cacheScope };
+  const handler: McpHttpHandler = createMcpHandler(
+    async (context) => {
+      const principal = principalOf(context.authInfo?.extra);
+      const server = new Server(deps.serverInfo, {
+        capabilities: {
+          tools: { listChanged: true },
+          resources: {},
+          prompts: { listChanged: true },
+          completions: {},
+          logging: {},
+        },
+        instructions: await deps.endpoint.instructions(),
+        cacheHints: {
+          "tools/list": list,
+          "prompts/list": list,
+          "resources/list": list,
+          "resources/templates/list": list,
+          "server/discover": list,
+        },
+      });
+      server.onerror = (error) => logger.debug({ err: error }, "MCP request error (2026-07-28)");
+      registerHandlers(server, principal, deps);
+      return server;
+    },
+    {
+      legacy: "reject",
+      maxRequestBodySize: deps.bodyLimitBytes,
+      onerror: (error) => logger.debug({ err: error }, "refused an MCP request (2026-07-28)"),
+    },
+  );
+  return {
+    async serve(request, body, principal, raw) {
+      const left = new AbortController();
+      raw.once("close", () => {
+        if (!raw.writableFinished) left.abort(new Error("the MCP client closed the connection"));
+      });
+      const response = await handler.fetch(
+        new Request(new URL(request.url, "http://gateway"), {
+          method: "POST",
+          headers: webHeaders(request.headers),
+          body: JSON.stringify(body),
+          signal: left.signal,
+        }),
+        {
+          parsedBody: body,
+          authInfo: { token: "", clientId: principal.name, scopes: [], extra: { principal } },
+        },
+      );
+      raw.writeHead(response.status, Object.fromEntries(response.headers));
+      if (response.body === null) {
+        raw.end();
+        return;
+      }
+      await pipeline(Readable.fromWeb(response.body as import("node:stream/web").ReadableStream), raw).catch(
+        (error: unknown) => logger.debug({ err: error }, "an MCP response stream ended early"),
+      );
+    },
+    toolsChanged: () => handler.notify.toolsChanged(),
+    promptsChanged: () => handler.notify.promptsChanged(),
+    close: () => handler.close(),
+  };
+}
+
+function registerHandlers(server: Server, principal: Principal, deps: ModernEdgeDeps): void {
+  const { ports, resources, prompts } = deps.endpoint;
+  const toolDeps: ToolCallDeps = {
+    ports,
+    logger: deps.logger,
+    answerTimeoutMs: deps.answerTimeoutMs,
+    elicitApprovals: deps.elicitApprovals,
+    selfApprove: deps.selfApprove,
+  };
+  const run = <T>(work: () => Promise<T>): Promise<T> => failuresAsErrors(work, deps.logger);
+  server.setRequestHandler("tools/list", () =>
+    run(async () => ({ tools: [...(await ports.catalog.current()).tools] }) as never),
+  );
+  server.setRequestHandler("tools/call", (request, ctx) =>
+    run(async () => {
+      const channel = await clientChannel(ctx, principal, deps);
+      const state = ctx.mcpReq.requestState<string>();
+      if (state === undefined) {
+        return (await callTool(
+          { name: request.params.name, arguments: request.params.arguments },
+          channel,
+          toolDeps,
+        )) as never;
+      }
+      return (await answerHeldQuestion(
+        state,
+        ctx.mcpReq.inputResponses,
+        channel,
+        principal,
+        deps,
+        toolDeps,
+      )) as never;
+    }),
+  );
+  server.setRequestHandler("resources/list", () => run(async () => (await resources.list()) as never));
+  server.setRequestHandler("resources/templates/list", () =>
+    run(async () => (await resources.templates()) as never),
+  );
+  server.setRequestHandler("resources/read", (request) =>
+    run(async () => (await resources.read(request.params.uri)) as never),
+  );
+  server.setRequestHandler("prompts/list", () => run(async () => (await prompts.list()) as never));
+  server.setRequestHandler("prompts/get", (request) =>
+    run(async () => (await prompts.get(request.params.name, request.params.arguments)) as never),
+  );
+  server.setRequestHandler("completion/complete", (request) =>
+    run(
+      async () =>
+        (await prompts.complete({
+          ref:
+            request.params.ref.type === "ref/prompt"
+              ? { type: "ref/prompt", name: request.params.ref.name }
+              : { type: "ref/resource", uri: request.params.ref.uri },
+          argument: request.params.argument,
+          context: request.params.context,
+        })) as never,
+    ),
+  );
+}
+
+/**
+ * The client's answer to an approval handed back to it: the question taken from the store
+ * (once, and only by the call's own principal at this endpoint), the approval answered in that
+ * principal's name, and the call resumed: its reply, or its next question.
+ */
+async function answerHeldQuestion(
+  state: string,
+  responses: Record<string, unknown> | undefined,
+  channel: ClientChannel,
+  principal: Principal,
+  deps: ModernEdgeDeps,
+  toolDeps: ToolCallDeps,
+): Promise<unknown> {
+  const answer = elicitAnswer(responses?.[APPROVAL_INPUT]);
+  if (answer === undefined) {
+    throw new RequestFailure(
+      JsonRpcCode.invalidParams,
+      `Invalid params: inputResponses.${APPROVAL_INPUT} must be the answer to the elicitation in inputRequests.${APPROVAL_INPUT} ({"action":"accept"|"decline"|"cancel",…}); send it with the same requestState`,
+    );
+  }
+  const taken = await deps.store.takeQuestion(state, { principal: principal.name, view: deps.view });
+  if (!taken.ok) throw new RequestFailure(JsonRpcCode.invalidParams, taken.message);
+  const { approval, call } = taken.question;
+  const choice = approvalChoice(answer, approval);
+  try {
+    await toolDeps.ports.approvals.resolve(approval.requestId, choice, principal.name);
+    deps.logger.info(
+      { requestId: approval.requestId, choice },
+      "approval answered by the MCP client (2026-07-28)",
+    );
+  } catch (error) {
+    // Answered elsewhere meanwhile (the inbox, a timeout): the call's own outcome says how.
+    deps.logger.info(
+      { err: error, requestId: approval.requestId },
+      "the approvals service did not take the client's answer",
+    );
+  }
+  return resumeCall(call, channel, toolDeps);
+}
+
+function elicitAnswer(value: unknown): ElicitAnswer | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  const { action, content, _meta } = value as Record<string, unknown>;
+  if (action !== "accept" && action !== "decline" && action !== "cancel") return undefined;
+  return {
+    action,
+    ...(isRecord(content) ? { content } : {}),
+    ...(isRecord(_meta) ? { _meta } : {}),
+  };
+}
+
+/** The request's client, as a tool call uses it: what it declared on this request, its thread. */
+async function clientChannel(
+  ctx: ServerContext,
+  principal: Principal,
+  deps: ModernEdgeDeps,
+): Promise<ClientChannel> {
+  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
+  const meta = ctx.mcpReq._meta as Record<string, unknown> | undefined;
+  const thread = callThread(meta, `call-${randomUUID()}`);
+  if (!thread.ok) throw new RequestFailure(JsonRpcCode.invalidParams, thread.message);
+  if (thread.named) {
+    await claimNamedThread(
+      thread.threadId,
+      principal.name,
+      true,
+      deps.threads,
+      "for a thread of this call alone",
+    );
+  }
+  const capabilities = envelope[CLIENT_CAPABILITIES_META_KEY];
+  const logLevel = envelope[LOG_LEVEL_META_KEY];
+  const trace = Object.fromEntries(
+    [
+      ["traceparent", envelope[TRACEPARENT_META_KEY] ?? meta?.traceparent],
+      ["tracestate", envelope[TRACESTATE_META_KEY] ?? meta?.tracestate],
+    ].filter(([, value]) => typeof value === "string"),
+  );
+  const progressToken = meta?.progressToken;
+  const notAsked = () =>
+    Promise.reject(
+      new Error(
+        "a 2026-07-28 client is not sent requests in the middle of another; it answers input_required",
+      ),
+    );
+  return {
+    threadId: thread.threadId,
+    capabilities: isRecord(capabilities) ? capabilities : {},
+    logLevel: typeof logLevel === "string" ? (logLevel as LoggingLevel) : undefined,
+    listedRevision: undefined,
+    signal: ctx.mcpReq.signal,
+    principal: principal.name,
+    caller: principal,
+    progressToken:
+      typeof progressToken === "string" || typeof progressToken === "number" ? progressToken : undefined,
+    traceContext: clientTraceContext({ meta: trace, headers: headersOf(ctx.http?.req) }),
+    notify: (notification) =>
+      ctx.mcpReq.notify(notification).catch((error: unknown) => {
+        deps.logger.debug({ err: error }, "could not relay a notification to the client");
+      }),
+    elicit: notAsked,
+    createMessage: notAsked,
+    handBack: async (call, approval) => {
+      const key = await deps.store.holdQuestion({
+        principal: principal.name,
+        ...(deps.view === undefined ? {} : { view: deps.view }),
+        call,
+        approval,
+      });
+      return approvalInputRequired(approval, key);
+    },
+  };
+}
+
+/** A `RequestFailure` (or a thrown `WireError`'s message) answered as the JSON-RPC error it names. */
+async function failuresAsErrors<T>(work: () => Promise<T>, logger: Logger): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof RequestFailure) throw new ProtocolError(error.code, error.message);
+    logger.error({ err: error }, "an MCP request failed (2026-07-28)");
+    throw error;
+  }
+}
+
+function principalOf(extra: Record<string, unknown> | undefined): Principal {
+  const principal = extra?.principal;
+  return typeof principal === "object" && principal !== null ? (principal as Principal) : ANONYMOUS;
+}
+
+function headersOf(request: Request | undefined): Record<string, string> | undefined {
+  return request ? Object.fromEntries(request.headers) : undefined;
+}
+
+function webHeaders(headers: IncomingHttpHeaders): Headers {
+  const web = new Headers();
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    web.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  return web;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

@@ -33,7 +33,7 @@ import { eventsSse } from "./adapters/http/events-sse.js";
 import { buildHttpApp } from "./adapters/http/http-app.js";
 import { openApi } from "./adapters/http/openapi.js";
 import { restApi } from "./adapters/http/rest-api.js";
-import { type ModernEdge, modernEdge } from "./adapters/mcp/modern-edge.js";
+import { AwaitedAnswers, type ModernEdge, modernEdge } from "./adapters/mcp/modern-edge.js";
 import { SessionRegistry, type ViewSessionDeps } from "./adapters/mcp/session-registry.js";
 import { approvalsClient } from "./adapters/nats/approvals-client.js";
 import { busHealth } from "./adapters/nats/bus-health.js";
@@ -275,6 +275,8 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     now: () => performance.now(),
   });
   const sessions = registry;
+  const answers = new AwaitedAnswers(limits.answerTimeoutMs);
+  store.onAnswer((callId, relayId, answer) => answers.answer(callId, relayId, answer));
   const modernOf = (view: string | undefined, endpoint: ViewSessionDeps): ModernEdge =>
     modernEdge({
       endpoint,
@@ -285,6 +287,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
       elicitApprovals: edge.elicitApprovals,
       selfApprove: deps.selfApprove ?? false,
       store,
+      answers,
       threads: {
         isSession: (id) => sessions.isSession(id),
         claimThread: (threadId, principal) => sessions.claimThread(threadId, principal),
@@ -367,6 +370,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
         store.stop();
         await sessions.closeAll();
         await Promise.all([...modern.values()].map((edge) => edge.close()));
+        answers.clear();
         stopObserving();
         // Requests in flight get a moment to finish; then whatever connection is left is cut, so
         // a stop never waits on a client (seen: a pnpm start that never exited on Ctrl-C).

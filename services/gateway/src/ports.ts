@@ -28,6 +28,7 @@ import type {
   ToolCallRequest,
 } from "@toolbus/protocol";
 import type { ElicitAnswer } from "./core/approval-elicitation.js";
+import type { ClientQuestion } from "./core/held-calls.js";
 import type { ListedTool } from "./core/tool-listing.js";
 
 /** One catalog revision as MCP clients see it. */
@@ -189,12 +190,19 @@ export interface ClientChannel {
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<ElicitAnswer>;
   /**
-   * 2026-07-28 (no requests to the client mid-request): an approval this client may answer ends
-   * the request instead; this keeps the call (`HeldCall`) and returns the `input_required` the
-   * client answers by sending the call again (adapters/mcp/modern-edge.ts). Absent: approvals
-   * are put to the client with `elicit`.
+   * 2026-07-28 (no requests to the client mid-request): a question for this client (the call's
+   * approval, a server's elicitation) ends the request instead; this keeps the call (`HeldCall`)
+   * and the question, and returns the `input_required` the client answers by sending the call
+   * again (adapters/mcp/modern-edge.ts). Absent: questions are put to the client with `elicit`.
    */
-  handBack?(call: HeldCall, approval: ApprovalRequest): Promise<HandedBack>;
+  handBack?(call: HeldCall, question: ClientQuestion): Promise<HandedBack>;
+  /**
+   * With `handBack`: the answer to a server's elicitation handed back, which the client gives
+   * when it resumes the call, on whichever replica; `cancel` when it does not in time.
+   */
+  awaitAnswer?(callId: string, relayId: string): Promise<CallElicitationResult>;
+  /** The answer this very request brings, resuming its call (the question's relay id and the answer). */
+  readonly answered?: { relayId: string; result: CallElicitationResult };
   /** Sends `sampling/createMessage` on the request's stream and waits for the client's model. */
   createMessage(
     params: SamplingParams,

@@ -88,7 +88,17 @@ beforeAll(async () => {
   app = await startTestServer({
     transport: "stdio",
     script: {
-      tools: [{ name: "echo" }],
+      tools: [
+        { name: "echo" },
+        {
+          name: "ask",
+          behavior: {
+            kind: "elicit",
+            message: "Which colour?",
+            requestedSchema: { type: "object", properties: { colour: { type: "string" } } },
+          },
+        },
+      ],
       resources: [{ uri: "note://today", name: "today", mimeType: "text/plain", text: "water the plants" }],
       prompts: [{ name: "plan", text: "plan the week" }],
     },
@@ -136,7 +146,7 @@ describe("a v2 client pinned to 2026-07-28", () => {
       prompt: prompt.messages,
     }).toEqual({
       version: MODERN,
-      tools: ["guarded__echo", "open__echo"],
+      tools: ["guarded__echo", "open__ask", "open__echo"],
       // Auth is off on this gateway: every caller gets the same list.
       cache: [60_000, "public"],
       called: [{ type: "text", text: JSON.stringify({ said: "hi" }) }],
@@ -177,6 +187,25 @@ describe("a v2 client pinned to 2026-07-28", () => {
     });
   });
 
+  it("answers its server's elicitation put to it as input_required, and the server gets the answer", async () => {
+    const asked: unknown[] = [];
+    const client = await modernClient((params) => {
+      asked.push(params);
+      return { action: "accept", content: { colour: "teal" } };
+    });
+    const result = await client.callTool({ name: "open__ask", arguments: {} });
+    expect({ result: result.content, asked }).toEqual({
+      result: [{ type: "text", text: JSON.stringify({ action: "accept", content: { colour: "teal" } }) }],
+      asked: [
+        {
+          mode: "form",
+          message: "Which colour?",
+          requestedSchema: { type: "object", properties: { colour: { type: "string" } } },
+        },
+      ],
+    });
+  });
+
   it("hears a catalog change on subscriptions/listen, and lists the new tool", async () => {
     const client = await modernClient();
     let changes = 0;
@@ -193,7 +222,7 @@ describe("a v2 client pinned to 2026-07-28", () => {
       expect({
         honored: subscription.honoredFilter,
         listed: tools.map((tool) => tool.name).filter((name) => name.startsWith("zeta__")),
-      }).toEqual({ honored: { toolsListChanged: true }, listed: ["zeta__echo"] });
+      }).toEqual({ honored: { toolsListChanged: true }, listed: ["zeta__ask", "zeta__echo"] });
     } finally {
       await subscription.close();
       await kv.delete(catalogKey("zeta"));
@@ -235,6 +264,28 @@ describe("input_required across replicas", () => {
     expect((replayed.message.error as { message: string }).message).toContain(
       "requestState names no call waiting for this client's answer",
     );
+  });
+
+  it("takes the answer to its server's elicitation on another replica to the replica its connector asks", async () => {
+    const asked = await post(gateway, "tools/call", { name: "open__ask", arguments: {} });
+    const result = asked.message.result as {
+      resultType: string;
+      requestState: string;
+      inputRequests: Record<string, { params: { message: string } }>;
+    };
+    expect([result.resultType, result.inputRequests.elicitation?.params.message]).toEqual([
+      "input_required",
+      "Which colour?",
+    ]);
+    const resumed = await post(other, "tools/call", {
+      name: "open__ask",
+      arguments: {},
+      inputResponses: { elicitation: { action: "accept", content: { colour: "plum" } } },
+      requestState: result.requestState,
+    });
+    expect((resumed.message.result as { content: unknown }).content).toEqual([
+      { type: "text", text: JSON.stringify({ action: "accept", content: { colour: "plum" } }) },
+    ]);
   });
 
   it("refuses a requestState it never handed out", async () => {

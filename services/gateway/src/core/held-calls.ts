@@ -1,14 +1,34 @@
 /**
  * A question handed back to a 2026-07-28 client (MRTR): the call's approval, which that client
- * may answer, put in an `input_required` result instead of a request in the middle of the call.
- * The client holds only an unguessable key (its `requestState`); the call, who may answer and
- * the approval stay in the gateway's store (adapters/nats/session-store.ts), so nothing the
- * client echoes can be forged, and a key is taken once, so no answer can be replayed. Only the
- * principal the call runs for, at the same endpoint (view), may take it.
+ * may answer, or a server's elicitation during the call, put in an `input_required` result
+ * instead of a request in the middle of the call. The client holds only an unguessable key (its
+ * `requestState`); the call, who may answer and the question stay in the gateway's store
+ * (adapters/nats/session-store.ts), so nothing the client echoes can be forged, and a key is
+ * taken once, so no answer can be replayed. Only the principal the call runs for, at the same
+ * endpoint (view), may take it.
  */
-import { type ApprovalRequest, ApprovalRequestSchema, ToolCallRequestSchema } from "@toolbus/protocol";
+import {
+  type ApprovalRequest,
+  ApprovalRequestSchema,
+  type CallElicitationRequest,
+  type CallElicitationResult,
+  CallElicitationResultSchema,
+  ElicitationParamsSchema,
+  IdSchema,
+  ToolCallRequestSchema,
+} from "@toolbus/protocol";
 import { z } from "zod";
-import { approvalElicitation } from "./approval-elicitation.js";
+import { approvalElicitation, type ElicitAnswer } from "./approval-elicitation.js";
+
+/** A question a 2026-07-28 client answers by sending its call again. */
+export type ClientQuestion =
+  | { kind: "approval"; approval: ApprovalRequest }
+  | { kind: "elicitation"; relayed: CallElicitationRequest & { relayId: string } };
+
+const QuestionSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("approval"), approval: ApprovalRequestSchema }),
+  z.object({ kind: z.literal("elicitation"), relayId: IdSchema, request: ElicitationParamsSchema }),
+]);
 
 export const HeldQuestionSchema = z.object({
   principal: z.string(),
@@ -20,12 +40,21 @@ export const HeldQuestionSchema = z.object({
     exposedName: z.string(),
     traceContext: z.record(z.string(), z.string()),
   }),
-  approval: ApprovalRequestSchema,
+  question: QuestionSchema,
 });
 export type HeldQuestion = z.infer<typeof HeldQuestionSchema>;
 
-/** The approval's key in `inputRequests`, and so in the client's `inputResponses`. */
-export const APPROVAL_INPUT = "approval";
+/** The question as it is kept: an elicitation by the relay id its server's connector asks under. */
+export function storedQuestion(question: ClientQuestion): HeldQuestion["question"] {
+  return question.kind === "approval"
+    ? question
+    : { kind: "elicitation", relayId: question.relayed.relayId, request: question.relayed.request };
+}
+
+/** The question's key in `inputRequests`, and so in the client's `inputResponses`. */
+export function inputKey(question: { kind: "approval" | "elicitation" }): string {
+  return question.kind;
+}
 
 /** Whether `asker` may answer the question: the call's own principal, at the same endpoint. */
 export function mayTakeQuestion(
@@ -35,20 +64,25 @@ export function mayTakeQuestion(
   return question.principal === asker.principal && question.view === asker.view;
 }
 
-/** The `input_required` result that puts the approval to the client. */
-export function approvalInputRequired(
-  approval: ApprovalRequest,
+/** The `input_required` result that puts the question to the client. */
+export function inputRequired(
+  question: HeldQuestion["question"],
   requestState: string,
 ): {
   resultType: "input_required";
   inputRequests: Record<string, { method: string; params: Record<string, unknown> }>;
   requestState: string;
 } {
+  const params = question.kind === "approval" ? approvalElicitation(question.approval) : question.request;
   return {
     resultType: "input_required",
-    inputRequests: {
-      [APPROVAL_INPUT]: { method: "elicitation/create", params: approvalElicitation(approval) },
-    },
+    inputRequests: { [inputKey(question)]: { method: "elicitation/create", params } },
     requestState,
   };
+}
+
+/** The client's answer to an elicitation, as it sent it in `inputResponses`; undefined when it is not one. */
+export function elicitationAnswer(value: unknown): (ElicitAnswer & CallElicitationResult) | undefined {
+  const parsed = CallElicitationResultSchema.safeParse(value);
+  return parsed.success ? (parsed.data as ElicitAnswer & CallElicitationResult) : undefined;
 }

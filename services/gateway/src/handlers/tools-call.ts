@@ -12,9 +12,12 @@
  * dispatcher under their own names.
  *
  * A 2026-07-28 client cannot be asked anything in the middle of a request (MRTR): an approval it
- * may answer ends the request instead (`client.handBack`, `input_required`) while the call waits
- * in the dispatcher, and the client's answer, sent with the call again, resumes it
- * (`resumeCall`) on whichever replica it reaches: the dispatcher joins the same call id.
+ * may answer, or its server's elicitation, ends the request instead (`client.handBack`,
+ * `input_required`) while the call waits in the dispatcher, and the client's answer, sent with
+ * the call again, resumes it (`resumeCall`) on whichever replica it reaches: the dispatcher joins
+ * the same call id. The replica that handed an elicitation back keeps answering its connector
+ * "not yet" until the answer comes (`client.awaitAnswer`); the replica resuming the call answers
+ * it too, so whichever the connector asks next has it.
  */
 import { propagation, type Span, trace } from "@opentelemetry/api";
 import { cancelReason, type Logger, markFailed } from "@toolbus/bus";
@@ -32,6 +35,7 @@ import { clientTraceContext, withCallSpan } from "../call-trace.js";
 import { mayAnswerApproval, requesterOf } from "../core/approval-authority.js";
 import { approvalChoice, approvalElicitation } from "../core/approval-elicitation.js";
 import { type McpCallResult, mcpCallResult } from "../core/call-result.js";
+import type { ClientQuestion } from "../core/held-calls.js";
 import { JsonRpcCode } from "../core/jsonrpc-errors.js";
 import { passesLogLevel } from "../core/log-level.js";
 import { supportsElicitation, supportsSampling } from "../core/session-record.js";
@@ -133,9 +137,27 @@ async function runCall(
       signal: signal ? AbortSignal.any([signal, client.signal]) : client.signal,
     });
 
+  /** Set once the call is handed back to its client: its request is over, nothing more goes to it. */
+  let handedOff = false;
+  /** The answer a handed-back elicitation waits for; the relay stays open until it comes. */
+  let awaited: Promise<unknown> | undefined;
+  let handBack: ((question: ClientQuestion) => void) | undefined;
+  const handedBack =
+    client.handBack === undefined
+      ? undefined
+      : new Promise<ClientQuestion>((resolve) => {
+          handBack = resolve;
+        });
+  const elicitationSink = elicitationRelay(client, elicit, logger, (relayed) => {
+    const answer =
+      client.awaitAnswer?.(callId, relayed.relayId) ?? Promise.resolve({ action: "cancel" as const });
+    awaited = answer;
+    handBack?.({ kind: "elicitation", relayed });
+    return answer;
+  });
   const stopRelay = ports.relay.open(callId, server, {
     progress(event) {
-      if (client.progressToken === undefined) return;
+      if (client.progressToken === undefined || handedOff) return;
       void client.notify({
         method: "notifications/progress",
         params: {
@@ -147,7 +169,7 @@ async function runCall(
       });
     },
     logging(event) {
-      if (!passesLogLevel(event.level, client.logLevel)) return;
+      if (handedOff || !passesLogLevel(event.level, client.logLevel)) return;
       void client.notify({
         method: "notifications/message",
         params: {
@@ -157,31 +179,18 @@ async function runCall(
         },
       });
     },
-    // A client asked per request (2026-07-28) gets no relayed elicitation yet: the server's is declined.
-    ...(client.handBack === undefined &&
-    (supportsElicitation(client.capabilities, "form") || supportsElicitation(client.capabilities, "url"))
-      ? {
-          elicitation: (relayed: CallElicitationRequest) => relayElicitation(relayed, client, elicit, logger),
-        }
-      : {}),
+    ...(elicitationSink ? { elicitation: elicitationSink } : {}),
     sampling: (relayed) => relaySampling(relayed, client, deps.answerTimeoutMs, logger),
   });
 
   const approvalAsks = new Map<string, AbortController>();
-  let handBack: ((approval: ApprovalRequest) => void) | undefined;
-  const handedBack =
-    client.handBack === undefined
-      ? undefined
-      : new Promise<ApprovalRequest>((resolve) => {
-          handBack = resolve;
-        });
   const stopApprovals = ports.approvals.watch(callId, {
     pending(approval) {
       if (client.signal.aborted) return;
       if (!deps.elicitApprovals || !supportsElicitation(client.capabilities, "form")) return;
       // Only to a caller that may answer it: one who may approve, and not its own call unless allowed.
       if (!mayAnswerApproval(client.caller, approval, deps.selfApprove)) return;
-      if (handBack) return handBack(approval);
+      if (handBack) return handBack({ kind: "approval", approval });
       const asked = new AbortController();
       approvalAsks.set(approval.requestId, asked);
       void askApproval(
@@ -199,7 +208,9 @@ async function runCall(
   });
   const finished = ports.calls.started(callId, client.principal);
   const cleanup = () => {
-    stopRelay();
+    // A handed-back elicitation keeps its relay until its answer comes (or its wait ends).
+    if (awaited) void awaited.finally(stopRelay);
+    else stopRelay();
     stopApprovals();
     // A question still open when the call ends is moot: decided elsewhere (the call's answer can
     // beat the `resolved` event, a core NATS message that may never come), or the call failed.
@@ -218,14 +229,15 @@ async function runCall(
     const outcome = await Promise.race([
       dispatched,
       abortion(client.signal),
-      ...(handedBack ? [handedBack.then((approval) => ({ handBack: approval }))] : []),
+      ...(handedBack ? [handedBack.then((question) => ({ handBack: question }))] : []),
     ]);
     if (!("handBack" in outcome)) return mcpCallResult(outcome);
+    handedOff = true;
     handedOver.abort(new Error("the call was handed back to its client"));
     dispatched.catch(() => undefined);
     const traceContext: Record<string, string> = {};
     propagation.inject(trace.setSpan(client.traceContext, span), traceContext);
-    logger.info({ requestId: outcome.handBack.requestId }, "handed the call's approval back to its client");
+    logger.info({ question: outcome.handBack.kind }, "handed a question of the call back to its client");
     return await (client.handBack as NonNullable<ClientChannel["handBack"]>)(
       { ...call, traceContext },
       outcome.handBack,
@@ -290,6 +302,33 @@ function notRun(name: string, error: WireError, logger: Logger, span: Span): Mcp
   return {
     content: [{ type: "text", text: `toolbus could not run ${name}: ${error.message}` }],
     isError: true,
+  };
+}
+
+/**
+ * How the call's server's elicitations reach the client, or none (a client that can answer no
+ * elicitation: the connector's request finds no listener and the server gets its decline at
+ * once). A client of a session is asked on its request's stream; a 2026-07-28 client gets the
+ * question handed back (`handBack`), unless this request brings its answer already.
+ */
+function elicitationRelay(
+  client: ClientChannel,
+  elicit: (payload: Record<string, unknown>) => Promise<CallElicitationResult>,
+  logger: Logger,
+  handBack: (relayed: CallElicitationRequest & { relayId: string }) => Promise<CallElicitationResult>,
+): ((relayed: CallElicitationRequest) => Promise<CallElicitationResult>) | undefined {
+  if (!supportsElicitation(client.capabilities, "form") && !supportsElicitation(client.capabilities, "url")) {
+    return undefined;
+  }
+  if (client.handBack === undefined) return (relayed) => relayElicitation(relayed, client, elicit, logger);
+  return async (relayed) => {
+    const mode = relayed.request.mode === "url" ? "url" : "form";
+    // A connector names every question it holds; one it does not name cannot be resumed.
+    if (!supportsElicitation(client.capabilities, mode) || relayed.relayId === undefined) {
+      return { action: "decline" };
+    }
+    if (client.answered?.relayId === relayed.relayId) return client.answered.result;
+    return handBack({ ...relayed, relayId: relayed.relayId });
   };
 }
 

@@ -32,10 +32,15 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Logger } from "@toolbus/bus";
 import { ANONYMOUS, type Principal } from "@toolbus/http-guard";
-import type { LoggingLevel } from "@toolbus/protocol";
+import type { CallElicitationResult, LoggingLevel } from "@toolbus/protocol";
 import { clientTraceContext } from "../../call-trace.js";
-import { approvalChoice, type ElicitAnswer } from "../../core/approval-elicitation.js";
-import { APPROVAL_INPUT, approvalInputRequired } from "../../core/held-calls.js";
+import { approvalChoice } from "../../core/approval-elicitation.js";
+import {
+  elicitationAnswer,
+  inputRequired as heldInputRequired,
+  inputKey,
+  storedQuestion,
+} from "../../core/held-calls.js";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
 import { callThread } from "../../core/session-threads.js";
 import { callTool, resumeCall, type ToolCallDeps } from "../../handlers/tools-call.js";
@@ -54,8 +59,10 @@ export interface ModernEdgeDeps {
   answerTimeoutMs: number;
   elicitApprovals: boolean;
   selfApprove: boolean;
-  /** Keeps the calls handed back to their clients. */
-  store: Pick<SessionStore, "holdQuestion" | "takeQuestion">;
+  /** Keeps the calls handed back to their clients, and passes answers to the replica that waits for them. */
+  store: Pick<SessionStore, "holdQuestion" | "takeQuestion" | "forwardAnswer">;
+  /** The answers to handed-back elicitations this replica's relays wait for. */
+  answers: AwaitedAnswers;
   threads: Pick<McpSessionDeps, "isSession" | "claimThread">;
   /**
    * `private` when a list depends on who asks (auth on: what a caller may see is theirs),
@@ -63,6 +70,44 @@ export interface ModernEdgeDeps {
    */
   cacheScope: CacheScope;
   bodyLimitBytes: number;
+}
+
+/**
+ * The answers this replica waits for, to elicitations it handed back (`callId`/`relayId`), each
+ * for at most `timeoutMs` (then `cancel`, which the server gets), and at most `max` at once (a
+ * question past it is cancelled at once).
+ */
+export class AwaitedAnswers {
+  readonly #waiting = new Map<string, (answer: CallElicitationResult) => void>();
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly max = 10_000,
+  ) {}
+
+  wait(callId: string, relayId: string): Promise<CallElicitationResult> {
+    const key = `${callId}\n${relayId}`;
+    if (this.#waiting.size >= this.max) return Promise.resolve({ action: "cancel" });
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => settle({ action: "cancel" }), this.timeoutMs);
+      const settle = (answer: CallElicitationResult) => {
+        clearTimeout(timer);
+        if (this.#waiting.get(key) === settle) this.#waiting.delete(key);
+        resolve(answer);
+      };
+      this.#waiting.get(key)?.({ action: "cancel" });
+      this.#waiting.set(key, settle);
+    });
+  }
+
+  /** The client's answer, from whichever replica it reached. */
+  answer(callId: string, relayId: string, answer: CallElicitationResult): void {
+    this.#waiting.get(`${callId}\n${relayId}`)?.(answer);
+  }
+
+  /** Every wait ends (`cancel`): the gateway stops. */
+  clear(): void {
+    for (const settle of [...this.#waiting.values()]) settle({ action: "cancel" });
+  }
 }
 
 export interface ModernEdge {
@@ -225,9 +270,11 @@ function registerHandlers(server: Server, principal: Principal, deps: ModernEdge
 }
 
 /**
- * The client's answer to an approval handed back to it: the question taken from the store
- * (once, and only by the call's own principal at this endpoint), the approval answered in that
- * principal's name, and the call resumed: its reply, or its next question.
+ * The client's answer to a question handed back to it: the question taken from the store (once,
+ * and only by the call's own principal at this endpoint), then answered: an approval in that
+ * principal's name; a server's elicitation passed to the replica that holds its relay (and
+ * known to this request, so this replica answers it too). Then the call resumes: its reply, or
+ * its next question.
  */
 async function answerHeldQuestion(
   state: string,
@@ -237,16 +284,30 @@ async function answerHeldQuestion(
   deps: ModernEdgeDeps,
   toolDeps: ToolCallDeps,
 ): Promise<unknown> {
-  const answer = elicitAnswer(responses?.[APPROVAL_INPUT]);
-  if (answer === undefined) {
-    throw new RequestFailure(
+  const answers = {
+    approval: elicitationAnswer(responses?.[inputKey({ kind: "approval" })]),
+    elicitation: elicitationAnswer(responses?.[inputKey({ kind: "elicitation" })]),
+  };
+  const missing = (key: string) =>
+    new RequestFailure(
       JsonRpcCode.invalidParams,
-      `Invalid params: inputResponses.${APPROVAL_INPUT} must be the answer to the elicitation in inputRequests.${APPROVAL_INPUT} ({"action":"accept"|"decline"|"cancel",…}); send it with the same requestState`,
+      `Invalid params: inputResponses.${key} must answer the elicitation in inputRequests.${key} ({"action":"accept"|"decline"|"cancel",…}); send it with the requestState it came with`,
     );
-  }
+  if (answers.approval === undefined && answers.elicitation === undefined) throw missing("<key>");
   const taken = await deps.store.takeQuestion(state, { principal: principal.name, view: deps.view });
   if (!taken.ok) throw new RequestFailure(JsonRpcCode.invalidParams, taken.message);
-  const { approval, call } = taken.question;
+  const { question, call } = taken.question;
+  const answer = answers[question.kind];
+  if (answer === undefined) throw missing(inputKey(question));
+  if (question.kind === "elicitation") {
+    deps.store.forwardAnswer(call.request.callId, question.relayId, answer);
+    return resumeCall(
+      call,
+      { ...channel, answered: { relayId: question.relayId, result: answer } },
+      toolDeps,
+    );
+  }
+  const { approval } = question;
   const choice = approvalChoice(answer, approval);
   try {
     await toolDeps.ports.approvals.resolve(approval.requestId, choice, principal.name);
@@ -262,17 +323,6 @@ async function answerHeldQuestion(
     );
   }
   return resumeCall(call, channel, toolDeps);
-}
-
-function elicitAnswer(value: unknown): ElicitAnswer | undefined {
-  if (value === null || typeof value !== "object") return undefined;
-  const { action, content, _meta } = value as Record<string, unknown>;
-  if (action !== "accept" && action !== "decline" && action !== "cancel") return undefined;
-  return {
-    action,
-    ...(isRecord(content) ? { content } : {}),
-    ...(isRecord(_meta) ? { _meta } : {}),
-  };
 }
 
 /** The request's client, as a tool call uses it: what it declared on this request, its thread. */
@@ -326,15 +376,17 @@ async function clientChannel(
       }),
     elicit: notAsked,
     createMessage: notAsked,
-    handBack: async (call, approval) => {
+    handBack: async (call, question) => {
+      const held = storedQuestion(question);
       const key = await deps.store.holdQuestion({
         principal: principal.name,
         ...(deps.view === undefined ? {} : { view: deps.view }),
         call,
-        approval,
+        question: held,
       });
-      return approvalInputRequired(approval, key);
+      return heldInputRequired(held, key);
     },
+    awaitAnswer: (callId, relayId) => deps.answers.wait(callId, relayId),
   };
 }
 

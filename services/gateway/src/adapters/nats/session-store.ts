@@ -2,7 +2,8 @@
  * Session records in the KV bucket `<prefix>_gateway_sessions` (entries expire after the idle
  * TTL unless touched), the `<prefix>.gateway.session_closed` broadcast that tells every replica
  * to drop a session a client ended with DELETE, and `<prefix>.gateway.responses`, which carries
- * a client's answers to the replica that asked (when they reach another one). The same bucket
+ * a client's answers to the replica that asked (when they reach another one), a 2026-07-28
+ * client's answers to elicitations handed back to it among them. The same bucket
  * binds each thread a client named to the principal that named it (`thread.<sha256 of the id>`:
  * the principal's name), so no other principal can use its session grants. It also keeps the
  * calls handed back to 2026-07-28 clients (`held.<key>`, core/held-calls.ts) until they resume.
@@ -11,7 +12,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { KV } from "@nats-io/kv";
 import type { Subscription } from "@nats-io/transport-node";
 import type { Bus, Logger } from "@toolbus/bus";
-import { internalSubjects } from "@toolbus/protocol";
+import { type CallElicitationResult, CallElicitationResultSchema, internalSubjects } from "@toolbus/protocol";
 import { type HeldQuestion, HeldQuestionSchema, mayTakeQuestion } from "../../core/held-calls.js";
 import { SESSION_ID_PATTERN, type SessionRecord, SessionRecordSchema } from "../../core/session-record.js";
 import type { ThreadClaim } from "../../core/session-threads.js";
@@ -48,6 +49,9 @@ export interface SessionStore {
     key: string,
     asker: { principal: string; view: string | undefined },
   ): Promise<{ ok: true; question: HeldQuestion } | { ok: false; message: string }>;
+  /** Passes a client's answer to a handed-back elicitation to whichever replica waits for it. */
+  forwardAnswer(callId: string, relayId: string, answer: CallElicitationResult): void;
+  onAnswer(listener: (callId: string, relayId: string, answer: CallElicitationResult) => void): void;
   stop(): void;
 }
 
@@ -64,6 +68,7 @@ export async function openSessionStore(deps: {
   const kv: KV = await bus.kv(names.kv.gatewaySessions);
   const listeners: Array<(sessionId: string) => void> = [];
   const responseListeners: Array<(sessionId: string, messages: unknown[]) => void> = [];
+  const answerListeners: Array<(callId: string, relayId: string, answer: CallElicitationResult) => void> = [];
   const subscriptions: Subscription[] = [
     bus.nc.subscribe(names.gatewaySessionClosed, {
       callback: (error, msg) => {
@@ -76,7 +81,19 @@ export async function openSessionStore(deps: {
       callback: (error, msg) => {
         if (error) return;
         try {
-          const { sessionId, messages } = msg.json<{ sessionId: string; messages: unknown[] }>();
+          const { sessionId, messages, held } = msg.json<{
+            sessionId?: unknown;
+            messages?: unknown;
+            held?: { callId?: unknown; relayId?: unknown; answer?: unknown };
+          }>();
+          // An answer to an elicitation handed back to a 2026-07-28 client (no session).
+          if (held !== undefined) {
+            const answer = CallElicitationResultSchema.safeParse(held.answer);
+            const { callId, relayId } = held;
+            if (!answer.success || typeof callId !== "string" || typeof relayId !== "string") return;
+            for (const listener of answerListeners) listener(callId, relayId, answer.data);
+            return;
+          }
           if (typeof sessionId !== "string" || !Array.isArray(messages)) return;
           for (const listener of responseListeners) listener(sessionId, messages);
         } catch {
@@ -157,6 +174,12 @@ export async function openSessionStore(deps: {
         logger.warn({ err }, "could not read or write a thread's binding to its principal");
         return "unavailable";
       }
+    },
+    forwardAnswer(callId, relayId, answer) {
+      bus.nc.publish(names.gatewayResponses, JSON.stringify({ held: { callId, relayId, answer } }));
+    },
+    onAnswer(listener) {
+      answerListeners.push(listener);
     },
     async holdQuestion(question) {
       const key = randomBytes(24).toString("base64url");

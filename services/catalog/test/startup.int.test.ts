@@ -349,10 +349,10 @@ describe("catalog start-up", () => {
     ]);
   });
 
-  it("reports a server that refuses initialize in its own words, not as a failed SSE fallback (MCP 2026-07-28 only)", async () => {
+  it("reports a server that refuses initialize in its own words, not as a failed SSE fallback (a revision toolbus does not speak)", async () => {
     harness = await CatalogHarness.create("startup");
     const requests: string[] = [];
-    // A server of MCP 2026-07-28 alone: initialize is refused with UnsupportedProtocolVersion.
+    // A server of a later revision alone: initialize is refused with UnsupportedProtocolVersion.
     const http = createServer((req, res) => {
       requests.push(req.method ?? "");
       if (req.method !== "POST") {
@@ -367,7 +367,7 @@ describe("catalog start-up", () => {
           error: {
             code: -32022,
             message: "Unsupported protocol version",
-            data: { supported: ["2026-07-28"], requested: "2025-11-25" },
+            data: { supported: ["2027-03-01"], requested: "2025-11-25" },
           },
         }),
       );
@@ -383,7 +383,7 @@ describe("catalog start-up", () => {
       {
         server: "modern",
         error:
-          "the server refused toolbus's initialize (protocol 2025-11-25): Unsupported protocol version (JSON-RPC -32022); it speaks only 2026-07-28, and toolbus connects to servers over the 2025 revisions for now: use a version of the server that also serves them",
+          "the server refused toolbus's initialize (protocol 2025-11-25): Unsupported protocol version (JSON-RPC -32022); it speaks only 2027-03-01, and toolbus connects to servers over the 2025 revisions and 2026-07-28: use a version of the server that serves one of them",
       },
     ]);
     // No GET: nothing tried the old SSE transport.

@@ -80,6 +80,8 @@ export interface HttpTestServer extends TestServerBase {
 export interface StartTestServerOptions {
   script: TestServerScript;
   transport: "stdio" | "http";
+  /** Over HTTP: serve MCP 2026-07-28 alone (2025's initialize is refused), as a v2 server may. */
+  era?: "2026-07-28";
 }
 
 export function startTestServer(
@@ -118,7 +120,13 @@ export async function startTestServer(
 
   const child = await spawnUntilReady({
     command,
-    args: [...args, "--http", "--header-log", headerLogPath],
+    args: [
+      ...args,
+      "--http",
+      "--header-log",
+      headerLogPath,
+      ...(options.era === undefined ? [] : ["--era", options.era]),
+    ],
     readyPattern: /^LISTENING (\S+)$/,
     what: "the MCP test server",
   });

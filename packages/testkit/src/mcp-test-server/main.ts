@@ -1,18 +1,23 @@
 /**
  * The MCP test server process:
- * `main.ts --script <path> [--call-log <path>] [--cancel-log <path>] [--read-log <path>] [--http [--port N] [--header-log <path>]]`.
+ * `main.ts --script <path> [--call-log <path>] [--cancel-log <path>] [--read-log <path>] [--http [--port N] [--header-log <path>] [--era 2026-07-28]]`.
  * Over stdio it serves one session; with --http it serves sessions at 127.0.0.1 and prints
  * `LISTENING <url>` on stdout once ready. Everything else goes to stderr.
  */
 import { parseArgs } from "node:util";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { serveHttp } from "./http.js";
+import { serveModernHttp } from "./modern-http.js";
+
+/** The revision `--era` serves alone. */
+const MODERN = "2026-07-28";
+
 import { scriptChanges } from "./listing.js";
 import { log, ScriptSource } from "./script-source.js";
 import { createSession, type TestSession } from "./session.js";
 
 const USAGE =
-  "usage: main.ts --script <path> [--call-log <path>] [--cancel-log <path>] [--read-log <path>] [--http [--port N] [--header-log <path>]]";
+  "usage: main.ts --script <path> [--call-log <path>] [--cancel-log <path>] [--read-log <path>] [--http [--port N] [--header-log <path>] [--era 2026-07-28]]";
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -23,6 +28,7 @@ async function main(): Promise<void> {
       "read-log": { type: "string" },
       "header-log": { type: "string" },
       http: { type: "boolean", default: false },
+      era: { type: "string" },
       port: { type: "string", default: "0" },
     },
   });
@@ -52,8 +58,18 @@ async function main(): Promise<void> {
     return session;
   };
 
+  if (values.era !== undefined && (values.era !== MODERN || !values.http)) {
+    throw new Error(`--era takes ${MODERN}, with --http. ${USAGE}`);
+  }
   if (values.http) {
-    const host = await serveHttp(port, newSession, values["header-log"]);
+    const host =
+      values.era === MODERN
+        ? await serveModernHttp(port, () => source.script, {
+            callLogPath: values["call-log"],
+            readLogPath: values["read-log"],
+            headerLogPath: values["header-log"],
+          })
+        : await serveHttp(port, newSession, values["header-log"]);
     const stop = async () => {
       source.close();
       await host.close();

@@ -3,7 +3,9 @@
  * it refused, and the refusal is the news. Only a POST answered 4xx without a JSON-RPC body is a
  * server of the 2024-11-05 HTTP+SSE transport, worth trying over SSE. A server of MCP 2026-07-28
  * alone refuses `initialize` with -32022 (UnsupportedProtocolVersion, `data.supported`): falling
- * back to SSE hid that behind "SSE error: Non-200 status code (405)".
+ * back to SSE hid that behind "SSE error: Non-200 status code (405)". Such a server is reached
+ * over 2026-07-28 instead (adapters/mcp/modern-upstream.ts); one naming only revisions toolbus
+ * does not speak is reported with this message.
  */
 
 export interface JsonRpcRefusal {
@@ -41,6 +43,6 @@ export function initializeRefusalMessage(refusal: JsonRpcRefusal, offered: strin
   const versions = Array.isArray(supported) && supported.every((v) => typeof v === "string") ? supported : [];
   return (
     `${said}; it speaks only ${versions.length > 0 ? versions.join(", ") : "a newer MCP revision"}, ` +
-    "and toolbus connects to servers over the 2025 revisions for now: use a version of the server that also serves them"
+    "and toolbus connects to servers over the 2025 revisions and 2026-07-28: use a version of the server that serves one of them"
   );
 }

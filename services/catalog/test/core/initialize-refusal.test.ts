@@ -13,14 +13,14 @@ describe("a server's refusal of initialize", () => {
     expect(jsonRpcRefusalIn("Error POSTing to endpoint: {not json")).toBeUndefined();
   });
 
-  it("says which revisions a 2026-07-28 server speaks, and what to do; other refusals as the server said them", () => {
+  it("says which revisions a server of a newer revision speaks, and what to do; other refusals as the server said them", () => {
     expect(
       initializeRefusalMessage(
-        { code: -32022, message: "Unsupported protocol version", data: { supported: ["2026-07-28"] } },
+        { code: -32022, message: "Unsupported protocol version", data: { supported: ["2027-03-01"] } },
         "2025-11-25",
       ),
     ).toMatch(
-      /JSON-RPC -32022\); it speaks only 2026-07-28, and toolbus connects .* use a version of the server/,
+      /JSON-RPC -32022\); it speaks only 2027-03-01, and toolbus connects .*2026-07-28: use a version of the server/,
     );
     expect(initializeRefusalMessage({ code: -32600, message: "Bad session" }, "2025-11-25")).toBe(
       "the server refused toolbus's initialize (protocol 2025-11-25): Bad session (JSON-RPC -32600)",

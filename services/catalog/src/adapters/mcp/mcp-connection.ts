@@ -1,7 +1,9 @@
 /**
  * One MCP client's lifecycle: connect over stdio, streamable HTTP or legacy SSE, initialize
  * with toolbus's capabilities, list, call, and relay what the server sends during a call to that
- * call's relay (core/call-association.ts decides which call it belongs to).
+ * call's relay (core/call-association.ts decides which call it belongs to). A streamable HTTP
+ * server that refuses the 2025 `initialize` because it speaks MCP 2026-07-28 alone is reached
+ * over that revision instead (modern-upstream.ts).
  * It knows nothing of NATS: the connector owns routing, revisions and restarts.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -37,6 +39,21 @@ import {
   type StdioLaunch,
 } from "./bounded-transports.js";
 import { CallRouter, type ServerRequestRelay } from "./call-router.js";
+import { callModern, connectModern, MODERN_PROTOCOL, speaksModern } from "./modern-upstream.js";
+
+/** What this connection asks of either era's SDK client once connected. */
+interface PeerClient {
+  request(
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: z.ZodType,
+    options?: { timeout?: number; signal?: AbortSignal },
+  ): Promise<Record<string, unknown>>;
+  getServerVersion(): unknown;
+  getInstructions(): string | undefined;
+  getServerCapabilities(): unknown;
+}
+
+type ModernClient = Awaited<ReturnType<typeof connectModern>>;
 
 export type ConnectSpec =
   | ({ transport: "stdio" } & StdioLaunch)
@@ -106,6 +123,8 @@ export interface ServerInfo {
 
 export class McpConnection implements McpSession {
   private client: Client | undefined;
+  /** Set instead of `client` for a server of MCP 2026-07-28 alone. */
+  private modern: ModernClient | undefined;
   private transport: Transport | undefined;
   private negotiatedProtocol: string | undefined;
   private closing = false;
@@ -151,9 +170,13 @@ export class McpConnection implements McpSession {
         // one that answers with a JSON-RPC error speaks this transport and refused.
         if (!isHttpClientError(error) || isAuthRequired(error)) throw error;
         const refusal = jsonRpcRefusalIn(error instanceof Error ? error.message : String(error));
-        if (refusal !== undefined)
+        if (refusal !== undefined && speaksModern(refusal)) {
+          await this.connectModern(spec, signal, timeoutMs);
+        } else if (refusal !== undefined) {
           throw new Error(initializeRefusalMessage(refusal, LATEST_PROTOCOL_VERSION));
-        await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal, timeoutMs);
+        } else {
+          await this.connectWith(new SSEClientTransport(new URL(spec.url), options), signal, timeoutMs);
+        }
       }
     } else if (spec.transport === "sse") {
       const options = { requestInit: { headers: spec.headers } };
@@ -180,7 +203,7 @@ export class McpConnection implements McpSession {
         throw error;
       }
     }
-    const client = this.client!;
+    const client = this.connected();
     const serverInfo = McpServerInfoSchema.safeParse(client.getServerVersion());
     return {
       ...(client.getInstructions() ? { instructions: client.getInstructions()! } : {}),
@@ -195,7 +218,7 @@ export class McpConnection implements McpSession {
   }
 
   get capabilities(): Record<string, unknown> {
-    return (this.client?.getServerCapabilities() ?? {}) as Record<string, unknown>;
+    return ((this.modern ?? this.client)?.getServerCapabilities() ?? {}) as Record<string, unknown>;
   }
 
   async listTools(timeoutMs: number, maxItems?: number): Promise<unknown[]> {
@@ -282,6 +305,16 @@ export class McpConnection implements McpSession {
       onProgress?: (progress: Record<string, unknown>) => void;
     },
   ): Promise<Record<string, unknown>> {
+    if (this.modern) {
+      const abort = childAbort(options.signal);
+      try {
+        return await callModern(this.modern, params, { ...options, signal: abort.signal }).catch(
+          inWordsOf("tools/call"),
+        );
+      } finally {
+        abort.release();
+      }
+    }
     const call = this.router.begin(params, options.relay, options.onProgress);
     // The SDK never removes its abort listener, so it gets a signal that lives only as long as the call.
     const abort = childAbort(options.signal);
@@ -301,8 +334,38 @@ export class McpConnection implements McpSession {
   async close(): Promise<void> {
     this.closing = true;
     const client = this.client;
+    const modern = this.modern;
     this.client = undefined;
+    this.modern = undefined;
     await client?.close().catch(() => {});
+    await modern?.close().catch(() => {});
+  }
+
+  /** A server of MCP 2026-07-28 alone, over streamable HTTP (modern-upstream.ts). */
+  private async connectModern(
+    spec: { url: string; headers: Record<string, string> },
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<void> {
+    const modern = await connectModern(spec, {
+      clientInfo: CLIENT_INFO,
+      capabilities: CLIENT_CAPABILITIES,
+      fetch: boundedFetch(this.cap, fetch),
+      events: {
+        toolsChanged: () => this.events.toolsChanged(),
+        resourcesChanged: () => this.events.resourcesChanged(),
+        promptsChanged: () => this.events.promptsChanged(),
+        closed: (error) => {
+          if (this.modern === modern && !this.closing) this.events.closed(error);
+        },
+      },
+      signal,
+      timeoutMs,
+    }).catch((error: unknown) => {
+      throw oversizedFor("server/discover", error);
+    });
+    this.modern = modern;
+    this.negotiatedProtocol = MODERN_PROTOCOL;
   }
 
   private async connectWith(transport: Transport, signal: AbortSignal, timeoutMs: number): Promise<void> {
@@ -415,9 +478,10 @@ export class McpConnection implements McpSession {
     });
   }
 
-  private connected(): Client {
-    if (!this.client) throw new Error("MCP server is not connected");
-    return this.client;
+  private connected(): PeerClient {
+    const peer = this.modern ?? this.client;
+    if (!peer) throw new Error("MCP server is not connected");
+    return peer as unknown as PeerClient;
   }
 }
 

@@ -1,0 +1,138 @@
+/**
+ * An upstream server that speaks MCP 2026-07-28 alone (it refused toolbus's 2025 `initialize`
+ * with -32022, naming that revision): reached with the v2 SDK's client pinned to it, over
+ * streamable HTTP. The era's differences, as the connection sees them:
+ * - no session: every request carries toolbus's capabilities; list changes arrive on a
+ *   `subscriptions/listen` stream, opened once connected (its end means the server went away);
+ * - a server's question during a call (an elicitation, a sampling request, roots) comes back as
+ *   an `input_required` result instead of a request: each is put to the call's relay as a 2025
+ *   server's would be, and the call sent again with the answers and the server's `requestState`,
+ *   for at most `MAX_INPUT_ROUNDS` rounds.
+ */
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { JsonRpcRefusal } from "../../core/initialize-refusal.js";
+import { UNSUPPORTED_PROTOCOL_VERSION } from "../../core/initialize-refusal.js";
+import type { ServerRequestRelay } from "./call-router.js";
+
+export const MODERN_PROTOCOL = "2026-07-28";
+/** Rounds of questions one call may ask before toolbus gives up on it. */
+export const MAX_INPUT_ROUNDS = 8;
+
+/** Whether a refused `initialize` came from a server that speaks 2026-07-28. */
+export function speaksModern(refusal: JsonRpcRefusal): boolean {
+  if (refusal.code !== UNSUPPORTED_PROTOCOL_VERSION) return false;
+  const supported = (refusal.data as { supported?: unknown } | undefined)?.supported;
+  return Array.isArray(supported) && supported.includes(MODERN_PROTOCOL);
+}
+
+export interface ModernEvents {
+  toolsChanged(): void;
+  resourcesChanged(): void;
+  promptsChanged(): void;
+  closed(error?: Error): void;
+}
+
+/** Connects, discovers and opens the listen stream, within `timeoutMs`. */
+export async function connectModern(
+  spec: { url: string; headers: Record<string, string> },
+  options: {
+    clientInfo: { name: string; version: string };
+    capabilities: Record<string, unknown>;
+    fetch: (url: string | URL, init?: RequestInit) => Promise<Response>;
+    events: ModernEvents;
+    signal: AbortSignal;
+    timeoutMs: number;
+  },
+): Promise<Client> {
+  const client = new Client(options.clientInfo, {
+    capabilities: options.capabilities,
+    versionNegotiation: { mode: { pin: MODERN_PROTOCOL } },
+    // toolbus answers the server's questions itself, each through the call it belongs to.
+    inputRequired: { autoFulfill: false },
+  });
+  const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
+    requestInit: { headers: spec.headers },
+    fetch: options.fetch,
+  });
+  await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
+  const { events } = options;
+  client.setNotificationHandler("notifications/tools/list_changed", () => events.toolsChanged());
+  client.setNotificationHandler("notifications/resources/list_changed", () => events.resourcesChanged());
+  client.setNotificationHandler("notifications/prompts/list_changed", () => events.promptsChanged());
+  const listChanged = (client.getServerCapabilities() ?? {}) as Record<string, { listChanged?: boolean }>;
+  const filter = {
+    ...(listChanged.tools?.listChanged ? { toolsListChanged: true } : {}),
+    ...(listChanged.resources?.listChanged ? { resourcesListChanged: true } : {}),
+    ...(listChanged.prompts?.listChanged ? { promptsListChanged: true } : {}),
+  };
+  if (Object.keys(filter).length > 0) {
+    const subscription = await client.listen(filter, { timeout: options.timeoutMs });
+    void subscription.closed.then((how) => {
+      if (how !== "local")
+        events.closed(new Error(`the MCP server ended its subscriptions/listen stream (${how})`));
+    });
+  }
+  return client;
+}
+
+interface InputRequest {
+  method?: unknown;
+  params?: unknown;
+}
+
+/**
+ * A raw `tools/call` to a 2026-07-28 server: the result as the server sent it, after answering
+ * every round of questions through `relay`.
+ */
+export async function callModern(
+  client: Client,
+  params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+  options: {
+    timeoutMs: number;
+    signal?: AbortSignal;
+    relay: ServerRequestRelay;
+    onProgress?: (progress: Record<string, unknown>) => void;
+  },
+): Promise<Record<string, unknown>> {
+  let answers: { inputResponses: Record<string, unknown>; requestState?: string } | undefined;
+  for (let round = 0; round <= MAX_INPUT_ROUNDS; round += 1) {
+    const result = (await client.request(
+      { method: "tools/call", params: { ...params, ...answers } },
+      {
+        timeout: options.timeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onProgress ? { onprogress: (progress) => options.onProgress?.({ ...progress }) } : {}),
+        allowInputRequired: true,
+      },
+    )) as Record<string, unknown>;
+    if (result.resultType !== "input_required") return result;
+    const requests = (result.inputRequests ?? {}) as Record<string, InputRequest>;
+    const inputResponses: Record<string, unknown> = {};
+    for (const [key, request] of Object.entries(requests)) {
+      inputResponses[key] = await answerInput(request, options.relay);
+    }
+    answers = {
+      inputResponses,
+      ...(typeof result.requestState === "string" ? { requestState: result.requestState } : {}),
+    };
+  }
+  throw new Error(
+    `the MCP server asked for input more than ${MAX_INPUT_ROUNDS} times in one tools/call; toolbus stopped answering`,
+  );
+}
+
+/** One question of an `input_required` result, answered as a 2025 server's request would be. */
+async function answerInput(request: InputRequest, relay: ServerRequestRelay): Promise<unknown> {
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  switch (request.method) {
+    case "elicitation/create":
+      return relay.elicit(params);
+    case "sampling/createMessage":
+      return relay.sample(params);
+    case "roots/list":
+      // As over 2025: no one caller's roots are the server's.
+      return { roots: [] };
+    default:
+      throw new Error(`the MCP server asked for ${String(request.method)}, which toolbus does not answer`);
+  }
+}

@@ -67,6 +67,8 @@ export interface ListPage {
   limit: number;
   /** Where the previous page ended. */
   after?: ListPosition;
+  /** Only this call's requests. */
+  callId?: string;
 }
 
 export type NewPendingRecord = Omit<PendingRecord, "state" | "result" | "resolvedBy" | "callDigest"> & {

@@ -4,7 +4,14 @@
  * main.ts, by tests, and by an all-in-one process that runs the gateway in-process.
  */
 import { randomUUID } from "node:crypto";
-import { type Bus, ConfigError, type Logger, type RunningService, verifyAssets } from "@toolbus/bus";
+import {
+  type Bus,
+  CALL_RECORD_TTL_MS,
+  ConfigError,
+  type Logger,
+  type RunningService,
+  verifyAssets,
+} from "@toolbus/bus";
 import {
   DEFAULT_EDGE_LIMITS,
   DEFAULT_SESSION_IDLE_TTL_MS,
@@ -34,6 +41,7 @@ import { buildHttpApp } from "./adapters/http/http-app.js";
 import { openApi } from "./adapters/http/openapi.js";
 import { restApi } from "./adapters/http/rest-api.js";
 import { AwaitedAnswers, type ModernEdge, modernEdge } from "./adapters/mcp/modern-edge.js";
+import { MadeHere } from "./adapters/mcp/modern-tasks.js";
 import { SessionRegistry, type ViewSessionDeps } from "./adapters/mcp/session-registry.js";
 import { approvalsClient } from "./adapters/nats/approvals-client.js";
 import { busHealth } from "./adapters/nats/bus-health.js";
@@ -78,6 +86,8 @@ export interface GatewayLimits {
   catalogRetryMaxMs: number;
   /** Bound of resource, prompt and completion requests to the catalog. */
   resourceTimeoutMs: number;
+  /** A call of a client that takes tasks (2026-07-28) becomes a task after this long without an answer. */
+  taskAfterMs: number;
   /**
    * How the gateway reaches its OAuth issuer (timeouts, sizes, the key set's cooldown) and how
    * long a good token is reused; defaults in @toolbus/http-guard.
@@ -97,6 +107,7 @@ export const DEFAULT_GATEWAY_LIMITS: Readonly<GatewayLimits> = Object.freeze({
   answerTimeoutMs: 10 * 60_000,
   catalogRetryMaxMs: 30_000,
   resourceTimeoutMs: 60_000,
+  taskAfterMs: 2_000,
 });
 
 export interface GatewayServiceDeps {
@@ -177,6 +188,8 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
   // Nothing starts on streams the provisioner did not make, or someone changed since.
   await verifyAssets(await bus.jsm(), identityOf("gateway"), subjects);
 
+  // A task lasts as long as the call ledger keeps its reply, and the session bucket its record.
+  const taskTtlMs = Math.min(CALL_RECORD_TTL_MS, limits.sessionIdleTtlMs);
   let registry: SessionRegistry | undefined;
   // The 2026-07-28 era of each endpoint, by view ("" for /mcp).
   const modern = new Map<string, ModernEdge>();
@@ -252,6 +265,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
     prefix: subjects.prefix,
     ttlMs: limits.sessionIdleTtlMs,
     answerTimeoutMs: limits.answerTimeoutMs,
+    taskTtlMs,
     logger,
   });
   registry = new SessionRegistry({
@@ -276,6 +290,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
   });
   const sessions = registry;
   const answers = new AwaitedAnswers(limits.answerTimeoutMs);
+  const madeHere = new MadeHere();
   store.onAnswer((callId, relayId, answer) => answers.answer(callId, relayId, answer));
   const modernOf = (view: string | undefined, endpoint: ViewSessionDeps): ModernEdge =>
     modernEdge({
@@ -288,6 +303,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
       selfApprove: deps.selfApprove ?? false,
       store,
       answers,
+      tasks: { afterMs: limits.taskAfterMs, ttlMs: taskTtlMs, madeHere },
       threads: {
         isSession: (id) => sessions.isSession(id),
         claimThread: (threadId, principal) => sessions.claimThread(threadId, principal),

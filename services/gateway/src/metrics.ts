@@ -54,6 +54,7 @@ export function gatewayRecorder(instruments: GatewayInstruments = GATEWAY_METRIC
     countingCalls(port: DispatchPort, api: EdgeApi): DispatchPort {
       const count = (status: string) => instruments.toolCalls.add(1, callAttributes.get(api, status));
       return {
+        poll: (request) => port.poll(request),
         call: (request, options) =>
           port.call(request, options).then(
             (reply) => {

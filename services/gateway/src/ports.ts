@@ -53,6 +53,12 @@ export interface DispatchPort {
    * waiting (the call goes on in the dispatcher; the same request sent again joins it).
    */
   call(request: ToolCallRequest, options?: { signal?: AbortSignal }): Promise<ToolCallReply>;
+  /**
+   * The call's reply if it has one now, else undefined (it still runs, or waits for a human):
+   * the request sent once more, which the dispatchers join to the call with its id, from their
+   * ledger when the call ended. Throws `WireError` when the dispatcher could not be asked.
+   */
+  poll(request: ToolCallRequest): Promise<ToolCallReply | undefined>;
 }
 
 export interface CallRelaySinks {
@@ -81,6 +87,8 @@ export interface ApprovalListener {
 export interface ApprovalsPort {
   /** Listens to the approval requests of one call; returns the function that stops listening. */
   watch(callId: string, listener: ApprovalListener): () => void;
+  /** The call's requests waiting for a human now (a task's caller is asked them on any replica). */
+  pendingFor(callId: string): Promise<ApprovalRequest[]>;
   /**
    * Answers as `by` (a principal name). Throws `WireError` when the approvals service refuses
    * (already resolved, expired) or is gone.
@@ -151,12 +159,14 @@ export interface HeldCall {
   traceContext: Record<string, string>;
 }
 
-/** What a 2026-07-28 client gets instead of a question in the middle of its request. */
+/**
+ * What a 2026-07-28 client gets instead of a question in the middle of its request, or of a
+ * long wait: `input_required` (the question, and the `requestState` that resumes the call), or
+ * a task's handle (a client that takes tasks; core/tasks.ts).
+ */
 export interface HandedBack {
   [key: string]: unknown;
-  resultType: "input_required";
-  inputRequests: Record<string, { method: string; params: Record<string, unknown> }>;
-  requestState: string;
+  resultType: "input_required" | "task";
 }
 
 /** The MCP client a request came from, as a handler may use it while it runs. */
@@ -201,6 +211,13 @@ export interface ClientChannel {
    * when it resumes the call, on whichever replica; `cancel` when it does not in time.
    */
   awaitAnswer?(callId: string, relayId: string): Promise<CallElicitationResult>;
+  /**
+   * A client that takes tasks: once the call has run this long without an answer, it is handed
+   * back (`handBack` with `running`) and becomes a task.
+   */
+  readonly taskAfterMs?: number;
+  /** A server's question after the call became a task: kept on the task for its client. */
+  laterQuestion?(question: ClientQuestion): Promise<void>;
   /** The answer this very request brings, resuming its call (the question's relay id and the answer). */
   readonly answered?: { relayId: string; result: CallElicitationResult };
   /** Sends `sampling/createMessage` on the request's stream and waits for the client's model. */

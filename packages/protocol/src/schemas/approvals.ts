@@ -174,11 +174,13 @@ export const MAX_APPROVALS_PAGE = 500;
 
 /**
  * `<prefix>.approvals.list`: one page, oldest first. An empty body is the first page of
- * `DEFAULT_APPROVALS_PAGE`; `cursor` is the previous page's `nextCursor`.
+ * `DEFAULT_APPROVALS_PAGE`; `cursor` is the previous page's `nextCursor`; `callId`: only that
+ * call's (what a task's caller is asked, on whichever gateway it polls).
  */
 export const ApprovalsListRequestSchema = z.object({
   limit: z.int().min(1).max(MAX_APPROVALS_PAGE).optional(),
   cursor: CursorSchema.optional(),
+  callId: IdSchema.optional(),
 });
 export type ApprovalsListRequest = z.infer<typeof ApprovalsListRequestSchema>;
 

@@ -27,6 +27,7 @@ export async function handleList(
   const rows = await ports.pending.listPending(ports.now(), {
     limit: limit + 1,
     ...(after ? { after } : {}),
+    ...(request.callId === undefined ? {} : { callId: request.callId }),
   });
   const pending = rows.slice(0, limit);
   const last = pending.at(-1);

@@ -23,29 +23,39 @@ import { approvalElicitation, type ElicitAnswer } from "./approval-elicitation.j
 /** A question a 2026-07-28 client answers by sending its call again. */
 export type ClientQuestion =
   | { kind: "approval"; approval: ApprovalRequest }
-  | { kind: "elicitation"; relayed: CallElicitationRequest & { relayId: string } };
+  | { kind: "elicitation"; relayed: CallElicitationRequest & { relayId: string } }
+  /** No question: the call runs past the point where a client that takes tasks gets one. */
+  | { kind: "running" };
 
 const QuestionSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("approval"), approval: ApprovalRequestSchema }),
   z.object({ kind: z.literal("elicitation"), relayId: IdSchema, request: ElicitationParamsSchema }),
 ]);
 
+/** A call kept for its client while it waits (`HeldCall` of ports.ts). */
+export const HeldCallSchema = z.object({
+  request: ToolCallRequestSchema,
+  server: z.string(),
+  tool: z.string(),
+  exposedName: z.string(),
+  traceContext: z.record(z.string(), z.string()),
+});
+
 export const HeldQuestionSchema = z.object({
   principal: z.string(),
   view: z.string().optional(),
-  call: z.object({
-    request: ToolCallRequestSchema,
-    server: z.string(),
-    tool: z.string(),
-    exposedName: z.string(),
-    traceContext: z.record(z.string(), z.string()),
-  }),
+  call: HeldCallSchema,
   question: QuestionSchema,
 });
+
+/** A server's elicitation, as a held question or a task keeps it. */
+export const ElicitationQuestionSchema = QuestionSchema.options[1];
 export type HeldQuestion = z.infer<typeof HeldQuestionSchema>;
 
 /** The question as it is kept: an elicitation by the relay id its server's connector asks under. */
-export function storedQuestion(question: ClientQuestion): HeldQuestion["question"] {
+export function storedQuestion(
+  question: Exclude<ClientQuestion, { kind: "running" }>,
+): HeldQuestion["question"] {
   return question.kind === "approval"
     ? question
     : { kind: "elicitation", relayId: question.relayed.relayId, request: question.relayed.request };

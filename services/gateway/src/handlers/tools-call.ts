@@ -152,7 +152,10 @@ async function runCall(
     const answer =
       client.awaitAnswer?.(callId, relayed.relayId) ?? Promise.resolve({ action: "cancel" as const });
     awaited = answer;
-    handBack?.({ kind: "elicitation", relayed });
+    const question = { kind: "elicitation" as const, relayed };
+    // A question after the call became a task is kept on the task; before, it ends the request.
+    if (handedOff) void client.laterQuestion?.(question);
+    else handBack?.(question);
     return answer;
   });
   const stopRelay = ports.relay.open(callId, server, {
@@ -224,6 +227,11 @@ async function runCall(
   // Stops this replica waiting for a call handed back to its client (the dispatcher holds it).
   const handedOver = new AbortController();
   const dispatched = ports.dispatch.call(request, { signal: handedOver.signal });
+  // A client that takes tasks gets one once the call runs this long.
+  const slow =
+    client.taskAfterMs === undefined
+      ? undefined
+      : setTimeout(() => handBack?.({ kind: "running" }), client.taskAfterMs);
   let cleanupLater = false;
   try {
     const outcome = await Promise.race([
@@ -233,15 +241,22 @@ async function runCall(
     ]);
     if (!("handBack" in outcome)) return mcpCallResult(outcome);
     handedOff = true;
-    handedOver.abort(new Error("the call was handed back to its client"));
-    dispatched.catch(() => undefined);
     const traceContext: Record<string, string> = {};
     propagation.inject(trace.setSpan(client.traceContext, span), traceContext);
-    logger.info({ question: outcome.handBack.kind }, "handed a question of the call back to its client");
-    return await (client.handBack as NonNullable<ClientChannel["handBack"]>)(
+    logger.info({ question: outcome.handBack.kind }, "handed the call back to its client");
+    const handed = await (client.handBack as NonNullable<ClientChannel["handBack"]>)(
       { ...call, traceContext },
       outcome.handBack,
     );
+    if (handed.resultType === "task") {
+      // A task: this replica follows the call to its end, its server's questions kept on the task.
+      cleanupLater = true;
+      void dispatched.then(cleanup, cleanup);
+    } else {
+      handedOver.abort(new Error("the call was handed back to its client"));
+      dispatched.catch(() => undefined);
+    }
+    return handed;
   } catch (error) {
     if (client.signal.aborted) {
       cleanupLater = true;
@@ -255,6 +270,7 @@ async function runCall(
     if (error instanceof WireError) return notRun(exposedName, error, logger, span);
     throw error;
   } finally {
+    clearTimeout(slow);
     if (!cleanupLater) cleanup();
   }
 }

@@ -109,6 +109,7 @@ export class PgPendingStore implements PendingStore {
       `SELECT request FROM approval_requests
         WHERE state = 'pending' AND expires_at > $1
           AND ($2::timestamptz IS NULL OR (created_at, request_id) > ($2::timestamptz, $3::text))
+          AND ($5::text IS NULL OR call_id = $5)
         ORDER BY created_at, request_id
         LIMIT $4`,
       [
@@ -116,6 +117,7 @@ export class PgPendingStore implements PendingStore {
         page?.after?.createdAt ?? null,
         page?.after?.requestId ?? null,
         page?.limit ?? null,
+        page?.callId ?? null,
       ],
     );
     return rows.map((row) => row.request);

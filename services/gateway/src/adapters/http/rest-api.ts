@@ -65,7 +65,7 @@ export type CallCancelAccepted = z.infer<typeof CallCancelAcceptedSchema>;
 export interface RestApiDeps {
   bus: Pick<Bus, "request">;
   subjects: Subjects;
-  dispatch: DispatchPort;
+  dispatch: Pick<DispatchPort, "call">;
   /** Withdraws the approvals of calls still waiting when the gateway stops. */
   approvals?: Pick<ApprovalsPort, "cancel">;
   /** The calls in flight and who started them; cancels a call whose caller asks or goes away. */

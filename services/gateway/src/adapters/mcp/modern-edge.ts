@@ -43,10 +43,18 @@ import {
 } from "../../core/held-calls.js";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
 import { callThread } from "../../core/session-threads.js";
+import { declaresTasks, TASKS_EXTENSION } from "../../core/tasks.js";
 import { callTool, resumeCall, type ToolCallDeps } from "../../handlers/tools-call.js";
 import { type ClientChannel, RequestFailure } from "../../ports.js";
 import type { SessionStore } from "../nats/session-store.js";
 import { claimNamedThread, type McpSessionDeps } from "./mcp-session.js";
+import {
+  keepLaterQuestion,
+  type MadeHere,
+  makeTask,
+  registerTaskHandlers,
+  type TaskDeps,
+} from "./modern-tasks.js";
 import type { ViewSessionDeps } from "./session-registry.js";
 
 export interface ModernEdgeDeps {
@@ -59,8 +67,16 @@ export interface ModernEdgeDeps {
   answerTimeoutMs: number;
   elicitApprovals: boolean;
   selfApprove: boolean;
-  /** Keeps the calls handed back to their clients, and passes answers to the replica that waits for them. */
-  store: Pick<SessionStore, "holdQuestion" | "takeQuestion" | "forwardAnswer">;
+  /** Keeps the calls handed back to their clients and the tasks, and passes answers to the replica that waits for them. */
+  store: Pick<
+    SessionStore,
+    "holdQuestion" | "takeQuestion" | "forwardAnswer" | "createTask" | "readTask" | "updateTask"
+  >;
+  /**
+   * Tasks, for clients that declare them: a call becomes one after `afterMs` without an answer
+   * (or at its first question), and is kept `ttlMs`.
+   */
+  tasks: { afterMs: number; ttlMs: number; madeHere: MadeHere };
   /** The answers to handed-back elicitations this replica's relays wait for. */
   answers: AwaitedAnswers;
   threads: Pick<McpSessionDeps, "isSession" | "claimThread">;
@@ -156,6 +172,7 @@ export function modernEdge(deps: ModernEdgeDeps): ModernEdge {
           prompts: { listChanged: true },
           completions: {},
           logging: {},
+          extensions: { [TASKS_EXTENSION]: {} },
         },
         instructions: await deps.endpoint.instructions(),
         cacheHints: {
@@ -219,6 +236,7 @@ function registerHandlers(server: Server, principal: Principal, deps: ModernEdge
     selfApprove: deps.selfApprove,
   };
   const run = <T>(work: () => Promise<T>): Promise<T> => failuresAsErrors(work, deps.logger);
+  registerTaskHandlers(server, principal, capabilitiesOf, taskDeps(deps), run);
   server.setRequestHandler("tools/list", () =>
     run(async () => ({ tools: [...(await ports.catalog.current()).tools] }) as never),
   );
@@ -344,7 +362,8 @@ async function clientChannel(
       "for a thread of this call alone",
     );
   }
-  const capabilities = envelope[CLIENT_CAPABILITIES_META_KEY];
+  const capabilities = capabilitiesOf(ctx);
+  const tasks = declaresTasks(capabilities) ? taskDeps(deps) : undefined;
   const logLevel = envelope[LOG_LEVEL_META_KEY];
   const trace = Object.fromEntries(
     [
@@ -361,7 +380,8 @@ async function clientChannel(
     );
   return {
     threadId: thread.threadId,
-    capabilities: isRecord(capabilities) ? capabilities : {},
+    capabilities,
+    ...(tasks === undefined ? {} : { taskAfterMs: deps.tasks.afterMs }),
     logLevel: typeof logLevel === "string" ? (logLevel as LoggingLevel) : undefined,
     listedRevision: undefined,
     signal: ctx.mcpReq.signal,
@@ -377,6 +397,10 @@ async function clientChannel(
     elicit: notAsked,
     createMessage: notAsked,
     handBack: async (call, question) => {
+      if (tasks !== undefined) return makeTask(call, question, principal, tasks);
+      // Only a client that takes tasks is handed back a call that merely runs long.
+      if (question.kind === "running")
+        throw new Error("a call was handed back for running long without tasks");
       const held = storedQuestion(question);
       const key = await deps.store.holdQuestion({
         principal: principal.name,
@@ -387,6 +411,35 @@ async function clientChannel(
       return heldInputRequired(held, key);
     },
     awaitAnswer: (callId, relayId) => deps.answers.wait(callId, relayId),
+    ...(tasks === undefined
+      ? {}
+      : {
+          laterQuestion: (question) =>
+            keepLaterQuestion(
+              question.kind === "elicitation" ? question.relayed.callId : "",
+              question,
+              tasks,
+            ),
+        }),
+  };
+}
+
+/** What the request's client declared it can do (its envelope's capabilities). */
+function capabilitiesOf(ctx: ServerContext): Record<string, unknown> {
+  const declared = ((ctx.mcpReq.envelope ?? {}) as Record<string, unknown>)[CLIENT_CAPABILITIES_META_KEY];
+  return isRecord(declared) ? declared : {};
+}
+
+function taskDeps(deps: ModernEdgeDeps): TaskDeps {
+  return {
+    store: deps.store,
+    ports: deps.endpoint.ports,
+    view: deps.view,
+    ttlMs: deps.tasks.ttlMs,
+    elicitApprovals: deps.elicitApprovals,
+    selfApprove: deps.selfApprove,
+    logger: deps.logger,
+    madeHere: deps.tasks.madeHere,
   };
 }
 

@@ -12,6 +12,7 @@ import {
   ApprovalRequestSchema,
   ApprovalResolvedEventSchema,
   ApprovalResolveResultSchema,
+  ApprovalsListResultSchema,
   ForgetThreadsResultSchema,
   MAX_FORGET_THREADS,
   type Subjects,
@@ -52,6 +53,12 @@ export function approvalsClient(bus: Bus, subjects: Subjects, logger: Logger): A
         set.delete(listener);
         if (set.size === 0) listeners.delete(callId);
       };
+    },
+    async pendingFor(callId) {
+      const page = await bus.request(subjects.approvalsList, { callId }, ApprovalsListResultSchema, {
+        timeoutMs: 10_000,
+      });
+      return page.pending;
     },
     async resolve(requestId, choice, by) {
       await bus.request(subjects.approvalsResolve, { requestId, choice, by }, ApprovalResolveResultSchema, {

@@ -16,6 +16,10 @@ import { type CallElicitationResult, CallElicitationResultSchema, internalSubjec
 import { type HeldQuestion, HeldQuestionSchema, mayTakeQuestion } from "../../core/held-calls.js";
 import { SESSION_ID_PATTERN, type SessionRecord, SessionRecordSchema } from "../../core/session-record.js";
 import type { ThreadClaim } from "../../core/session-threads.js";
+import { type TaskRecord, TaskRecordSchema } from "../../core/tasks.js";
+
+/** A task's id: 24 random bytes, base64url. */
+const TASK_ID_PATTERN = /^[A-Za-z0-9_-]{32}$/;
 
 export interface SessionStore {
   get(sessionId: string): Promise<SessionRecord | undefined>;
@@ -49,6 +53,18 @@ export interface SessionStore {
     key: string,
     asker: { principal: string; view: string | undefined },
   ): Promise<{ ok: true; question: HeldQuestion } | { ok: false; message: string }>;
+  /** Keeps a new task (core/tasks.ts) before its handle is returned; returns its id (unguessable). */
+  createTask(record: TaskRecord): Promise<string>;
+  /**
+   * The task, when `asker` may see it (its own principal, at the same endpoint) and it has not
+   * expired (`ttlMs` after it was made); to anyone else it does not exist.
+   */
+  readTask(
+    taskId: string,
+    asker: { principal: string; view: string | undefined },
+  ): Promise<TaskRecord | undefined>;
+  /** Changes the task as `change` says, against concurrent changes; false when it is gone. */
+  updateTask(taskId: string, change: (record: TaskRecord) => TaskRecord): Promise<boolean>;
   /** Passes a client's answer to a handed-back elicitation to whichever replica waits for it. */
   forwardAnswer(callId: string, relayId: string, answer: CallElicitationResult): void;
   onAnswer(listener: (callId: string, relayId: string, answer: CallElicitationResult) => void): void;
@@ -61,6 +77,8 @@ export async function openSessionStore(deps: {
   ttlMs: number;
   /** How long a question handed back to a client waits for its answer. */
   answerTimeoutMs: number;
+  /** How long a task is kept (the call ledger keeps its reply as long). */
+  taskTtlMs: number;
   logger: Logger;
 }): Promise<SessionStore> {
   const { bus, logger } = deps;
@@ -174,6 +192,35 @@ export async function openSessionStore(deps: {
         logger.warn({ err }, "could not read or write a thread's binding to its principal");
         return "unavailable";
       }
+    },
+    async createTask(record) {
+      const taskId = randomBytes(24).toString("base64url");
+      await kv.create(`task.${taskId}`, JSON.stringify(record));
+      return taskId;
+    },
+    async readTask(taskId, asker) {
+      if (!TASK_ID_PATTERN.test(taskId)) return undefined;
+      const entry = await kv.get(`task.${taskId}`);
+      if (entry?.operation !== "PUT") return undefined;
+      const parsed = TaskRecordSchema.safeParse(entry.json());
+      if (!parsed.success || !mayTakeQuestion(parsed.data, asker)) return undefined;
+      if (Date.parse(parsed.data.createdAt) + deps.taskTtlMs <= Date.now()) return undefined;
+      return parsed.data;
+    },
+    async updateTask(taskId, change) {
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const entry = await kv.get(`task.${taskId}`);
+        if (entry?.operation !== "PUT") return false;
+        const parsed = TaskRecordSchema.safeParse(entry.json());
+        if (!parsed.success) return false;
+        const next = { ...change(parsed.data), lastUpdatedAt: new Date().toISOString() };
+        const updated = await kv.update(`task.${taskId}`, JSON.stringify(next), entry.revision).then(
+          () => true,
+          () => false,
+        );
+        if (updated) return true;
+      }
+      return false;
     },
     forwardAnswer(callId, relayId, answer) {
       bus.nc.publish(names.gatewayResponses, JSON.stringify({ held: { callId, relayId, answer } }));

@@ -1,6 +1,6 @@
 /** Request/reply clients for the dispatcher and the catalog's resource, prompt and completion subjects. */
 import type { KV } from "@nats-io/kv";
-import { type Bus, heldCall, watchedRecord, watchedRequest } from "@toolbus/bus";
+import { type Bus, HOLD_GRACE_MS, heldCall, watchedRecord, watchedRequest } from "@toolbus/bus";
 import {
   CompleteResultSchema,
   GetPromptResultSchema,
@@ -10,6 +10,7 @@ import {
   ResourceTemplatesListResultSchema,
   type Subjects,
   ToolCallReplySchema,
+  WireError,
 } from "@toolbus/protocol";
 import type { DispatchPort, PromptsPort, ResourcesPort } from "../../ports.js";
 
@@ -36,8 +37,20 @@ export function dispatchClient(bus: Bus, subjects: Subjects, callTimeoutMs: numb
           ...(options?.signal ? { signal: options.signal } : {}),
         },
       ),
+    poll: (request) =>
+      watchedRequest(bus, subjects.dispatchCall, { ...request, holdMs: POLL_HOLD_MS }, ToolCallReplySchema, {
+        timeoutMs: POLL_HOLD_MS + HOLD_GRACE_MS,
+        record: watchedRecord(calls, request.callId),
+      }).catch((error: unknown) => {
+        // The dispatcher's "no answer yet": the call goes on.
+        if (error instanceof WireError && error.code === "timeout" && error.retryable) return undefined;
+        throw error;
+      }),
   };
 }
+
+/** How long a poll waits for a call that is about to answer. */
+const POLL_HOLD_MS = 250;
 
 export function resourcesClient(bus: Bus, subjects: Subjects, timeoutMs: number): ResourcesPort {
   return {

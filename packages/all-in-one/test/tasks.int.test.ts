@@ -95,9 +95,9 @@ beforeAll(async () => {
       { name: "bob", role: "admin", token: TOKENS.bob },
     ],
     selfApprove: true,
-    gatewayLimits: { taskAfterMs: 300 },
+    gateway: { taskAfterMs: 300 },
   });
-  other = await s.anotherGateway({});
+  other = await s.anotherGateway({ taskAfterMs: 300 });
 }, 120_000);
 
 afterAll(async () => {

@@ -36,6 +36,11 @@ export interface GatewayConfig {
   maxSessionsPerClient: number;
   /** JSON-RPC messages in one POST to `/mcp`. */
   maxBatchSize: number;
+  /**
+   * A call of an MCP client that takes tasks (2026-07-28's tasks extension) becomes a task once
+   * it has run this long without an answer (or at once when it waits for a human).
+   */
+  taskAfterMs: number;
   /** Open event streams (`/v1/events`, `/v1/approvals/events`, MCP GET streams) per process. */
   maxStreams: number;
   /** Open event streams one client holds. */
@@ -57,6 +62,7 @@ export const DEFAULT_EDGE_LIMITS = Object.freeze({
   maxBatchSize: 50,
   maxStreams: 2_000,
   maxStreamsPerClient: 200,
+  taskAfterMs: 2_000,
 });
 
 /**
@@ -202,6 +208,7 @@ const GatewayTable = z
     max_batch_size: Count.default(DEFAULT_EDGE_LIMITS.maxBatchSize),
     max_streams: Count.default(DEFAULT_EDGE_LIMITS.maxStreams),
     max_streams_per_client: Count.default(DEFAULT_EDGE_LIMITS.maxStreamsPerClient),
+    task_after_sec: Seconds.default(DEFAULT_EDGE_LIMITS.taskAfterMs / 1000),
     public_url: PublicUrl.optional(),
     oauth: OAuthTable.optional(),
     signin: SignInTable.optional(),
@@ -254,6 +261,7 @@ const GatewayTable = z
       maxBatchSize: t.max_batch_size,
       maxStreams: t.max_streams,
       maxStreamsPerClient: t.max_streams_per_client,
+      taskAfterMs: Math.round(t.task_after_sec * 1000),
       ...(t.public_url === undefined ? {} : { publicUrl: t.public_url }),
       ...(t.oauth === undefined ? {} : { oauth: t.oauth }),
       ...(t.signin === undefined ? {} : { signin: t.signin }),

@@ -113,6 +113,7 @@ describe(".mcp.json (Claude Desktop, Claude Code, Cursor)", () => {
         maxBatchSize: 50,
         maxStreams: 2000,
         maxStreamsPerClient: 200,
+        taskAfterMs: 2_000,
       },
       catalog: { nameLimit: 64, prefixMcp: true },
       approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16, selfApprove: false },

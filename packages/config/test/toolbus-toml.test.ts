@@ -26,6 +26,7 @@ const defaults: ToolbusConfig = {
     maxBatchSize: 50,
     maxStreams: 2000,
     maxStreamsPerClient: 200,
+    taskAfterMs: 2_000,
   },
   catalog: { nameLimit: 64, prefixMcp: true },
   approvals: { timeoutMs: 600_000, port: 8081, maxConcurrentHooks: 16, selfApprove: false },
@@ -93,6 +94,7 @@ max_sessions_per_client = 5
 max_batch_size = 6
 max_streams = 7
 max_streams_per_client = 8
+task_after_sec = 0.5
 
 [catalog]
 name_limit = 128
@@ -159,6 +161,7 @@ command = "docs-server"
         maxBatchSize: 6,
         maxStreams: 7,
         maxStreamsPerClient: 8,
+        taskAfterMs: 500,
       },
       catalog: { nameLimit: 128, prefixMcp: true, nonPrefixedServers: ["docs"] },
       approvals: {

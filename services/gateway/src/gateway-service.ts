@@ -86,8 +86,6 @@ export interface GatewayLimits {
   catalogRetryMaxMs: number;
   /** Bound of resource, prompt and completion requests to the catalog. */
   resourceTimeoutMs: number;
-  /** A call of a client that takes tasks (2026-07-28) becomes a task after this long without an answer. */
-  taskAfterMs: number;
   /**
    * How the gateway reaches its OAuth issuer (timeouts, sizes, the key set's cooldown) and how
    * long a good token is reused; defaults in @toolbus/http-guard.
@@ -107,7 +105,6 @@ export const DEFAULT_GATEWAY_LIMITS: Readonly<GatewayLimits> = Object.freeze({
   answerTimeoutMs: 10 * 60_000,
   catalogRetryMaxMs: 30_000,
   resourceTimeoutMs: 60_000,
-  taskAfterMs: 2_000,
 });
 
 export interface GatewayServiceDeps {
@@ -126,6 +123,7 @@ export interface GatewayServiceDeps {
         | "maxBatchSize"
         | "maxStreams"
         | "maxStreamsPerClient"
+        | "taskAfterMs"
         | "publicUrl"
         | "oauth"
         | "signin"
@@ -303,7 +301,7 @@ export async function startGatewayService(deps: GatewayServiceDeps): Promise<Gat
       selfApprove: deps.selfApprove ?? false,
       store,
       answers,
-      tasks: { afterMs: limits.taskAfterMs, ttlMs: taskTtlMs, madeHere },
+      tasks: { afterMs: edge.taskAfterMs, ttlMs: taskTtlMs, madeHere },
       threads: {
         isSession: (id) => sessions.isSession(id),
         claimThread: (threadId, principal) => sessions.claimThread(threadId, principal),

@@ -86,6 +86,8 @@ export interface ServicesOptions {
   inbox?: boolean;
   /** The gateways' limits (e.g. a short session idle TTL); the rest keep their defaults. */
   gatewayLimits?: Partial<GatewayLimits>;
+  /** `[gateway]` settings of the first gateway. */
+  gateway?: Partial<GatewayServiceDeps["gateway"]>;
   /** `[approvals] self_approve`: a caller may answer its own call's approval. */
   selfApprove?: boolean;
   /** `[views.<name>]` and the scopes tools require, on every gateway. */
@@ -193,7 +195,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       await waitFor("the gateway to load the catalog", () => started.ready());
       return started;
     };
-    const gateway = await launchGateway({});
+    const gateway = await launchGateway(options.gateway ?? {});
 
     let calls = 0;
     return {

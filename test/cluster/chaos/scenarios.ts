@@ -16,6 +16,7 @@ import {
   type ScenarioRow,
   tally,
 } from "./load.js";
+import { LONG_MS, runTaskScenario } from "./tasks.js";
 
 export interface ChaosSettings {
   /** Calls per second, and for how long each scenario's load runs. */
@@ -49,6 +50,8 @@ export const CHAOS_SCRIPT = {
   tools: [
     { name: "work", behavior: { kind: "delay" as const, ms: WORK_MS } },
     { name: "guarded", behavior: { kind: "echo" as const } },
+    // Runs past the point where a call of a client that takes tasks becomes one.
+    { name: "long", behavior: { kind: "delay" as const, ms: LONG_MS } },
   ],
 };
 
@@ -119,6 +122,7 @@ export async function runChaos(cluster: ToolbusCluster, settings: ChaosSettings)
     // Without a fault, how long a call's end event is not yet durable after the server answered.
     rows.push(fault ? withRenewals(row, cluster) : { ...row, note: eventWindow(lines, events, load) });
   }
+  rows.push(await runTaskScenario(cluster, settings));
   rows.push(
     await runApprovalsScenario(
       cluster,

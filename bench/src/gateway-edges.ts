@@ -4,12 +4,18 @@
  * dispatcher, on a nats-server of the bench's own), `supergateway` (stdio → stateful streamable
  * HTTP; one server per session) and `mcp-proxy` (one server for all sessions). Each says which
  * processes it is, with issue 14's aims for toolbus's, so their CPU and memory can be read.
+ * toolbus is also measured with MCP 2026-07-28 clients (the v2 SDK's, pinned): the same
+ * processes, each request on its own instead of a session's.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { connect } from "@nats-io/transport-node";
@@ -26,9 +32,12 @@ import { CPU_AIM_MICROS, RSS_AIM_MB, type Watched } from "./cpu-per-call.js";
 import { profileFlags } from "./cpu-profile.js";
 import { descendants, descendantsIn } from "./process-usage.js";
 
-/** Toolbus first: the peers' rows compare against it. */
-export const EDGES = ["toolbus", "supergateway", "mcp-proxy"] as const;
+/** Toolbus first: the other rows compare against it. */
+export const EDGES = ["toolbus", "toolbus 2026-07-28", "supergateway", "mcp-proxy"] as const;
 export type EdgeName = (typeof EDGES)[number];
+/** The edges that are not toolbus, which its aims are measured against. */
+export const PEERS: readonly EdgeName[] = ["supergateway", "mcp-proxy"];
+export const MODERN = "2026-07-28";
 
 export const CALL_TIMEOUT_MS = 10_000;
 /** initialize and tools/list: supergateway starts a server per session, slow on a busy machine. */
@@ -42,6 +51,20 @@ export interface Edge {
   url: string;
   tool: string;
   watched: Watched[];
+  /** Its clients speak MCP 2026-07-28 (the v2 SDK's client), not a 2025 revision. */
+  era?: typeof MODERN;
+}
+
+/** toolbus's edge as its 2026-07-28 clients reach it: the same URL and processes. */
+export function modernEdgeOf(toolbus: Edge): Edge {
+  return { ...toolbus, name: "toolbus 2026-07-28", era: MODERN };
+}
+
+/** A client of an edge, as the benchmark uses it: calls `echo` and ends. */
+export interface BenchSession {
+  /** The text of the call's first content block. */
+  echo(tool: string, message: string): Promise<string | undefined>;
+  close(): Promise<void>;
 }
 
 /** The catalog, the dispatcher and the gateway, each its own process, run from their build (dist) as deployed. */
@@ -195,25 +218,60 @@ function one(pid: number | undefined): number[] {
 
 // ── sessions ─────────────────────────────────────────────────────────────────────────────────
 
-/** A new MCP session that has listed the tools, as a client does before calling. */
-export async function openSession(edge: Edge): Promise<Client> {
-  const client = new Client({ name: "toolbus-gateway-bench", version: "0.1.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(edge.url)), { timeout: SESSION_TIMEOUT_MS });
-  const { tools } = await client.listTools(undefined, { timeout: SESSION_TIMEOUT_MS });
-  if (!tools.some((tool) => tool.name === edge.tool)) {
-    await closeSession(client);
-    throw new Error(
-      `${edge.name} does not list ${edge.tool}; it lists ${tools.map((t) => t.name).join(", ")}`,
-    );
+/** A new MCP session (or 2026-07-28 client) that has listed the tools, as a client does before calling. */
+export async function openSession(edge: Edge): Promise<BenchSession> {
+  const session = edge.era === MODERN ? await modernSession(edge) : await legacySession(edge);
+  const tools = await session.list();
+  if (!tools.includes(edge.tool)) {
+    await session.close();
+    throw new Error(`${edge.name} does not list ${edge.tool}; it lists ${tools.join(", ")}`);
   }
-  return client;
+  return session;
 }
 
-/** DELETE the session (supergateway stops that session's server), then close the client. */
-export async function closeSession(client: Client): Promise<void> {
-  const transport = client.transport as StreamableHTTPClientTransport | undefined;
-  await transport?.terminateSession().catch(() => undefined);
-  await client.close().catch(() => undefined);
+async function legacySession(edge: Edge): Promise<BenchSession & { list(): Promise<string[]> }> {
+  const client = new Client({ name: "toolbus-gateway-bench", version: "0.1.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(edge.url)), { timeout: SESSION_TIMEOUT_MS });
+  return {
+    list: async () =>
+      (await client.listTools(undefined, { timeout: SESSION_TIMEOUT_MS })).tools.map((tool) => tool.name),
+    async echo(tool, message) {
+      const result = await client.callTool({ name: tool, arguments: { message } }, undefined, {
+        timeout: CALL_TIMEOUT_MS,
+      });
+      return (result.content as Array<{ text?: string }>)[0]?.text;
+    },
+    // DELETE the session (supergateway stops that session's server), then close the client.
+    async close() {
+      const transport = client.transport as StreamableHTTPClientTransport | undefined;
+      await transport?.terminateSession().catch(() => undefined);
+      await client.close().catch(() => undefined);
+    },
+  };
+}
+
+async function modernSession(edge: Edge): Promise<BenchSession & { list(): Promise<string[]> }> {
+  const client = new ModernClient(
+    { name: "toolbus-gateway-bench", version: "0.1.0" },
+    { versionNegotiation: { mode: { pin: MODERN } } },
+  );
+  await client.connect(new ModernTransport(new URL(edge.url)), { timeout: SESSION_TIMEOUT_MS });
+  return {
+    list: async () =>
+      (await client.listTools(undefined, { timeout: SESSION_TIMEOUT_MS })).tools.map((tool) => tool.name),
+    async echo(tool, message) {
+      const result = await client.callTool(
+        { name: tool, arguments: { message } },
+        { timeout: CALL_TIMEOUT_MS },
+      );
+      return (result.content as Array<{ text?: string }>)[0]?.text;
+    },
+    close: () => client.close().catch(() => undefined),
+  };
+}
+
+export function closeSession(session: BenchSession): Promise<void> {
+  return session.close();
 }
 
 /** Until a session can list `echo` and call it once. */
@@ -221,14 +279,12 @@ async function untilServing(edge: Edge): Promise<void> {
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   for (;;) {
     try {
-      const client = await openSession(edge);
+      const session = await openSession(edge);
       try {
-        await client.callTool({ name: edge.tool, arguments: { message: "ready?" } }, undefined, {
-          timeout: CALL_TIMEOUT_MS,
-        });
+        await session.echo(edge.tool, "ready?");
         return;
       } finally {
-        await closeSession(client);
+        await closeSession(session);
       }
     } catch (error) {
       if (Date.now() > deadline) {

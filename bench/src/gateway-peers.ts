@@ -8,7 +8,8 @@
  * the edges, at concurrency 1 and 16. Then 10,000 calls through toolbus alone at concurrency 16.
  *
  * Tables, all from the one run:
- * - the edges: calls/s, p50, p99 (nearest rank), toolbus ÷ peer on the peers' rows;
+ * - the edges: calls/s, p50, p99 (nearest rank), toolbus ÷ peer on the peers' rows; toolbus
+ *   also with MCP 2026-07-28 clients (the v2 SDK's client, each request on its own);
  * - issue 14's aims for the edge: at concurrency 1 toolbus's p50 at most the better peer's, at
  *   concurrency 16 its calls/s at least 1.3 × the better peer's;
  * - CPU per call of every process behind each edge, read from /proc before and after each of
@@ -25,17 +26,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { freePort, isolation, startNatsServer } from "@toolbus/testkit";
 import { type BenchRow, type BenchTable, formatResult, isEntryModule, percentile } from "./bench-table.js";
 import { CpuPerCall, readRss, rssRows } from "./cpu-per-call.js";
 import { profileTables } from "./cpu-profile.js";
 import {
-  CALL_TIMEOUT_MS,
+  type BenchSession,
   closeSession,
   EDGES,
   type Edge,
+  modernEdgeOf,
   openSession,
+  PEERS,
   startMcpProxy,
   startSupergateway,
   startToolbus,
@@ -97,16 +99,16 @@ export async function runGatewayBench(): Promise<BenchTable[]> {
       startSupergateway(cleanups),
       startMcpProxy(cleanups),
     ]);
-    const edges = starting.map((outcome) => {
+    const [toolbus, ...peers] = starting.map((outcome) => {
       if (outcome.status === "rejected") throw outcome.reason;
       return outcome.value;
-    });
-    const toolbus = edges[0]!;
+    }) as [Edge, ...Edge[]];
+    const edges = [toolbus, modernEdgeOf(toolbus), ...peers];
 
     await warmUp(toolbus);
     const cpu = new CpuPerCall();
     await cpu.idle(
-      edges.flatMap((edge) => edge.watched),
+      [toolbus, ...peers].flatMap((edge) => edge.watched),
       IDLE_MS,
     );
     const idle = readRss(toolbus.watched);
@@ -191,7 +193,7 @@ function measuredRow(name: string, concurrency: number, measured: Measured): Ben
 
 /** Issue 14's two aims for the edge, each against the better of the peers at that concurrency. */
 function aimRows(results: ReadonlyMap<string, Measured | Error>): BenchRow[] {
-  const peers = EDGES.filter((name) => name !== "toolbus");
+  const peers = PEERS;
   const compare = (
     aim: string,
     concurrency: number,
@@ -258,7 +260,7 @@ async function runRounds(
   cpu: CpuPerCall,
 ): Promise<Map<string, Measured | Error>> {
   const outcome = new Map<string, Measured | Error>();
-  const open = new Map<Edge, Client[]>();
+  const open = new Map<Edge, BenchSession[]>();
   try {
     for (const edge of edges) {
       try {
@@ -273,7 +275,9 @@ async function runRounds(
     for (let round = 0; round < CALLS / ROUND_CALLS && Date.now() < deadline; round++) {
       for (let turn = 0; turn < running.length; turn++) {
         const edge = running[(round + turn) % running.length]!;
-        const batch = await cpu.around(edge.watched, `c=${concurrency}`, () =>
+        // toolbus's 2026-07-28 clients use the same processes: their CPU is counted on rows of their own.
+        const run = edge.era === undefined ? `c=${concurrency}` : `c=${concurrency}, ${edge.era} clients`;
+        const batch = await cpu.around(edge.watched, run, () =>
           callBatch(ROUND_CALLS, open.get(edge)!, edge.tool),
         );
         addTo(tallies.get(edge)!, batch);
@@ -310,7 +314,7 @@ async function natsMessages(monitorUrl: string): Promise<NatsMessages> {
 async function runLoad(toolbus: Edge, cpu: CpuPerCall, natsMonitorUrl: string): Promise<Load> {
   const deadline = Date.now() + LOAD_BUDGET_MS;
   const tally = emptyTally();
-  let sessions: Client[] = [];
+  let sessions: BenchSession[] = [];
   let messages: NatsMessages | undefined;
   try {
     sessions = await openSessions(toolbus, LOAD_CONCURRENCY);
@@ -373,7 +377,7 @@ async function warmUp(edge: Edge): Promise<void> {
 }
 
 /** `concurrency` sessions, all or none. */
-async function openSessions(edge: Edge, concurrency: number): Promise<Client[]> {
+async function openSessions(edge: Edge, concurrency: number): Promise<BenchSession[]> {
   const opening = await Promise.allSettled(Array.from({ length: concurrency }, () => openSession(edge)));
   const sessions = opening.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []));
   const failed = opening.find((outcome) => outcome.status === "rejected");
@@ -385,20 +389,16 @@ async function openSessions(edge: Edge, concurrency: number): Promise<Client[]> 
 }
 
 /** `n` calls spread over the sessions, one call in flight per session at a time. */
-async function callBatch(n: number, sessions: readonly Client[], tool: string): Promise<Tally> {
+async function callBatch(n: number, sessions: readonly BenchSession[], tool: string): Promise<Tally> {
   const latencies: number[] = new Array(n);
   let next = 0;
   let errors = 0;
-  const worker = async (client: Client) => {
+  const worker = async (session: BenchSession) => {
     for (let i = next++; i < n; i = next++) {
       const message = `bench message ${i}`;
       const started = performance.now();
       try {
-        const result = await client.callTool({ name: tool, arguments: { message } }, undefined, {
-          timeout: CALL_TIMEOUT_MS,
-        });
-        const [block] = result.content as Array<{ text?: string }>;
-        if (block?.text !== `Echo: ${message}`) errors++;
+        if ((await session.echo(tool, message)) !== `Echo: ${message}`) errors++;
       } catch {
         errors++;
       }

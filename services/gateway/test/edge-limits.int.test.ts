@@ -177,3 +177,56 @@ describe("limits at the edge", () => {
       .toBe(200);
   });
 });
+
+describe("2026-07-28 clients", () => {
+  it("count each open subscriptions/listen stream against the same limits", async () => {
+    const limited = await stack.gateway({ principals: PRINCIPALS, maxStreams: 10, maxStreamsPerClient: 1 });
+    const listen = async (): Promise<{ status: number; body?: unknown }> => {
+      const controller = new AbortController();
+      open.push(controller);
+      const response = await fetch(`${limited.url}/mcp`, {
+        method: "POST",
+        headers: {
+          ...auth("carol-token"),
+          accept: MCP_ACCEPT,
+          "content-type": "application/json",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "subscriptions/listen",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "subscriptions/listen",
+          params: {
+            notifications: { toolsListChanged: true },
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientInfo": { name: "limits", version: "1" },
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+          },
+        }),
+        signal: controller.signal,
+      });
+      if (response.status === 200) return { status: 200 };
+      return { status: response.status, body: await response.json() };
+    };
+    const first = await listen();
+    const second = await listen();
+    expect({ first, second }).toEqual({
+      first: { status: 200 },
+      second: {
+        status: 429,
+        body: {
+          jsonrpc: "2.0",
+          id: null,
+          error: {
+            code: -32000,
+            message:
+              "Too Many Requests: carol already has the most open event streams one client may hold (1, [gateway] max_streams_per_client); close one first",
+          },
+        },
+      },
+    });
+  });
+});

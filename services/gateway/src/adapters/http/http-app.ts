@@ -200,7 +200,21 @@ async function handleMcp(
     if (await isModernRequest(request, request.body)) {
       const refused = await scopeRefusal(request, reply, deps, view, principal, messages);
       if (refused) return refused.reply;
+      // A subscriptions/listen answer is an event stream that lasts: one of the process's streams.
+      let releaseStream: () => void = () => undefined;
+      if (messages.some((message) => "method" in message && message.method === "subscriptions/listen")) {
+        const slot = takeStreamSlot(request);
+        if (!slot.ok) {
+          logger.info({ principal: principal.name }, slot.message);
+          return reply
+            .code(slot.status)
+            .header("retry-after", "5")
+            .send(jsonRpcError(JsonRpcCode.serverError, slot.message));
+        }
+        releaseStream = slot.release;
+      }
       reply.hijack();
+      reply.raw.once("close", () => releaseStream());
       try {
         await deps.modern(view).serve(request, request.body, principal, reply.raw);
       } catch (error) {

@@ -8,10 +8,11 @@
  * What differs from a session: there is none. The client's capabilities and log level come
  * with each request; a call's thread is the client's `_meta.threadId` (claimed as in a
  * session) or the call's own; the catalog revision a client listed is not known, so a call is
- * checked against the current catalog only. An approval the client may answer is handed back
- * as `input_required` (core/held-calls.ts); the client's answer resumes the call on any
- * replica. A server's own elicitation during a call is declined for these clients for now.
- * List results carry cache hints: `private` where the answer depends on who asks.
+ * checked against the current catalog only. A question for the client during a call (its
+ * approval, its server's elicitation) is handed back as `input_required` (core/held-calls.ts),
+ * and the client's answer resumes the call on any replica; a client that takes tasks gets a task
+ * instead (modern-tasks.ts). A server's sampling request is not put to these clients (the
+ * server gets an error saying so). List results carry cache hints: `private` behind auth.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
@@ -200,10 +201,10 @@ export function modernEdge(deps: ModernEdgeDeps): ModernEdge {
         if (!raw.writableFinished) left.abort(new Error("the MCP client closed the connection"));
       });
       const response = await handler.fetch(
+        // The body is passed parsed (fastify read it, within the edge's limit), not again as bytes.
         new Request(new URL(request.url, "http://gateway"), {
           method: "POST",
           headers: webHeaders(request.headers),
-          body: JSON.stringify(body),
           signal: left.signal,
         }),
         {

@@ -66,8 +66,11 @@ export function inputKey(question: { kind: "approval" | "elicitation" }): string
   return question.kind;
 }
 
-/** Whether `asker` may answer the question: the call's own principal, at the same endpoint. */
-export function mayTakeQuestion(
+/**
+ * Whether a held question or a task belongs to `asker`: the call's own principal, at the same
+ * endpoint (view). To anyone else it does not exist.
+ */
+export function belongsTo(
   question: Pick<HeldQuestion, "principal" | "view">,
   asker: { principal: string; view: string | undefined },
 ): boolean {

@@ -13,7 +13,7 @@ import type { KV } from "@nats-io/kv";
 import type { Subscription } from "@nats-io/transport-node";
 import type { Bus, Logger } from "@toolbus/bus";
 import { type CallElicitationResult, CallElicitationResultSchema, internalSubjects } from "@toolbus/protocol";
-import { type HeldQuestion, HeldQuestionSchema, mayTakeQuestion } from "../../core/held-calls.js";
+import { belongsTo, type HeldQuestion, HeldQuestionSchema } from "../../core/held-calls.js";
 import { SESSION_ID_PATTERN, type SessionRecord, SessionRecordSchema } from "../../core/session-record.js";
 import type { ThreadClaim } from "../../core/session-threads.js";
 import { type TaskRecord, TaskRecordSchema } from "../../core/tasks.js";
@@ -203,7 +203,7 @@ export async function openSessionStore(deps: {
       const entry = await kv.get(`task.${taskId}`);
       if (entry?.operation !== "PUT") return undefined;
       const parsed = TaskRecordSchema.safeParse(entry.json());
-      if (!parsed.success || !mayTakeQuestion(parsed.data, asker)) return undefined;
+      if (!parsed.success || !belongsTo(parsed.data, asker)) return undefined;
       if (Date.parse(parsed.data.createdAt) + deps.taskTtlMs <= Date.now()) return undefined;
       return parsed.data;
     },
@@ -243,7 +243,7 @@ export async function openSessionStore(deps: {
       if (entry?.operation !== "PUT" || entry.created.getTime() + deps.answerTimeoutMs <= Date.now())
         return gone;
       const parsed = HeldQuestionSchema.safeParse(entry.json());
-      if (!parsed.success || !mayTakeQuestion(parsed.data, asker)) return gone;
+      if (!parsed.success || !belongsTo(parsed.data, asker)) return gone;
       // Taken once: a second answer (a replay, or a race between replicas) finds it gone.
       const taken = await kv.delete(`held.${key}`, { previousSeq: entry.revision }).then(
         () => true,

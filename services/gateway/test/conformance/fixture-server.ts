@@ -117,6 +117,7 @@ const TOOLS = [
       },
       allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
       if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, in a schema never awaited
       then: { required: ["phone"] },
       else: { required: ["email"] },
       additionalProperties: false,

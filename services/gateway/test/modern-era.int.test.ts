@@ -90,6 +90,7 @@ beforeAll(async () => {
     script: {
       tools: [
         { name: "echo" },
+        { name: "sample", behavior: { kind: "sample", prompt: "Say hi" } },
         {
           name: "ask",
           behavior: {
@@ -146,7 +147,7 @@ describe("a v2 client pinned to 2026-07-28", () => {
       prompt: prompt.messages,
     }).toEqual({
       version: MODERN,
-      tools: ["guarded__echo", "open__ask", "open__echo"],
+      tools: ["guarded__echo", "open__ask", "open__echo", "open__sample"],
       // Auth is off on this gateway: every caller gets the same list.
       cache: [60_000, "public"],
       called: [{ type: "text", text: JSON.stringify({ said: "hi" }) }],
@@ -206,6 +207,14 @@ describe("a v2 client pinned to 2026-07-28", () => {
     });
   });
 
+  it("is not put its server's sampling request, and the server is told why", async () => {
+    const client = await modernClient();
+    const result = await client.callTool({ name: "open__sample", arguments: {} });
+    expect(JSON.stringify(result.content)).toContain(
+      "toolbus does not put open's sampling/createMessage to an MCP 2026-07-28 client (that revision deprecates sampling)",
+    );
+  });
+
   it("hears a catalog change on subscriptions/listen, and lists the new tool", async () => {
     const client = await modernClient();
     let changes = 0;
@@ -222,7 +231,10 @@ describe("a v2 client pinned to 2026-07-28", () => {
       expect({
         honored: subscription.honoredFilter,
         listed: tools.map((tool) => tool.name).filter((name) => name.startsWith("zeta__")),
-      }).toEqual({ honored: { toolsListChanged: true }, listed: ["zeta__ask", "zeta__echo"] });
+      }).toEqual({
+        honored: { toolsListChanged: true },
+        listed: ["zeta__ask", "zeta__echo", "zeta__sample"],
+      });
     } finally {
       await subscription.close();
       await kv.delete(catalogKey("zeta"));

@@ -375,6 +375,13 @@ async function relaySampling(
   answerTimeoutMs: number,
   logger: Logger,
 ): Promise<CallSamplingResult> {
+  // 2026-07-28 deprecates sampling (SEP-2577): it is not handed back to a client of that era.
+  if (client.handBack !== undefined) {
+    throw new WireError(
+      "bad_request",
+      `toolbus does not put ${relayed.server}'s sampling/createMessage to an MCP 2026-07-28 client (that revision deprecates sampling); call the tool from a 2025-era client that supports sampling`,
+    );
+  }
   if (!supportsSampling(client.capabilities)) {
     throw new WireError(
       "bad_request",

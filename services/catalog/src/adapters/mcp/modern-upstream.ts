@@ -54,7 +54,21 @@ export async function connectModern(
     requestInit: { headers: spec.headers },
     fetch: options.fetch,
   });
-  await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
+  try {
+    await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
+    await listenForChanges(client, options);
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    throw error;
+  }
+  return client;
+}
+
+/** The server's list changes, on a listen stream for what it says changes; its end means the server went away. */
+async function listenForChanges(
+  client: Client,
+  options: { events: ModernEvents; timeoutMs: number },
+): Promise<void> {
   const { events } = options;
   client.setNotificationHandler("notifications/tools/list_changed", () => events.toolsChanged());
   client.setNotificationHandler("notifications/resources/list_changed", () => events.resourcesChanged());
@@ -72,7 +86,6 @@ export async function connectModern(
         events.closed(new Error(`the MCP server ended its subscriptions/listen stream (${how})`));
     });
   }
-  return client;
 }
 
 interface InputRequest {

@@ -203,15 +203,9 @@ async function handleMcp(
       // A subscriptions/listen answer is an event stream that lasts: one of the process's streams.
       let releaseStream: () => void = () => undefined;
       if (messages.some((message) => "method" in message && message.method === "subscriptions/listen")) {
-        const slot = takeStreamSlot(request);
-        if (!slot.ok) {
-          logger.info({ principal: principal.name }, slot.message);
-          return reply
-            .code(slot.status)
-            .header("retry-after", "5")
-            .send(jsonRpcError(JsonRpcCode.serverError, slot.message));
-        }
-        releaseStream = slot.release;
+        const stream = takeStream(request, reply, principal, logger);
+        if (!stream.ok) return stream.reply;
+        releaseStream = stream.release;
       }
       reply.hijack();
       reply.raw.once("close", () => releaseStream());
@@ -283,15 +277,9 @@ async function handleMcp(
   // A GET opens the session's stream of server messages: one of the process's event streams.
   let releaseStream: () => void = () => undefined;
   if (method === "GET") {
-    const slot = takeStreamSlot(request);
-    if (!slot.ok) {
-      logger.info({ principal: principal.name }, slot.message);
-      return reply
-        .code(slot.status)
-        .header("retry-after", "5")
-        .send(jsonRpcError(JsonRpcCode.serverError, slot.message));
-    }
-    releaseStream = slot.release;
+    const stream = takeStream(request, reply, principal, logger);
+    if (!stream.ok) return stream.reply;
+    releaseStream = stream.release;
   }
 
   reply.hijack();
@@ -312,6 +300,28 @@ async function handleMcp(
     failed(raw, error, logger);
   }
   return reply;
+}
+
+/**
+ * One of the process's event streams for this request (an MCP GET stream, a subscriptions/listen
+ * answer), or the refusal sent (429 or 503). The reply comes wrapped: a Fastify reply is a thenable.
+ */
+function takeStream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  principal: Principal,
+  logger: Logger,
+): { ok: true; release(): void } | { ok: false; reply: FastifyReply } {
+  const slot = takeStreamSlot(request);
+  if (slot.ok) return { ok: true, release: slot.release };
+  logger.info({ principal: principal.name }, slot.message);
+  return {
+    ok: false,
+    reply: reply
+      .code(slot.status)
+      .header("retry-after", "5")
+      .send(jsonRpcError(JsonRpcCode.serverError, slot.message)),
+  };
 }
 
 /** The transport failed on a request: 500 if nothing was sent yet, else the response is cut. */

@@ -29,6 +29,7 @@ import type {
 } from "@toolbus/protocol";
 import type { ElicitAnswer } from "./core/approval-elicitation.js";
 import type { ClientQuestion } from "./core/held-calls.js";
+import type { LogLevelChoice } from "./core/log-level.js";
 import type { ListedTool } from "./core/tool-listing.js";
 
 /** One catalog revision as MCP clients see it. */
@@ -172,7 +173,8 @@ export interface HandedBack {
 /** The MCP client a request came from, as a handler may use it while it runs. */
 export interface ClientChannel {
   readonly capabilities: Readonly<Record<string, unknown>>;
-  readonly logLevel: LoggingLevel | undefined;
+  /** Which of its servers' log messages the client gets (core/log-level.ts). */
+  readonly logLevel: LogLevelChoice;
   /** The catalog revision of this session's last `tools/list`, if it listed. */
   readonly listedRevision: number | undefined;
   /** Aborted when the client cancels the request or goes away; its reason (a string) says which. */

@@ -59,6 +59,18 @@ async function post(
   params: Record<string, unknown>,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; message: Record<string, unknown> }> {
+  const { status, messages } = await postForAll(target, method, params, headers);
+  return { status, message: messages.at(-1) ?? {} };
+}
+
+/** One 2026-07-28 request by hand: every JSON-RPC message of its answer, in order. */
+async function postForAll(
+  target: GatewayService,
+  method: string,
+  params: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  envelope: Record<string, unknown> = {},
+): Promise<{ status: number; messages: Array<Record<string, unknown>> }> {
   const response = await fetch(`${target.url}/mcp`, {
     method: "POST",
     headers: {
@@ -69,19 +81,21 @@ async function post(
       ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}),
       ...headers,
     },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: ENVELOPE } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method,
+      params: { ...params, _meta: { ...ENVELOPE, ...envelope } },
+    }),
   });
   const text = await response.text();
-  const message = response.headers.get("content-type")?.includes("text/event-stream")
-    ? (JSON.parse(
-        text
-          .split("\n")
-          .filter((line) => line.startsWith("data: "))
-          .at(-1)
-          ?.slice("data: ".length) ?? "null",
-      ) as Record<string, unknown>)
-    : (JSON.parse(text) as Record<string, unknown>);
-  return { status: response.status, message };
+  const messages = response.headers.get("content-type")?.includes("text/event-stream")
+    ? text
+        .split("\n")
+        .filter((line) => line.startsWith("data: "))
+        .map((line) => JSON.parse(line.slice("data: ".length)) as Record<string, unknown>)
+    : [JSON.parse(text) as Record<string, unknown>];
+  return { status: response.status, messages };
 }
 
 beforeAll(async () => {
@@ -91,6 +105,7 @@ beforeAll(async () => {
       tools: [
         { name: "echo" },
         { name: "sample", behavior: { kind: "sample", prompt: "Say hi" } },
+        { name: "log", behavior: { kind: "log", level: "warning", data: "disk almost full" } },
         {
           name: "ask",
           behavior: {
@@ -147,7 +162,7 @@ describe("a v2 client pinned to 2026-07-28", () => {
       prompt: prompt.messages,
     }).toEqual({
       version: MODERN,
-      tools: ["guarded__echo", "open__ask", "open__echo", "open__sample"],
+      tools: ["guarded__echo", "open__ask", "open__echo", "open__log", "open__sample"],
       // Auth is off on this gateway: every caller gets the same list.
       cache: [60_000, "public"],
       called: [{ type: "text", text: JSON.stringify({ said: "hi" }) }],
@@ -215,6 +230,29 @@ describe("a v2 client pinned to 2026-07-28", () => {
     );
   });
 
+  it("gets its server's log messages at the level its request names, and none when it names none", async () => {
+    const logged = async (envelope: Record<string, unknown>) => {
+      const { messages } = await postForAll(gateway, "tools/call", { name: "open__log" }, {}, envelope);
+      return {
+        logs: messages.filter((message) => message.method === "notifications/message").map((m) => m.params),
+        answered: (messages.at(-1)?.result as { content?: unknown } | undefined)?.content,
+      };
+    };
+    const answered = [{ type: "text", text: "logged" }];
+    expect({
+      unnamed: await logged({}),
+      warning: await logged({ "io.modelcontextprotocol/logLevel": "warning" }),
+      error: await logged({ "io.modelcontextprotocol/logLevel": "error" }),
+    }).toEqual({
+      unnamed: { logs: [], answered },
+      warning: {
+        logs: [expect.objectContaining({ level: "warning", data: "disk almost full" })],
+        answered,
+      },
+      error: { logs: [], answered },
+    });
+  });
+
   it("hears a catalog change on subscriptions/listen, and lists the new tool", async () => {
     const client = await modernClient();
     let changes = 0;
@@ -233,7 +271,7 @@ describe("a v2 client pinned to 2026-07-28", () => {
         listed: tools.map((tool) => tool.name).filter((name) => name.startsWith("zeta__")),
       }).toEqual({
         honored: { toolsListChanged: true },
-        listed: ["zeta__ask", "zeta__echo", "zeta__sample"],
+        listed: ["zeta__ask", "zeta__echo", "zeta__log", "zeta__sample"],
       });
     } finally {
       await subscription.close();

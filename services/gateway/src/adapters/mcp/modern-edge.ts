@@ -6,7 +6,7 @@
  * with the gateway's handlers, for the principal the edge authenticated.
  *
  * What differs from a session: there is none. The client's capabilities and log level come
- * with each request; a call's thread is the client's `_meta.threadId` (claimed as in a
+ * with each request (a request that names no log level gets no log messages); a call's thread is the client's `_meta.threadId` (claimed as in a
  * session) or the call's own; the catalog revision a client listed is not known, so a call is
  * checked against the current catalog only. A question for the client during a call (its
  * approval, its server's elicitation) is handed back as `input_required` (core/held-calls.ts),
@@ -33,7 +33,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Logger } from "@toolbus/bus";
 import { ANONYMOUS, type Principal } from "@toolbus/http-guard";
-import type { CallElicitationResult, LoggingLevel } from "@toolbus/protocol";
+import type { CallElicitationResult } from "@toolbus/protocol";
 import { clientTraceContext } from "../../call-trace.js";
 import { approvalChoice } from "../../core/approval-elicitation.js";
 import {
@@ -43,6 +43,7 @@ import {
   storedQuestion,
 } from "../../core/held-calls.js";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
+import { requestLogLevel } from "../../core/log-level.js";
 import { callThread } from "../../core/session-threads.js";
 import { declaresTasks, TASKS_EXTENSION } from "../../core/tasks.js";
 import { callTool, resumeCall, type ToolCallDeps } from "../../handlers/tools-call.js";
@@ -365,7 +366,6 @@ async function clientChannel(
   }
   const capabilities = capabilitiesOf(ctx);
   const tasks = declaresTasks(capabilities) ? taskDeps(deps) : undefined;
-  const logLevel = envelope[LOG_LEVEL_META_KEY];
   const trace = Object.fromEntries(
     [
       ["traceparent", envelope[TRACEPARENT_META_KEY] ?? meta?.traceparent],
@@ -383,7 +383,7 @@ async function clientChannel(
     threadId: thread.threadId,
     capabilities,
     ...(tasks === undefined ? {} : { taskAfterMs: deps.tasks.afterMs }),
-    logLevel: typeof logLevel === "string" ? (logLevel as LoggingLevel) : undefined,
+    logLevel: requestLogLevel(envelope[LOG_LEVEL_META_KEY]),
     listedRevision: undefined,
     signal: ctx.mcpReq.signal,
     principal: principal.name,

@@ -124,7 +124,7 @@ export const INTERNAL_SUBJECTS: readonly SubjectSpec[] = Object.freeze([
   internal("toolbus.connector.<server>.resources.list", "req/reply", "OwnerListRequest", "ResourcesListResult", "connector", ["catalog"], "One server's resources, from its connector."),
   internal("toolbus.connector.<server>.resources.read", "req/reply", "OwnerReadRequest", "ResourcesReadResult", "connector", ["catalog"], "Read a resource on its server's connector."),
   internal("toolbus.connector.<server>.prompts.list", "req/reply", "OwnerPromptsListRequest", "PromptsListResult", "connector", ["catalog"], "One server's prompts, from its connector."),
-  internal("toolbus.connector.<server>.prompts.get", "req/reply", "OwnerPromptsGetRequest", "GetPromptResult", "connector", ["catalog"], "Get a prompt on its server's connector."),
+  internal("toolbus.connector.<server>.prompts.get", "req/reply", "OwnerPromptsGetRequest", "PromptsGetResult", "connector", ["catalog"], "Get a prompt on its server's connector."),
   internal("toolbus.connector.<server>.completion.complete", "req/reply", "OwnerCompleteRequest", "CompleteResult", "connector", ["catalog"], "Completions on the server's connector."),
   internal("toolbus.connector.<server>.refresh", "req/reply", "OwnerRefreshRequest", "CatalogRefreshResult", "connector", ["catalog"], "Re-list one server on its connector."),
   internal("toolbus.gateway.session_closed", "event", "SessionClosed", null, "gateway", ["gateway"], "A client ended an MCP session; every gateway replica drops it."),

@@ -311,7 +311,7 @@ export const SUBJECTS: readonly SubjectSpec[] = Object.freeze([
   spec("toolbus.catalog.resources.read", "req/reply", "ResourcesReadRequest", "ResourcesReadResult", "catalog", ["gateway", "dispatcher", "agent"], "Read one resource; originCallId names the call that produced the URI."),
   spec("toolbus.catalog.search", "req/reply", "CatalogSearchRequest", "CatalogSearchResult", "catalog", ["gateway", "cli", "agent"], "Tools whose search text matches a query, best first, for tool_search-style consumers."),
   spec("toolbus.catalog.prompts.list", "req/reply", "PromptsListRequest", "PromptsListResult", "catalog", ["gateway", "agent"], "Prompts of one server (one page), or of every server that declares prompts (sorted by server, no cursor)."),
-  spec("toolbus.catalog.prompts.get", "req/reply", "PromptsGetRequest", "GetPromptResult", "catalog", ["gateway", "agent"], "Get one prompt by its raw name from its server, with its arguments filled in."),
+  spec("toolbus.catalog.prompts.get", "req/reply", "PromptsGetRequest", "PromptsGetResult", "catalog", ["gateway", "agent"], "Get one prompt by its raw name from its server, with its arguments filled in."),
   spec("toolbus.catalog.completion.complete", "req/reply", "CompletionCompleteRequest", "CompleteResult", "catalog", ["gateway", "agent"], "Candidate values for a prompt or resource template argument; empty when the server declares no completions."),
   spec("toolbus.events.server.<server>", "stream", "ServerStatusEvent", null, "connector", ["gateway", "cli"], "A server's startup state: starting, then ready, failed or cancelled."),
   spec("toolbus.events.startup_complete", "stream", "StartupCompleteEvent", null, "catalog", ["gateway", "cli"], "The startup summary, once every started server has settled."),
@@ -339,4 +339,5 @@ export const SUBJECTS: readonly SubjectSpec[] = Object.freeze([
   spec("toolbus.calls.<callId>.<server>.logging", "event", "CallLogging", null, "connector", ["gateway"], "Internal: a server's log message during a call."),
   spec("toolbus.calls.<callId>.<server>.elicitation", "req/reply", "CallElicitationRequest", "CallElicitationResult", "gateway", ["connector"], "Internal: a server asks the caller something during a call; the answer goes back to the server."),
   spec("toolbus.calls.<callId>.<server>.sampling", "req/reply", "CallSamplingRequest", "CallSamplingResult", "gateway", ["connector"], "Internal: a server asks the caller's model for a message during a call (sampling/createMessage); the answer goes back to the server."),
+  spec("toolbus.calls.<callId>.<server>.input", "req/reply", "CallInputRequest", "CallInputResult", "gateway", ["connector"], "Internal: a 2026-07-28 server's round of questions during a call (input_required), under its own keys; the answers go back to the server with the call."),
 ]);

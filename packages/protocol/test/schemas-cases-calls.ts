@@ -356,4 +356,38 @@ export const CALL_CASES: MessageCases = {
       ],
     ],
   },
+  CallInputRequest: {
+    valid: {
+      callId: "call_1",
+      server: "github",
+      relayId: "r1",
+      holdMs: 20_000,
+      requests: {
+        user_name: { method: "elicitation/create", params: { message: "Your name?" } },
+        where: { method: "roots/list" },
+      },
+    },
+    invalid: [
+      [
+        "a question names no method",
+        { callId: "c", server: "github", requests: { user_name: { params: {} } } },
+        "requests.user_name.method: Invalid input: expected string, received undefined",
+      ],
+      [
+        "more questions than one round may ask",
+        {
+          callId: "c",
+          server: "github",
+          requests: Object.fromEntries(
+            Array.from({ length: 17 }, (_, n) => [`q${n}`, { method: "roots/list" }]),
+          ),
+        },
+        "requests: at most 16 input requests in one round",
+      ],
+    ],
+  },
+  CallInputResult: {
+    valid: { responses: { user_name: { action: "accept", content: { name: "Alice" } } } },
+    invalid: [["responses is missing", {}, "responses: Invalid input: expected record, received undefined"]],
+  },
 };

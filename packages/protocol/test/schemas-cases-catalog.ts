@@ -333,6 +333,15 @@ export const CATALOG_CASES: MessageCases = {
       ],
     ],
   },
+  PromptsGetResult: {
+    loose: true,
+    valid: {
+      resultType: "input_required",
+      inputRequests: { context: { method: "elicitation/create", params: { message: "Which context?" } } },
+      requestState: "opaque-server-state",
+    },
+    invalid: [["neither a prompt nor questions", { resultType: "input_required" }, "neither a prompt (messages) nor questions first (resultType input_required with inputRequests)"]],
+  },
   CompletionCompleteRequest: {
     valid: {
       server: "docs",

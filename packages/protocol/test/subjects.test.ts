@@ -53,6 +53,7 @@ function producedSubjects(s: Subjects): string[] {
     s.callRelay("call_1", "github", "logging"),
     s.callRelay("call_1", "github", "elicitation"),
     s.callRelay("call_1", "github", "sampling"),
+    s.callRelay("call_1", "github", "input"),
   ];
 }
 
@@ -321,10 +322,10 @@ describe("subjects with a server or call in them", () => {
 
   it("refuse an unknown relay kind", () => {
     expect(() => createSubjects().callRelay("c", "github", "status" as "progress")).toThrow(
-      'Unknown call relay kind "status": use one of progress, logging, elicitation, sampling',
+      'Unknown call relay kind "status": use one of progress, logging, elicitation, sampling, input',
     );
     expect(() => createSubjects().callRelayEvery("status" as "progress")).toThrow(
-      'Unknown call relay kind "status": use one of progress, logging, elicitation, sampling',
+      'Unknown call relay kind "status": use one of progress, logging, elicitation, sampling, input',
     );
   });
 

@@ -74,6 +74,8 @@ export interface ServerCallRequest {
   meta?: Record<string, unknown>;
   /** Who asked: a server isolated per principal runs the call in that principal's instance. */
   requestedBy?: string;
+  /** What the caller's MCP client can answer; a 2026-07-28 server is told (core/caller-capabilities.ts). */
+  clientCapabilities?: Record<string, unknown>;
   /** Aborted when the caller cancels the call: the server is sent notifications/cancelled with its reason. */
   signal?: AbortSignal;
   onProgress?: (progress: Record<string, unknown>) => void;

@@ -79,6 +79,8 @@ export interface ConnectorPort {
       tool: string;
       arguments?: JsonObject;
       preparedRevision: number;
+      /** What the caller's MCP client can answer, passed to the server with the call. */
+      clientCapabilities?: JsonObject;
     },
     cancelled?: AbortSignal,
   ): Promise<CallToolResult>;

@@ -8,6 +8,8 @@ import type {
   ApprovalRequest,
   CallElicitationRequest,
   CallElicitationResult,
+  CallInputRequest,
+  CallInputResult,
   CallLogging,
   CallProgress,
   CallSamplingRequest,
@@ -15,9 +17,9 @@ import type {
   CompleteResult,
   CompletionCompleteRequest,
   ExposedNameTable,
-  GetPromptResult,
   LoggingLevel,
   Principal,
+  PromptsGetResult,
   ResourcesReadResult,
   ResourceToolName,
   SamplingParams,
@@ -72,6 +74,12 @@ export interface CallRelaySinks {
   elicitation?(request: CallElicitationRequest): Promise<CallElicitationResult>;
   /** Resolves with the client's answer, or throws a `WireError` the server gets as its error. */
   sampling(request: CallSamplingRequest): Promise<CallSamplingResult>;
+  /**
+   * A 2026-07-28 server's round of questions: resolves with the client's answers by the server's
+   * keys, or throws a `WireError` (the connector then answers what it can itself: declines,
+   * empty roots; a sampling request fails the call).
+   */
+  input(request: CallInputRequest): Promise<CallInputResult>;
 }
 
 export interface CallRelayPort {
@@ -104,6 +112,12 @@ export interface ApprovalsPort {
   forgetThreads(threadIds: readonly string[]): Promise<boolean>;
 }
 
+/** A caller's answers to a prompt's server's questions, and that server's own `requestState`. */
+export interface PromptAnswers {
+  inputResponses: Record<string, unknown>;
+  requestState?: string;
+}
+
 /** The calls this replica runs for its clients, and their cancellation. */
 export interface CallsPort {
   /** The call runs for `principal` until the returned function is called. */
@@ -127,8 +141,17 @@ export interface ResourcesPort {
 export interface PromptsPort {
   /** Every ready server's prompts, by server. */
   list(): Promise<ServerPrompt[]>;
-  /** Throws `WireError` (`bad_request` when the server refused: unknown prompt, missing argument). */
-  get(server: string, name: string, args: Record<string, string> | undefined): Promise<GetPromptResult>;
+  /**
+   * Throws `WireError` (`bad_request` when the server refused: unknown prompt, missing argument).
+   * A 2026-07-28 server may ask first (`input_required`); `answers` are the caller's, sent again
+   * with the server's `requestState`.
+   */
+  get(
+    server: string,
+    name: string,
+    args: Record<string, string> | undefined,
+    answers?: PromptAnswers,
+  ): Promise<PromptsGetResult>;
   /** Throws `WireError`; a server without completions answers no values. */
   complete(request: CompletionCompleteRequest): Promise<CompleteResult>;
 }
@@ -209,10 +232,11 @@ export interface ClientChannel {
    */
   handBack?(call: HeldCall, question: ClientQuestion): Promise<HandedBack>;
   /**
-   * With `handBack`: the answer to a server's elicitation handed back, which the client gives
-   * when it resumes the call, on whichever replica; `cancel` when it does not in time.
+   * With `handBack`: the answers to a server's round of questions handed back (by its keys),
+   * which the client gives when it resumes the call, on whichever replica; undefined when it
+   * does not in time.
    */
-  awaitAnswer?(callId: string, relayId: string): Promise<CallElicitationResult>;
+  awaitAnswer?(callId: string, relayId: string): Promise<Record<string, unknown> | undefined>;
   /**
    * A client that takes tasks: once the call has run this long without an answer, it is handed
    * back (`handBack` with `running`) and becomes a task.
@@ -220,8 +244,8 @@ export interface ClientChannel {
   readonly taskAfterMs?: number;
   /** A server's question after the call became a task: kept on the task for its client. */
   laterQuestion?(question: ClientQuestion): Promise<void>;
-  /** The answer this very request brings, resuming its call (the question's relay id and the answer). */
-  readonly answered?: { relayId: string; result: CallElicitationResult };
+  /** The answers this very request brings, resuming its call (the round's relay id, the answers by key). */
+  readonly answered?: { relayId: string; responses: Record<string, unknown> };
   /** Sends `sampling/createMessage` on the request's stream and waits for the client's model. */
   createMessage(
     params: SamplingParams,

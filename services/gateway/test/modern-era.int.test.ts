@@ -312,7 +312,7 @@ describe("input_required across replicas", () => {
       began: begun.filter((id) => id === callId).length,
     }).toEqual({ resumed: [{ type: "text", text: JSON.stringify({ n: 7 }) }], replayed: -32602, began: 1 });
     expect((replayed.message.error as { message: string }).message).toContain(
-      "requestState names no call waiting for this client's answer",
+      "requestState names nothing waiting for this client's answer",
     );
   });
 

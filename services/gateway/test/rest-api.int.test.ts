@@ -466,7 +466,8 @@ describe("GET /openapi.json", () => {
         "strictAutoReview",
         "model",
         "holdMs",
-        // No requestedBy or requesterName: the edge names who asked, whatever a body says.
+        // No requestedBy or requesterName: the edge names who asked, whatever a body says; no
+        // clientCapabilities: a REST caller answers no server's question.
       ],
     });
   });

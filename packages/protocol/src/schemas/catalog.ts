@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { ExposureKind, ExposureSurface } from "../naming/exposure.js";
 import {
+  InputResponsesSchema,
   McpServerInfoSchema,
   PromptSchema,
   ResourceContentSchema,
@@ -15,6 +16,7 @@ import {
 } from "./mcp.js";
 import {
   CursorSchema,
+  cappedString,
   FingerprintSchema,
   IdSchema,
   JsonObjectSchema,
@@ -227,14 +229,23 @@ export const PromptsListResultSchema = z.object({
 });
 export type PromptsListResult = z.infer<typeof PromptsListResultSchema>;
 
+/** Longest `requestState` toolbus carries for a server (it is the server's, opaque). */
+export const MAX_REQUEST_STATE_BYTES = 64 * 1024;
+
 /** MCP prompt argument values are strings. */
 export const PromptArgumentValuesSchema = z.record(z.string(), z.string());
 
-/** `name` is the prompt's raw name, as its server listed it. Answered with the raw `GetPromptResult`. */
+/**
+ * `name` is the prompt's raw name, as its server listed it. Answered with the raw
+ * `GetPromptResult`, or a 2026-07-28 server's questions first (`PromptsGetResult`), answered by
+ * asking again with `inputResponses` and the server's `requestState`.
+ */
 export const PromptsGetRequestSchema = z.object({
   server: ServerNameSchema,
   name: NameSchema,
   arguments: PromptArgumentValuesSchema.optional(),
+  inputResponses: InputResponsesSchema.optional(),
+  requestState: cappedString(MAX_REQUEST_STATE_BYTES).optional(),
 });
 export type PromptsGetRequest = z.infer<typeof PromptsGetRequestSchema>;
 

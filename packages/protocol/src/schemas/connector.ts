@@ -1,12 +1,12 @@
 /**
  * Internal subjects between the dispatcher and a server's connector: the raw call on
  * `<prefix>.connector.<server>.call`, and what the connector relays back while the call runs
- * on `<prefix>.calls.<callId>.<kind>` (progress, log messages, and elicitations and sampling
- * requests to answer).
+ * on `<prefix>.calls.<callId>.<kind>` (progress, log messages, and elicitations, sampling
+ * requests and a 2026-07-28 server's rounds of questions to answer).
  */
 import { z } from "zod";
 import { HoldMsSchema } from "./dispatch.js";
-import { CallToolResultSchema } from "./mcp.js";
+import { CallToolResultSchema, InputRequestsSchema, InputResponsesSchema } from "./mcp.js";
 import {
   cappedString,
   IdSchema,
@@ -36,6 +36,8 @@ export const ConnectorCallRequestSchema = z.object({
   meta: JsonObjectSchema.optional(),
   /** Who asked (`ToolCallRequest.requestedBy`): a server isolated per principal runs it in theirs. */
   requestedBy: RequesterSchema.optional(),
+  /** What the caller's MCP client can answer (`ToolCallRequest.clientCapabilities`). */
+  clientCapabilities: JsonObjectSchema.optional(),
 });
 export type ConnectorCallRequest = z.infer<typeof ConnectorCallRequestSchema>;
 
@@ -63,6 +65,7 @@ export const CallRelayKind = {
   logging: "logging",
   elicitation: "elicitation",
   sampling: "sampling",
+  input: "input",
 } as const;
 export type CallRelayKind = (typeof CallRelayKind)[keyof typeof CallRelayKind];
 
@@ -170,3 +173,20 @@ export const CallSamplingResultSchema = z.looseObject({
   _meta: JsonObjectSchema.optional(),
 });
 export type CallSamplingResult = z.infer<typeof CallSamplingResultSchema>;
+
+/**
+ * `<prefix>.calls.<callId>.<server>.input` (req/reply, held): a 2026-07-28 server's round of
+ * questions during a call (its `inputRequests`, under the keys it chose), answered all at once:
+ * a 2026-07-28 caller gets the round as it is, a 2025 one each question as a request.
+ */
+export const CallInputRequestSchema = z.object({
+  callId: IdSchema,
+  server: ServerNameSchema,
+  requests: InputRequestsSchema,
+  ...HeldRelayFields,
+});
+export type CallInputRequest = z.infer<typeof CallInputRequestSchema>;
+
+/** The caller's answers (`inputResponses`), by the server's keys, handed back to the server raw. */
+export const CallInputResultSchema = z.object({ responses: InputResponsesSchema });
+export type CallInputResult = z.infer<typeof CallInputResultSchema>;

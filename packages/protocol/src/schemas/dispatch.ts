@@ -9,6 +9,7 @@ import {
   DurationMsSchema,
   FingerprintSchema,
   IdSchema,
+  JsonObjectSchema,
   MAX_ARGUMENTS_BYTES,
   NameSchema,
   RequesterNameSchema,
@@ -86,6 +87,11 @@ export const ToolCallRequestSchema = z.object({
   requestedBy: RequesterSchema.optional(),
   /** The name `requestedBy` is shown by, when the edge knows one; ignored without `requestedBy`. */
   requesterName: RequesterNameSchema.optional(),
+  /**
+   * What the caller's MCP client declared it can answer (its capabilities): a 2026-07-28 server
+   * is told these with the call, so it asks only what the caller can answer. Absent: toolbus's own.
+   */
+  clientCapabilities: JsonObjectSchema.optional(),
 });
 export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
 

@@ -4,7 +4,7 @@
  * this package does not know (newer MCP revisions, `_meta` extensions) are kept, not dropped.
  */
 import { z } from "zod";
-import { JsonObjectSchema } from "./primitives.js";
+import { JsonObjectSchema, JsonValueSchema } from "./primitives.js";
 
 /** The `serverInfo` a server reports in `initialize` (MCP `Implementation`). */
 export const McpServerInfoSchema = z.looseObject({
@@ -198,6 +198,48 @@ export const GetPromptResultSchema = z.looseObject({
   _meta: JsonObjectSchema.optional(),
 });
 export type GetPromptResult = z.infer<typeof GetPromptResultSchema>;
+
+/** Most questions a server may ask in one round; a round with more is refused. */
+export const MAX_INPUT_REQUESTS = 16;
+
+/** One question of a 2026-07-28 server's `input_required` round, raw: what it asks and how. */
+export const InputRequestSchema = z.looseObject({
+  method: z.string().min(1),
+  params: JsonObjectSchema.optional(),
+});
+export type InputRequest = z.infer<typeof InputRequestSchema>;
+
+/** A round's questions, by the keys the server chose. */
+export const InputRequestsSchema = z
+  .record(z.string().min(1).max(256), InputRequestSchema)
+  .refine((requests) => Object.keys(requests).length <= MAX_INPUT_REQUESTS, {
+    message: `at most ${MAX_INPUT_REQUESTS} input requests in one round`,
+  });
+
+/** The caller's answers to a round (`inputResponses`), by the server's keys, raw. */
+export const InputResponsesSchema = z.record(z.string(), JsonValueSchema);
+
+/**
+ * A 2026-07-28 server's answer that asks first (`input_required`): the request is sent again
+ * with `inputResponses` and the `requestState` it came with.
+ */
+export const InputRequiredResultSchema = z.looseObject({
+  resultType: z.literal("input_required"),
+  inputRequests: InputRequestsSchema,
+  requestState: z.string().optional(),
+});
+export type InputRequiredResult = z.infer<typeof InputRequiredResultSchema>;
+
+/** What `prompts/get` answers: the prompt, or (a 2026-07-28 server) questions first. */
+export const PromptsGetResultSchema = z.union([InputRequiredResultSchema, GetPromptResultSchema], {
+  error: "neither a prompt (messages) nor questions first (resultType input_required with inputRequests)",
+});
+export type PromptsGetResult = z.infer<typeof PromptsGetResultSchema>;
+
+/** Whether a result asks first (`input_required`) rather than answers. */
+export function asksFirst(result: Record<string, unknown>): result is InputRequiredResult {
+  return result.resultType === "input_required";
+}
 
 /** The raw result of `completion/complete`: candidate values for one argument. */
 export const CompleteResultSchema = z.looseObject({

@@ -134,6 +134,8 @@ export async function runBehavior(
       });
       if (behavior.holdMs !== undefined) await sleep(behavior.holdMs, extra.signal);
       return text(behavior.text ?? "logged");
+    case "round":
+      throw wireError(-32601, "the round behaviour asks through input_required: serve it over 2026-07-28");
   }
   throw wireError(-32603, `unknown behaviour ${JSON.stringify(behavior)}`);
 }

@@ -11,7 +11,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
-import { createMcpHandler, inputRequired, Server, type ServerContext } from "@modelcontextprotocol/server";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  createMcpHandler,
+  inputRequired,
+  Server,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { type CallExtra, runBehavior, wireError } from "./behaviors.js";
 import type { HttpHost } from "./http.js";
 import { findTool, listedResources, toolsPage } from "./listing.js";
@@ -46,6 +52,8 @@ export async function serveModernHttp(
         return { tools: listed.items } as never;
       });
       server.setRequestHandler("tools/call", (request, ctx) => callTool(request.params, ctx, script(), logs));
+      // The SDK refuses handlers for a capability the server does not declare.
+      if (current.resources === undefined) return server;
       server.setRequestHandler("resources/list", () => ({ resources: listedResources(script()) }) as never);
       server.setRequestHandler("resources/read", (request) => {
         const { uri } = request.params;
@@ -61,7 +69,7 @@ export async function serveModernHttp(
       });
       return server;
     },
-    { legacy: "reject" },
+    { legacy: "reject", onerror: (error) => log(`MCP request failed: ${error.stack ?? String(error)}`) },
   );
   const server = createServer((req, res) => {
     serve(req, res).catch((error: unknown) => {
@@ -137,6 +145,9 @@ async function callTool(
       tool: name,
       arguments: args,
       ...(_meta ? { _meta } : {}),
+      clientCapabilities: (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[
+        CLIENT_CAPABILITIES_META_KEY
+      ],
     };
     appendFileSync(logs.callLogPath, `${JSON.stringify(line)}\n`);
   }
@@ -161,6 +172,15 @@ async function callTool(
     }
     return {
       content: [{ type: "text", text: JSON.stringify({ action: answer.action, content: answer.content }) }],
+    } as never;
+  }
+  if (behavior.kind === "round") {
+    if (answered === undefined) {
+      return inputRequired({ inputRequests: behavior.requests as never, requestState: "round-1" }) as never;
+    }
+    const requestState = ctx.mcpReq.requestState<string>();
+    return {
+      content: [{ type: "text", text: JSON.stringify({ requestState, responses: answered }) }],
     } as never;
   }
   return (await runBehavior(behavior, args, { signal: ctx.mcpReq.signal } as CallExtra)) as never;

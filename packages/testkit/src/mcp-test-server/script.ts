@@ -77,6 +77,15 @@ export const ToolBehaviorSchema = z.discriminatedUnion("kind", [
     data: Json.optional(),
     text: z.string().optional(),
   }),
+  /**
+   * MCP 2026-07-28 only: asks `requests` (`inputRequests`, by key) in one `input_required` round
+   * with `requestState` `round-1`; the call sent again with answers returns, as JSON text, the
+   * `requestState` it came with and the `inputResponses`.
+   */
+  z.strictObject({
+    kind: z.literal("round"),
+    requests: z.record(z.string(), z.strictObject({ method: z.string(), params: JsonObject.optional() })),
+  }),
 ]);
 export type ToolBehavior = z.infer<typeof ToolBehaviorSchema>;
 
@@ -214,6 +223,8 @@ export const CallLogLineSchema = z.object({
   tool: z.string(),
   arguments: JsonObject.optional(),
   _meta: JsonObject.optional(),
+  /** MCP 2026-07-28: the client capabilities the request's envelope declared. */
+  clientCapabilities: JsonObject.optional(),
 });
 export type CallLogLine = z.infer<typeof CallLogLineSchema>;
 

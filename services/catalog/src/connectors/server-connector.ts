@@ -336,6 +336,7 @@ export class ServerConnector implements OwnedServer {
         {
           timeoutMs,
           relay: this.ports.relayFor(request.callId, request.threadId),
+          ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
           ...(request.signal ? { signal: request.signal } : {}),
           ...(request.onProgress ? { onProgress: request.onProgress } : {}),
         },

@@ -53,6 +53,9 @@ export function connectorCallHandler(deps: {
         ...(request.arguments !== undefined ? { arguments: request.arguments } : {}),
         ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
         ...(request.meta !== undefined ? { meta: request.meta } : {}),
+        ...(request.clientCapabilities !== undefined
+          ? { clientCapabilities: request.clientCapabilities }
+          : {}),
         ...(onProgress ? { onProgress } : {}),
       })
       .finally(() => {

@@ -14,11 +14,11 @@ import {
   CompleteResultSchema,
   type CompletionCompleteRequest,
   formatZodIssues,
-  type GetPromptResult,
-  GetPromptResultSchema,
   internalSubjects,
   PromptSchema,
   type PromptsGetRequest,
+  type PromptsGetResult,
+  PromptsGetResultSchema,
   type PromptsListRequest,
   type PromptsListResult,
   type ServerPrompt,
@@ -97,19 +97,24 @@ export function ownerPromptHandlers(connector: OwnedServer) {
       };
     },
 
-    async get(request: z.output<typeof OwnerPromptsGetRequestSchema>): Promise<GetPromptResult> {
+    async get(request: z.output<typeof OwnerPromptsGetRequestSchema>): Promise<PromptsGetResult> {
       const mcp = readyConnection(connector);
       const context = `prompts/get failed for \`${server}\` (${request.name})`;
       let result: unknown;
       try {
         result = await mcp.getPrompt(
-          { name: request.name, ...(request.arguments ? { arguments: request.arguments } : {}) },
+          {
+            name: request.name,
+            ...(request.arguments ? { arguments: request.arguments } : {}),
+            ...(request.inputResponses ? { inputResponses: request.inputResponses } : {}),
+            ...(request.requestState !== undefined ? { requestState: request.requestState } : {}),
+          },
           toolTimeoutMs,
         );
       } catch (error) {
         throw failure(context, error);
       }
-      return checked(GetPromptResultSchema, result, context);
+      return checked(PromptsGetResultSchema, result, context);
     },
 
     async complete(request: z.output<typeof OwnerCompleteRequestSchema>): Promise<CompleteResult> {
@@ -189,7 +194,7 @@ export function publicPromptHandlers(deps: PublicDeps) {
       return { prompts: perServer.flat() };
     },
 
-    async get(request: PromptsGetRequest): Promise<GetPromptResult> {
+    async get(request: PromptsGetRequest): Promise<PromptsGetResult> {
       const entry = await knownServer(deps.store, request.server);
       if (entry.promptsSupported === false) {
         throw new WireError(
@@ -201,7 +206,7 @@ export function publicPromptHandlers(deps: PublicDeps) {
       return deps.bus.request(
         internalSubjects(deps.prefix).connectorOwner(request.server).promptsGet,
         ask,
-        GetPromptResultSchema,
+        PromptsGetResultSchema,
         {
           timeoutMs: deps.timeoutMs,
         },

@@ -24,6 +24,7 @@ const quiet = {
 const relay = {
   elicit: () => Promise.reject(new Error("no elicitation here")),
   sample: () => Promise.reject(new Error("no sampling here")),
+  answerRound: () => Promise.reject(new Error("no questions here")),
   log: () => undefined,
 };
 

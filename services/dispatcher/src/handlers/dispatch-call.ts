@@ -352,6 +352,9 @@ function callPath(deps: CallPathDeps) {
           preparedRevision: current.revision,
           // A server isolated per principal runs the call in its requester's own instance.
           ...(request.requestedBy !== undefined ? { requestedBy: request.requestedBy } : {}),
+          ...(request.clientCapabilities !== undefined
+            ? { clientCapabilities: request.clientCapabilities }
+            : {}),
         },
         cancelled,
       );

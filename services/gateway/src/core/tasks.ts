@@ -8,11 +8,10 @@
  * whichever process died meanwhile. Only the principal that made a task, at the same endpoint,
  * may see, answer or cancel it; to anyone else it does not exist.
  */
-import type { ApprovalRequest, CallElicitationRequest } from "@toolbus/protocol";
+import type { ApprovalRequest, InputRequest } from "@toolbus/protocol";
 import { z } from "zod";
-import { approvalElicitation } from "./approval-elicitation.js";
 import { type McpCallResult, mcpCallResult } from "./call-result.js";
-import { ElicitationQuestionSchema, HeldCallSchema, inputKey } from "./held-calls.js";
+import { HeldCallSchema, InputQuestionSchema, inputRequests } from "./held-calls.js";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
@@ -25,8 +24,8 @@ export const TaskRecordSchema = z.object({
   call: HeldCallSchema,
   createdAt: z.string(),
   lastUpdatedAt: z.string(),
-  /** The server's elicitation the task waits on, until the client answers it. */
-  question: ElicitationQuestionSchema.optional(),
+  /** The server's round of questions the task waits on, until the client answers it. */
+  question: InputQuestionSchema.optional(),
   /** The client cancelled the task. */
   cancelled: z.boolean().optional(),
 });
@@ -40,11 +39,6 @@ export function declaresTasks(capabilities: Readonly<Record<string, unknown>>): 
   return tasks !== null && typeof tasks === "object";
 }
 
-/** The elicitation a task keeps, from the server's relayed request. */
-export function taskQuestion(relayed: CallElicitationRequest & { relayId: string }): TaskRecord["question"] {
-  return { kind: "elicitation", relayId: relayed.relayId, request: relayed.request };
-}
-
 interface TaskFields {
   taskId: string;
   createdAt: string;
@@ -55,10 +49,7 @@ interface TaskFields {
 
 export type TaskState =
   | { status: "working" }
-  | {
-      status: "input_required";
-      inputRequests: Record<string, { method: string; params: Record<string, unknown> }>;
-    }
+  | { status: "input_required"; inputRequests: Record<string, InputRequest> }
   | { status: "completed"; result: McpCallResult }
   | { status: "failed"; error: { code: number; message: string } }
   | { status: "cancelled" };
@@ -88,21 +79,13 @@ export function taskState(
 ): TaskState {
   if (record.cancelled) return { status: "cancelled" };
   if (now.reply !== undefined) return { status: "completed", result: mcpCallResult(now.reply) };
-  const inputRequests: Record<string, { method: string; params: Record<string, unknown> }> = {};
-  if (now.approval !== undefined) {
-    inputRequests[inputKey({ kind: "approval" })] = {
-      method: "elicitation/create",
-      params: approvalElicitation(now.approval),
-    };
-  }
-  if (record.question !== undefined) {
-    inputRequests[inputKey(record.question)] = {
-      method: "elicitation/create",
-      params: record.question.request,
-    };
-  }
-  return Object.keys(inputRequests).length > 0
-    ? { status: "input_required", inputRequests }
+  // An approval comes before the tool runs, its server's questions while it runs: never both.
+  const asked = {
+    ...(now.approval !== undefined ? inputRequests({ kind: "approval", approval: now.approval }) : {}),
+    ...(record.question !== undefined ? inputRequests(record.question) : {}),
+  };
+  return Object.keys(asked).length > 0
+    ? { status: "input_required", inputRequests: asked }
     : { status: "working" };
 }
 

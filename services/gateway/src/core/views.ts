@@ -117,7 +117,7 @@ export function viewPorts(ports: GatewayPorts, view: GatewayView): GatewayPorts 
     },
     prompts: {
       list: async () => ofView(await prompts.list()),
-      get: (server, name, args) => prompts.get(server, name, args),
+      get: (server, name, args, answers) => prompts.get(server, name, args, answers),
       complete: (request) => prompts.complete(request),
     },
   };

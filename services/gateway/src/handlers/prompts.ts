@@ -3,18 +3,25 @@
  * Prompts get exposed names by the same rule as tools (a table from exposed name to server and
  * raw name, never parsed); the table is rebuilt by every `prompts/list`, and a `prompts/get` or
  * completion naming a prompt the table does not know lists again before it gives up.
+ *
+ * A 2026-07-28 server may ask questions before it gives a prompt (`input_required`): `ask`
+ * passes them to a 2026-07-28 client (adapters/mcp/modern-edge.ts holds the server's
+ * `requestState`); a 2025 client, which nothing can ask mid-`prompts/get`, is told why it gets
+ * no prompt.
  */
 import {
+  asksFirst,
   type CompleteResult,
   type ExposedNames,
   exposeNames,
   type GetPromptResult,
   type NamingMode,
+  type PromptsGetResult,
   type ServerPrompt,
   WireError,
 } from "@toolbus/protocol";
 import { JsonRpcCode } from "../core/jsonrpc-errors.js";
-import { type PromptsPort, RequestFailure, type ResourcesPort } from "../ports.js";
+import { type PromptAnswers, type PromptsPort, RequestFailure, type ResourcesPort } from "../ports.js";
 
 /** One upstream prompt under its raw name (what the naming rule reads). */
 interface PromptItem {
@@ -66,6 +73,20 @@ export function promptHandlers(deps: {
     return item;
   };
 
+  /** The prompt, or its server's questions first (with `answers`: the caller's, sent again). */
+  const ask = async (
+    name: string,
+    args: Record<string, string> | undefined,
+    answers?: PromptAnswers,
+  ): Promise<PromptsGetResult> => {
+    const item = await find(name);
+    try {
+      return await deps.prompts.get(item.server, item.rawName, args, answers);
+    } catch (error) {
+      throw failure(error, `get prompt ${name}`);
+    }
+  };
+
   return {
     async list(): Promise<{ prompts: ListedPrompt[] }> {
       const table = await listFresh();
@@ -78,13 +99,17 @@ export function promptHandlers(deps: {
     },
 
     async get(name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> {
-      const item = await find(name);
-      try {
-        return await deps.prompts.get(item.server, item.rawName, args);
-      } catch (error) {
-        throw failure(error, `get prompt ${name}`);
+      const result = await ask(name, args);
+      if (asksFirst(result)) {
+        throw new RequestFailure(
+          JsonRpcCode.invalidRequest,
+          `the server of prompt ${name} asks questions before it gives the prompt (MCP 2026-07-28 input_required), which toolbus can put only to an MCP 2026-07-28 client; get it from one`,
+        );
       }
+      return result as GetPromptResult;
     },
+
+    ask,
 
     async complete(params: CompleteParams): Promise<CompleteResult> {
       const { server, ref } =

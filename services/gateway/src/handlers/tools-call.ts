@@ -11,13 +11,17 @@
  * approval is withdrawn, or its running tool stopped. The resource tools, when offered, go to the
  * dispatcher under their own names.
  *
+ * A 2026-07-28 server asks its questions in rounds (`input_required`, under its own keys): a
+ * 2025 client is put each question as a request (roots it is not asked: they are not the
+ * server's), a 2026-07-28 client the round as it is.
+ *
  * A 2026-07-28 client cannot be asked anything in the middle of a request (MRTR): an approval it
- * may answer, or its server's elicitation, ends the request instead (`client.handBack`,
+ * may answer, or its server's questions, end the request instead (`client.handBack`,
  * `input_required`) while the call waits in the dispatcher, and the client's answer, sent with
  * the call again, resumes it (`resumeCall`) on whichever replica it reaches: the dispatcher joins
- * the same call id. The replica that handed an elicitation back keeps answering its connector
- * "not yet" until the answer comes (`client.awaitAnswer`); the replica resuming the call answers
- * it too, so whichever the connector asks next has it.
+ * the same call id. The replica that handed a server's questions back keeps answering its
+ * connector "not yet" until the answers come (`client.awaitAnswer`); the replica resuming the
+ * call answers it too, so whichever the connector asks next has them.
  */
 import { propagation, type Span, trace } from "@opentelemetry/api";
 import { cancelReason, type Logger, markFailed } from "@toolbus/bus";
@@ -25,9 +29,13 @@ import {
   type ApprovalRequest,
   type CallElicitationRequest,
   type CallElicitationResult,
+  type CallInputRequest,
+  type CallInputResult,
   type CallSamplingRequest,
   type CallSamplingResult,
+  ElicitationParamsSchema,
   type ResourceToolName,
+  SamplingParamsSchema,
   type ToolCallRequest,
   WireError,
 } from "@toolbus/protocol";
@@ -35,7 +43,13 @@ import { clientTraceContext, withCallSpan } from "../call-trace.js";
 import { mayAnswerApproval, requesterOf } from "../core/approval-authority.js";
 import { approvalChoice, approvalElicitation } from "../core/approval-elicitation.js";
 import { type McpCallResult, mcpCallResult } from "../core/call-result.js";
-import type { ClientQuestion } from "../core/held-calls.js";
+import {
+  type ClientQuestion,
+  ELICITATION_KEY,
+  elicitationAnswer,
+  elicitationRound,
+  type RelayedRound,
+} from "../core/held-calls.js";
 import { JsonRpcCode } from "../core/jsonrpc-errors.js";
 import { passesLogLevel } from "../core/log-level.js";
 import { supportsElicitation, supportsSampling } from "../core/session-record.js";
@@ -84,6 +98,8 @@ export async function callTool(
     tool: { namespace: entry.callableNamespace, name: entry.callableName },
     arguments: params.arguments === undefined ? "" : JSON.stringify(params.arguments),
     toolFingerprint: entry.fingerprint,
+    // What this client can answer: a 2026-07-28 server asks only that.
+    clientCapabilities: client.capabilities as ToolCallRequest["clientCapabilities"],
     ...requesterOf(client),
     ...(client.listedRevision !== undefined ? { catalogRevision: client.listedRevision } : {}),
   };
@@ -139,7 +155,7 @@ async function runCall(
 
   /** Set once the call is handed back to its client: its request is over, nothing more goes to it. */
   let handedOff = false;
-  /** The answer a handed-back elicitation waits for; the relay stays open until it comes. */
+  /** The answers a handed-back round waits for; the relay stays open until they come. */
   let awaited: Promise<unknown> | undefined;
   let handBack: ((question: ClientQuestion) => void) | undefined;
   const handedBack =
@@ -148,15 +164,21 @@ async function runCall(
       : new Promise<ClientQuestion>((resolve) => {
           handBack = resolve;
         });
-  const elicitationSink = elicitationRelay(client, elicit, logger, (relayed) => {
-    const answer =
-      client.awaitAnswer?.(callId, relayed.relayId) ?? Promise.resolve({ action: "cancel" as const });
+  /** A server's round handed back to a 2026-07-28 client; undefined: no answer in time. */
+  const askRound = (round: RelayedRound): Promise<Record<string, unknown> | undefined> => {
+    // This very request brings the answers (the call resumed).
+    if (client.answered?.relayId === round.relayId) return Promise.resolve(client.answered.responses);
+    const answer = client.awaitAnswer?.(callId, round.relayId) ?? Promise.resolve(undefined);
     awaited = answer;
-    const question = { kind: "elicitation" as const, relayed };
+    const question = { kind: "input" as const, relayed: round };
     // A question after the call became a task is kept on the task; before, it ends the request.
     if (handedOff) void client.laterQuestion?.(question);
     else handBack?.(question);
     return answer;
+  };
+  const elicitationSink = elicitationRelay(client, elicit, logger, async (relayed) => {
+    const responses = await askRound(elicitationRound(relayed, relayed.request));
+    return elicitationAnswer(responses?.[ELICITATION_KEY]) ?? { action: "cancel" };
   });
   const stopRelay = ports.relay.open(callId, server, {
     progress(event) {
@@ -184,6 +206,10 @@ async function runCall(
     },
     ...(elicitationSink ? { elicitation: elicitationSink } : {}),
     sampling: (relayed) => relaySampling(relayed, client, deps.answerTimeoutMs, logger),
+    input: (relayed) =>
+      client.handBack === undefined
+        ? answerQuestionByQuestion(relayed, client, elicit, deps.answerTimeoutMs, logger)
+        : handRoundBack(relayed, askRound, deps.answerTimeoutMs),
   });
 
   const approvalAsks = new Map<string, AbortController>();
@@ -343,9 +369,82 @@ function elicitationRelay(
     if (!supportsElicitation(client.capabilities, mode) || relayed.relayId === undefined) {
       return { action: "decline" };
     }
-    if (client.answered?.relayId === relayed.relayId) return client.answered.result;
     return handBack({ ...relayed, relayId: relayed.relayId });
   };
+}
+
+/**
+ * A 2026-07-28 server's round, handed back to a 2026-07-28 client as it is (the server asks only
+ * what the client declared: its capabilities go with the call).
+ */
+async function handRoundBack(
+  relayed: CallInputRequest,
+  askRound: (round: RelayedRound) => Promise<Record<string, unknown> | undefined>,
+  answerTimeoutMs: number,
+): Promise<CallInputResult> {
+  // A connector names every round it holds; one it does not name cannot be resumed.
+  if (relayed.relayId === undefined) {
+    throw new WireError("bad_request", "a round of questions without a relayId cannot be handed back");
+  }
+  const responses = await askRound({ ...relayed, relayId: relayed.relayId });
+  if (responses === undefined) {
+    throw new WireError(
+      "timeout",
+      `the MCP client did not answer ${relayed.server}'s questions within ${answerTimeoutMs / 1000} s`,
+      { retryable: false },
+    );
+  }
+  return { responses: responses as CallInputResult["responses"] };
+}
+
+/**
+ * A 2026-07-28 server's round put to a 2025 client question by question, as requests on the
+ * call's stream (each as a 2025 server's would be); roots are answered empty (no one caller's
+ * roots are the server's), and a question of another kind fails the round.
+ */
+async function answerQuestionByQuestion(
+  relayed: CallInputRequest,
+  client: ClientChannel,
+  elicit: (payload: Record<string, unknown>) => Promise<CallElicitationResult>,
+  answerTimeoutMs: number,
+  logger: Logger,
+): Promise<CallInputResult> {
+  const responses: Record<string, unknown> = {};
+  for (const [key, question] of Object.entries(relayed.requests)) {
+    const params = question.params ?? {};
+    const single = { callId: relayed.callId, server: relayed.server };
+    switch (question.method) {
+      case "elicitation/create": {
+        const request = ElicitationParamsSchema.safeParse(params);
+        responses[key] = request.success
+          ? await relayElicitation({ ...single, request: request.data }, client, elicit, logger)
+          : { action: "decline" };
+        break;
+      }
+      case "sampling/createMessage": {
+        const request = SamplingParamsSchema.safeParse(params);
+        if (!request.success) {
+          throw new WireError("bad_request", `${relayed.server}'s sampling/createMessage is malformed`);
+        }
+        responses[key] = await relaySampling(
+          { ...single, request: request.data },
+          client,
+          answerTimeoutMs,
+          logger,
+        );
+        break;
+      }
+      case "roots/list":
+        responses[key] = { roots: [] };
+        break;
+      default:
+        throw new WireError(
+          "bad_request",
+          `toolbus cannot put ${relayed.server}'s ${question.method} to an MCP client of the 2025 revisions`,
+        );
+    }
+  }
+  return { responses: responses as CallInputResult["responses"] };
 }
 
 /** A server's elicitation during the call, put to the client when it can answer that mode. */

@@ -49,18 +49,18 @@ describe("a task's state, from its call's", () => {
     });
   });
 
-  it("asks the approval the client may answer, and the server's question the task keeps, under their keys", () => {
-    const question = { kind: "elicitation" as const, relayId: "r1", request: { message: "Which shelf?" } };
+  it("asks the approval the client may answer, and the server's questions the task keeps, under their keys", () => {
+    const shelf = { method: "elicitation/create", params: { message: "Which shelf?" } };
+    const roots = { method: "roots/list" };
+    const question = { kind: "input" as const, relayId: "r1", requests: { shelf, where: roots } };
     const state = taskState({ ...record, question }, { approval });
     expect(state.status).toBe("input_required");
     expect(state.status === "input_required" && Object.keys(state.inputRequests)).toEqual([
       "approval",
-      "elicitation",
+      "shelf",
+      "where",
     ]);
-    expect(state.status === "input_required" && state.inputRequests.elicitation).toEqual({
-      method: "elicitation/create",
-      params: { message: "Which shelf?" },
-    });
+    expect(state.status === "input_required" && state.inputRequests.shelf).toEqual(shelf);
   });
 
   it("is working while the call runs and asks nothing", () => {

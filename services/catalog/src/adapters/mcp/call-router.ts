@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { InputRequest } from "@toolbus/protocol";
 import { associateCall, type CallInFlight, unrelatedRequestMessage } from "../../core/call-association.js";
 import { jsonRpcError } from "../../core/mcp-errors.js";
 import { takeRelated } from "../../core/related-request.js";
@@ -15,6 +16,11 @@ export interface ServerRequestRelay {
   elicit(params: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** `sampling/createMessage`: resolves with the caller's `CreateMessageResult`, or throws the error the server gets. */
   sample(params: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /**
+   * A 2026-07-28 server's round of questions (`inputRequests`, by its keys): resolves with the
+   * caller's answers by the same keys, or throws the error the call fails with.
+   */
+  answerRound(requests: Record<string, InputRequest>): Promise<Record<string, unknown>>;
   log(params: Record<string, unknown>): void;
 }
 

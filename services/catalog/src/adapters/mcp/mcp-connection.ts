@@ -24,6 +24,7 @@ import {
 import type { PolicySettings } from "@toolbus/policy";
 import { type McpServerInfo, McpServerInfoSchema, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { z } from "zod";
+import { capabilitiesForServer } from "../../core/caller-capabilities.js";
 import { autoAnswer } from "../../core/elicitation-rules.js";
 import { initializeRefusalMessage, jsonRpcRefusalIn } from "../../core/initialize-refusal.js";
 import { oversizedFor } from "../../core/mcp-errors.js";
@@ -46,7 +47,8 @@ interface PeerClient {
   request(
     request: { method: string; params?: Record<string, unknown> },
     resultSchema: z.ZodType,
-    options?: { timeout?: number; signal?: AbortSignal },
+    /** `allowInputRequired`: a 2026-07-28 server's `input_required` is the result, not an error. */
+    options?: { timeout?: number; signal?: AbortSignal; allowInputRequired?: boolean },
   ): Promise<Record<string, unknown>>;
   getServerVersion(): unknown;
   getInstructions(): string | undefined;
@@ -265,12 +267,25 @@ export class McpConnection implements McpSession {
   }
 
   /** A raw `prompts/get`; the result comes back as the server sent it. */
+  /**
+   * A raw `prompts/get`. A 2026-07-28 server may answer with questions first (`input_required`,
+   * passed back as its result); the same request sent again with `inputResponses` and the
+   * server's `requestState` carries the answers.
+   */
   async getPrompt(
-    params: { name: string; arguments?: Record<string, string> },
+    params: {
+      name: string;
+      arguments?: Record<string, string>;
+      inputResponses?: Record<string, unknown>;
+      requestState?: string;
+    },
     timeoutMs: number,
   ): Promise<Record<string, unknown>> {
     return this.connected()
-      .request({ method: "prompts/get", params }, LooseResult, { timeout: timeoutMs })
+      .request({ method: "prompts/get", params }, LooseResult, {
+        timeout: timeoutMs,
+        allowInputRequired: true,
+      })
       .catch(inWordsOf("prompts/get"));
   }
 
@@ -303,14 +318,21 @@ export class McpConnection implements McpSession {
       /** Where this call's elicitations, sampling requests and log messages go. */
       relay: ServerRequestRelay;
       onProgress?: (progress: Record<string, unknown>) => void;
+      /** What the caller can answer: told to a 2026-07-28 server, narrowed to what toolbus relays. */
+      clientCapabilities?: Record<string, unknown>;
     },
   ): Promise<Record<string, unknown>> {
     if (this.modern) {
       const abort = childAbort(options.signal);
+      const { clientCapabilities, ...rest } = options;
       try {
-        return await callModern(this.modern, params, { ...options, signal: abort.signal }).catch(
-          inWordsOf("tools/call"),
-        );
+        return await callModern(this.modern, params, {
+          ...rest,
+          signal: abort.signal,
+          ...(clientCapabilities
+            ? { clientCapabilities: capabilitiesForServer(CLIENT_CAPABILITIES, clientCapabilities) }
+            : {}),
+        }).catch(inWordsOf("tools/call"));
       } finally {
         abort.release();
       }

@@ -2,14 +2,21 @@
  * An upstream server that speaks MCP 2026-07-28 alone (it refused toolbus's 2025 `initialize`
  * with -32022, naming that revision): reached with the v2 SDK's client pinned to it, over
  * streamable HTTP. The era's differences, as the connection sees them:
- * - no session: every request carries toolbus's capabilities; list changes arrive on a
- *   `subscriptions/listen` stream, opened once connected (its end means the server went away);
- * - a server's question during a call (an elicitation, a sampling request, roots) comes back as
- *   an `input_required` result instead of a request: each is put to the call's relay as a 2025
- *   server's would be, and the call sent again with the answers and the server's `requestState`,
- *   for at most `MAX_INPUT_ROUNDS` rounds.
+ * - no session: every request carries toolbus's capabilities, and a call what its caller can
+ *   answer (core/caller-capabilities.ts); list changes arrive on a `subscriptions/listen` stream,
+ *   opened once connected (its end means the server went away);
+ * - a server's questions during a call (elicitations, sampling requests, roots) come back as an
+ *   `input_required` result instead of requests: the round goes to the call's relay whole, under
+ *   the server's own keys (a 2026-07-28 caller answers it as it is, a 2025 one question by
+ *   question), and the call is sent again with the answers and the server's `requestState`,
+ *   which never leaves toolbus; for at most `MAX_INPUT_ROUNDS` rounds.
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  Client,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
+import { CallInputRequestSchema } from "@toolbus/protocol";
 import type { JsonRpcRefusal } from "../../core/initialize-refusal.js";
 import { UNSUPPORTED_PROTOCOL_VERSION } from "../../core/initialize-refusal.js";
 import type { ServerRequestRelay } from "./call-router.js";
@@ -88,11 +95,6 @@ async function listenForChanges(
   }
 }
 
-interface InputRequest {
-  method?: unknown;
-  params?: unknown;
-}
-
 /**
  * A raw `tools/call` to a 2026-07-28 server: the result as the server sent it, after answering
  * every round of questions through `relay`.
@@ -105,12 +107,18 @@ export async function callModern(
     signal?: AbortSignal;
     relay: ServerRequestRelay;
     onProgress?: (progress: Record<string, unknown>) => void;
+    /** What the caller can answer (narrowed already); absent: toolbus's own capabilities. */
+    clientCapabilities?: Record<string, unknown>;
   },
 ): Promise<Record<string, unknown>> {
+  // The SDK's own envelope keys yield to ones the request sets.
+  const sent = options.clientCapabilities
+    ? { ...params, _meta: { ...params._meta, [CLIENT_CAPABILITIES_META_KEY]: options.clientCapabilities } }
+    : params;
   let answers: { inputResponses: Record<string, unknown>; requestState?: string } | undefined;
   for (let round = 0; round <= MAX_INPUT_ROUNDS; round += 1) {
     const result = (await client.request(
-      { method: "tools/call", params: { ...params, ...answers } },
+      { method: "tools/call", params: { ...sent, ...answers } },
       {
         timeout: options.timeoutMs,
         ...(options.signal ? { signal: options.signal } : {}),
@@ -119,33 +127,18 @@ export async function callModern(
       },
     )) as Record<string, unknown>;
     if (result.resultType !== "input_required") return result;
-    const requests = (result.inputRequests ?? {}) as Record<string, InputRequest>;
-    const inputResponses: Record<string, unknown> = {};
-    for (const [key, request] of Object.entries(requests)) {
-      inputResponses[key] = await answerInput(request, options.relay);
+    const round = CallInputRequestSchema.shape.requests.safeParse(result.inputRequests ?? {});
+    if (!round.success) {
+      throw new Error(
+        `the MCP server's input_required result is malformed (inputRequests: ${round.error.issues[0]?.message ?? "invalid"}); toolbus cannot answer it`,
+      );
     }
     answers = {
-      inputResponses,
+      inputResponses: await options.relay.answerRound(round.data),
       ...(typeof result.requestState === "string" ? { requestState: result.requestState } : {}),
     };
   }
   throw new Error(
     `the MCP server asked for input more than ${MAX_INPUT_ROUNDS} times in one tools/call; toolbus stopped answering`,
   );
-}
-
-/** One question of an `input_required` result, answered as a 2025 server's request would be. */
-async function answerInput(request: InputRequest, relay: ServerRequestRelay): Promise<unknown> {
-  const params = (request.params ?? {}) as Record<string, unknown>;
-  switch (request.method) {
-    case "elicitation/create":
-      return relay.elicit(params);
-    case "sampling/createMessage":
-      return relay.sample(params);
-    case "roots/list":
-      // As over 2025: no one caller's roots are the server's.
-      return { roots: [] };
-    default:
-      throw new Error(`the MCP server asked for ${String(request.method)}, which toolbus does not answer`);
-  }
 }

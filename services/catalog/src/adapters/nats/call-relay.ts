@@ -1,17 +1,20 @@
 /**
  * Relays what a server sends during a call to whoever made the call, on
  * `<prefix>.calls.<callId>.<server>.<kind>` (subjects only this server's connector may use):
- * progress and log messages as plain events, elicitations and sampling requests as held
- * requests (a person or a model may take minutes: each send is answered within its hold, and
- * sent again under the same relayId until the tool's timeout). Nobody listening means a clean
- * decline (elicitation) or a clean error (sampling) for the server, never a hang.
+ * progress and log messages as plain events, elicitations, sampling requests and a 2026-07-28
+ * server's rounds of questions as held requests (a person or a model may take minutes: each send
+ * is answered within its hold, and sent again under the same relayId until the tool's timeout).
+ * Nobody listening means a clean decline (elicitation), empty roots, or a clean error
+ * (sampling) for the server, never a hang.
  */
 import { randomUUID } from "node:crypto";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { type Bus, heldCall } from "@toolbus/bus";
 import {
   CallElicitationResultSchema,
+  CallInputResultSchema,
   CallSamplingResultSchema,
+  type InputRequest,
   type Subjects,
   WireError,
 } from "@toolbus/protocol";
@@ -33,8 +36,8 @@ export function createCallRelay(deps: {
   const { bus, subjects, server, callId } = deps;
   /** One question to the caller, held until the tool's timeout: sent again under one relayId. */
   const ask = <S extends z.ZodType>(
-    kind: "elicitation" | "sampling",
-    request: unknown,
+    kind: "elicitation" | "sampling" | "input",
+    question: { request: unknown } | { requests: Record<string, InputRequest> },
     schema: S,
     what: string,
   ) => {
@@ -43,7 +46,7 @@ export function createCallRelay(deps: {
       (holdMs, timeoutMs) =>
         bus.request(
           subjects.callRelay(callId, server, kind),
-          { callId, server, relayId, holdMs, request },
+          { callId, server, relayId, holdMs, ...question },
           schema,
           { timeoutMs },
         ),
@@ -72,7 +75,7 @@ export function createCallRelay(deps: {
     },
     async elicit(params) {
       try {
-        return await ask("elicitation", params, CallElicitationResultSchema, "the elicitation");
+        return await ask("elicitation", { request: params }, CallElicitationResultSchema, "the elicitation");
       } catch (error) {
         if (error instanceof WireError && error.code === "timeout") return { action: "cancel" };
         return { action: "decline" };
@@ -80,12 +83,50 @@ export function createCallRelay(deps: {
     },
     async sample(params) {
       try {
-        return await ask("sampling", params, CallSamplingResultSchema, "the sampling request");
+        return await ask("sampling", { request: params }, CallSamplingResultSchema, "the sampling request");
       } catch (error) {
         throw samplingFailure(error, callId, deps.answerTimeoutMs);
       }
     },
+    async answerRound(requests) {
+      try {
+        return (await ask("input", { requests }, CallInputResultSchema, "the server's questions")).responses;
+      } catch (error) {
+        return unansweredRound(requests, error, callId, deps.answerTimeoutMs);
+      }
+    },
   };
+}
+
+/**
+ * A round the caller did not answer (it cannot, or not in time): each question answered as a
+ * 2025 server's request would be then — a decline, a cancel at the timeout, empty roots — or, for
+ * a sampling request (which has no decline), the call fails saying why.
+ */
+function unansweredRound(
+  requests: Record<string, InputRequest>,
+  error: unknown,
+  callId: string,
+  timeoutMs: number,
+): Record<string, unknown> {
+  const timedOut = error instanceof WireError && error.code === "timeout";
+  return Object.fromEntries(
+    Object.entries(requests).map(([key, request]) => {
+      switch (request.method) {
+        case "elicitation/create":
+          return [key, { action: timedOut ? "cancel" : "decline" }];
+        case "roots/list":
+          return [key, { roots: [] }];
+        case "sampling/createMessage":
+          throw samplingFailure(error, callId, timeoutMs);
+        default:
+          throw jsonRpcError(
+            ErrorCode.InvalidRequest,
+            `toolbus could not put the server's ${request.method} to the caller of tool call ${callId}: ${String((error as Error).message ?? error)}`,
+          );
+      }
+    }),
+  );
 }
 
 /** What the server gets when its sampling request found no answer: a JSON-RPC error saying why. */

@@ -73,10 +73,14 @@ const EDGE_REFUSAL: JsonObject = {
 
 function componentSchemas(): Record<string, JsonObject> {
   const inputs = z.registry<{ id: string }>();
-  // Who asked is the edge's to say (the authenticated principal), never a REST body's.
-  inputs.add(ToolCallRequestSchema.omit({ requestedBy: true, requesterName: true }), {
-    id: "ToolCallRequest",
-  });
+  // Who asked is the edge's to say (the authenticated principal), never a REST body's; nor what
+  // the caller can answer (nothing, over REST).
+  inputs.add(
+    ToolCallRequestSchema.omit({ requestedBy: true, requesterName: true, clientCapabilities: true }),
+    {
+      id: "ToolCallRequest",
+    },
+  );
   inputs.add(ApprovalResolveBodySchema, { id: "ApprovalResolveBody" });
   const outputs = z.registry<{ id: string }>();
   outputs.add(ToolCallReplySchema, { id: "ToolCallReply" });

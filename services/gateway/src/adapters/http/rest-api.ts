@@ -185,9 +185,19 @@ export function restApi(deps: RestApiDeps): FastifyPluginAsync {
       }
       const principal = principalOf(request) ?? ANONYMOUS;
       const caller = principal.name;
-      // Who asked is who the edge authenticated, never what the body says.
-      const { requestedBy: _claimed, requesterName: _claimedName, ...asked } = parsed.value;
-      const call = { ...asked, ...requesterOf({ principal: caller, caller: principal }) };
+      // Who asked is who the edge authenticated, never what the body says; and an HTTP caller
+      // answers no server's question (nothing relays one to it), whatever the body says.
+      const {
+        requestedBy: _claimed,
+        requesterName: _claimedName,
+        clientCapabilities: _claimedCapabilities,
+        ...asked
+      } = parsed.value;
+      const call = {
+        ...asked,
+        clientCapabilities: {},
+        ...requesterOf({ principal: caller, caller: principal }),
+      };
       if (call.threadId !== undefined) await ownThread(call.threadId, caller);
       const raw = reply.raw;
       const gone = () => {

@@ -9,10 +9,11 @@
  * with each request (a request that names no log level gets no log messages); a call's thread is the client's `_meta.threadId` (claimed as in a
  * session) or the call's own; the catalog revision a client listed is not known, so a call is
  * checked against the current catalog only. A question for the client during a call (its
- * approval, its server's elicitation) is handed back as `input_required` (core/held-calls.ts),
- * and the client's answer resumes the call on any replica; a client that takes tasks gets a task
- * instead (modern-tasks.ts). A server's sampling request is not put to these clients (the
- * server gets an error saying so). List results carry cache hints: `private` behind auth.
+ * approval, its server's questions: a 2026-07-28 server's under its own keys) is handed back as
+ * `input_required` (core/held-calls.ts), and the client's answer resumes the call on any
+ * replica; a client that takes tasks gets a task instead (modern-tasks.ts). A 2025 server's
+ * sampling request is not put to these clients (the server gets an error saying so). List
+ * results carry cache hints: `private` behind auth.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
@@ -33,13 +34,15 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Logger } from "@toolbus/bus";
 import { ANONYMOUS, type Principal } from "@toolbus/http-guard";
-import type { CallElicitationResult } from "@toolbus/protocol";
+import { asksFirst } from "@toolbus/protocol";
 import { clientTraceContext } from "../../call-trace.js";
 import { approvalChoice } from "../../core/approval-elicitation.js";
 import {
+  APPROVAL_KEY,
   elicitationAnswer,
+  type HeldQuestion,
   inputRequired as heldInputRequired,
-  inputKey,
+  roundAnswers,
   storedQuestion,
 } from "../../core/held-calls.js";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
@@ -72,7 +75,14 @@ export interface ModernEdgeDeps {
   /** Keeps the calls handed back to their clients and the tasks, and passes answers to the replica that waits for them. */
   store: Pick<
     SessionStore,
-    "holdQuestion" | "takeQuestion" | "forwardAnswer" | "createTask" | "readTask" | "updateTask"
+    | "holdQuestion"
+    | "takeQuestion"
+    | "holdPrompt"
+    | "takePrompt"
+    | "forwardAnswer"
+    | "createTask"
+    | "readTask"
+    | "updateTask"
   >;
   /**
    * Tasks, for clients that declare them: a call becomes one after `afterMs` without an answer
@@ -90,41 +100,44 @@ export interface ModernEdgeDeps {
   bodyLimitBytes: number;
 }
 
+/** The client's answers to a round, by the server's keys; undefined: none came. */
+type Answers = Record<string, unknown> | undefined;
+
 /**
- * The answers this replica waits for, to elicitations it handed back (`callId`/`relayId`), each
- * for at most `timeoutMs` (then `cancel`, which the server gets), and at most `max` at once (a
- * question past it is cancelled at once).
+ * The answers this replica waits for, to rounds of questions it handed back (`callId`/`relayId`),
+ * each for at most `timeoutMs` (then none, and the server gets its declines or an error), and at
+ * most `max` at once (a round past it gets none at once).
  */
 export class AwaitedAnswers {
-  readonly #waiting = new Map<string, (answer: CallElicitationResult) => void>();
+  readonly #waiting = new Map<string, (answers: Answers) => void>();
   constructor(
     private readonly timeoutMs: number,
     private readonly max = 10_000,
   ) {}
 
-  wait(callId: string, relayId: string): Promise<CallElicitationResult> {
+  wait(callId: string, relayId: string): Promise<Answers> {
     const key = `${callId}\n${relayId}`;
-    if (this.#waiting.size >= this.max) return Promise.resolve({ action: "cancel" });
+    if (this.#waiting.size >= this.max) return Promise.resolve(undefined);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => settle({ action: "cancel" }), this.timeoutMs);
-      const settle = (answer: CallElicitationResult) => {
+      const timer = setTimeout(() => settle(undefined), this.timeoutMs);
+      const settle = (answers: Answers) => {
         clearTimeout(timer);
         if (this.#waiting.get(key) === settle) this.#waiting.delete(key);
-        resolve(answer);
+        resolve(answers);
       };
-      this.#waiting.get(key)?.({ action: "cancel" });
+      this.#waiting.get(key)?.(undefined);
       this.#waiting.set(key, settle);
     });
   }
 
-  /** The client's answer, from whichever replica it reached. */
-  answer(callId: string, relayId: string, answer: CallElicitationResult): void {
-    this.#waiting.get(`${callId}\n${relayId}`)?.(answer);
+  /** The client's answers, from whichever replica they reached. */
+  answer(callId: string, relayId: string, answers: Record<string, unknown>): void {
+    this.#waiting.get(`${callId}\n${relayId}`)?.(answers);
   }
 
-  /** Every wait ends (`cancel`): the gateway stops. */
+  /** Every wait ends (no answers): the gateway stops. */
   clear(): void {
-    for (const settle of [...this.#waiting.values()]) settle({ action: "cancel" });
+    for (const settle of [...this.#waiting.values()]) settle(undefined);
   }
 }
 
@@ -271,8 +284,8 @@ function registerHandlers(server: Server, principal: Principal, deps: ModernEdge
     run(async () => (await resources.read(request.params.uri)) as never),
   );
   server.setRequestHandler("prompts/list", () => run(async () => (await prompts.list()) as never));
-  server.setRequestHandler("prompts/get", (request) =>
-    run(async () => (await prompts.get(request.params.name, request.params.arguments)) as never),
+  server.setRequestHandler("prompts/get", (request, ctx) =>
+    run(async () => (await getPrompt(request.params, ctx, principal, deps)) as never),
   );
   server.setRequestHandler("completion/complete", (request) =>
     run(
@@ -291,10 +304,10 @@ function registerHandlers(server: Server, principal: Principal, deps: ModernEdge
 
 /**
  * The client's answer to a question handed back to it: the question taken from the store (once,
- * and only by the call's own principal at this endpoint), then answered: an approval in that
- * principal's name; a server's elicitation passed to the replica that holds its relay (and
- * known to this request, so this replica answers it too). Then the call resumes: its reply, or
- * its next question.
+ * only by the call's own principal at this endpoint, and only with answers that fit it), then
+ * answered: an approval in that principal's name; a server's round passed to the replica that
+ * holds its relay (and known to this request, so this replica answers it too). Then the call
+ * resumes: its reply, or its next question.
  */
 async function answerHeldQuestion(
   state: string,
@@ -304,31 +317,35 @@ async function answerHeldQuestion(
   deps: ModernEdgeDeps,
   toolDeps: ToolCallDeps,
 ): Promise<unknown> {
-  const answers = {
-    approval: elicitationAnswer(responses?.[inputKey({ kind: "approval" })]),
-    elicitation: elicitationAnswer(responses?.[inputKey({ kind: "elicitation" })]),
-  };
-  const missing = (key: string) =>
-    new RequestFailure(
-      JsonRpcCode.invalidParams,
-      `Invalid params: inputResponses.${key} must answer the elicitation in inputRequests.${key} ({"action":"accept"|"decline"|"cancel",…}); send it with the requestState it came with`,
-    );
-  if (answers.approval === undefined && answers.elicitation === undefined) throw missing("<key>");
-  const taken = await deps.store.takeQuestion(state, { principal: principal.name, view: deps.view });
+  const fits = (question: HeldQuestion["question"]) =>
+    question.kind === "input"
+      ? roundAnswers(question.requests, responses)
+      : elicitationAnswer(responses?.[APPROVAL_KEY]) !== undefined
+        ? { ok: true as const }
+        : {
+            ok: false as const,
+            message: `Invalid params: inputResponses.${APPROVAL_KEY} must answer the elicitation in inputRequests.${APPROVAL_KEY} ({"action":"accept"|"decline"|"cancel",…}); send it with the requestState it came with`,
+          };
+  const taken = await deps.store.takeQuestion(state, { principal: principal.name, view: deps.view }, (held) =>
+    fits(held.question),
+  );
   if (!taken.ok) throw new RequestFailure(JsonRpcCode.invalidParams, taken.message);
   const { question, call } = taken.question;
-  const answer = answers[question.kind];
-  if (answer === undefined) throw missing(inputKey(question));
-  if (question.kind === "elicitation") {
-    deps.store.forwardAnswer(call.request.callId, question.relayId, answer);
+  if (question.kind === "input") {
+    const answered = roundAnswers(question.requests, responses);
+    if (!answered.ok) throw new RequestFailure(JsonRpcCode.invalidParams, answered.message);
+    deps.store.forwardAnswer(call.request.callId, question.relayId, answered.responses);
     return resumeCall(
       call,
-      { ...channel, answered: { relayId: question.relayId, result: answer } },
+      { ...channel, answered: { relayId: question.relayId, responses: answered.responses } },
       toolDeps,
     );
   }
   const { approval } = question;
-  const choice = approvalChoice(answer, approval);
+  const choice = approvalChoice(
+    elicitationAnswer(responses?.[APPROVAL_KEY]) ?? { action: "cancel" },
+    approval,
+  );
   try {
     await toolDeps.ports.approvals.resolve(approval.requestId, choice, principal.name);
     deps.logger.info(
@@ -343,6 +360,51 @@ async function answerHeldQuestion(
     );
   }
   return resumeCall(call, channel, toolDeps);
+}
+
+/**
+ * `prompts/get`: the prompt, or its 2026-07-28 server's questions, handed to the client under
+ * the server's keys with a requestState of toolbus's (the server's own is kept with the prompt,
+ * as a held call is). The answers, sent with that requestState, ask the server again, for the
+ * same prompt with the same arguments, with its own requestState.
+ */
+async function getPrompt(
+  params: { name: string; arguments?: Record<string, string> | undefined },
+  ctx: ServerContext,
+  principal: Principal,
+  deps: ModernEdgeDeps,
+): Promise<unknown> {
+  const { prompts } = deps.endpoint;
+  const asker = { principal: principal.name, view: deps.view };
+  const state = ctx.mcpReq.requestState<string>();
+  let asked: { name: string; arguments?: Record<string, string> | undefined };
+  let result: Awaited<ReturnType<typeof prompts.ask>>;
+  if (state === undefined) {
+    asked = params;
+    result = await prompts.ask(params.name, params.arguments);
+  } else {
+    const responses = ctx.mcpReq.inputResponses;
+    const taken = await deps.store.takePrompt(state, asker, (held) => roundAnswers(held.requests, responses));
+    if (!taken.ok) throw new RequestFailure(JsonRpcCode.invalidParams, taken.message);
+    const answered = roundAnswers(taken.prompt.requests, responses);
+    if (!answered.ok) throw new RequestFailure(JsonRpcCode.invalidParams, answered.message);
+    asked = { name: taken.prompt.name, arguments: taken.prompt.arguments };
+    result = await prompts.ask(asked.name, asked.arguments, {
+      inputResponses: answered.responses,
+      ...(taken.prompt.serverState !== undefined ? { requestState: taken.prompt.serverState } : {}),
+    });
+  }
+  if (!asksFirst(result)) return result;
+  const { inputRequests, requestState: serverState } = result;
+  const key = await deps.store.holdPrompt({
+    principal: principal.name,
+    ...(deps.view === undefined ? {} : { view: deps.view }),
+    name: asked.name,
+    ...(asked.arguments !== undefined ? { arguments: asked.arguments } : {}),
+    requests: inputRequests,
+    ...(serverState !== undefined ? { serverState } : {}),
+  });
+  return { resultType: "input_required", inputRequests, requestState: key };
 }
 
 /** The request's client, as a tool call uses it: what it declared on this request, its thread. */
@@ -416,11 +478,7 @@ async function clientChannel(
       ? {}
       : {
           laterQuestion: (question) =>
-            keepLaterQuestion(
-              question.kind === "elicitation" ? question.relayed.callId : "",
-              question,
-              tasks,
-            ),
+            keepLaterQuestion(question.kind === "input" ? question.relayed.callId : "", question, tasks),
         }),
   };
 }

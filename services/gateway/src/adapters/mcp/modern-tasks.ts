@@ -11,17 +11,16 @@ import { type ApprovalRequest, type ToolCallReply, WireError } from "@toolbus/pr
 import { z } from "zod";
 import { mayAnswerApproval } from "../../core/approval-authority.js";
 import { approvalChoice } from "../../core/approval-elicitation.js";
-import { type ClientQuestion, elicitationAnswer, inputKey } from "../../core/held-calls.js";
+import {
+  APPROVAL_KEY,
+  type ClientQuestion,
+  elicitationAnswer,
+  inputQuestion,
+  roundAnswers,
+} from "../../core/held-calls.js";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
 import { supportsElicitation } from "../../core/session-record.js";
-import {
-  type TaskRecord,
-  type TaskState,
-  taskHandle,
-  taskQuestion,
-  taskResult,
-  taskState,
-} from "../../core/tasks.js";
+import { type TaskRecord, type TaskState, taskHandle, taskResult, taskState } from "../../core/tasks.js";
 import { type GatewayPorts, type HandedBack, type HeldCall, RequestFailure } from "../../ports.js";
 import type { SessionStore } from "../nats/session-store.js";
 
@@ -68,7 +67,7 @@ export async function makeTask(
     call,
     createdAt: now,
     lastUpdatedAt: now,
-    ...(question.kind === "elicitation" ? { question: taskQuestion(question.relayed) } : {}),
+    ...(question.kind === "input" ? { question: inputQuestion(question.relayed) } : {}),
   };
   const taskId = await deps.store.createTask(record);
   deps.madeHere.set(call.request.callId, taskId);
@@ -83,9 +82,9 @@ export async function keepLaterQuestion(
   deps: TaskDeps,
 ): Promise<void> {
   const taskId = deps.madeHere.get(callId);
-  if (taskId === undefined || question.kind !== "elicitation") return;
+  if (taskId === undefined || question.kind !== "input") return;
   const kept = await deps.store
-    .updateTask(taskId, (record) => ({ ...record, question: taskQuestion(question.relayed) }))
+    .updateTask(taskId, (record) => ({ ...record, question: inputQuestion(question.relayed) }))
     .catch(() => false);
   if (!kept) deps.logger.warn({ callId, taskId }, "could not keep the server's question on its task");
 }
@@ -141,8 +140,11 @@ export function registerTaskHandlers(
       const { callId } = record.call.request;
       // The SDK lifts `inputResponses` out of the params it validates.
       const responses = ctx.mcpReq.inputResponses ?? {};
-      const approvalAnswer = elicitationAnswer(responses[inputKey({ kind: "approval" })]);
-      const elicitation = elicitationAnswer(responses[inputKey({ kind: "elicitation" })]);
+      const approvalAnswer = elicitationAnswer(responses[APPROVAL_KEY]);
+      const question = record.question;
+      // Answers to the server's round: any of its keys.
+      const answersRound =
+        question !== undefined && Object.keys(question.requests).some((key) => key in responses);
       if (approvalAnswer !== undefined) {
         const approval = await askable(record, ctx);
         if (approval === undefined) {
@@ -157,21 +159,16 @@ export function registerTaskHandlers(
           principal.name,
         );
       }
-      if (elicitation !== undefined) {
-        const question = record.question;
-        if (question === undefined) {
-          throw new RequestFailure(
-            JsonRpcCode.invalidParams,
-            "Invalid params: the task's server asked nothing now (answered already); call tasks/get",
-          );
-        }
-        deps.store.forwardAnswer(callId, question.relayId, elicitation);
+      if (question !== undefined && answersRound) {
+        const answered = roundAnswers(question.requests, responses);
+        if (!answered.ok) throw new RequestFailure(JsonRpcCode.invalidParams, answered.message);
+        deps.store.forwardAnswer(callId, question.relayId, answered.responses);
         await deps.store.updateTask(params.taskId, ({ question: _answered, ...rest }) => rest);
       }
-      if (approvalAnswer === undefined && elicitation === undefined) {
+      if (approvalAnswer === undefined && !answersRound) {
         throw new RequestFailure(
           JsonRpcCode.invalidParams,
-          `Invalid params: inputResponses must answer the task's inputRequests (${inputKey({ kind: "approval" })} or ${inputKey({ kind: "elicitation" })}: {"action":"accept"|"decline"|"cancel",…})`,
+          `Invalid params: inputResponses must answer the task's inputRequests (${[APPROVAL_KEY, ...Object.keys(question?.requests ?? {})].join(" or ")}), as tasks/get shows them; call tasks/get`,
         );
       }
       return { resultType: "complete" } as never;

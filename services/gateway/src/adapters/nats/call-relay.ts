@@ -1,8 +1,9 @@
 /**
  * Listens to the relays of the calls this replica runs, `<prefix>.calls.<callId>.<server>.{progress,
- * logging,elicitation,sampling}`: the connector of the call's server publishes what the server
- * sends during the call (no other connector may use these subjects), and asks the caller to answer elicitations and sampling requests (this answers with
- * the reply envelope the bus contract uses).
+ * logging,elicitation,sampling,input}`: the connector of the call's server publishes what the
+ * server sends during the call (no other connector may use these subjects), and asks the caller
+ * to answer elicitations, sampling requests and a 2026-07-28 server's rounds of questions (this
+ * answers with the reply envelope the bus contract uses).
  *
  * Progress and log messages arrive on one subscription per kind for the whole process, handed to
  * the call by subject. Elicitations and sampling requests keep one subscription per call
@@ -12,7 +13,7 @@
  * A wildcard subscription per call would cost the NATS server a sweep of its subject cache on
  * every subscribe and unsubscribe; these are plain subjects.
  *
- * Elicitations and sampling requests are held (`relayId`, `holdMs`; docs/contract.md "Held
+ * Elicitations, sampling requests and rounds are held (`relayId`, `holdMs`; docs/contract.md "Held
  * calls"): each send is answered within its hold, with the answer or a retryable `timeout`, and
  * a send again under the same relayId waits on for the same answer instead of asking again.
  */
@@ -20,6 +21,7 @@ import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node"
 import { answerWithin, type Logger, NoAnswerYet } from "@toolbus/bus";
 import {
   CallElicitationRequestSchema,
+  CallInputRequestSchema,
   CallLoggingSchema,
   CallProgressSchema,
   CallSamplingRequestSchema,
@@ -28,6 +30,7 @@ import {
   type Subjects,
   WireError,
 } from "@toolbus/protocol";
+import type { z } from "zod";
 import type { CallRelayPort, CallRelaySinks } from "../../ports.js";
 
 export interface CallRelayListener extends CallRelayPort {
@@ -87,7 +90,12 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
           : []),
         nc.subscribe(subjects.callRelay(callId, server, "sampling"), {
           callback: (error, msg) => {
-            if (!error) void answerSampling(msg, questions, sinks.sampling, logger);
+            if (!error) void answerOrFail(msg, CallSamplingRequestSchema, questions, sinks.sampling, logger);
+          },
+        }),
+        nc.subscribe(subjects.callRelay(callId, server, "input"), {
+          callback: (error, msg) => {
+            if (!error) void answerOrFail(msg, CallInputRequestSchema, questions, sinks.input, logger);
           },
         }),
       ];
@@ -191,16 +199,22 @@ async function answerElicitation(
   }
 }
 
-/** Sampling has no "decline": a failure goes back as an error envelope, which the server gets as its error. */
-async function answerSampling(
+/**
+ * Sampling (and a round, which may hold sampling requests) has no "decline": a failure goes back
+ * as an error envelope, which the server gets as its error.
+ */
+async function answerOrFail<R extends { relayId?: string | undefined; holdMs?: number | undefined }>(
   msg: Msg,
+  schema: z.ZodType<R>,
   questions: OpenQuestions,
-  answer: CallRelaySinks["sampling"],
+  answer: (request: R) => Promise<unknown>,
   logger: Logger,
 ): Promise<void> {
-  const request = CallSamplingRequestSchema.safeParse(jsonOf(msg));
+  const request = schema.safeParse(jsonOf(msg));
   if (!request.success) {
-    msg.respond(JSON.stringify(errorEnvelope("bad_request", "the sampling relay request is malformed")));
+    msg.respond(
+      JSON.stringify(errorEnvelope("bad_request", `the relay request on ${msg.subject} is malformed`)),
+    );
     return;
   }
   const { relayId, holdMs } = request.data;
@@ -213,10 +227,10 @@ async function answerSampling(
       msg.respond(JSON.stringify(errorEnvelope(err.code, err.message, err.retryable)));
       return;
     }
-    logger.error({ err }, "could not relay a sampling request to the client");
+    logger.error({ err, subject: msg.subject }, "could not relay a server's request to the client");
     msg.respond(
       JSON.stringify(
-        errorEnvelope("internal", `the gateway could not relay the sampling request: ${String(err)}`),
+        errorEnvelope("internal", `the gateway could not relay the server's request: ${String(err)}`),
       ),
     );
   }

@@ -12,8 +12,15 @@ import { createHash, randomBytes } from "node:crypto";
 import type { KV } from "@nats-io/kv";
 import type { Subscription } from "@nats-io/transport-node";
 import type { Bus, Logger } from "@toolbus/bus";
-import { type CallElicitationResult, CallElicitationResultSchema, internalSubjects } from "@toolbus/protocol";
-import { belongsTo, type HeldQuestion, HeldQuestionSchema } from "../../core/held-calls.js";
+import { CallInputResultSchema, internalSubjects } from "@toolbus/protocol";
+import type { z } from "zod";
+import {
+  belongsTo,
+  type HeldPrompt,
+  HeldPromptSchema,
+  type HeldQuestion,
+  HeldQuestionSchema,
+} from "../../core/held-calls.js";
 import { SESSION_ID_PATTERN, type SessionRecord, SessionRecordSchema } from "../../core/session-record.js";
 import type { ThreadClaim } from "../../core/session-threads.js";
 import { type TaskRecord, TaskRecordSchema } from "../../core/tasks.js";
@@ -47,12 +54,22 @@ export interface SessionStore {
   holdQuestion(question: HeldQuestion): Promise<string>;
   /**
    * The question under `key`, taken (it resumes once) when `asker` (principal and view) may take
-   * it; otherwise why not, in a sentence for the client.
+   * it and `answers` says the client's answers fit it (else it stays, for a better answer);
+   * otherwise why not, in a sentence for the client.
    */
   takeQuestion(
     key: string,
     asker: { principal: string; view: string | undefined },
+    answers: (question: HeldQuestion) => { ok: true } | { ok: false; message: string },
   ): Promise<{ ok: true; question: HeldQuestion } | { ok: false; message: string }>;
+  /** Keeps a prompt whose server asked first (`HeldPrompt`); returns its key, as `holdQuestion`. */
+  holdPrompt(prompt: HeldPrompt): Promise<string>;
+  /** The prompt under `key`, taken as `takeQuestion` takes a question. */
+  takePrompt(
+    key: string,
+    asker: { principal: string; view: string | undefined },
+    answers: (prompt: HeldPrompt) => { ok: true } | { ok: false; message: string },
+  ): Promise<{ ok: true; prompt: HeldPrompt } | { ok: false; message: string }>;
   /** Keeps a new task (core/tasks.ts) before its handle is returned; returns its id (unguessable). */
   createTask(record: TaskRecord): Promise<string>;
   /**
@@ -65,9 +82,9 @@ export interface SessionStore {
   ): Promise<TaskRecord | undefined>;
   /** Changes the task as `change` says, against concurrent changes; false when it is gone. */
   updateTask(taskId: string, change: (record: TaskRecord) => TaskRecord): Promise<boolean>;
-  /** Passes a client's answer to a handed-back elicitation to whichever replica waits for it. */
-  forwardAnswer(callId: string, relayId: string, answer: CallElicitationResult): void;
-  onAnswer(listener: (callId: string, relayId: string, answer: CallElicitationResult) => void): void;
+  /** Passes a client's answers to a handed-back round of questions to whichever replica waits for them. */
+  forwardAnswer(callId: string, relayId: string, responses: Record<string, unknown>): void;
+  onAnswer(listener: (callId: string, relayId: string, responses: Record<string, unknown>) => void): void;
   stop(): void;
 }
 
@@ -86,7 +103,46 @@ export async function openSessionStore(deps: {
   const kv: KV = await bus.kv(names.kv.gatewaySessions);
   const listeners: Array<(sessionId: string) => void> = [];
   const responseListeners: Array<(sessionId: string, messages: unknown[]) => void> = [];
-  const answerListeners: Array<(callId: string, relayId: string, answer: CallElicitationResult) => void> = [];
+  /** Keeps `value` under an unguessable key (24 random bytes), which it returns. */
+  const hold = async (kind: "held" | "prompt", value: HeldQuestion | HeldPrompt): Promise<string> => {
+    const key = randomBytes(24).toString("base64url");
+    await kv.create(`${kind}.${key}`, JSON.stringify(value));
+    return key;
+  };
+  /**
+   * What `key` holds, taken once (a CAS delete: a replay, or a race between replicas, finds it
+   * gone), only by its own principal at the same view, within `answerTimeoutMs`, and only with
+   * answers that fit it (else it stays, for a better answer).
+   */
+  const take = async <T extends { principal: string; view?: string | undefined }>(
+    kind: "held" | "prompt",
+    key: string,
+    schema: z.ZodType<T>,
+    asker: { principal: string; view: string | undefined },
+    answers: (value: T) => { ok: true } | { ok: false; message: string },
+    again: string,
+  ): Promise<{ ok: true; value: T } | { ok: false; message: string }> => {
+    const gone = {
+      ok: false as const,
+      message: `Invalid params: requestState names nothing waiting for this client's answer (answered already, expired after ${Math.round(deps.answerTimeoutMs / 1000)} s, or not this client's); ${again}`,
+    };
+    if (!/^[A-Za-z0-9_-]{32}$/.test(key)) return gone;
+    const entry = await kv.get(`${kind}.${key}`);
+    if (entry?.operation !== "PUT" || entry.created.getTime() + deps.answerTimeoutMs <= Date.now())
+      return gone;
+    const parsed = schema.safeParse(entry.json());
+    if (!parsed.success || !belongsTo(parsed.data, asker)) return gone;
+    const fits = answers(parsed.data);
+    if (!fits.ok) return fits;
+    const taken = await kv.delete(`${kind}.${key}`, { previousSeq: entry.revision }).then(
+      () => true,
+      () => false,
+    );
+    return taken ? { ok: true, value: parsed.data } : gone;
+  };
+  const answerListeners: Array<
+    (callId: string, relayId: string, responses: Record<string, unknown>) => void
+  > = [];
   const subscriptions: Subscription[] = [
     bus.nc.subscribe(names.gatewaySessionClosed, {
       callback: (error, msg) => {
@@ -104,9 +160,9 @@ export async function openSessionStore(deps: {
             messages?: unknown;
             held?: { callId?: unknown; relayId?: unknown; answer?: unknown };
           }>();
-          // An answer to an elicitation handed back to a 2026-07-28 client (no session).
+          // The answers to a round handed back to a 2026-07-28 client (no session).
           if (held !== undefined) {
-            const answer = CallElicitationResultSchema.safeParse(held.answer);
+            const answer = CallInputResultSchema.shape.responses.safeParse(held.answer);
             const { callId, relayId } = held;
             if (!answer.success || typeof callId !== "string" || typeof relayId !== "string") return;
             for (const listener of answerListeners) listener(callId, relayId, answer.data);
@@ -222,34 +278,24 @@ export async function openSessionStore(deps: {
       }
       return false;
     },
-    forwardAnswer(callId, relayId, answer) {
-      bus.nc.publish(names.gatewayResponses, JSON.stringify({ held: { callId, relayId, answer } }));
+    forwardAnswer(callId, relayId, responses) {
+      bus.nc.publish(
+        names.gatewayResponses,
+        JSON.stringify({ held: { callId, relayId, answer: responses } }),
+      );
     },
     onAnswer(listener) {
       answerListeners.push(listener);
     },
-    async holdQuestion(question) {
-      const key = randomBytes(24).toString("base64url");
-      await kv.create(`held.${key}`, JSON.stringify(question));
-      return key;
+    holdQuestion: (question) => hold("held", question),
+    async takeQuestion(key, asker, answers) {
+      const taken = await take("held", key, HeldQuestionSchema, asker, answers, "call the tool again");
+      return taken.ok ? { ok: true, question: taken.value } : taken;
     },
-    async takeQuestion(key, asker) {
-      const gone = {
-        ok: false as const,
-        message: `Invalid params: requestState names no call waiting for this client's answer (answered already, expired after ${Math.round(deps.answerTimeoutMs / 1000)} s, or not this client's); call the tool again`,
-      };
-      if (!/^[A-Za-z0-9_-]{32}$/.test(key)) return gone;
-      const entry = await kv.get(`held.${key}`);
-      if (entry?.operation !== "PUT" || entry.created.getTime() + deps.answerTimeoutMs <= Date.now())
-        return gone;
-      const parsed = HeldQuestionSchema.safeParse(entry.json());
-      if (!parsed.success || !belongsTo(parsed.data, asker)) return gone;
-      // Taken once: a second answer (a replay, or a race between replicas) finds it gone.
-      const taken = await kv.delete(`held.${key}`, { previousSeq: entry.revision }).then(
-        () => true,
-        () => false,
-      );
-      return taken ? { ok: true, question: parsed.data } : gone;
+    holdPrompt: (prompt) => hold("prompt", prompt),
+    async takePrompt(key, asker, answers) {
+      const taken = await take("prompt", key, HeldPromptSchema, asker, answers, "get the prompt again");
+      return taken.ok ? { ok: true, prompt: taken.value } : taken;
     },
     stop() {
       for (const subscription of subscriptions) subscription.unsubscribe();

@@ -3,7 +3,7 @@ import type { KV } from "@nats-io/kv";
 import { type Bus, HOLD_GRACE_MS, heldCall, watchedRecord, watchedRequest } from "@toolbus/bus";
 import {
   CompleteResultSchema,
-  GetPromptResultSchema,
+  PromptsGetResultSchema,
   PromptsListResultSchema,
   ResourcesListResultSchema,
   ResourcesReadResultSchema,
@@ -84,11 +84,11 @@ export function promptsClient(bus: Bus, subjects: Subjects, timeoutMs: number): 
       });
       return result.prompts;
     },
-    get: (server, name, args) =>
+    get: (server, name, args, answers) =>
       bus.request(
         subjects.catalogPromptsGet,
-        { server, name, ...(args !== undefined ? { arguments: args } : {}) },
-        GetPromptResultSchema,
+        { server, name, ...(args !== undefined ? { arguments: args } : {}), ...answers },
+        PromptsGetResultSchema,
         { timeoutMs },
       ),
     complete: (request) =>

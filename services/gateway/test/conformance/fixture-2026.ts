@@ -11,8 +11,9 @@
  * What the SDK does here, not this file: `server/discover`, the per-request `_meta` checks, the
  * refusal of 2025 requests, the `Mcp-Param-*` header checks (only for an `McpServer`'s registered
  * tools), the log-level filter of `ctx.mcpReq.log` (by the request's
- * `io.modelcontextprotocol/logLevel`; nothing when it names none), `subscriptions/listen`, and the
- * HMAC check of an echoed requestState (createRequestStateCodec; a bad one is -32602).
+ * `io.modelcontextprotocol/logLevel`; nothing when it names none), `subscriptions/listen`, the
+ * -32021 refusal (HTTP 400) of an input request the request's clientCapabilities do not cover,
+ * and the HMAC check of an echoed requestState (createRequestStateCodec; a bad one is -32602).
  *
  * Run: `node --import tsx fixture-2026.ts [--port N]`; prints `LISTENING <url>`.
  */

@@ -3,7 +3,9 @@
  * the gateway in `naming = "conditional"` mode: every scenario that passes directly passes
  * through the gateway, except the known gaps in suite.ts (which must still fail, or the list is
  * stale). `run.sh` does the same and prints the table. Then the suite's 2026-07-28 scenarios
- * through the same gateway: every one passes but the known gaps (which must still fail).
+ * through the same gateway: every one passes but the known gaps (which must still fail). Behind
+ * the gateway are two upstreams: the 2025 fixture (stdio) and the 2026-07-28-only fixture
+ * (fixture-2026.ts, streamable HTTP) with what the 2026 scenarios ask of a server beyond it.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Stack, tomlFor } from "../support/stack.js";
@@ -11,13 +13,16 @@ import {
   compare,
   fixtureCommand,
   KNOWN_GAPS_2026,
+  type RunningFixture,
   runSuite,
   type SuiteRun,
+  startFixture2026Http,
   startFixtureHttp,
 } from "./suite.js";
 
 let direct: SuiteRun;
 let stack: Stack;
+let fixture2026: RunningFixture;
 
 beforeAll(async () => {
   const fixture = await startFixtureHttp();
@@ -27,11 +32,19 @@ beforeAll(async () => {
     await fixture.stop();
   }
   const { command, args } = fixtureCommand();
-  stack = await Stack.start("conformance", tomlFor([{ name: "fixture", command, args }]));
+  fixture2026 = await startFixture2026Http();
+  stack = await Stack.start(
+    "conformance",
+    tomlFor([
+      { name: "fixture", command, args },
+      { name: "fixture_2026", url: fixture2026.url },
+    ]),
+  );
 }, 400_000);
 
 afterAll(async () => {
   await stack?.close();
+  await fixture2026?.stop();
 });
 
 it("passes through the gateway every conformance scenario the fixture passes directly", async () => {

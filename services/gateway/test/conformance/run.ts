@@ -1,15 +1,16 @@
 /**
  * `run.sh`: the conformance suite against the fixture directly, then through a toolbus gateway
- * (`naming = "conditional"`, catalog and dispatcher as processes, the fixture as a stdio server
- * behind them), and a table comparing the two. Exit 1 when a scenario that passes directly
- * fails through the gateway (other than a known gap), or a known gap passes after all.
+ * (`naming = "conditional"`, catalog and dispatcher as processes, behind them the fixture as a
+ * stdio server and the 2026-07-28-only fixture over streamable HTTP), and a table comparing the
+ * two. Exit 1 when a scenario that passes directly fails through the gateway (other than a known
+ * gap), or a known gap passes after all.
  * Needs NATS with JetStream at NATS_URL (default nats://127.0.0.1:4222).
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Stack, tomlFor } from "../support/stack.js";
-import { compare, fixtureCommand, runSuite, startFixtureHttp } from "./suite.js";
+import { compare, fixtureCommand, runSuite, startFixture2026Http, startFixtureHttp } from "./suite.js";
 
 const { values } = parseArgs({ options: { out: { type: "string" } }, strict: true });
 process.env.NATS_URL ||= "nats://127.0.0.1:4222";
@@ -23,7 +24,17 @@ const direct = await runSuite(fixture.url, out ? { outputDir: join(out, "direct"
 );
 
 const { command, args } = fixtureCommand();
-const stack = await Stack.start("conformance", tomlFor([{ name: "fixture", command, args }]));
+const fixture2026 = await startFixture2026Http();
+const stack = await Stack.start(
+  "conformance",
+  tomlFor([
+    { name: "fixture", command, args },
+    { name: "fixture_2026", url: fixture2026.url },
+  ]),
+).catch(async (error: unknown) => {
+  await fixture2026.stop();
+  throw error;
+});
 let gateway: Awaited<ReturnType<typeof runSuite>>;
 try {
   const running = await stack.gateway({ naming: "conditional" });
@@ -31,6 +42,7 @@ try {
   gateway = await runSuite(`${running.url}/mcp`, out ? { outputDir: join(out, "gateway") } : {});
 } finally {
   await stack.close();
+  await fixture2026.stop();
 }
 
 const { rows, regressions, staleGaps } = compare(direct.results, gateway.results);

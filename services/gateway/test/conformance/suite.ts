@@ -23,6 +23,8 @@ function cliOf(name: string): string {
   return join(dirname(require.resolve(`${name}/package.json`, { paths: [GATEWAY_ROOT] })), "dist/index.js");
 }
 const FIXTURE = fileURLToPath(new URL("./fixture-server.ts", import.meta.url));
+/** The 2026-07-28-only fixture (streamable HTTP): what the 2026 scenarios ask of a server beyond FIXTURE. */
+const FIXTURE_2026 = fileURLToPath(new URL("./fixture-2026.ts", import.meta.url));
 
 /**
  * Scenarios that fail through the gateway for a reason outside it. The conformance test fails
@@ -130,14 +132,35 @@ export function fixtureCommand(): { command: string; args: string[] } {
 }
 
 /** The fixture over streamable HTTP on a free port. */
-export async function startFixtureHttp(): Promise<{ url: string; stop(): Promise<void> }> {
+export function startFixtureHttp(): Promise<RunningFixture> {
   const { command, args } = fixtureCommand();
-  const child = spawn(command, [...args, "--http"], { stdio: ["ignore", "pipe", "pipe"] });
+  return startListening("the fixture", command, [...args, "--http"]);
+}
+
+/** The 2026-07-28-only fixture (fixture-2026.ts) over streamable HTTP on a free port. */
+export function startFixture2026Http(): Promise<RunningFixture> {
+  return startListening("the 2026 fixture", process.execPath, [
+    "--import",
+    pathToFileURL(require.resolve("tsx")).href,
+    FIXTURE_2026,
+    "--port",
+    "0",
+  ]);
+}
+
+export interface RunningFixture {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Spawns a fixture and resolves once it prints `LISTENING <url>`. */
+async function startListening(label: string, command: string, args: string[]): Promise<RunningFixture> {
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
   const url = await new Promise<string>((resolve, reject) => {
     let buffer = "";
     let stderr = "";
     const timer = setTimeout(
-      () => reject(new Error(`the fixture did not start within 20 s: ${stderr}`)),
+      () => reject(new Error(`${label} did not start within 20 s: ${stderr}`)),
       20_000,
     );
     child.stdout.on("data", (chunk: Buffer) => {
@@ -153,7 +176,7 @@ export async function startFixtureHttp(): Promise<{ url: string; stop(): Promise
     });
     child.once("exit", (code) => {
       clearTimeout(timer);
-      reject(new Error(`the fixture exited with ${code}: ${stderr}`));
+      reject(new Error(`${label} exited with ${code}: ${stderr}`));
     });
   });
   return {

@@ -43,18 +43,19 @@ export function natsUrl(): string {
   return url;
 }
 
-/** One `[mcp_servers.<name>]` table. */
-export interface ServerSpec {
+/** One `[mcp_servers.<name>]` table: a stdio server (`command`, `args`) or a streamable HTTP one (`url`). */
+export type ServerSpec = {
   name: string;
-  command: string;
-  args: readonly string[];
   approvalMode?: "approve" | "prompt" | "auto" | "writes";
-}
+} & ({ command: string; args: readonly string[] } | { url: string });
 
 export function tomlFor(servers: readonly ServerSpec[], extra = ""): string {
   const tables = servers.map(
     (server) =>
-      `[mcp_servers.${server.name}]\ncommand = ${JSON.stringify(server.command)}\nargs = ${JSON.stringify(server.args)}\n` +
+      `[mcp_servers.${server.name}]\n` +
+      ("url" in server
+        ? `url = ${JSON.stringify(server.url)}\n`
+        : `command = ${JSON.stringify(server.command)}\nargs = ${JSON.stringify(server.args)}\n`) +
       `default_tools_approval_mode = ${JSON.stringify(server.approvalMode ?? "approve")}\n`,
   );
   return `${tables.join("\n")}\n${extra}`;

@@ -27,6 +27,7 @@ import { z } from "zod";
 import { autoAnswer } from "../../core/elicitation-rules.js";
 import { initializeRefusalMessage, jsonRpcRefusalIn } from "../../core/initialize-refusal.js";
 import { oversizedFor } from "../../core/mcp-errors.js";
+import { McpParamMirror } from "../../core/mcp-param-headers.js";
 import { type Page, paginate } from "../../core/pagination.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
 import { StderrTail, withStderrReason } from "../../core/stderr-reason.js";
@@ -132,6 +133,8 @@ export class McpConnection implements McpSession {
   private readonly cap: MessageCap;
   private readonly router: CallRouter;
   private readonly policy: Partial<PolicySettings>;
+  /** A 2026-07-28 server's x-mcp-header annotations, from its last listing. */
+  private readonly mcpParams = new McpParamMirror();
 
   constructor(
     private readonly spec: ConnectSpec,
@@ -222,10 +225,12 @@ export class McpConnection implements McpSession {
   }
 
   async listTools(timeoutMs: number, maxItems?: number): Promise<unknown[]> {
-    return this.listAll("tools/list", "tools", timeoutMs, {
+    const tools = await this.listAll("tools/list", "tools", timeoutMs, {
       firstPageOnly: this.negotiatedProtocol === LEGACY_PROTOCOL,
       ...(maxItems ? { maxItems } : {}),
     });
+    if (this.modern) this.mcpParams.listed(tools);
+    return tools;
   }
 
   async listResources(timeoutMs: number): Promise<unknown[]> {
@@ -308,7 +313,9 @@ export class McpConnection implements McpSession {
     if (this.modern) {
       const abort = childAbort(options.signal);
       try {
-        return await callModern(this.modern, params, { ...options, signal: abort.signal }).catch(
+        // Annotated arguments go in Mcp-Param-* headers too (core/mcp-param-headers.ts).
+        const headers = this.mcpParams.headersFor(params.name, params.arguments);
+        return await callModern(this.modern, params, { ...options, signal: abort.signal, headers }).catch(
           inWordsOf("tools/call"),
         );
       } finally {

@@ -105,6 +105,8 @@ export async function callModern(
     signal?: AbortSignal;
     relay: ServerRequestRelay;
     onProgress?: (progress: Record<string, unknown>) => void;
+    /** HTTP headers of the call's every round: its `Mcp-Param-*` headers. */
+    headers?: Record<string, string>;
   },
 ): Promise<Record<string, unknown>> {
   let answers: { inputResponses: Record<string, unknown>; requestState?: string } | undefined;
@@ -116,6 +118,7 @@ export async function callModern(
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onProgress ? { onprogress: (progress) => options.onProgress?.({ ...progress }) } : {}),
         allowInputRequired: true,
+        ...(options.headers ? { headers: options.headers } : {}),
       },
     )) as Record<string, unknown>;
     if (result.resultType !== "input_required") return result;

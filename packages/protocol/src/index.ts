@@ -7,6 +7,7 @@ export * from "./citations/index.js";
 export * from "./envelope.js";
 export * from "./errors.js";
 export * from "./http-status.js";
+export * from "./mcp-param-headers.js";
 export * from "./naming/index.js";
 export * from "./principal.js";
 export * from "./principal-authority.js";

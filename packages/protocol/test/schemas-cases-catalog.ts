@@ -340,7 +340,13 @@ export const CATALOG_CASES: MessageCases = {
       inputRequests: { context: { method: "elicitation/create", params: { message: "Which context?" } } },
       requestState: "opaque-server-state",
     },
-    invalid: [["neither a prompt nor questions", { resultType: "input_required" }, "neither a prompt (messages) nor questions first (resultType input_required with inputRequests)"]],
+    invalid: [
+      [
+        "neither a prompt nor questions",
+        { resultType: "input_required" },
+        "neither a prompt (messages) nor questions first (resultType input_required with inputRequests)",
+      ],
+    ],
   },
   CompletionCompleteRequest: {
     valid: {

@@ -52,7 +52,7 @@ export async function serveModernHttp(
         return { tools: listed.items } as never;
       });
       server.setRequestHandler("tools/call", (request, ctx) => callTool(request.params, ctx, script(), logs));
-      // The SDK refuses handlers for a capability the server does not declare.
+      // The SDK refuses handlers for a capability the server does not declare (every request fails).
       if (current.resources === undefined) return server;
       server.setRequestHandler("resources/list", () => ({ resources: listedResources(script()) }) as never);
       server.setRequestHandler("resources/read", (request) => {

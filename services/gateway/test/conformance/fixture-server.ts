@@ -128,6 +128,16 @@ const TOOLS = [
     description: "Answers after a short pause (SSE polling).",
     inputSchema: NO_ARGUMENTS,
   },
+  {
+    // 2026-07-28's http-custom-header-server-validation calls the first tool with one (SEP-2243).
+    name: "test_custom_header",
+    description: "Echoes its arguments; a client mirrors region into the Mcp-Param-Region header.",
+    inputSchema: {
+      type: "object",
+      properties: { region: { type: "string", "x-mcp-header": "Region" } },
+      required: ["region"],
+    },
+  },
 ];
 
 const RESOURCES = [
@@ -318,6 +328,7 @@ function buildServer(): Server {
           : text(`Elicitation completed: action=${answer.action}, content=${content}`);
       }
       case "json_schema_2020_12_tool":
+      case "test_custom_header":
         return text(`Received: ${JSON.stringify(args)}`);
       case "test_reconnection":
         await sleep(100);

@@ -45,8 +45,6 @@ const SERVER_KEYED_INPUTS =
 export const KNOWN_GAPS_2026: Readonly<Record<string, string>> = {
   "server-stateless":
     "calls diagnostic tools the fixture does not list (test_missing_capability, test_streaming_elicitation, test_logging_tool)",
-  "http-custom-header-server-validation":
-    "needs a tool whose inputSchema has x-mcp-header annotations: the fixture has none, and toolbus does not mirror Mcp-Param-* headers yet",
   "input-required-result-basic-elicitation": SERVER_KEYED_INPUTS,
   "input-required-result-basic-sampling": SERVER_KEYED_INPUTS,
   "input-required-result-basic-list-roots": SERVER_KEYED_INPUTS,

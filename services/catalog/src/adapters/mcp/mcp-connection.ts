@@ -28,6 +28,7 @@ import { capabilitiesForServer } from "../../core/caller-capabilities.js";
 import { autoAnswer } from "../../core/elicitation-rules.js";
 import { initializeRefusalMessage, jsonRpcRefusalIn } from "../../core/initialize-refusal.js";
 import { oversizedFor } from "../../core/mcp-errors.js";
+import { McpParamMirror } from "../../core/mcp-param-headers.js";
 import { type Page, paginate } from "../../core/pagination.js";
 import { StderrLimiter, type StderrOutput } from "../../core/stderr-limit.js";
 import { StderrTail, withStderrReason } from "../../core/stderr-reason.js";
@@ -134,6 +135,8 @@ export class McpConnection implements McpSession {
   private readonly cap: MessageCap;
   private readonly router: CallRouter;
   private readonly policy: Partial<PolicySettings>;
+  /** A 2026-07-28 server's x-mcp-header annotations, from its last listing. */
+  private readonly mcpParams = new McpParamMirror();
 
   constructor(
     private readonly spec: ConnectSpec,
@@ -224,10 +227,12 @@ export class McpConnection implements McpSession {
   }
 
   async listTools(timeoutMs: number, maxItems?: number): Promise<unknown[]> {
-    return this.listAll("tools/list", "tools", timeoutMs, {
+    const tools = await this.listAll("tools/list", "tools", timeoutMs, {
       firstPageOnly: this.negotiatedProtocol === LEGACY_PROTOCOL,
       ...(maxItems ? { maxItems } : {}),
     });
+    if (this.modern) this.mcpParams.listed(tools);
+    return tools;
   }
 
   async listResources(timeoutMs: number): Promise<unknown[]> {
@@ -326,9 +331,12 @@ export class McpConnection implements McpSession {
       const abort = childAbort(options.signal);
       const { clientCapabilities, ...rest } = options;
       try {
+        // Annotated arguments go in Mcp-Param-* headers too (core/mcp-param-headers.ts).
+        const headers = this.mcpParams.headersFor(params.name, params.arguments);
         return await callModern(this.modern, params, {
           ...rest,
           signal: abort.signal,
+          headers,
           ...(clientCapabilities
             ? { clientCapabilities: capabilitiesForServer(CLIENT_CAPABILITIES, clientCapabilities) }
             : {}),

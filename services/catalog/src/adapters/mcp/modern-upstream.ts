@@ -109,6 +109,8 @@ export async function callModern(
     onProgress?: (progress: Record<string, unknown>) => void;
     /** What the caller can answer (narrowed already); absent: toolbus's own capabilities. */
     clientCapabilities?: Record<string, unknown>;
+    /** HTTP headers of the call's every round: its `Mcp-Param-*` headers. */
+    headers?: Record<string, string>;
   },
 ): Promise<Record<string, unknown>> {
   // The SDK's own envelope keys yield to ones the request sets.
@@ -124,6 +126,7 @@ export async function callModern(
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onProgress ? { onprogress: (progress) => options.onProgress?.({ ...progress }) } : {}),
         allowInputRequired: true,
+        ...(options.headers ? { headers: options.headers } : {}),
       },
     )) as Record<string, unknown>;
     if (result.resultType !== "input_required") return result;

@@ -47,6 +47,7 @@ import {
 } from "../../core/held-calls.js";
 import { JsonRpcCode } from "../../core/jsonrpc-errors.js";
 import { requestLogLevel } from "../../core/log-level.js";
+import { paramHeaderRefusal } from "../../core/mcp-param-headers.js";
 import { callThread } from "../../core/session-threads.js";
 import { declaresTasks, TASKS_EXTENSION } from "../../core/tasks.js";
 import { callTool, resumeCall, type ToolCallDeps } from "../../handlers/tools-call.js";
@@ -210,6 +211,16 @@ export function modernEdge(deps: ModernEdgeDeps): ModernEdge {
   );
   return {
     async serve(request, body, principal, raw) {
+      // Mcp-Param-* headers against the listed tool's annotations (core/mcp-param-headers.ts).
+      const listing = async () => (await deps.endpoint.ports.catalog.current()).tools;
+      const refused = await paramHeaderRefusal(body, request.headers, listing);
+      if (refused) {
+        logger.debug({ error: refused.body.error }, "refused an MCP request (2026-07-28)");
+        raw
+          .writeHead(refused.status, { "content-type": "application/json" })
+          .end(JSON.stringify(refused.body));
+        return;
+      }
       const left = new AbortController();
       raw.once("close", () => {
         if (!raw.writableFinished) left.abort(new Error("the MCP client closed the connection"));

@@ -266,6 +266,8 @@ export class RequestFailure extends Error {
   constructor(
     readonly code: number,
     message: string,
+    /** The JSON-RPC error's `data`, when it has some. */
+    readonly data?: Record<string, unknown>,
   ) {
     super(message);
     this.name = "RequestFailure";

@@ -64,7 +64,11 @@ afterAll(async () => {
 async function call(
   params: Record<string, unknown>,
   capabilities: Record<string, unknown> = { elicitation: {}, sampling: {}, roots: {} },
-): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
+): Promise<{
+  status: number;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
+}> {
   const response = await fetch(`${gateway.url}/mcp`, {
     method: "POST",
     headers: {
@@ -98,7 +102,7 @@ async function call(
         .at(-1)
         ?.slice("data: ".length) ?? "{}")
     : text;
-  return JSON.parse(last) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
+  return { status: response.status, ...JSON.parse(last) };
 }
 
 /** What the server answered once it had its answers: the requestState it got back, and the answers. */
@@ -155,9 +159,30 @@ describe("a 2026-07-28 client", () => {
     const told = (await server.calls()).slice(before).map((line) => line.clientCapabilities);
     expect(told).toEqual([{ sampling: {} }, { elicitation: { url: {} }, roots: { listChanged: false } }]);
   });
+
+  it("gets the server's refusal when it did not declare what the server needs (-32021, HTTP 400)", async () => {
+    const refused = await call({}, { elicitation: {} });
+    expect({ status: refused.status, code: refused.error?.code, data: refused.error?.data }).toEqual({
+      status: 400,
+      code: -32021,
+      data: { requiredCapabilities: expect.objectContaining({ sampling: {} }) },
+    });
+  });
 });
 
 describe("a 2025 client", () => {
+  it("reads the server's refusal when it did not declare what the server needs", async () => {
+    const client = await mcpClient(gateway, { capabilities: { elicitation: { form: {} } } });
+    clients.push(client);
+    const result = await client.callTool({ name: "modern__survey", arguments: {} });
+    expect({ isError: result.isError, text: (result.content as Array<{ text: string }>)[0]?.text }).toEqual({
+      isError: true,
+      text: expect.stringMatching(
+        /^MCP server modern did not run the tool: the calling MCP client must declare .*sampling/,
+      ),
+    });
+  });
+
   it("is asked each of the server's questions as a request; roots are not its to give", async () => {
     const client = await mcpClient(gateway, {
       capabilities: { elicitation: { form: {} }, sampling: {}, roots: {} },

@@ -236,6 +236,17 @@ export const PromptsGetResultSchema = z.union([InputRequiredResultSchema, GetPro
 });
 export type PromptsGetResult = z.infer<typeof PromptsGetResultSchema>;
 
+/**
+ * A 2026-07-28 server refused a call for want of a capability its caller did not declare
+ * (MCP -32021): toolbus carries the refusal as an error result (the server's words, for a model)
+ * with the capabilities under this `_meta` key, so an edge serving that revision answers the
+ * client as the server did.
+ */
+export const REQUIRED_CLIENT_CAPABILITIES_META = "toolbus/requiredClientCapabilities";
+
+/** MCP 2026-07-28's MissingRequiredClientCapability error code. */
+export const MISSING_CLIENT_CAPABILITY_CODE = -32021;
+
 /** Whether a result asks first (`input_required`) rather than answers. */
 export function asksFirst(result: Record<string, unknown>): result is InputRequiredResult {
   return result.resultType === "input_required";

@@ -15,6 +15,7 @@ import {
   McpConnection,
   type McpConnectionEvents,
 } from "../adapters/mcp/mcp-connection.js";
+import { capabilityRefusal } from "../core/capability-refusal.js";
 import type { ServerEntry, ServerState } from "../core/catalog-entry.js";
 import { instanceKey, poolFullMessage } from "../core/instance-key.js";
 import { errorChain, isOversized, isRequestTimeout, oversizedText } from "../core/mcp-errors.js";
@@ -359,6 +360,9 @@ export class ServerConnector implements OwnedServer {
           message: `tool call cancelled for \`${server}/${request.tool}\`: ${cancelReason(request.signal)}`,
         };
       }
+      // The server's answer about this caller (it lacks a capability), not a failure.
+      const refused = capabilityRefusal(error, server);
+      if (refused) return { kind: "ok", result: refused };
       const context = `tool call failed for \`${server}/${request.tool}\``;
       if (isRequestTimeout(error)) {
         return {

@@ -4,7 +4,7 @@
  * content, isError) whenever the model projection still stands for it; otherwise (no server
  * result, or a PostToolUse hook replaced what the model sees) the projection is mapped.
  */
-import type { ContentItem, ToolCallReply } from "@toolbus/protocol";
+import { type ContentItem, REQUIRED_CLIENT_CAPABILITIES_META, type ToolCallReply } from "@toolbus/protocol";
 
 export type McpContent =
   | { type: "text"; text: string }
@@ -18,6 +18,24 @@ export interface McpCallResult {
   isError?: boolean;
   _meta?: Record<string, unknown>;
   [key: string]: unknown;
+}
+
+/**
+ * The capabilities a 2026-07-28 server refused the call for want of (its -32021, as the
+ * connector carries it: an error result naming them in `_meta`), with the server's words;
+ * undefined for any other reply. A 2026-07-28 client gets the server's error back; any other
+ * reads the error result.
+ */
+export function refusedForCapabilities(
+  reply: ToolCallReply,
+): { message: string; requiredCapabilities: Record<string, unknown> } | undefined {
+  const required =
+    reply.result?.isError === true ? reply.result._meta?.[REQUIRED_CLIENT_CAPABILITIES_META] : undefined;
+  if (required === null || typeof required !== "object" || Array.isArray(required)) return undefined;
+  const [first] = reply.result?.content ?? [];
+  const message =
+    first?.type === "text" && typeof first.text === "string" ? first.text : "missing client capability";
+  return { message, requiredCapabilities: required as Record<string, unknown> };
 }
 
 export function mcpCallResult(reply: ToolCallReply): McpCallResult {

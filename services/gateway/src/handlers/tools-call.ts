@@ -34,6 +34,7 @@ import {
   type CallSamplingRequest,
   type CallSamplingResult,
   ElicitationParamsSchema,
+  MISSING_CLIENT_CAPABILITY_CODE,
   type ResourceToolName,
   SamplingParamsSchema,
   type ToolCallRequest,
@@ -42,7 +43,7 @@ import {
 import { clientTraceContext, withCallSpan } from "../call-trace.js";
 import { mayAnswerApproval, requesterOf } from "../core/approval-authority.js";
 import { approvalChoice, approvalElicitation } from "../core/approval-elicitation.js";
-import { type McpCallResult, mcpCallResult } from "../core/call-result.js";
+import { type McpCallResult, mcpCallResult, refusedForCapabilities } from "../core/call-result.js";
 import {
   type ClientQuestion,
   ELICITATION_KEY,
@@ -265,7 +266,16 @@ async function runCall(
       abortion(client.signal),
       ...(handedBack ? [handedBack.then((question) => ({ handBack: question }))] : []),
     ]);
-    if (!("handBack" in outcome)) return mcpCallResult(outcome);
+    if (!("handBack" in outcome)) {
+      // A 2026-07-28 client gets its server's refusal as the server gave it (-32021).
+      const refused = client.handBack === undefined ? undefined : refusedForCapabilities(outcome);
+      if (refused) {
+        throw new RequestFailure(MISSING_CLIENT_CAPABILITY_CODE, refused.message, {
+          requiredCapabilities: refused.requiredCapabilities,
+        });
+      }
+      return mcpCallResult(outcome);
+    }
     handedOff = true;
     const traceContext: Record<string, string> = {};
     propagation.inject(trace.setSpan(client.traceContext, span), traceContext);

@@ -33,29 +33,12 @@ const FIXTURE_2026 = fileURLToPath(new URL("./fixture-2026.ts", import.meta.url)
  */
 export const KNOWN_GAPS: Readonly<Record<string, string>> = {};
 
-/** Why 2026-07-28 input_required scenarios do not pass through toolbus with this fixture. */
-const SERVER_KEYED_INPUTS =
-  "needs a 2026-07-28 server's own test_input_required_result_* tools and the inputRequests keys it chooses; the fixture is a 2025 server, and toolbus hands a server's question back under its own key";
-
 /**
- * The 2026-07-28 scenarios that fail through the gateway, each for its reason; every other one
- * passes (the fixture is a 2025 server: the gateway serves the 2026 client in front of it). The
- * test fails when one of these passes after all (the list cannot go stale).
+ * The 2026-07-28 scenarios that fail through the gateway, each for its reason (none now: the
+ * gateway serves both fixtures, the 2025 one and the 2026-07-28 one). The test fails when one of
+ * these passes after all (the list cannot go stale).
  */
-export const KNOWN_GAPS_2026: Readonly<Record<string, string>> = {
-  "server-stateless":
-    "calls diagnostic tools the fixture does not list (test_missing_capability, test_streaming_elicitation, test_logging_tool)",
-  "input-required-result-basic-elicitation": SERVER_KEYED_INPUTS,
-  "input-required-result-basic-sampling": SERVER_KEYED_INPUTS,
-  "input-required-result-basic-list-roots": SERVER_KEYED_INPUTS,
-  "input-required-result-request-state": SERVER_KEYED_INPUTS,
-  "input-required-result-multiple-input-requests": SERVER_KEYED_INPUTS,
-  "input-required-result-multi-round": SERVER_KEYED_INPUTS,
-  "input-required-result-non-tool-request": SERVER_KEYED_INPUTS,
-  "input-required-result-result-type": SERVER_KEYED_INPUTS,
-  "input-required-result-tampered-state": SERVER_KEYED_INPUTS,
-  "input-required-result-capability-check": SERVER_KEYED_INPUTS,
-};
+export const KNOWN_GAPS_2026: Readonly<Record<string, string>> = {};
 
 export interface ScenarioResult {
   scenario: string;

@@ -518,7 +518,7 @@ async function failuresAsErrors<T>(work: () => Promise<T>, logger: Logger): Prom
   try {
     return await work();
   } catch (error) {
-    if (error instanceof RequestFailure) throw new ProtocolError(error.code, error.message);
+    if (error instanceof RequestFailure) throw new ProtocolError(error.code, error.message, error.data);
     logger.error({ err: error }, "an MCP request failed (2026-07-28)");
     throw error;
   }

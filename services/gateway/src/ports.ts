@@ -77,9 +77,10 @@ export interface CallRelaySinks {
   /**
    * A 2026-07-28 server's round of questions: resolves with the client's answers by the server's
    * keys, or throws a `WireError` (the connector then answers what it can itself: declines,
-   * empty roots; a sampling request fails the call).
+   * empty roots; a sampling request fails the call). None for a client that can answer nothing:
+   * the connector, finding no listener, does so at once.
    */
-  input(request: CallInputRequest): Promise<CallInputResult>;
+  input?(request: CallInputRequest): Promise<CallInputResult>;
 }
 
 export interface CallRelayPort {

@@ -207,10 +207,16 @@ async function runCall(
     },
     ...(elicitationSink ? { elicitation: elicitationSink } : {}),
     sampling: (relayed) => relaySampling(relayed, client, deps.answerTimeoutMs, logger),
-    input: (relayed) =>
-      client.handBack === undefined
-        ? answerQuestionByQuestion(relayed, client, elicit, deps.answerTimeoutMs, logger)
-        : handRoundBack(relayed, askRound, deps.answerTimeoutMs),
+    // A 2025 client that can answer neither elicitations nor sampling is not listened for: the
+    // connector, finding no one, answers the round as this would (declines, empty roots).
+    ...(client.handBack !== undefined
+      ? { input: (relayed: CallInputRequest) => handRoundBack(relayed, askRound, deps.answerTimeoutMs) }
+      : elicitationSink !== undefined || supportsSampling(client.capabilities)
+        ? {
+            input: (relayed: CallInputRequest) =>
+              answerQuestionByQuestion(relayed, client, elicit, deps.answerTimeoutMs, logger),
+          }
+        : {}),
   });
 
   const approvalAsks = new Map<string, AbortController>();

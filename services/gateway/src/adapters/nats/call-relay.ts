@@ -75,7 +75,7 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
       const loggingSubject = subjects.callRelay(callId, server, "logging");
       progressSinks.set(progressSubject, sinks);
       loggingSinks.set(loggingSubject, sinks);
-      const elicitation = sinks.elicitation;
+      const { elicitation, input } = sinks;
       const questions = openQuestions(callId);
       const requests = [
         // Two subscription changes per call the NATS server applies: only when the client can answer.
@@ -93,11 +93,15 @@ export function callRelayListener(nc: NatsConnection, subjects: Subjects, logger
             if (!error) void answerOrFail(msg, CallSamplingRequestSchema, questions, sinks.sampling, logger);
           },
         }),
-        nc.subscribe(subjects.callRelay(callId, server, "input"), {
-          callback: (error, msg) => {
-            if (!error) void answerOrFail(msg, CallInputRequestSchema, questions, sinks.input, logger);
-          },
-        }),
+        ...(input
+          ? [
+              nc.subscribe(subjects.callRelay(callId, server, "input"), {
+                callback: (error, msg) => {
+                  if (!error) void answerOrFail(msg, CallInputRequestSchema, questions, input, logger);
+                },
+              }),
+            ]
+          : []),
       ];
       return () => {
         if (progressSinks.get(progressSubject) === sinks) progressSinks.delete(progressSubject);

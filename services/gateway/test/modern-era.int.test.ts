@@ -222,12 +222,25 @@ describe("a v2 client pinned to 2026-07-28", () => {
     });
   });
 
-  it("is not put its server's sampling request, and the server is told why", async () => {
-    const client = await modernClient();
-    const result = await client.callTool({ name: "open__sample", arguments: {} });
-    expect(JSON.stringify(result.content)).toContain(
-      "toolbus does not put open's sampling/createMessage to an MCP 2026-07-28 client (that revision deprecates sampling)",
+  it("answers its 2025 server's sampling request put to it as input_required; one that cannot sample is not asked", async () => {
+    const sampler = new Client(
+      { name: "v2-sampler", version: "1.0.0" },
+      { capabilities: { sampling: {} }, versionNegotiation: { mode: { pin: MODERN } } },
     );
+    const asked: unknown[] = [];
+    sampler.setRequestHandler("sampling/createMessage", async (request) => {
+      asked.push(request.params.messages);
+      return { role: "assistant", content: { type: "text", text: "hi from 2026" }, model: "m" } as never;
+    });
+    await sampler.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
+    clients.push(sampler);
+    const sampled = await sampler.callTool({ name: "open__sample", arguments: {} });
+    const refused = await (await modernClient()).callTool({ name: "open__sample", arguments: {} });
+    expect({ sampled: sampled.content, asked, refused: JSON.stringify(refused.content) }).toEqual({
+      sampled: [{ type: "text", text: "hi from 2026" }],
+      asked: [[{ role: "user", content: { type: "text", text: "Say hi" } }]],
+      refused: expect.stringContaining("did not declare the sampling capability"),
+    });
   });
 
   it("gets its server's log messages at the level its request names, and none when it names none", async () => {

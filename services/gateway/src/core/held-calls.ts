@@ -3,7 +3,7 @@
  * may answer, or its server's questions during the call, put in an `input_required` result
  * instead of requests in the middle of the call. A server's questions are a round: a 2026-07-28
  * server's `inputRequests` under the keys it chose, passed through as they are; a 2025 server's
- * elicitation is a round of one (`elicitation`). The client holds only an unguessable key (its
+ * elicitation or sampling request is a round of one (`elicitation`, `sampling`). The client holds only an unguessable key (its
  * `requestState`; the server's own `requestState` never leaves toolbus); the call, who may
  * answer and the question stay in the gateway's store (adapters/nats/session-store.ts), so
  * nothing the client echoes can be forged, and a key is taken once, so no answer can be
@@ -38,8 +38,9 @@ export type ClientQuestion =
 
 /** The approval's key in `inputRequests`, and so in the client's `inputResponses`. */
 export const APPROVAL_KEY = "approval";
-/** The key a 2025 server's elicitation is asked under (a round of one). */
+/** The keys a 2025 server's elicitation and sampling request are asked under (a round of one). */
 export const ELICITATION_KEY = "elicitation";
+export const SAMPLING_KEY = "sampling";
 
 const QuestionSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("approval"), approval: ApprovalRequestSchema }),
@@ -92,12 +93,19 @@ export function inputQuestion(relayed: RelayedRound): InputQuestion {
   return { kind: "input", relayId: relayed.relayId, requests: relayed.requests };
 }
 
-/** A 2025 server's elicitation, as a round of one. */
-export function elicitationRound(
+/** A 2025 server's elicitation or sampling request, as a round of one under its key. */
+export function singleRound(
   relayed: { callId: string; server: string; relayId: string },
+  method: "elicitation/create" | "sampling/createMessage",
   params: Record<string, unknown>,
 ): RelayedRound {
-  return { ...relayed, requests: { [ELICITATION_KEY]: { method: "elicitation/create", params } } };
+  const key = method === "elicitation/create" ? ELICITATION_KEY : SAMPLING_KEY;
+  return {
+    callId: relayed.callId,
+    server: relayed.server,
+    relayId: relayed.relayId,
+    requests: { [key]: { method, params } },
+  };
 }
 
 /**

@@ -33,6 +33,7 @@ import {
   type CallInputResult,
   type CallSamplingRequest,
   type CallSamplingResult,
+  CallSamplingResultSchema,
   ElicitationParamsSchema,
   MISSING_CLIENT_CAPABILITY_CODE,
   type ResourceToolName,
@@ -48,8 +49,9 @@ import {
   type ClientQuestion,
   ELICITATION_KEY,
   elicitationAnswer,
-  elicitationRound,
   type RelayedRound,
+  SAMPLING_KEY,
+  singleRound,
 } from "../core/held-calls.js";
 import { JsonRpcCode } from "../core/jsonrpc-errors.js";
 import { passesLogLevel } from "../core/log-level.js";
@@ -178,9 +180,20 @@ async function runCall(
     return answer;
   };
   const elicitationSink = elicitationRelay(client, elicit, logger, async (relayed) => {
-    const responses = await askRound(elicitationRound(relayed, relayed.request));
+    const responses = await askRound(singleRound(relayed, "elicitation/create", relayed.request));
     return elicitationAnswer(responses?.[ELICITATION_KEY]) ?? { action: "cancel" };
   });
+  /** A 2025 server's sampling request handed back to a 2026-07-28 client, as a round of one. */
+  const handSamplingBack = async (relayed: CallSamplingRequest & { relayId: string }) => {
+    const responses = await askRound(singleRound(relayed, "sampling/createMessage", relayed.request));
+    const answer = CallSamplingResultSchema.safeParse(responses?.[SAMPLING_KEY]);
+    if (answer.success) return answer.data;
+    throw new WireError(
+      "timeout",
+      `the MCP client did not answer ${relayed.server}'s sampling/createMessage within ${deps.answerTimeoutMs / 1000} s`,
+      { retryable: false },
+    );
+  };
   const stopRelay = ports.relay.open(callId, server, {
     progress(event) {
       if (client.progressToken === undefined || handedOff) return;
@@ -206,7 +219,7 @@ async function runCall(
       });
     },
     ...(elicitationSink ? { elicitation: elicitationSink } : {}),
-    sampling: (relayed) => relaySampling(relayed, client, deps.answerTimeoutMs, logger),
+    sampling: (relayed) => relaySampling(relayed, client, deps.answerTimeoutMs, logger, handSamplingBack),
     // A 2025 client that can answer neither elicitations nor sampling is not listened for: the
     // connector, finding no one, answers the round as this would (declines, empty roots).
     ...(client.handBack !== undefined
@@ -489,14 +502,9 @@ async function relaySampling(
   client: ClientChannel,
   answerTimeoutMs: number,
   logger: Logger,
+  /** A 2026-07-28 client's way: the request handed back as `input_required`. */
+  handBack?: (relayed: CallSamplingRequest & { relayId: string }) => Promise<CallSamplingResult>,
 ): Promise<CallSamplingResult> {
-  // 2026-07-28 deprecates sampling (SEP-2577): it is not handed back to a client of that era.
-  if (client.handBack !== undefined) {
-    throw new WireError(
-      "bad_request",
-      `toolbus does not put ${relayed.server}'s sampling/createMessage to an MCP 2026-07-28 client (that revision deprecates sampling); call the tool from a 2025-era client that supports sampling`,
-    );
-  }
   if (!supportsSampling(client.capabilities)) {
     throw new WireError(
       "bad_request",
@@ -510,6 +518,13 @@ async function relaySampling(
       "bad_request",
       `${relayed.server}'s sampling/createMessage offers the model tools, and the MCP client that called this tool did not declare sampling with tools (sampling.tools); call the tool from a client that supports it`,
     );
+  }
+  if (client.handBack !== undefined && handBack !== undefined) {
+    // A connector names every question it holds; one it does not name cannot be resumed.
+    if (relayed.relayId === undefined) {
+      throw new WireError("bad_request", "a sampling request without a relayId cannot be handed back");
+    }
+    return handBack({ ...relayed, relayId: relayed.relayId });
   }
   try {
     return await client.createMessage(relayed.request, { timeoutMs: answerTimeoutMs, signal: client.signal });

@@ -11,9 +11,9 @@
  * checked against the current catalog only. A question for the client during a call (its
  * approval, its server's questions: a 2026-07-28 server's under its own keys) is handed back as
  * `input_required` (core/held-calls.ts), and the client's answer resumes the call on any
- * replica; a client that takes tasks gets a task instead (modern-tasks.ts). A 2025 server's
- * sampling request is not put to these clients (the server gets an error saying so). List
- * results carry cache hints: `private` behind auth.
+ * replica; a client that takes tasks gets a task instead (modern-tasks.ts); a 2025 server's
+ * elicitation or sampling request is handed back as a round of one. List results carry cache
+ * hints: `private` behind auth.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";

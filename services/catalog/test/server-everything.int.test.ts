@@ -2,11 +2,13 @@
 // every tool it offers a client with toolbus's capabilities is in the catalog, correctly
 // named; its list_changed is followed; and an HTTP server that goes away is reconnected.
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  Client,
+  StreamableHTTPClientTransport,
+  type Tool,
+  type Transport,
+} from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { freePort } from "@toolbus/testkit";
 import { serverEverythingCommand } from "@toolbus/testkit/mcp-test-server";
 import { afterEach, describe, expect, it } from "vitest";
@@ -23,7 +25,7 @@ afterEach(async () => {
 async function listDirectly(transport: Transport): Promise<Tool[]> {
   const client = new Client({ name: "direct", version: "1.0.0" }, { capabilities: CLIENT_CAPABILITIES });
   let changed = false;
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  client.setNotificationHandler("notifications/tools/list_changed", () => {
     changed = true;
   });
   await client.connect(transport);

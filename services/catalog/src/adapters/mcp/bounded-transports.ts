@@ -11,9 +11,13 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { PassThrough } from "node:stream";
-import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  deserializeMessage,
+  type FetchLike,
+  type JSONRPCMessage,
+  serializeMessage,
+  type Transport,
+} from "@modelcontextprotocol/client";
 import { LineFramer, oversizedResponse, responseIdOf } from "../../core/message-size.js";
 import { markRelated } from "../../core/related-request.js";
 import { SseDataRewriter } from "../../core/sse-events.js";

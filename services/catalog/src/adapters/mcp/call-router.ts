@@ -5,7 +5,7 @@
  * core/related-request.ts), their `_meta`, or the one call running.
  */
 import { randomUUID } from "node:crypto";
-import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, ProtocolErrorCode } from "@modelcontextprotocol/client";
 import type { InputRequest } from "@toolbus/protocol";
 import { associateCall, type CallInFlight, unrelatedRequestMessage } from "../../core/call-association.js";
 import { jsonRpcError } from "../../core/mcp-errors.js";
@@ -106,7 +106,7 @@ export class CallRouter {
     const association = this.associate(related, request.params);
     if (association.kind === "call") return association.call.relay;
     this.unrelated({ method, why: association.why });
-    throw jsonRpcError(ErrorCode.InvalidRequest, unrelatedRequestMessage(method, association.why));
+    throw jsonRpcError(ProtocolErrorCode.InvalidRequest, unrelatedRequestMessage(method, association.why));
   }
 
   private associate(related: string | number | undefined, params: Params | undefined) {

@@ -4,23 +4,20 @@
  * call's relay (core/call-association.ts decides which call it belongs to). A streamable HTTP
  * server that refuses the 2025 `initialize` because it speaks MCP 2026-07-28 alone is reached
  * over that revision instead (modern-upstream.ts).
+ * Both eras go through the v2 SDK client (`@modelcontextprotocol/client`): here in its default
+ * `legacy` negotiation mode, the plain 2025 `initialize` sequence, over toolbus's own bounded
+ * transports (bounded-transports.ts); its errors keep the words they had (legacy-words.ts).
  * It knows nothing of NATS: the connector owns routing, revisions and restarts.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  CreateMessageRequestSchema,
+  Client,
   type CreateMessageResult,
-  ElicitRequestSchema,
   type JSONRPCMessage,
   LATEST_PROTOCOL_VERSION,
-  ListRootsRequestSchema,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from "@modelcontextprotocol/client";
 import type { PolicySettings } from "@toolbus/policy";
 import { type McpServerInfo, McpServerInfoSchema, TOOLBUS_VERSION } from "@toolbus/protocol";
 import { z } from "zod";
@@ -41,9 +38,10 @@ import {
   type StdioLaunch,
 } from "./bounded-transports.js";
 import { CallRouter, type ServerRequestRelay } from "./call-router.js";
+import { inLegacyWords } from "./legacy-words.js";
 import { callModern, connectModern, MODERN_PROTOCOL, speaksModern } from "./modern-upstream.js";
 
-/** What this connection asks of either era's SDK client once connected. */
+/** What this connection asks of the SDK client, on either era, once connected. */
 interface PeerClient {
   request(
     request: { method: string; params?: Record<string, unknown> },
@@ -346,7 +344,7 @@ export class McpConnection implements McpSession {
       }
     }
     const call = this.router.begin(params, options.relay, options.onProgress);
-    // The SDK never removes its abort listener, so it gets a signal that lives only as long as the call.
+    // One listener on the bus's long-lived signal however many calls: the SDK gets one per call.
     const abort = childAbort(options.signal);
     try {
       return await this.connected()
@@ -413,7 +411,7 @@ export class McpConnection implements McpSession {
       await client.connect(this.transport, { signal, timeout: timeoutMs });
     } catch (error) {
       await client.close().catch(() => {});
-      throw oversizedFor("initialize", error);
+      throw oversizedFor("initialize", inLegacyWords(error));
     }
     this.client = client;
   }
@@ -428,7 +426,8 @@ export class McpConnection implements McpSession {
       if (this.closing || this.client !== client) return;
       this.closing = true;
       this.client = undefined;
-      this.events.closed(new Error(`the MCP server stopped answering: ${(error as Error).message}`));
+      const said = (inLegacyWords(error) as Error).message;
+      this.events.closed(new Error(`the MCP server stopped answering: ${said}`));
       await client.close().catch(() => undefined);
     } finally {
       this.checkingLiveness = false;
@@ -464,23 +463,23 @@ export class McpConnection implements McpSession {
   }
 
   private installHandlers(client: Client): void {
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.events.toolsChanged());
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
+    client.setNotificationHandler("notifications/tools/list_changed", () => this.events.toolsChanged());
+    client.setNotificationHandler("notifications/resources/list_changed", () =>
       this.events.resourcesChanged(),
     );
-    client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.events.promptsChanged());
+    client.setNotificationHandler("notifications/prompts/list_changed", () => this.events.promptsChanged());
     // A request that belongs to no call in flight gets an error at once, never a hang.
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    client.setRequestHandler("elicitation/create", async (request) => {
       const answer = autoAnswer(request.params, this.policy);
       if (answer !== undefined) return answer;
       const relay = this.router.relayFor("elicitation/create", request);
       return (await relay.elicit(request.params as Record<string, unknown>)) as { action: "decline" };
     });
-    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    client.setRequestHandler("sampling/createMessage", async (request) => {
       const relay = this.router.relayFor("sampling/createMessage", request);
       return (await relay.sample(request.params as Record<string, unknown>)) as CreateMessageResult;
     });
-    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [] }));
+    client.setRequestHandler("roots/list", async () => ({ roots: [] }));
   }
 
   private async listAll(
@@ -509,9 +508,19 @@ export class McpConnection implements McpSession {
   }
 
   private connected(): PeerClient {
-    const peer = this.modern ?? this.client;
-    if (!peer) throw new Error("MCP server is not connected");
-    return peer as unknown as PeerClient;
+    if (this.modern) return this.modern as unknown as PeerClient;
+    const client = this.client;
+    if (!client) throw new Error("MCP server is not connected");
+    // A 2025-era server's errors read as they always have (legacy-words.ts).
+    return {
+      request: (request, resultSchema, options) =>
+        client.request(request, resultSchema, options).catch((error: unknown) => {
+          throw inLegacyWords(error);
+        }) as Promise<Record<string, unknown>>,
+      getServerVersion: () => client.getServerVersion(),
+      getInstructions: () => client.getInstructions(),
+      getServerCapabilities: () => client.getServerCapabilities(),
+    };
   }
 }
 

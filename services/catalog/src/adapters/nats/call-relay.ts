@@ -8,7 +8,7 @@
  * (sampling) for the server, never a hang.
  */
 import { randomUUID } from "node:crypto";
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolErrorCode } from "@modelcontextprotocol/client";
 import { type Bus, heldCall } from "@toolbus/bus";
 import {
   CallElicitationResultSchema,
@@ -22,6 +22,9 @@ import type { z } from "zod";
 import { jsonRpcError } from "../../core/mcp-errors.js";
 import { formatDuration } from "../../core/startup-messages.js";
 import type { ServerRequestRelay } from "../mcp/call-router.js";
+
+/** JSON-RPC's request timeout, as MCP servers know it (-32001; the v2 SDK reports its own timeouts as `SdkError`s, never on the wire). */
+const REQUEST_TIMEOUT = -32001;
 
 const LOG_LEVELS = new Set(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]);
 
@@ -121,7 +124,7 @@ function unansweredRound(
           throw samplingFailure(error, callId, timeoutMs);
         default:
           throw jsonRpcError(
-            ErrorCode.InvalidRequest,
+            ProtocolErrorCode.InvalidRequest,
             `toolbus could not put the server's ${request.method} to the caller of tool call ${callId}: ${String((error as Error).message ?? error)}`,
           );
       }
@@ -133,21 +136,21 @@ function unansweredRound(
 function samplingFailure(error: unknown, callId: string, timeoutMs: number): Error {
   const context = `toolbus could not relay sampling/createMessage to the caller of tool call ${callId}`;
   if (!(error instanceof WireError))
-    return jsonRpcError(ErrorCode.InternalError, `${context}: ${String(error)}`);
+    return jsonRpcError(ProtocolErrorCode.InternalError, `${context}: ${String(error)}`);
   switch (error.code) {
     case "timeout":
       return jsonRpcError(
-        ErrorCode.RequestTimeout,
+        REQUEST_TIMEOUT,
         `${context}: no answer within ${formatDuration(timeoutMs)} (the tool timeout)`,
       );
     case "server_unavailable":
       return jsonRpcError(
-        ErrorCode.InvalidRequest,
+        ProtocolErrorCode.InvalidRequest,
         `${context}: the call did not come from an MCP client that can answer sampling (nobody listens for it)`,
       );
     case "bad_request":
-      return jsonRpcError(ErrorCode.InvalidRequest, `${context}: ${error.message}`);
+      return jsonRpcError(ProtocolErrorCode.InvalidRequest, `${context}: ${error.message}`);
     default:
-      return jsonRpcError(ErrorCode.InternalError, `${context}: ${error.message}`);
+      return jsonRpcError(ProtocolErrorCode.InternalError, `${context}: ${error.message}`);
   }
 }

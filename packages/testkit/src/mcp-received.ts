@@ -2,8 +2,7 @@
  * What an MCP SDK client receives, message by message: for assertions on messages the client
  * handles itself and never shows the test (a `notifications/cancelled`, a request's raw id).
  */
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 
 /** Every JSON-RPC message the connected `client` receives from now on, in order of arrival. */
 export function receivedMessages(client: { readonly transport?: Transport | undefined }): JSONRPCMessage[] {

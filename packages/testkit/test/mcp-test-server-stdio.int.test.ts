@@ -199,7 +199,11 @@ describe("an MCP test server with resources", () => {
       expect((await client.readResource({ uri: "doc://page/7" })).contents).toEqual([
         { uri: "doc://page/7", text: "seven" },
       ]);
-      await expect(client.readResource({ uri: "doc://page/8" })).rejects.toThrow("Resource not found");
+      // -32002 as the v1 SDK sent it (v2 alone would send -32602).
+      await expect(client.readResource({ uri: "doc://page/8" })).rejects.toMatchObject({
+        code: -32002,
+        message: "MCP error -32002: Resource not found: doc://page/8",
+      });
       expect((await server.reads()).map((read) => read.uri)).toEqual(["doc://page/7", "doc://page/8"]);
       await client.close();
     } finally {

@@ -4,17 +4,24 @@
  * to answer what a well-behaved server never would.
  */
 import { randomUUID } from "node:crypto";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import {
-  type CallToolResult,
-  CreateMessageResultSchema,
-  ElicitResultSchema,
-  type ServerNotification,
-  type ServerRequest,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ToolBehavior } from "./script.js";
 
-export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/**
+ * What a behaviour needs from the tools/call it runs in: its cancellation signal and `_meta`, and
+ * (over 2025) a way to send the client a request or a notification in the context of the call.
+ * A failed request rejects with an Error whose message is worded as the v1 SDK worded it
+ * (`MCP error <code>: <message>`), which behaviours pass on in error results.
+ */
+export interface CallExtra {
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number; [key: string]: unknown } | undefined;
+  sendRequest(request: {
+    method: string;
+    params?: Record<string, unknown>;
+  }): Promise<Record<string, unknown>>;
+  sendNotification(notification: { method: string; params?: Record<string, unknown> }): Promise<void>;
+}
 
 const TINY_PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
@@ -81,9 +88,9 @@ export async function runBehavior(
               }),
           ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
         },
-      } as ServerRequest;
+      };
       try {
-        const answer = await extra.sendRequest(request, ElicitResultSchema);
+        const answer = await extra.sendRequest(request);
         return text(JSON.stringify({ action: answer.action, content: answer.content }));
       } catch (error) {
         return { content: [{ type: "text", text: (error as Error).message }], isError: true };
@@ -91,17 +98,14 @@ export async function runBehavior(
     }
     case "sample": {
       const ask = () =>
-        extra.sendRequest(
-          {
-            method: "sampling/createMessage",
-            params: {
-              messages: [{ role: "user", content: { type: "text", text: behavior.prompt } }],
-              maxTokens: behavior.maxTokens ?? 100,
-              ...(behavior.tools !== undefined ? { tools: behavior.tools } : {}),
-            },
-          } as ServerRequest,
-          CreateMessageResultSchema,
-        );
+        extra.sendRequest({
+          method: "sampling/createMessage",
+          params: {
+            messages: [{ role: "user", content: { type: "text", text: behavior.prompt } }],
+            maxTokens: behavior.maxTokens ?? 100,
+            ...(behavior.tools !== undefined ? { tools: behavior.tools } : {}),
+          },
+        }) as Promise<{ content: { type: string; text?: string } }>;
       if (behavior.afterMs !== undefined) {
         setTimeout(() => {
           ask().then(
@@ -113,7 +117,9 @@ export async function runBehavior(
       }
       try {
         const answer = await ask();
-        return text(answer.content.type === "text" ? answer.content.text : JSON.stringify(answer.content));
+        return text(
+          answer.content.type === "text" ? (answer.content.text ?? "") : JSON.stringify(answer.content),
+        );
       } catch (error) {
         return { content: [{ type: "text", text: (error as Error).message }], isError: true };
       }

@@ -10,8 +10,10 @@ import {
   type IncomingMessage,
   type ServerResponse,
 } from "node:http";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
+import { isInitializeRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { log } from "./script-source.js";
 import type { TestSession } from "./session.js";
 
@@ -28,7 +30,7 @@ export async function serveHttp(
   newSession: () => TestSession,
   headerLogPath?: string,
 ): Promise<HttpHost> {
-  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const transports = new Map<string, WebStandardStreamableHTTPServerTransport>();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (headerLogPath) {
@@ -41,19 +43,23 @@ export async function serveHttp(
     if (typeof sessionId === "string") {
       const transport = transports.get(sessionId);
       if (!transport) return reply(res, 404, `Session not found: ${sessionId}`);
-      return transport.handleRequest(req, res);
+      const body = req.method === "POST" ? await readBody(req) : undefined;
+      return send(res, await transport.handleRequest(webRequest(req, body)));
     }
     if (req.method !== "POST") return reply(res, 400, "Bad Request: No valid session ID provided");
+    const raw = await readBody(req);
     let body: unknown;
     try {
-      body = JSON.parse(await readBody(req));
+      body = JSON.parse(raw);
     } catch {
       return reply(res, 400, "Parse error: the body is not JSON", -32700);
     }
     if (!isInitializeRequest(body)) return reply(res, 400, "Bad Request: No valid session ID provided");
     const session = newSession();
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // The v1 transport sent no SSE keep-alive comments; neither does this one.
+      keepAliveMs: 0,
       onsessioninitialized: (id) => {
         transports.set(id, transport);
       },
@@ -61,8 +67,8 @@ export async function serveHttp(
     transport.onclose = () => {
       if (transport.sessionId) transports.delete(transport.sessionId);
     };
-    await session.server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    await session.connect(transport);
+    await send(res, await transport.handleRequest(webRequest(req, raw), { parsedBody: body }));
   };
 
   const server = createServer((req, res) => {
@@ -83,10 +89,50 @@ export async function serveHttp(
   };
 }
 
-async function closeAll(server: HttpServer, transports: Map<string, StreamableHTTPServerTransport>) {
+async function closeAll(
+  server: HttpServer,
+  transports: Map<string, WebStandardStreamableHTTPServerTransport>,
+) {
   for (const transport of transports.values()) await transport.close().catch(() => undefined);
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/** The Web Standard request the v2 transport takes, for a Node request whose body was read. */
+function webRequest(req: IncomingMessage, body: string | undefined): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  return new Request(new URL(req.url ?? "/", "http://127.0.0.1"), {
+    method: req.method ?? "GET",
+    headers,
+    ...(body !== undefined ? { body } : {}),
+  });
+}
+
+/**
+ * Writes the transport's response: an event stream as it comes (an SSE answer event by event, a
+ * GET stream until the client goes away, which cancels it so the transport forgets it), any
+ * other body whole with its content-length, no body at once.
+ */
+async function send(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = Object.fromEntries(response.headers);
+  if (response.body === null) {
+    res.writeHead(response.status, headers).end();
+    return;
+  }
+  if (!headers["content-type"]?.startsWith("text/event-stream")) {
+    const body = Buffer.from(await response.arrayBuffer());
+    res.writeHead(response.status, { ...headers, "content-length": String(body.length) }).end(body);
+    return;
+  }
+  res.writeHead(response.status, headers).flushHeaders();
+  const abort = new AbortController();
+  res.once("close", () => abort.abort());
+  await pipeline(Readable.fromWeb(response.body as NodeReadableStream), res, { signal: abort.signal }).catch(
+    () => undefined,
+  );
 }
 
 function reply(res: ServerResponse, status: number, message: string, code = -32000): void {

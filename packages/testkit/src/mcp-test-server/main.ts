@@ -5,7 +5,7 @@
  * `LISTENING <url>` on stdout once ready. Everything else goes to stderr.
  */
 import { parseArgs } from "node:util";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { serveHttp } from "./http.js";
 import { serveModernHttp } from "./modern-http.js";
 
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   // The client ends a stdio session by closing our stdin; exit at once rather than after its kill timeout.
   process.stdin.once("end", stop);
   process.once("SIGTERM", stop);
-  await session.server.connect(new StdioServerTransport());
+  await session.connect(new StdioServerTransport());
   log("serving over stdio");
 }
 

@@ -8,12 +8,33 @@
  *   it sends something else first (progress, a log message, a question for the client) or the
  *   answers take too long, ending when every request of the POST is answered.
  */
-import {
-  type JSONRPCMessage,
-  type RequestId,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from "@modelcontextprotocol/sdk/types.js";
 import { JsonRpcCode } from "./jsonrpc-errors.js";
+
+/** A JSON-RPC request's id. */
+export type RequestId = string | number;
+
+/** A JSON-RPC 2.0 message, as the edge checked it against MCP's schema (the SDK's `JsonRpcMessage`). */
+export interface JsonRpcMessage {
+  jsonrpc: "2.0";
+  id?: RequestId;
+  method?: string;
+  params?: unknown;
+  result?: unknown;
+  error?: unknown;
+}
+
+/**
+ * The protocol revisions of MCP sessions (the 2025 era), newest first: those a session's
+ * MCP-Protocol-Version header may name, and those its server negotiates at initialize (the
+ * v2 SDK's SUPPORTED_PROTOCOL_VERSIONS, as a test checks).
+ */
+export const SESSION_PROTOCOL_VERSIONS: readonly string[] = [
+  "2025-11-25",
+  "2025-06-18",
+  "2025-03-26",
+  "2024-11-05",
+  "2024-10-07",
+];
 
 export interface EdgeRefusal {
   status: number;
@@ -79,11 +100,11 @@ export function headerRefusal(
 
 /** An MCP-Protocol-Version header that names no version this gateway speaks. */
 export function protocolVersionRefusal(version: string | undefined): EdgeRefusal | undefined {
-  if (version === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  if (version === undefined || SESSION_PROTOCOL_VERSIONS.includes(version)) return undefined;
   return {
     status: 400,
     code: JsonRpcCode.serverError,
-    message: `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
+    message: `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SESSION_PROTOCOL_VERSIONS.join(", ")})`,
   };
 }
 
@@ -95,7 +116,7 @@ function mediaType(header: string | undefined): string | undefined {
 }
 
 /** Whether a message is a JSON-RPC answer (a result or an error for a request). */
-export function isAnswer(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId } {
+export function isAnswer<M extends JsonRpcMessage>(message: M): message is M & { id: RequestId } {
   return "id" in message && ("result" in message || "error" in message);
 }
 
@@ -107,9 +128,9 @@ export function isAnswer(message: JSONRPCMessage): message is JSONRPCMessage & {
  * - `end`: the response is over after them.
  */
 export interface AnswerWrite {
-  json?: JSONRPCMessage | JSONRPCMessage[];
+  json?: JsonRpcMessage | JsonRpcMessage[];
   open: boolean;
-  events: JSONRPCMessage[];
+  events: JsonRpcMessage[];
   end: boolean;
 }
 
@@ -122,7 +143,7 @@ const NOTHING: AnswerWrite = { open: false, events: [], end: false };
 export class PostAnswers {
   readonly #ids: readonly RequestId[];
   readonly #batch: boolean;
-  readonly #answers = new Map<RequestId, JSONRPCMessage>();
+  readonly #answers = new Map<RequestId, JsonRpcMessage>();
   #streaming = false;
   #over = false;
 
@@ -144,14 +165,14 @@ export class PostAnswers {
   }
 
   /** A notification or request the server sends for one of the POST's requests. */
-  event(message: JSONRPCMessage): AnswerWrite {
+  event(message: JsonRpcMessage): AnswerWrite {
     if (this.#over) return NOTHING;
     const { opened, held } = this.#stream();
     return { open: opened, events: [...held, message], end: false };
   }
 
   /** The answer to one of the POST's requests (others' answers, and repeats, are ignored). */
-  answer(message: JSONRPCMessage & { id: RequestId }): AnswerWrite {
+  answer(message: JsonRpcMessage & { id: RequestId }): AnswerWrite {
     if (this.#over || !this.#ids.includes(message.id) || this.#answers.has(message.id)) return NOTHING;
     this.#answers.set(message.id, message);
     const done = this.#answers.size === this.#ids.length;
@@ -161,7 +182,7 @@ export class PostAnswers {
     }
     if (!done) return NOTHING;
     this.#over = true;
-    const answers = this.#ids.map((id) => this.#answers.get(id) as JSONRPCMessage);
+    const answers = this.#ids.map((id) => this.#answers.get(id) as JsonRpcMessage);
     return { json: this.#batch ? answers : answers[0], open: false, events: [], end: true };
   }
 
@@ -173,7 +194,7 @@ export class PostAnswers {
   }
 
   /** Switches to a stream; `held`: the answers so far, which go out first. */
-  #stream(): { opened: boolean; held: JSONRPCMessage[] } {
+  #stream(): { opened: boolean; held: JsonRpcMessage[] } {
     if (this.#streaming) return { opened: false, held: [] };
     this.#streaming = true;
     const held = this.#ids.flatMap((id) => {

@@ -1,10 +1,12 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import {
   headerRefusal,
   isAnswer,
   PostAnswers,
   protocolVersionRefusal,
+  SESSION_PROTOCOL_VERSIONS,
 } from "../../src/core/streamable-http.js";
 
 const BOTH = "application/json, text/event-stream";
@@ -13,6 +15,12 @@ const progress = (n: number): JSONRPCMessage => ({
   jsonrpc: "2.0",
   method: "notifications/progress",
   params: { progressToken: "t", progress: n },
+});
+
+describe("session protocol revisions", () => {
+  it("are the 2025-era revisions the v2 SDK supports, newest first", () => {
+    expect(SESSION_PROTOCOL_VERSIONS).toEqual(SUPPORTED_PROTOCOL_VERSIONS);
+  });
 });
 
 describe("header checks", () => {

@@ -12,8 +12,8 @@
  *   request's behalf (list_changed notifications).
  */
 import type { ServerResponse } from "node:http";
-import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { type AnswerWrite, PostAnswers } from "../../core/streamable-http.js";
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/server";
+import { type AnswerWrite, type JsonRpcMessage, PostAnswers } from "../../core/streamable-http.js";
 
 /** How long answers may take and still go out as JSON; after it the SSE headers are sent. */
 export const SSE_COMMIT_MS = 2_000;
@@ -45,7 +45,7 @@ class Sse {
     this.#keepAlive.unref();
   }
 
-  event(message: JSONRPCMessage): void {
+  event(message: JsonRpcMessage): void {
     this.#write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
   }
 

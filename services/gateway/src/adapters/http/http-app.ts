@@ -16,9 +16,9 @@
 import {
   type InitializeRequest,
   isInitializeRequest,
-  JSONRPCMessageSchema,
+  type JSONRPCMessage,
   type RequestId,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/server";
 import type { Logger } from "@toolbus/bus";
 import type { GatewayPrincipal } from "@toolbus/config";
 import {
@@ -46,6 +46,7 @@ import Fastify, {
 import { JsonRpcCode, jsonRpcError } from "../../core/jsonrpc-errors.js";
 import { type EdgeRefusal, headerRefusal, sessionNotFound } from "../../core/streamable-http.js";
 import { type GatewayView, MCP_PATH } from "../../core/views.js";
+import { jsonRpcMessage } from "../mcp/edge-transport.js";
 import type { McpSession } from "../mcp/mcp-session.js";
 import { isModernRequest, type ModernEdge } from "../mcp/modern-edge.js";
 import { ClientSessionsFull, type SessionRegistry, SessionsFull } from "../mcp/session-registry.js";
@@ -414,7 +415,7 @@ function noRoom(error: unknown, reply: FastifyReply, principal: Principal, logge
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
-type JsonRpcMessages = Array<ReturnType<typeof JSONRPCMessageSchema.parse>>;
+type JsonRpcMessages = JSONRPCMessage[];
 
 function jsonRpcMessages(body: unknown, maxBatchSize: number): Parsed<JsonRpcMessages> {
   const items = Array.isArray(body) ? body : [body];
@@ -427,15 +428,15 @@ function jsonRpcMessages(body: unknown, maxBatchSize: number): Parsed<JsonRpcMes
   }
   const messages = [];
   for (const [index, item] of items.entries()) {
-    const parsed = JSONRPCMessageSchema.safeParse(item);
-    if (!parsed.success) {
+    const parsed = jsonRpcMessage(item);
+    if (parsed === undefined) {
       const where = Array.isArray(body) ? ` (batch item ${index})` : "";
       return {
         ok: false,
         message: `Invalid Request${where}: not a JSON-RPC 2.0 message; send {"jsonrpc":"2.0","id":1,"method":"…","params":{…}}, a notification (no id) or a response`,
       };
     }
-    messages.push(parsed.data);
+    messages.push(parsed);
   }
   return { ok: true, value: messages };
 }

@@ -13,15 +13,21 @@
  * - DELETE: `onsessionclosed` settles, the transport closes, then 200.
  * A session rebuilt on another replica, and answers forwarded from one, are fed in with
  * `replay` and `receive`, without HTTP.
+ * Each message goes to the server with its request's headers and principal (`EdgeMessageExtra`):
+ * the headers as node parsed them, not a web `Request` built per message (the v2 SDK's
+ * `MessageExtraInfo.request`); the session's server hands them to its handlers (mcp-session.ts).
  */
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
-import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type {
-  JSONRPCMessage,
-  JSONRPCRequest,
-  MessageExtraInfo,
-  RequestId,
-} from "@modelcontextprotocol/sdk/types.js";
+import {
+  type AuthInfo,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+  type RequestId,
+  specTypeSchemas,
+  type Transport,
+  type TransportSendOptions,
+} from "@modelcontextprotocol/server";
 import type { Principal } from "@toolbus/protocol";
 import { JsonRpcCode, jsonRpcError } from "../../core/jsonrpc-errors.js";
 import { type EdgeRefusal, isAnswer, sessionNotFound } from "../../core/streamable-http.js";
@@ -46,8 +52,16 @@ export interface EdgeRequest {
   batch?: boolean;
   /** The POST is the session's initialize request (alone: the edge refuses it in a batch). */
   initialize?: boolean;
-  /** Who the edge authenticated for this request; handlers find it as `extra.authInfo.extra.principal`. */
+  /** Who the edge authenticated for this request; handlers find it as `ctx.http.authInfo.extra.principal`. */
   principal?: Principal;
+}
+
+/**
+ * What goes with each message of a request: the SDK's extra info (the principal as `authInfo`)
+ * and the request's headers, which the v2 SDK would only take as a web `Request`.
+ */
+export interface EdgeMessageExtra extends MessageExtraInfo {
+  headers: IncomingHttpHeaders;
 }
 
 /** What the server sends for a request: to a POST's response, or to whoever replayed it. */
@@ -164,8 +178,8 @@ export class EdgeTransport implements Transport {
         return;
       }
     }
-    const extra: MessageExtraInfo = {
-      requestInfo: { headers: request.headers },
+    const extra: EdgeMessageExtra = {
+      headers: request.headers,
       ...(request.principal ? { authInfo: principalAuthInfo(request.principal) } : {}),
     };
     const ids: RequestId[] = [];
@@ -245,12 +259,18 @@ function refuse(raw: ServerResponse, refusal: EdgeRefusal): void {
 }
 
 /** The SDK's carrier for who made a request: the principal rides in `extra`, never a token. */
-function principalAuthInfo(principal: Principal): NonNullable<MessageExtraInfo["authInfo"]> {
+function principalAuthInfo(principal: Principal): AuthInfo {
   return { token: "", clientId: principal.name, scopes: [...(principal.scopes ?? [])], extra: { principal } };
 }
 
+/** `message` as a JSON-RPC 2.0 message (MCP's schema: a request, notification, result or error), else undefined. */
+export function jsonRpcMessage(message: unknown): JSONRPCMessage | undefined {
+  const checked = specTypeSchemas.JSONRPCMessage["~standard"].validate(message);
+  return checked.issues === undefined ? checked.value : undefined;
+}
+
 /** The principal `principalAuthInfo` put on a request, if any. */
-export function requestPrincipal(authInfo: MessageExtraInfo["authInfo"]): Principal | undefined {
+export function requestPrincipal(authInfo: AuthInfo | undefined): Principal | undefined {
   const principal = authInfo?.extra?.principal;
   return typeof principal === "object" && principal !== null ? (principal as Principal) : undefined;
 }

@@ -1,5 +1,6 @@
 /**
- * One MCP session: a low-level SDK `Server` with the gateway's handlers, on the gateway's own
+ * One MCP session: a low-level v2 SDK `Server` (bound to the 2025 revision its client's
+ * `initialize` asks for) with the gateway's handlers, on the gateway's own
  * streamable HTTP transport (edge-transport.ts), plus the little state the client set (kept in
  * its record). A session another replica started is rebuilt by replaying the client's
  * initialize request and `notifications/initialized` into its server.
@@ -7,30 +8,22 @@
  */
 import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
-  CallToolRequestSchema,
-  CompleteRequestSchema,
-  ElicitResultSchema,
-  GetPromptRequestSchema,
+  type BaseContext,
   type InitializeRequest,
-  JSONRPCMessageSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  ProtocolError,
   type RequestId,
+  SdkError,
+  SdkErrorCode,
+  Server,
+  type ServerContext,
   type ServerNotification,
   type ServerRequest,
-  type ServerResult,
-  SetLevelRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+  specTypeSchemas,
+} from "@modelcontextprotocol/server";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import type { Logger } from "@toolbus/bus";
 import { ANONYMOUS } from "@toolbus/http-guard";
 import { CallSamplingResultSchema, type LoggingLevel, type Principal } from "@toolbus/protocol";
@@ -43,13 +36,20 @@ import {
   type ThreadClaim,
   threadClaimRefusal,
 } from "../../core/session-threads.js";
+import { SESSION_PROTOCOL_VERSIONS } from "../../core/streamable-http.js";
 import { setLogLevel } from "../../handlers/logging.js";
 import type { promptHandlers } from "../../handlers/prompts.js";
 import type { resourceHandlers } from "../../handlers/resources.js";
 import { callTool } from "../../handlers/tools-call.js";
 import { listTools } from "../../handlers/tools-list.js";
 import { type ClientChannel, type GatewayPorts, RequestFailure, type SessionStatePort } from "../../ports.js";
-import { type EdgeRequest, EdgeTransport, requestPrincipal } from "./edge-transport.js";
+import {
+  type EdgeMessageExtra,
+  type EdgeRequest,
+  EdgeTransport,
+  jsonRpcMessage,
+  requestPrincipal,
+} from "./edge-transport.js";
 
 export interface McpSessionDeps {
   ports: GatewayPorts;
@@ -82,7 +82,31 @@ const MAX_SUBSCRIPTIONS = 1_000;
 /** One validator for every session: building one per session costs more than the session itself. */
 const sharedValidator = new AjvJsonSchemaValidator();
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** A request's context: the v2 SDK's, with the headers of the HTTP request it came in (`SessionServer`). */
+type Ctx = ServerContext & { http?: { headers?: EdgeMessageExtra["headers"] } };
+
+/**
+ * The session's server: the v2 SDK's `Server`, whose request contexts also carry their request's
+ * headers as the edge transport passed them (no web `Request` is built per message for them).
+ */
+class SessionServer extends Server {
+  protected override buildContext(ctx: BaseContext, transportInfo?: MessageExtraInfo): ServerContext {
+    const built: Ctx = super.buildContext(ctx, transportInfo);
+    const headers = (transportInfo as Partial<EdgeMessageExtra> | undefined)?.headers;
+    if (headers === undefined) return built;
+    // `http` is the context's own (built above), so it takes the headers without another copy.
+    if (built.http) built.http.headers = headers;
+    else built.http = { headers };
+    return built;
+  }
+}
+
+/**
+ * The v2 SDK sends a thrown -32002 (resource not found) as -32602 on every revision; the v1 SDK
+ * sent the code thrown (an upstream server's, relayed). The session notes such a code by request
+ * id and its transport puts it back on the error it sends.
+ */
+const V2_REWRITTEN_CODE = -32002;
 
 /** Why a request's signal aborted (its reason, which a cancelled call passes on to its server). */
 const CLIENT_LEFT = "the MCP client closed the connection before the call was answered";
@@ -93,7 +117,7 @@ function clientCancelled(reason: unknown): string {
 }
 
 export class McpSession implements SessionStatePort {
-  readonly server: Server;
+  readonly server: SessionServer;
   readonly transport: EdgeTransport;
   record: SessionRecord | undefined;
   /** Who started the session (a principal name): only they may use it, and they answer its approvals. */
@@ -108,6 +132,8 @@ export class McpSession implements SessionStatePort {
   openAsks = 0;
   readonly #inflight = new Map<RequestId, AbortController>();
   readonly #subscriptions = new Set<string>();
+  /** Codes thrown that the v2 SDK would send as another (see V2_REWRITTEN_CODE), by request id. */
+  readonly #keptCodes = new Map<RequestId, number>();
   readonly #deps: McpSessionDeps;
   #closed = false;
 
@@ -121,7 +147,7 @@ export class McpSession implements SessionStatePort {
     this.#deps = deps;
     this.principal = principal;
     this.view = view;
-    this.server = new Server(deps.serverInfo, {
+    this.server = new SessionServer(deps.serverInfo, {
       capabilities: {
         tools: { listChanged: true },
         resources: { subscribe: true, listChanged: false },
@@ -132,6 +158,8 @@ export class McpSession implements SessionStatePort {
       // A restored session replays initialize only to rebuild its state: nobody reads the answer.
       ...(init ? { instructions: init.instructions } : {}),
       jsonSchemaValidator: sharedValidator,
+      // The revisions the edge lets a session's requests name (MCP-Protocol-Version).
+      supportedProtocolVersions: [...SESSION_PROTOCOL_VERSIONS],
     });
     this.transport = new EdgeTransport({
       sessionIdGenerator: sessionId,
@@ -150,6 +178,8 @@ export class McpSession implements SessionStatePort {
       },
       onsessionclosed: () => deps.onEnded(this),
     });
+    const send = this.transport.send.bind(this.transport);
+    this.transport.send = (message, options) => send(this.#withKeptCode(message), options);
     this.transport.onclose = () => this.#markClosed();
     this.server.onerror = (error) => deps.logger.debug({ err: error }, "MCP session error");
     this.#registerHandlers();
@@ -217,11 +247,11 @@ export class McpSession implements SessionStatePort {
     if (!this.record) return;
     const answers = [];
     for (const message of messages) {
-      const parsed = JSONRPCMessageSchema.safeParse(message);
-      if (!parsed.success || "method" in parsed.data) {
+      const parsed = jsonRpcMessage(message);
+      if (parsed === undefined || "method" in parsed) {
         throw new Error("a forwarded message is not a JSON-RPC answer; it was dropped with the rest");
       }
-      answers.push(parsed.data);
+      answers.push(parsed);
     }
     this.transport.receive(answers);
   }
@@ -288,57 +318,59 @@ export class McpSession implements SessionStatePort {
   #markClosed(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#keptCodes.clear();
     this.#deps.onClosed(this);
   }
 
   #registerHandlers(): void {
     const { server } = this;
     const deps = this.#deps;
-    server.setRequestHandler(ListToolsRequestSchema, () => this.#run(() => listTools(this, deps.ports)));
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      this.#tracked(extra, async (signal) =>
-        callTool(
-          { name: request.params.name, arguments: request.params.arguments },
-          this.#channel(extra, signal, await this.#threadOf(request.params._meta)),
-          {
-            ports: deps.ports,
-            logger: deps.logger,
-            answerTimeoutMs: deps.answerTimeoutMs,
-            elicitApprovals: deps.elicitApprovals,
-            selfApprove: deps.selfApprove,
-          },
-        ),
+    server.setRequestHandler("tools/list", (_request, ctx) =>
+      this.#run(ctx, () => listTools(this, deps.ports) as Promise<never>),
+    );
+    server.setRequestHandler("tools/call", (request, ctx) =>
+      this.#tracked(
+        ctx,
+        async (signal) =>
+          callTool(
+            { name: request.params.name, arguments: request.params.arguments },
+            this.#channel(ctx, signal, await this.#threadOf(request.params._meta)),
+            {
+              ports: deps.ports,
+              logger: deps.logger,
+              answerTimeoutMs: deps.answerTimeoutMs,
+              elicitApprovals: deps.elicitApprovals,
+              selfApprove: deps.selfApprove,
+            },
+          ) as Promise<never>,
       ),
     );
-    server.setRequestHandler(ListResourcesRequestSchema, () => this.#run(() => deps.resources.list()));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, () =>
-      this.#run(() => deps.resources.templates()),
+    server.setRequestHandler("resources/list", (_request, ctx) =>
+      this.#run(ctx, () => deps.resources.list() as Promise<never>),
     );
-    server.setRequestHandler(ReadResourceRequestSchema, (request) =>
-      this.#run(() => deps.resources.read(request.params.uri)),
+    server.setRequestHandler("resources/templates/list", (_request, ctx) =>
+      this.#run(ctx, () => deps.resources.templates() as Promise<never>),
     );
-    server.setRequestHandler(SubscribeRequestSchema, (request) =>
-      this.#run(async () => deps.resources.subscribe(request.params.uri, this)),
+    server.setRequestHandler("resources/read", (request, ctx) =>
+      this.#run(ctx, () => deps.resources.read(request.params.uri) as Promise<never>),
     );
-    server.setRequestHandler(UnsubscribeRequestSchema, (request) =>
-      this.#run(async () => deps.resources.unsubscribe(request.params.uri, this)),
+    server.setRequestHandler("resources/subscribe", (request, ctx) =>
+      this.#run(ctx, async () => deps.resources.subscribe(request.params.uri, this) as never),
+    );
+    server.setRequestHandler("resources/unsubscribe", (request, ctx) =>
+      this.#run(ctx, async () => deps.resources.unsubscribe(request.params.uri, this) as never),
     );
     // The results are the servers' own (loose) objects, passed through as MCP results.
-    server.setRequestHandler(
-      ListPromptsRequestSchema,
-      () => this.#run(() => deps.prompts.list()) as Promise<ServerResult>,
+    server.setRequestHandler("prompts/list", (_request, ctx) =>
+      this.#run(ctx, () => deps.prompts.list() as Promise<never>),
     );
-    server.setRequestHandler(
-      GetPromptRequestSchema,
-      (request) =>
-        this.#run(() =>
-          deps.prompts.get(request.params.name, request.params.arguments),
-        ) as Promise<ServerResult>,
+    server.setRequestHandler("prompts/get", (request, ctx) =>
+      this.#run(ctx, () => deps.prompts.get(request.params.name, request.params.arguments) as Promise<never>),
     );
-    server.setRequestHandler(
-      CompleteRequestSchema,
-      (request) =>
-        this.#run(() =>
+    server.setRequestHandler("completion/complete", (request, ctx) =>
+      this.#run(
+        ctx,
+        () =>
           deps.prompts.complete({
             ref:
               request.params.ref.type === "ref/prompt"
@@ -346,11 +378,11 @@ export class McpSession implements SessionStatePort {
                 : { type: "ref/resource", uri: request.params.ref.uri },
             argument: request.params.argument,
             context: request.params.context,
-          }),
-        ) as Promise<ServerResult>,
+          }) as Promise<never>,
+      ),
     );
-    server.setRequestHandler(SetLevelRequestSchema, (request) =>
-      this.#run(async () => setLogLevel(request.params.level, this)),
+    server.setRequestHandler("logging/setLevel", (request, ctx) =>
+      this.#run(ctx, async () => setLogLevel(request.params.level, this) as never),
     );
   }
 
@@ -381,9 +413,10 @@ export class McpSession implements SessionStatePort {
     return thread.threadId;
   }
 
-  #channel(extra: Extra, signal: AbortSignal, threadId: string): ClientChannel {
+  #channel(ctx: Ctx, signal: AbortSignal, threadId: string): ClientChannel {
     const record = this.record;
-    const progressToken = extra._meta?.progressToken;
+    const meta = ctx.mcpReq._meta;
+    const progressToken = meta?.progressToken;
     return {
       threadId,
       capabilities: (this.server.getClientCapabilities() ?? record?.capabilities ?? {}) as Record<
@@ -394,21 +427,23 @@ export class McpSession implements SessionStatePort {
       listedRevision: record?.listedRevision,
       signal,
       principal: this.principal,
-      ...optionalCaller(requestPrincipal(extra.authInfo)),
+      ...optionalCaller(requestPrincipal(ctx.http?.authInfo)),
       progressToken,
-      traceContext: clientTraceContext({ meta: extra._meta, headers: extra.requestInfo?.headers }),
+      traceContext: clientTraceContext({ meta, headers: ctx.http?.headers }),
       notify: (notification) =>
-        extra.sendNotification(notification as ServerNotification).catch((error: unknown) => {
+        ctx.mcpReq.notify(notification as ServerNotification).catch((error: unknown) => {
           this.#deps.logger.debug({ err: error }, "could not relay a notification to the client");
         }),
       elicit: async (params, options) => {
         const asking = this.#asking(options.signal);
         try {
-          return await extra.sendRequest(
+          return await ctx.mcpReq.send(
             { method: "elicitation/create", params } as ServerRequest,
-            ElicitResultSchema,
+            specTypeSchemas.ElicitResult,
             { timeout: options.timeoutMs, signal: asking.signal },
           );
+        } catch (error) {
+          throw v1Failure(error, asking.signal);
         } finally {
           asking.done();
         }
@@ -416,11 +451,13 @@ export class McpSession implements SessionStatePort {
       createMessage: async (params, options) => {
         const asking = this.#asking(options.signal);
         try {
-          return await extra.sendRequest(
+          return await ctx.mcpReq.send(
             { method: "sampling/createMessage", params } as ServerRequest,
             CallSamplingResultSchema,
             { timeout: options.timeoutMs, signal: asking.signal },
           );
+        } catch (error) {
+          throw v1Failure(error, asking.signal);
         } finally {
           asking.done();
         }
@@ -450,33 +487,45 @@ export class McpSession implements SessionStatePort {
   }
 
   /** Runs a request the client may cancel or abandon, with its own abort signal. */
-  async #tracked<T>(extra: Extra, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  async #tracked<T>(ctx: Ctx, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const { id, signal: sdkSignal } = ctx.mcpReq;
     // One controller that also follows the SDK's signal: AbortSignal.any costs more than the call's own work here.
     const controller = new AbortController();
     // The SDK aborts its signal for the client's notifications/cancelled, and when the session closes.
-    const follow = () =>
-      controller.abort(this.#closed ? SESSION_CLOSED : clientCancelled(extra.signal.reason));
-    if (extra.signal.aborted) follow();
-    else extra.signal.addEventListener("abort", follow, { once: true });
-    this.#inflight.set(extra.requestId, controller);
+    const follow = () => controller.abort(this.#closed ? SESSION_CLOSED : clientCancelled(sdkSignal.reason));
+    if (sdkSignal.aborted) follow();
+    else sdkSignal.addEventListener("abort", follow, { once: true });
+    this.#inflight.set(id, controller);
     try {
-      return await this.#run(() => run(controller.signal));
+      return await this.#run(ctx, () => run(controller.signal));
     } finally {
-      this.#inflight.delete(extra.requestId);
-      extra.signal.removeEventListener("abort", follow);
+      this.#inflight.delete(id);
+      sdkSignal.removeEventListener("abort", follow);
     }
   }
 
-  async #run<T>(run: () => Promise<T>): Promise<T> {
+  async #run<T>(ctx: Ctx, run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (error) {
       // The SDK answers with the error's own `code` and `message` (RequestFailure carries both).
-      if (!(error instanceof RequestFailure || error instanceof McpError)) {
+      if (!(error instanceof RequestFailure || error instanceof ProtocolError)) {
         this.#deps.logger.error({ err: error }, "an MCP request failed");
+      }
+      if ((error as { code?: unknown } | null)?.code === V2_REWRITTEN_CODE) {
+        this.#keptCodes.set(ctx.mcpReq.id, V2_REWRITTEN_CODE);
       }
       throw error;
     }
+  }
+
+  /** An error answer with the code its handler threw, where the v2 SDK changed it. */
+  #withKeptCode(message: JSONRPCMessage): JSONRPCMessage {
+    if (this.#keptCodes.size === 0 || !("error" in message) || message.id === undefined) return message;
+    const code = this.#keptCodes.get(message.id);
+    if (code === undefined) return message;
+    this.#keptCodes.delete(message.id);
+    return { ...message, error: { ...message.error, code } };
   }
 }
 
@@ -504,6 +553,26 @@ export async function claimNamedThread(
       ? new RequestFailure(JsonRpcCode.internalError, refusal.message)
       : new RequestFailure(JsonRpcCode.invalidParams, `Invalid params: ${refusal.message}`);
   }
+}
+
+/**
+ * A request to the client that failed, as the v1 SDK failed it (the relays read its `code`, and
+ * pass its message on): cancelled, the signal's own reason; timed out, -32001; the session closed
+ * first, -32000; the client's error, its code. Messages read `MCP error <code>: <message>`.
+ * (v2 rejects a cancelled request with a timeout, and names its own failures with string codes.)
+ */
+function v1Failure(error: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return signal.reason;
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.RequestTimeout) return v1Error(JsonRpcCode.requestTimeout, error);
+    if (error.code === SdkErrorCode.ConnectionClosed) return v1Error(JsonRpcCode.serverError, error);
+    return error;
+  }
+  return error instanceof ProtocolError ? v1Error(error.code, error) : error;
+}
+
+function v1Error(code: number, error: ProtocolError | SdkError): ProtocolError {
+  return new ProtocolError(code, `MCP error ${code}: ${error.message}`, error.data);
 }
 
 function optionalCaller(caller: Principal | undefined): { caller?: Principal } {

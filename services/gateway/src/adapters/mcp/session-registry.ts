@@ -9,7 +9,7 @@
  * once its idle TTL has passed and no replica has stored its record since.
  */
 
-import type { InitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { InitializeRequest } from "@modelcontextprotocol/server";
 import type { Logger } from "@toolbus/bus";
 import { ANONYMOUS } from "@toolbus/http-guard";
 import type { SessionRecord } from "../../core/session-record.js";

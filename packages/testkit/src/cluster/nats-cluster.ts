@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "@toolbus/config";
-import { type ClusterProcess, ManagedProcess } from "./managed-process.js";
+import { type ClusterProcess, ManagedProcess, sleep } from "./managed-process.js";
 
 /**
  * Which nats-server runs the cluster, first found: `TOOLBUS_NATS_SERVER`; the 2.10 one
@@ -60,9 +60,9 @@ export async function startNatsCluster(options: NatsClusterOptions): Promise<Man
     const name = `n${index + 1}`;
     const dir = join(options.dir, name);
     mkdirSync(dir, { recursive: true });
-    const routes = ports
-      .filter((other) => other !== port)
-      .map((other) => `nats-route://127.0.0.1:${other.route}`);
+    // Every node, itself included, as deploy/nats/cluster-node.sh routes them (nats-server skips
+    // the route to itself, and sizes a new JetStream meta group by its routes: 3, not 2).
+    const routes = ports.map((other) => `nats-route://127.0.0.1:${other.route}`);
     // nats-server resolves `include` against the config's own folder, so the block sits beside it.
     writeFileSync(join(dir, "auth.conf"), auth, { mode: 0o600 });
     const conf = join(dir, "nats.conf");
@@ -98,11 +98,82 @@ export async function startNatsCluster(options: NatsClusterOptions): Promise<Man
   // JetStream needs a quorum before any node reports healthy: start all, then wait for all.
   const started = await Promise.allSettled(nodes.map((node) => node.start()));
   const failed = started.find((result) => result.status === "rejected");
-  if (failed) {
+  try {
+    if (failed) throw failed.reason;
+    await untilMetaGroupHoldsEveryNode(nodes, options.readyTimeoutMs);
+  } catch (error) {
     await Promise.all(nodes.map((node) => node.kill()));
-    throw failed.reason;
+    throw error;
   }
   return nodes;
+}
+
+/** How long a meta leader may leave a node out of its group before that node is restarted. */
+const LEFT_OUT_GRACE_MS = 5_000;
+/** How often one start restarts nodes left out before it gives up. */
+const MAX_LEFT_OUT_RESTARTS = 3;
+
+/**
+ * Waits until the JetStream meta group holds every node, restarting a node its leader leaves out.
+ * nats-server 2.10 (the deploy files' version) can bootstrap a new cluster without one node: two
+ * elect a leader before the third's vote arrives, the leader never adds the third, and its group
+ * stays at 2 of 3 for good, so no stream is ever placed on 3 nodes ("no suitable peers for
+ * placement"). Seen in about 1 start of 16 on a loaded 2-core machine, never with 2.15.1 in 80;
+ * once the node left out is restarted, the leader adds it within a second or two.
+ */
+async function untilMetaGroupHoldsEveryNode(
+  nodes: readonly ManagedNatsNode[],
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let leftOutSince: number | undefined;
+  let restarts = 0;
+  let seen = "no node has answered /jsz";
+  for (;;) {
+    const group = await metaGroup(nodes);
+    if (group) {
+      const leftOut = nodes.filter((node) => !group.members.has(node.serverName));
+      if (leftOut.length === 0) return;
+      seen = `the meta leader ${group.leader} holds ${[...group.members].join(", ")}, not ${leftOut.map((node) => node.serverName).join(", ")}`;
+      leftOutSince ??= Date.now();
+      if (Date.now() - leftOutSince > LEFT_OUT_GRACE_MS && restarts < MAX_LEFT_OUT_RESTARTS) {
+        restarts++;
+        for (const node of leftOut) await node.restart();
+        leftOutSince = undefined;
+      }
+    } else {
+      leftOutSince = undefined;
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `the NATS cluster's JetStream meta group did not take in every node within ${timeoutMs / 1000} s: ${seen}`,
+      );
+    await sleep(250);
+  }
+}
+
+/** The meta leader's view of its group (`/jsz` of the node that says it leads), if one leads. */
+async function metaGroup(
+  nodes: readonly ManagedNatsNode[],
+): Promise<{ leader: string; members: Set<string> } | undefined> {
+  for (const node of nodes) {
+    const jsz = await fetch(`${node.monitorUrl}/jsz`, { signal: AbortSignal.timeout(2_000) })
+      .then((response) => (response.ok ? (response.json() as Promise<Jsz>) : undefined))
+      .catch(() => undefined);
+    const meta = jsz?.meta_cluster;
+    if (meta?.leader === node.serverName) {
+      return {
+        leader: meta.leader,
+        members: new Set([meta.leader, ...(meta.replicas ?? []).map((peer) => peer.name)]),
+      };
+    }
+  }
+  return undefined;
+}
+
+/** The part of nats-server's `/jsz` read here. */
+interface Jsz {
+  meta_cluster?: { leader?: string; replicas?: Array<{ name: string }> };
 }
 
 export class ManagedNatsNode extends ManagedProcess implements NatsNode {

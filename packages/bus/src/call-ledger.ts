@@ -468,14 +468,24 @@ export async function watchedRequest<S extends z.ZodType>(
   const maxSends = options.maxSends ?? 5;
   const deadline = Date.now() + options.timeoutMs;
   const sends: Array<Promise<z.output<S>>> = [];
-  // A reply came: the answer is not lost, however long reading a large one it names takes.
-  let replied = false;
-  const onReply = () => {
-    replied = true;
-  };
+  // Sends whose reply came and is still being read (a large one it names takes a while): while
+  // one is, no other send is needed. A send whose reply then says it was not taken (another
+  // replica's ledger did not answer) no longer counts: an earlier send may still wait for a reply
+  // that NATS dropped (one refused after its responder reconnected), and only a new send helps.
+  let readingReplies = 0;
   const send = () => {
     const remaining = Math.max(1, deadline - Date.now());
-    sends.push(bus.request(subject, body, schema, { ...options, timeoutMs: remaining, onReply }));
+    let replied = false;
+    const onReply = () => {
+      replied = true;
+      readingReplies++;
+    };
+    const sent = bus.request(subject, body, schema, { ...options, timeoutMs: remaining, onReply });
+    sends.push(
+      sent.finally(() => {
+        if (replied) readingReplies--;
+      }),
+    );
   };
   send();
   let absentChecks = 0;
@@ -502,7 +512,8 @@ export async function watchedRequest<S extends z.ZodType>(
       while (!settled && Date.now() < deadline && sends.length < maxSends) {
         // Unreferenced: a settled call leaves no timer holding the process open.
         await new Promise((r) => setTimeout(r, checkEveryMs).unref());
-        if (settled || replied) return;
+        if (settled) return;
+        if (readingReplies > 0) continue;
         const state = await options.record.read().catch(() => undefined);
         if (state === undefined) continue;
         let again = false;

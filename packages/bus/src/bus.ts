@@ -259,6 +259,9 @@ async function logStatus(nc: NatsConnection, logger: Logger): Promise<void> {
   for await (const status of nc.status()) logStatusChange(logger, status);
 }
 
+/** Where NATS maps the reply subject of a request that crossed accounts (each identity has its own). */
+const IMPORTED_REPLY_PREFIX = "_R_.";
+
 function logStatusChange(logger: Logger, status: Status): void {
   switch (status.type) {
     case "disconnect":
@@ -279,6 +282,15 @@ function logStatusChange(logger: Logger, status: Status): void {
     case "error":
       if (status.error instanceof PermissionViolationError) {
         const { operation, subject } = status.error;
+        if (operation === "publish" && subject.startsWith(IMPORTED_REPLY_PREFIX)) {
+          // A connection may answer only the requests it was given: an answer to one received
+          // before a reconnect is refused. Expected while a node fails over, not a misconfiguration.
+          logger.warn(
+            { operation, subject },
+            `NATS refused the reply on ${subject}, to a request received before the connection moved to another node; its caller gets no answer and must ask again`,
+          );
+          return;
+        }
         logger.error(
           { operation, subject },
           `NATS refused ${operation} on ${subject}: this identity's permissions do not include it`,

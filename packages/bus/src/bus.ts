@@ -283,11 +283,12 @@ function logStatusChange(logger: Logger, status: Status): void {
       if (status.error instanceof PermissionViolationError) {
         const { operation, subject } = status.error;
         if (operation === "publish" && subject.startsWith(IMPORTED_REPLY_PREFIX)) {
-          // A connection may answer only the requests it was given: an answer to one received
-          // before a reconnect is refused. Expected while a node fails over, not a misconfiguration.
+          // A connection may answer only the requests it was given, within their reply window:
+          // an answer to one received before a reconnect is refused. Expected while a node fails
+          // over, not a misconfiguration.
           logger.warn(
             { operation, subject },
-            `NATS refused the reply on ${subject}, to a request received before the connection moved to another node; its caller gets no answer and must ask again`,
+            `NATS refused the reply on ${subject}: its request came before this connection moved to another node, or its reply window (2 minutes) had closed; its caller gets no answer and must ask again`,
           );
           return;
         }

@@ -1,9 +1,9 @@
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import {
   headerRefusal,
   isAnswer,
+  type JsonRpcMessage,
   PostAnswers,
   protocolVersionRefusal,
   SESSION_PROTOCOL_VERSIONS,
@@ -11,7 +11,7 @@ import {
 
 const BOTH = "application/json, text/event-stream";
 const answer = (id: number) => ({ jsonrpc: "2.0" as const, id, result: {} });
-const progress = (n: number): JSONRPCMessage => ({
+const progress = (n: number): JsonRpcMessage => ({
   jsonrpc: "2.0",
   method: "notifications/progress",
   params: { progressToken: "t", progress: n },
@@ -79,7 +79,7 @@ describe("isAnswer", () => {
     [{ jsonrpc: "2.0", id: 1, method: "ping" }, false],
     [progress(1), false],
   ] as const)("%j: %s", (message, expected) => {
-    expect(isAnswer(message as JSONRPCMessage)).toBe(expected);
+    expect(isAnswer(message as JsonRpcMessage)).toBe(expected);
   });
 });
 

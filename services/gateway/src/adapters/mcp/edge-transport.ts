@@ -20,6 +20,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import {
   type AuthInfo,
+  type JSONRPCErrorResponse,
   type JSONRPCMessage,
   type JSONRPCRequest,
   type MessageExtraInfo,
@@ -40,6 +41,8 @@ export interface EdgeTransportOptions {
   onsessioninitialized?(sessionId: string): void;
   /** The client ended the session with DELETE; the DELETE is answered once this settles. */
   onsessionclosed?(sessionId: string): Promise<void>;
+  /** Sees each error answer before it goes out, and may send another in its place. */
+  errorAnswer?(message: JSONRPCErrorResponse & { id: RequestId }): JSONRPCErrorResponse & { id: RequestId };
 }
 
 /** One request to `/mcp` for this session, as the edge checked it. */
@@ -137,8 +140,11 @@ export class EdgeTransport implements Transport {
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isAnswer(message)) {
+      const { errorAnswer } = this.#options;
       // A request whose client went away has no sink: its answer has nowhere to go.
-      this.#answering.get(message.id)?.answer(message);
+      this.#answering
+        .get(message.id)
+        ?.answer("error" in message && errorAnswer ? errorAnswer(message) : message);
       return;
     }
     const related = options?.relatedRequestId;

@@ -11,7 +11,7 @@ import type { ServerResponse } from "node:http";
 import {
   type BaseContext,
   type InitializeRequest,
-  type JSONRPCMessage,
+  type JSONRPCErrorResponse,
   type MessageExtraInfo,
   ProtocolError,
   type RequestId,
@@ -177,9 +177,8 @@ export class McpSession implements SessionStatePort {
         deps.onRecord(this, this.record);
       },
       onsessionclosed: () => deps.onEnded(this),
+      errorAnswer: (message) => this.#withKeptCode(message),
     });
-    const send = this.transport.send.bind(this.transport);
-    this.transport.send = (message, options) => send(this.#withKeptCode(message), options);
     this.transport.onclose = () => this.#markClosed();
     this.server.onerror = (error) => deps.logger.debug({ err: error }, "MCP session error");
     this.#registerHandlers();
@@ -520,8 +519,7 @@ export class McpSession implements SessionStatePort {
   }
 
   /** An error answer with the code its handler threw, where the v2 SDK changed it. */
-  #withKeptCode(message: JSONRPCMessage): JSONRPCMessage {
-    if (this.#keptCodes.size === 0 || !("error" in message) || message.id === undefined) return message;
+  #withKeptCode(message: JSONRPCErrorResponse & { id: RequestId }): JSONRPCErrorResponse & { id: RequestId } {
     const code = this.#keptCodes.get(message.id);
     if (code === undefined) return message;
     this.#keptCodes.delete(message.id);
